@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * accmap: accelerator memory manager, internal interfaces.
+ */
+#ifndef _ACCMAP_H
+#define _ACCMAP_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/rbtree.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+
+#include <uapi/linux/accmap.h>
+
+struct accmap_heap;
+struct accmap_handle;
+struct dma_buf;
+struct file;
+struct page;
+
+/**
+ * struct accmap_device - the accmap misc device and what hangs off it
+ * @misc: the misc device, /dev/accmap
+ * @dev: the device used for DMA mapping and cache maintenance
+ * @heaps: heaps by heap id; NULL where no heap has that id
+ * @heap_mask: bit (1 << id) set for every heap in @heaps
+ */
+struct accmap_device {
+	struct miscdevice misc;
+	struct device *dev;
+	struct accmap_heap *heaps[ACCMAP_HEAP_MAX];
+	u32 heap_mask;
+};
+
+/**
+ * struct accmap_heap_ops - what a heap backend provides
+ * @alloc: give @handle @handle->size bytes of memory: fill @handle->pages
+ *         and @handle->npages; return 0 or a negative errno
+ * @free: give back what @alloc gave @handle
+ */
+struct accmap_heap_ops {
+	int (*alloc)(struct accmap_heap *heap, struct accmap_handle *handle,
+		     u32 align);
+	void (*free)(struct accmap_heap *heap, struct accmap_handle *handle);
+};
+
+/**
+ * struct accmap_heap - one source of buffer memory
+ * @id: heap id as seen by user space (ACCMAP_HEAP_*)
+ * @name: short name for logs and debugfs
+ * @ops: the backend
+ * @adev: the device the heap belongs to
+ * @used: bytes handed out and not yet given back
+ */
+struct accmap_heap {
+	u32 id;
+	const char *name;
+	const struct accmap_heap_ops *ops;
+	struct accmap_device *adev;
+	atomic64_t used;
+};
+
+/* Indices of accmap_handle.dmabuf: one export per file access mode. */
+enum accmap_export_mode {
+	ACCMAP_EXPORT_RDONLY,
+	ACCMAP_EXPORT_RDWR,
+	ACCMAP_EXPORT_MODES,
+};
+
+/**
+ * struct accmap_handle - a buffer object
+ * @ref: references: one per client handle reference, one per dma-buf
+ *       exported from it, one per CPU mapping (vma) of it
+ * @adev: the owning device
+ * @size: size in bytes, page aligned, fixed at creation
+ * @lock: protects @heap, @flags, @tag, @pages, @npages, @dmabuf and
+ *        @attachments
+ * @heap: the heap the memory came from, NULL until allocated
+ * @flags: ACCMAP_ALLOC_* flags given at allocation
+ * @tag: accounting tag given at allocation
+ * @pages: the memory, @npages order-0 pages; set once under @lock at
+ *         allocation and unchanged until the handle is released, so paths
+ *         that hold a reference and saw the handle allocated may read it
+ *         without @lock
+ * @npages: number of entries in @pages
+ * @dmabuf: live dma-buf exports by access mode, NULL where none; each
+ *          holds one reference on the handle
+ * @attachments: importers' attachments (struct accmap_attachment)
+ * @maps: number of CPU mappings (vmas) of the buffer
+ * @nattach: number of importer attachments
+ */
+struct accmap_handle {
+	struct kref ref;
+	struct accmap_device *adev;
+	u64 size;
+
+	struct mutex lock;
+	struct accmap_heap *heap;
+	u32 flags;
+	u16 tag;
+	struct page **pages;
+	unsigned long npages;
+	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
+	struct list_head attachments;
+
+	atomic_t maps;
+	atomic_t nattach;
+};
+
+/**
+ * struct accmap_href - a client's reference to a handle
+ * @node: in the client's handle table, keyed by @id
+ * @id: the id user space knows the handle by in this client
+ * @handle: the referenced handle (holds one reference)
+ */
+struct accmap_href {
+	struct rb_node node;
+	u32 id;
+	struct accmap_handle *handle;
+};
+
+/**
+ * struct accmap_htable - a client's handle references, keyed by id
+ * @root: rbtree of struct accmap_href
+ * @next_id: where the search for the next free id starts
+ * @count: number of references in the table
+ *
+ * Ids are never 0 and are handed out in increasing order; an id is not
+ * used again until the u32 space wraps, so a stale id fails with -ENOENT
+ * rather than reaching a newer buffer.  The table has no lock of its own:
+ * its owner serialises every call.
+ */
+struct accmap_htable {
+	struct rb_root root;
+	u32 next_id;
+	u32 count;
+};
+
+/**
+ * struct accmap_client - state of one open file of /dev/accmap
+ * @adev: the device
+ * @lock: protects @handles
+ * @handles: this client's handle references
+ */
+struct accmap_client {
+	struct accmap_device *adev;
+	struct mutex lock;
+	struct accmap_htable handles;
+};
+
+/* htable.c */
+void accmap_htable_init(struct accmap_htable *table);
+int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref);
+struct accmap_href *accmap_htable_lookup(struct accmap_htable *table, u32 id);
+void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref);
+struct accmap_href *accmap_htable_first(struct accmap_htable *table);
+
+/* validate.c */
+int accmap_check_ioctl_size(unsigned int cmd, unsigned int kernel_cmd,
+			    unsigned int min_size);
+int accmap_check_create(const struct accmap_create *arg, u64 max_size,
+			u64 *size);
+int accmap_check_alloc(const struct accmap_alloc *arg, u32 heap_mask,
+		       u32 *heap_id);
+int accmap_check_get_fd(const struct accmap_get_fd *arg);
+
+/* handle.c */
+struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
+					   u64 size);
+int accmap_handle_alloc(struct accmap_handle *handle, struct accmap_heap *heap,
+			u32 flags, u32 align, u16 tag);
+bool accmap_handle_allocated(struct accmap_handle *handle);
+void accmap_handle_get(struct accmap_handle *handle);
+void accmap_handle_put(struct accmap_handle *handle);
+
+/* dmabuf.c */
+struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
+				    enum accmap_export_mode mode);
+int accmap_dmabuf_mmap(struct accmap_handle *handle,
+		       struct vm_area_struct *vma);
+
+/* heap_system.c */
+struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev);
+void accmap_system_heap_destroy(struct accmap_heap *heap);
+
+/* ioctl.c */
+long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+#endif /* _ACCMAP_H */

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: dma-buf export of handles, and CPU mappings of them.
+ *
+ * A handle has at most one live dma-buf per file access mode; every
+ * GET_FD of the same mode hands out a new file descriptor for it, so that
+ * importers which compare dma-bufs see one buffer.  Each dma-buf and each
+ * vma holds a reference on the handle.
+ *
+ * User mappings are filled lazily: the fault handler inserts the page at
+ * the faulting address as a PFN with the mapping's memory attribute.
+ */
+
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/iosys-map.h>
+#include <linux/mm.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "accmap.h"
+
+/**
+ * struct accmap_attachment - an importer's attachment to a buffer
+ * @node: in accmap_handle.attachments
+ * @dev: the importer's device
+ * @sgt: the buffer's pages, mapped for @dev while @mapped
+ * @mapped: whether @sgt is currently DMA-mapped for @dev
+ */
+struct accmap_attachment {
+	struct list_head node;
+	struct device *dev;
+	struct sg_table sgt;
+	bool mapped;
+};
+
+static bool accmap_handle_is_wc(struct accmap_handle *handle)
+{
+	return handle->flags & ACCMAP_ALLOC_WRITECOMBINE;
+}
+
+static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
+				struct dma_buf_attachment *attach)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+	struct accmap_attachment *a;
+	int ret;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+
+	ret = sg_alloc_table_from_pages(&a->sgt, handle->pages, handle->npages,
+					0, handle->size, GFP_KERNEL);
+	if (ret)
+		goto err_free_attachment;
+
+	a->dev = attach->dev;
+	attach->priv = a;
+
+	mutex_lock(&handle->lock);
+	list_add(&a->node, &handle->attachments);
+	mutex_unlock(&handle->lock);
+	atomic_inc(&handle->nattach);
+	return 0;
+
+err_free_attachment:
+	kfree(a);
+	return ret;
+}
+
+static void accmap_dmabuf_detach(struct dma_buf *dmabuf,
+				 struct dma_buf_attachment *attach)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+	struct accmap_attachment *a = attach->priv;
+
+	mutex_lock(&handle->lock);
+	list_del(&a->node);
+	mutex_unlock(&handle->lock);
+	atomic_dec(&handle->nattach);
+
+	sg_free_table(&a->sgt);
+	kfree(a);
+}
+
+static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
+					  enum dma_data_direction dir)
+{
+	struct accmap_handle *handle = attach->dmabuf->priv;
+	struct accmap_attachment *a = attach->priv;
+	unsigned long attrs = 0;
+	int ret;
+
+	/* Write-combined memory has no CPU cache lines to maintain. */
+	if (accmap_handle_is_wc(handle))
+		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
+
+	ret = dma_map_sgtable(attach->dev, &a->sgt, dir, attrs);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mutex_lock(&handle->lock);
+	a->mapped = true;
+	mutex_unlock(&handle->lock);
+	return &a->sgt;
+}
+
+static void accmap_dmabuf_unmap(struct dma_buf_attachment *attach,
+				struct sg_table *sgt,
+				enum dma_data_direction dir)
+{
+	struct accmap_handle *handle = attach->dmabuf->priv;
+	struct accmap_attachment *a = attach->priv;
+	unsigned long attrs = 0;
+
+	if (accmap_handle_is_wc(handle))
+		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
+
+	mutex_lock(&handle->lock);
+	a->mapped = false;
+	mutex_unlock(&handle->lock);
+	dma_unmap_sgtable(attach->dev, sgt, dir, attrs);
+}
+
+static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
+					  enum dma_data_direction dir)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+	struct accmap_attachment *a;
+
+	if (accmap_handle_is_wc(handle))
+		return 0;
+
+	mutex_lock(&handle->lock);
+	list_for_each_entry(a, &handle->attachments, node)
+		if (a->mapped)
+			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+	mutex_unlock(&handle->lock);
+	return 0;
+}
+
+static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
+					enum dma_data_direction dir)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+	struct accmap_attachment *a;
+
+	if (accmap_handle_is_wc(handle))
+		return 0;
+
+	mutex_lock(&handle->lock);
+	list_for_each_entry(a, &handle->attachments, node)
+		if (a->mapped)
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+	mutex_unlock(&handle->lock);
+	return 0;
+}
+
+static void accmap_vm_open(struct vm_area_struct *vma)
+{
+	struct accmap_handle *handle = vma->vm_private_data;
+
+	accmap_handle_get(handle);
+	atomic_inc(&handle->maps);
+}
+
+static void accmap_vm_close(struct vm_area_struct *vma)
+{
+	struct accmap_handle *handle = vma->vm_private_data;
+
+	atomic_dec(&handle->maps);
+	accmap_handle_put(handle);
+}
+
+static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct accmap_handle *handle = vma->vm_private_data;
+
+	/* vm_pgoff is the offset into the buffer; mmap checked the range. */
+	if (vmf->pgoff >= handle->npages)
+		return VM_FAULT_SIGBUS;
+
+	return vmf_insert_pfn(vma, vmf->address,
+			      page_to_pfn(handle->pages[vmf->pgoff]));
+}
+
+static const struct vm_operations_struct accmap_vm_ops = {
+	.open = accmap_vm_open,
+	.close = accmap_vm_close,
+	.fault = accmap_vm_fault,
+};
+
+/**
+ * accmap_dmabuf_mmap() - set up a user mapping of an allocated handle
+ * @handle: the handle
+ * @vma: the new mapping; vm_pgoff is the page offset into the buffer
+ *
+ * Return: 0, or -EINVAL for a private mapping or a range outside the
+ * buffer.
+ */
+int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
+{
+	unsigned long pages = vma_pages(vma);
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_pgoff >= handle->npages ||
+	    pages > handle->npages - vma->vm_pgoff)
+		return -EINVAL;
+
+	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	if (accmap_handle_is_wc(handle))
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	vma->vm_ops = &accmap_vm_ops;
+	vma->vm_private_data = handle;
+	accmap_vm_open(vma);
+	return 0;
+}
+
+static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
+				 struct vm_area_struct *vma)
+{
+	return accmap_dmabuf_mmap(dmabuf->priv, vma);
+}
+
+static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+	pgprot_t prot = PAGE_KERNEL;
+	void *vaddr;
+
+	if (accmap_handle_is_wc(handle))
+		prot = pgprot_writecombine(prot);
+	vaddr = vmap(handle->pages, handle->npages, VM_MAP, prot);
+	if (!vaddr)
+		return -ENOMEM;
+	iosys_map_set_vaddr(map, vaddr);
+	return 0;
+}
+
+static void accmap_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	vunmap(map->vaddr);
+	iosys_map_clear(map);
+}
+
+static void accmap_dmabuf_release(struct dma_buf *dmabuf)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+	int mode;
+
+	mutex_lock(&handle->lock);
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (handle->dmabuf[mode] == dmabuf)
+			handle->dmabuf[mode] = NULL;
+	mutex_unlock(&handle->lock);
+	accmap_handle_put(handle);
+}
+
+static const struct dma_buf_ops accmap_dmabuf_ops = {
+	.attach = accmap_dmabuf_attach,
+	.detach = accmap_dmabuf_detach,
+	.map_dma_buf = accmap_dmabuf_map,
+	.unmap_dma_buf = accmap_dmabuf_unmap,
+	.begin_cpu_access = accmap_dmabuf_begin_cpu_access,
+	.end_cpu_access = accmap_dmabuf_end_cpu_access,
+	.mmap = accmap_dmabuf_mmap_op,
+	.vmap = accmap_dmabuf_vmap,
+	.vunmap = accmap_dmabuf_vunmap,
+	.release = accmap_dmabuf_release,
+};
+
+/**
+ * accmap_dmabuf_get_file() - the dma-buf file of a handle for one mode
+ * @handle: an allocated handle
+ * @mode: the file access mode of the export
+ *
+ * Reuses the live dma-buf of that mode if there is one, else exports a new
+ * one, which takes a reference on @handle.
+ *
+ * Return: the dma-buf's file with a reference for the caller, or an
+ * ERR_PTR: -ENODATA if @handle has no memory, or the export's errno.
+ */
+struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
+				    enum accmap_export_mode mode)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
+	struct dma_buf *dmabuf;
+	struct file *file;
+
+	mutex_lock(&handle->lock);
+	if (!handle->heap) {
+		file = ERR_PTR(-ENODATA);
+		goto out_unlock;
+	}
+
+	/*
+	 * The last reference to a live export may be going away right now;
+	 * its release clears the slot under our lock, so until then the
+	 * file is still there to look at, and a zero count means "gone".
+	 */
+	dmabuf = handle->dmabuf[mode];
+	if (dmabuf && get_file_rcu(dmabuf->file)) {
+		file = dmabuf->file;
+		goto out_unlock;
+	}
+
+	exp_info.ops = &accmap_dmabuf_ops;
+	exp_info.size = handle->size;
+	exp_info.flags = mode == ACCMAP_EXPORT_RDWR ? O_RDWR : O_RDONLY;
+	exp_info.priv = handle;
+	dmabuf = dma_buf_export(&exp_info);
+	if (IS_ERR(dmabuf)) {
+		file = ERR_CAST(dmabuf);
+		goto out_unlock;
+	}
+	/* The export's reference, dropped in accmap_dmabuf_release(). */
+	accmap_handle_get(handle);
+	handle->dmabuf[mode] = dmabuf;
+	file = dmabuf->file;
+
+out_unlock:
+	mutex_unlock(&handle->lock);
+	return file;
+}

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: ioctl dispatch and handlers.
+ *
+ * Dispatch is by ioctl number through one table.  The argument size comes
+ * from the command: older (shorter) arguments are zero-extended, newer
+ * (longer) ones are accepted only if the tail this kernel does not know is
+ * zero.  Handlers only ever see a kernel copy of the argument.
+ */
+
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/nospec.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "accmap.h"
+
+/**
+ * struct accmap_ioctl_ctx - what a handler may leave for the dispatcher
+ * @client: the calling client
+ * @install_file: a file to install as @install_fd once the result has
+ *                reached user space, or NULL
+ * @install_fd: the reserved descriptor for @install_file
+ */
+struct accmap_ioctl_ctx {
+	struct accmap_client *client;
+	struct file *install_file;
+	int install_fd;
+};
+
+/* Largest argument of any ioctl this kernel knows. */
+#define ACCMAP_IOCTL_MAX_ARG	64
+
+union accmap_ioctl_arg {
+	struct accmap_create create;
+	struct accmap_alloc alloc;
+	struct accmap_free free;
+	struct accmap_get_fd get_fd;
+	struct accmap_info info;
+	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
+};
+
+/* Look up @id and return its handle with a reference, or NULL. */
+static struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
+						      u32 id)
+{
+	struct accmap_handle *handle = NULL;
+	struct accmap_href *ref;
+
+	mutex_lock(&client->lock);
+	ref = accmap_htable_lookup(&client->handles, id);
+	if (ref) {
+		handle = ref->handle;
+		accmap_handle_get(handle);
+	}
+	mutex_unlock(&client->lock);
+	return handle;
+}
+
+static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_client *client = ctx->client;
+	struct accmap_create *arg = data;
+	struct accmap_handle *handle;
+	struct accmap_href *ref;
+	u64 size;
+	int ret;
+
+	ret = accmap_check_create(arg, (u64)totalram_pages() << PAGE_SHIFT,
+				  &size);
+	if (ret)
+		return ret;
+
+	ref = kzalloc(sizeof(*ref), GFP_KERNEL_ACCOUNT);
+	if (!ref)
+		return -ENOMEM;
+	handle = accmap_handle_create(client->adev, size);
+	if (!handle) {
+		ret = -ENOMEM;
+		goto err_free_ref;
+	}
+	ref->handle = handle;
+
+	mutex_lock(&client->lock);
+	ret = accmap_htable_insert(&client->handles, ref);
+	mutex_unlock(&client->lock);
+	if (ret)
+		goto err_put_handle;
+
+	arg->id = ref->id;
+	return 0;
+
+err_put_handle:
+	accmap_handle_put(handle);
+err_free_ref:
+	kfree(ref);
+	return ret;
+}
+
+static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_device *adev = ctx->client->adev;
+	struct accmap_alloc *arg = data;
+	struct accmap_handle *handle;
+	u32 heap_id;
+	int ret;
+
+	ret = accmap_check_alloc(arg, adev->heap_mask, &heap_id);
+	if (ret)
+		return ret;
+
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+
+	ret = accmap_handle_alloc(handle, adev->heaps[heap_id], arg->flags,
+				  arg->align, arg->tag);
+	if (!ret)
+		arg->heap = heap_id;
+	accmap_handle_put(handle);
+	return ret;
+}
+
+static int accmap_ioctl_free(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_client *client = ctx->client;
+	struct accmap_free *arg = data;
+	struct accmap_href *ref;
+
+	if (arg->pad)
+		return -EINVAL;
+
+	mutex_lock(&client->lock);
+	ref = accmap_htable_lookup(&client->handles, arg->id);
+	if (ref)
+		accmap_htable_erase(&client->handles, ref);
+	mutex_unlock(&client->lock);
+	if (!ref)
+		return -ENOENT;
+
+	accmap_handle_put(ref->handle);
+	kfree(ref);
+	return 0;
+}
+
+static int accmap_ioctl_get_fd(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_get_fd *arg = data;
+	enum accmap_export_mode mode;
+	struct accmap_handle *handle;
+	struct file *file;
+	int fd, ret;
+
+	ret = accmap_check_get_fd(arg);
+	if (ret)
+		return ret;
+	mode = (arg->fd_flags & O_ACCMODE) == O_RDWR ? ACCMAP_EXPORT_RDWR :
+						       ACCMAP_EXPORT_RDONLY;
+
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+
+	fd = get_unused_fd_flags(arg->fd_flags & O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto out_put_handle;
+	}
+
+	file = accmap_dmabuf_get_file(handle, mode);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		put_unused_fd(fd);
+		goto out_put_handle;
+	}
+
+	/* Installed by the dispatcher once user space has the number. */
+	ctx->install_file = file;
+	ctx->install_fd = fd;
+	arg->fd = fd;
+	ret = 0;
+
+out_put_handle:
+	accmap_handle_put(handle);
+	return ret;
+}
+
+static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_info *arg = data;
+	struct accmap_handle *handle;
+	int mode;
+
+	if (arg->pad)
+		return -EINVAL;
+
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+
+	mutex_lock(&handle->lock);
+	arg->size = handle->size;
+	arg->heap = handle->heap ? handle->heap->id : ACCMAP_HEAP_NONE;
+	arg->flags = handle->flags;
+	arg->tag = handle->tag;
+	arg->state = handle->heap ? ACCMAP_STATE_ALLOCATED : 0;
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (handle->dmabuf[mode])
+			arg->state |= ACCMAP_STATE_EXPORTED;
+	arg->pad2 = 0;
+	mutex_unlock(&handle->lock);
+
+	accmap_handle_put(handle);
+	return 0;
+}
+
+/**
+ * struct accmap_ioctl_desc - one ioctl of the table
+ * @cmd: the command with this kernel's argument size
+ * @min_size: the argument size of the first published version
+ * @fn: the handler
+ */
+struct accmap_ioctl_desc {
+	unsigned int cmd;
+	unsigned int min_size;
+	int (*fn)(struct accmap_ioctl_ctx *ctx, void *arg);
+};
+
+#define ACCMAP_IOCTL_DEF(_cmd, _fn, _type, _last)			\
+	[_IOC_NR(_cmd)] = {						\
+		.cmd = _cmd,						\
+		.min_size = offsetofend(_type, _last),			\
+		.fn = _fn,						\
+	}
+
+static const struct accmap_ioctl_desc accmap_ioctls[] = {
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_CREATE, accmap_ioctl_create,
+			 struct accmap_create, id),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_ALLOC, accmap_ioctl_alloc,
+			 struct accmap_alloc, heap),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_FREE, accmap_ioctl_free,
+			 struct accmap_free, pad),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_GET_FD, accmap_ioctl_get_fd,
+			 struct accmap_get_fd, pad),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_INFO, accmap_ioctl_info,
+			 struct accmap_info, pad2),
+};
+
+/**
+ * accmap_ioctl() - the unlocked_ioctl of /dev/accmap
+ * @file: the client's file
+ * @cmd: the command
+ * @arg: user pointer to the argument
+ *
+ * Return: 0 or a negative errno, as documented per ioctl in
+ * Documentation/userspace-api/accmap.rst.
+ */
+long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct accmap_ioctl_ctx ctx = { .client = file->private_data };
+	void __user *uarg = (void __user *)arg;
+	const struct accmap_ioctl_desc *desc;
+	union accmap_ioctl_arg karg;
+	unsigned int nr = _IOC_NR(cmd);
+	unsigned int usize, ksize;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(karg) != ACCMAP_IOCTL_MAX_ARG);
+
+	if (_IOC_TYPE(cmd) != ACCMAP_IOCTL_MAGIC || nr >= ARRAY_SIZE(accmap_ioctls))
+		return -ENOTTY;
+	nr = array_index_nospec(nr, ARRAY_SIZE(accmap_ioctls));
+	desc = &accmap_ioctls[nr];
+	if (!desc->fn)
+		return -ENOTTY;
+
+	ret = accmap_check_ioctl_size(cmd, desc->cmd, desc->min_size);
+	if (ret)
+		return ret;
+
+	usize = _IOC_SIZE(cmd);
+	ksize = _IOC_SIZE(desc->cmd);
+	if (_IOC_DIR(cmd) & _IOC_WRITE) {
+		ret = copy_struct_from_user(&karg, ksize, uarg, usize);
+		if (ret)
+			return ret;
+	} else {
+		memset(&karg, 0, ksize);
+	}
+
+	ret = desc->fn(&ctx, &karg);
+	if (ret)
+		return ret;
+
+	if ((_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(uarg, &karg, min(usize, ksize)))
+		ret = -EFAULT;
+
+	if (ctx.install_file) {
+		if (ret) {
+			put_unused_fd(ctx.install_fd);
+			fput(ctx.install_file);
+		} else {
+			fd_install(ctx.install_fd, ctx.install_file);
+		}
+	}
+	return ret;
+}

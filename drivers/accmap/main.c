@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: accelerator memory manager.
+ *
+ * The misc device /dev/accmap: one client per open file, each with its own
+ * table of handle references.  Closing the file drops every reference the
+ * client still held; buffers that are still exported or mapped live on
+ * until their last user goes.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "accmap.h"
+
+static struct accmap_device accmap_dev;
+
+static int accmap_open(struct inode *inode, struct file *file)
+{
+	struct accmap_client *client;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	if (!client)
+		return -ENOMEM;
+
+	client->adev = &accmap_dev;
+	mutex_init(&client->lock);
+	accmap_htable_init(&client->handles);
+	file->private_data = client;
+	return 0;
+}
+
+static int accmap_release(struct inode *inode, struct file *file)
+{
+	struct accmap_client *client = file->private_data;
+	struct accmap_href *ref;
+
+	/* The file is going: nobody else can reach the table any more. */
+	while ((ref = accmap_htable_first(&client->handles))) {
+		accmap_htable_erase(&client->handles, ref);
+		accmap_handle_put(ref->handle);
+		kfree(ref);
+		cond_resched();
+	}
+	mutex_destroy(&client->lock);
+	kfree(client);
+	return 0;
+}
+
+static const struct file_operations accmap_fops = {
+	.owner = THIS_MODULE,
+	.open = accmap_open,
+	.release = accmap_release,
+	.unlocked_ioctl = accmap_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static int accmap_add_heap(struct accmap_device *adev, struct accmap_heap *heap)
+{
+	if (heap->id >= ACCMAP_HEAP_MAX || adev->heaps[heap->id])
+		return -EINVAL;
+	adev->heaps[heap->id] = heap;
+	adev->heap_mask |= BIT(heap->id);
+	return 0;
+}
+
+static int __init accmap_init(void)
+{
+	struct accmap_device *adev = &accmap_dev;
+	struct accmap_heap *heap;
+	int ret;
+
+	adev->misc.minor = MISC_DYNAMIC_MINOR;
+	adev->misc.name = "accmap";
+	adev->misc.fops = &accmap_fops;
+	adev->misc.mode = 0666;
+
+	heap = accmap_system_heap_create(adev);
+	if (!heap)
+		return -ENOMEM;
+	ret = accmap_add_heap(adev, heap);
+	if (ret)
+		goto err_destroy_heap;
+
+	ret = misc_register(&adev->misc);
+	if (ret)
+		goto err_destroy_heap;
+
+	/*
+	 * Buffers are DMA-mapped on the misc device for cache maintenance;
+	 * like the dma-buf heaps' devices it gets a mask and no IOMMU, so
+	 * the DMA API does the CPU cache work the architecture needs.
+	 */
+	adev->dev = adev->misc.this_device;
+	ret = dma_coerce_mask_and_coherent(adev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		goto err_deregister;
+
+	pr_info("ready, heaps: system\n");
+	return 0;
+
+err_deregister:
+	misc_deregister(&adev->misc);
+err_destroy_heap:
+	adev->heaps[ACCMAP_HEAP_SYSTEM] = NULL;
+	adev->heap_mask = 0;
+	accmap_system_heap_destroy(heap);
+	return ret;
+}
+
+static void __exit accmap_exit(void)
+{
+	struct accmap_device *adev = &accmap_dev;
+
+	/* Open files, exports and mappings all hold the module. */
+	misc_deregister(&adev->misc);
+	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);
+}
+
+module_init(accmap_init);
+module_exit(accmap_exit);
+
+MODULE_DESCRIPTION("accmap: accelerator memory manager");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);

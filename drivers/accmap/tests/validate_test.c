@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of accmap's ioctl argument validation.
+ */
+
+#include <kunit/test.h>
+#include <linux/fcntl.h>
+#include <linux/ioctl.h>
+#include <linux/mm.h>
+
+#include "../accmap.h"
+
+/* ---- ioctl command and size ---- */
+
+struct ioctl_size_case {
+	const char *name;
+	unsigned int cmd;
+	int ret;
+};
+
+#define KCMD ACCMAP_IOC_ALLOC
+#define KSIZE ((unsigned int)sizeof(struct accmap_alloc))
+/* Pretend the first published version ended 8 bytes before today's. */
+#define MINSIZE (KSIZE - 8)
+
+static const struct ioctl_size_case ioctl_size_cases[] = {
+	{ "exact", KCMD, 0 },
+	{ "older_shorter", _IOWR(ACCMAP_IOCTL_MAGIC, 0x01, char[MINSIZE]), 0 },
+	{ "newer_longer", _IOWR(ACCMAP_IOCTL_MAGIC, 0x01, char[KSIZE + 64]), 0 },
+	{ "below_first_version",
+	  _IOWR(ACCMAP_IOCTL_MAGIC, 0x01, char[MINSIZE - 1]), -EINVAL },
+	{ "zero_size", _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC, 0x01, 0),
+	  -EINVAL },
+	{ "wrong_type", _IOWR('x', 0x01, struct accmap_alloc), -ENOTTY },
+	{ "wrong_nr", _IOWR(ACCMAP_IOCTL_MAGIC, 0x02, struct accmap_alloc), -ENOTTY },
+	{ "write_only", _IOW(ACCMAP_IOCTL_MAGIC, 0x01, struct accmap_alloc), -ENOTTY },
+	{ "read_only", _IOR(ACCMAP_IOCTL_MAGIC, 0x01, struct accmap_alloc), -ENOTTY },
+	{ "no_direction", _IO(ACCMAP_IOCTL_MAGIC, 0x01), -ENOTTY },
+};
+
+static void ioctl_size_desc(const struct ioctl_size_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ioctl_size, ioctl_size_cases, ioctl_size_desc);
+
+static void validate_ioctl_size(struct kunit *test)
+{
+	const struct ioctl_size_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_ioctl_size(c->cmd, KCMD, MINSIZE), c->ret);
+}
+
+/* ---- CREATE ---- */
+
+struct create_case {
+	const char *name;
+	u64 size;
+	u32 flags;
+	int ret;
+	u64 rounded;
+};
+
+#define MAX_SIZE (1ULL << 30)
+
+static const struct create_case create_cases[] = {
+	{ "one_byte", 1, 0, 0, PAGE_SIZE },
+	{ "one_page", PAGE_SIZE, 0, 0, PAGE_SIZE },
+	{ "page_plus_one", PAGE_SIZE + 1, 0, 0, 2 * PAGE_SIZE },
+	{ "max", MAX_SIZE, 0, 0, MAX_SIZE },
+	{ "zero", 0, 0, -EINVAL },
+	{ "max_plus_one", MAX_SIZE + 1, 0, -EINVAL },
+	{ "huge", 1ULL << 62, 0, -EINVAL },
+	{ "u64_max", U64_MAX, 0, -EINVAL },
+	{ "u64_max_page_round", U64_MAX - PAGE_SIZE + 2, 0, -EINVAL },
+	{ "flag_bit0", PAGE_SIZE, 1, -EINVAL },
+	{ "flag_bit31", PAGE_SIZE, 1U << 31, -EINVAL },
+};
+
+static void create_desc(const struct create_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(create, create_cases, create_desc);
+
+static void validate_create(struct kunit *test)
+{
+	const struct create_case *c = test->param_value;
+	struct accmap_create arg = { .size = c->size, .flags = c->flags };
+	u64 size = 0xdeadbeef;
+
+	KUNIT_ASSERT_EQ(test, accmap_check_create(&arg, MAX_SIZE, &size), c->ret);
+	if (!c->ret)
+		KUNIT_EXPECT_EQ(test, size, c->rounded);
+	else
+		KUNIT_EXPECT_EQ(test, size, 0xdeadbeefULL);
+}
+
+/* The limit applies after rounding, even with no limit below U64_MAX. */
+static void validate_create_unbounded(struct kunit *test)
+{
+	struct accmap_create arg = { .size = U64_MAX - 1 };
+	u64 size;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_create(&arg, U64_MAX, &size), -EINVAL);
+	arg.size = U64_MAX - PAGE_SIZE + 1;
+	KUNIT_EXPECT_EQ(test, accmap_check_create(&arg, U64_MAX, &size), 0);
+	KUNIT_EXPECT_EQ(test, size, U64_MAX - PAGE_SIZE + 1);
+}
+
+/* ---- ALLOC ---- */
+
+struct alloc_case {
+	const char *name;
+	struct accmap_alloc arg;
+	u32 present;
+	int ret;
+	u32 heap;
+};
+
+#define SYS ACCMAP_HEAP_MASK_SYSTEM
+
+static const struct alloc_case alloc_cases[] = {
+	{ "cached", { .heap_mask = SYS }, SYS, 0, 0 },
+	{ "wc", { .heap_mask = SYS, .flags = ACCMAP_ALLOC_WRITECOMBINE }, SYS, 0, 0 },
+	{ "tagged", { .heap_mask = SYS, .tag = 0xffff }, SYS, 0, 0 },
+	{ "align_page", { .heap_mask = SYS, .align = 4096 }, SYS, 0, 0 },
+	{ "align_max", { .heap_mask = SYS, .align = ACCMAP_ALLOC_MAX_ALIGN }, SYS, 0, 0 },
+	{ "align_one", { .heap_mask = SYS, .align = 1 }, SYS, 0, 0 },
+	{ "mask_any", { .heap_mask = ~0U }, SYS, 0, 0 },
+	{ "lowest_present_heap", { .heap_mask = 0x6 }, 0x5, 0, 2 },
+	{ "unknown_flag", { .heap_mask = SYS, .flags = 1U << 1 }, SYS, -EINVAL },
+	{ "flag_bit31", { .heap_mask = SYS, .flags = 1U << 31 }, SYS, -EINVAL },
+	{ "pad", { .heap_mask = SYS, .pad = 1 }, SYS, -EINVAL },
+	{ "align_not_pow2", { .heap_mask = SYS, .align = 12288 }, SYS, -EINVAL },
+	{ "align_too_big", { .heap_mask = SYS, .align = 1U << 31 }, SYS, -EINVAL },
+	{ "mask_empty", { .heap_mask = 0 }, SYS, -EINVAL },
+	{ "mask_absent_heap", { .heap_mask = 1U << 5 }, SYS, -ENODEV },
+	{ "mask_absent_top", { .heap_mask = 1U << 31 }, SYS, -ENODEV },
+};
+
+static void alloc_desc(const struct alloc_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(alloc, alloc_cases, alloc_desc);
+
+static void validate_alloc(struct kunit *test)
+{
+	const struct alloc_case *c = test->param_value;
+	u32 heap = 0xdead;
+
+	KUNIT_ASSERT_EQ(test, accmap_check_alloc(&c->arg, c->present, &heap), c->ret);
+	if (!c->ret)
+		KUNIT_EXPECT_EQ(test, heap, c->heap);
+}
+
+/* ---- GET_FD ---- */
+
+struct get_fd_case {
+	const char *name;
+	struct accmap_get_fd arg;
+	int ret;
+};
+
+static const struct get_fd_case get_fd_cases[] = {
+	{ "rdwr", { .fd_flags = O_RDWR }, 0 },
+	{ "rdonly", { .fd_flags = O_RDONLY }, 0 },
+	{ "rdwr_cloexec", { .fd_flags = O_RDWR | O_CLOEXEC }, 0 },
+	{ "rdonly_cloexec", { .fd_flags = O_RDONLY | O_CLOEXEC }, 0 },
+	{ "wronly", { .fd_flags = O_WRONLY }, -EINVAL },
+	{ "accmode_3", { .fd_flags = O_ACCMODE }, -EINVAL },
+	{ "nonblock", { .fd_flags = O_RDWR | O_NONBLOCK }, -EINVAL },
+	{ "high_bit", { .fd_flags = O_RDWR | (1U << 31) }, -EINVAL },
+	{ "pad", { .fd_flags = O_RDWR, .pad = 1 }, -EINVAL },
+};
+
+static void get_fd_desc(const struct get_fd_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(get_fd, get_fd_cases, get_fd_desc);
+
+static void validate_get_fd(struct kunit *test)
+{
+	const struct get_fd_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_get_fd(&c->arg), c->ret);
+}
+
+static struct kunit_case validate_cases[] = {
+	KUNIT_CASE_PARAM(validate_ioctl_size, ioctl_size_gen_params),
+	KUNIT_CASE_PARAM(validate_create, create_gen_params),
+	KUNIT_CASE(validate_create_unbounded),
+	KUNIT_CASE_PARAM(validate_alloc, alloc_gen_params),
+	KUNIT_CASE_PARAM(validate_get_fd, get_fd_gen_params),
+	{}
+};
+
+static struct kunit_suite validate_suite = {
+	.name = "accmap-validate",
+	.test_cases = validate_cases,
+};
+
+kunit_test_suite(validate_suite);
