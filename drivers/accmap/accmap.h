@@ -14,6 +14,7 @@
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
 
 #include <uapi/linux/accmap.h>
 
@@ -22,19 +23,39 @@ struct accmap_handle;
 struct dma_buf;
 struct file;
 struct page;
+struct seq_file;
 
 /**
  * struct accmap_device - the accmap misc device and what hangs off it
  * @misc: the misc device, /dev/accmap
  * @dev: the device used for DMA mapping and cache maintenance
- * @heaps: heaps by heap id; NULL where no heap has that id
+ * @heaps: heaps by heap id; NULL where no heap has that id; set at load
  * @heap_mask: bit (1 << id) set for every heap in @heaps
+ * @clients_lock: protects @clients
+ * @clients: every open client (struct accmap_client.node)
+ * @handles_lock: protects @handles
+ * @handles: every live handle (struct accmap_handle.node), for accounting
+ *           and for finding buffers no client holds any more
+ * @tags_lock: protects @tag_labels
+ * @tag_labels: tag -> label (kmalloc'ed string), for tags given a name
+ * @debugfs: the debugfs directory, or an error pointer
  */
 struct accmap_device {
 	struct miscdevice misc;
 	struct device *dev;
 	struct accmap_heap *heaps[ACCMAP_HEAP_MAX];
 	u32 heap_mask;
+
+	struct mutex clients_lock;
+	struct list_head clients;
+
+	struct mutex handles_lock;
+	struct list_head handles;
+
+	struct mutex tags_lock;
+	struct xarray tag_labels;
+
+	struct dentry *debugfs;
 };
 
 /**
@@ -42,11 +63,14 @@ struct accmap_device {
  * @alloc: give @handle @handle->size bytes of memory: fill @handle->pages
  *         and @handle->npages; return 0 or a negative errno
  * @free: give back what @alloc gave @handle
+ * @query: fill @info's total, free and largest_free (optional; the core
+ *         fills name and used)
  */
 struct accmap_heap_ops {
 	int (*alloc)(struct accmap_heap *heap, struct accmap_handle *handle,
 		     u32 align);
 	void (*free)(struct accmap_heap *heap, struct accmap_handle *handle);
+	void (*query)(struct accmap_heap *heap, struct accmap_heap_info *info);
 };
 
 /**
@@ -91,6 +115,10 @@ enum accmap_export_mode {
  * @dmabuf: live dma-buf exports by access mode, NULL where none; each
  *          holds one reference on the handle
  * @attachments: importers' attachments (struct accmap_attachment)
+ * @node: in accmap_device.handles
+ * @creator_pid: thread group id of the process that created the handle
+ * @creator_comm: its command name then
+ * @hrefs: number of client handle references (struct accmap_href)
  * @maps: number of CPU mappings (vmas) of the buffer
  * @nattach: number of importer attachments
  */
@@ -108,6 +136,11 @@ struct accmap_handle {
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;
 
+	struct list_head node;
+	pid_t creator_pid;
+	char creator_comm[TASK_COMM_LEN];
+
+	atomic_t hrefs;
 	atomic_t maps;
 	atomic_t nattach;
 };
@@ -144,11 +177,18 @@ struct accmap_htable {
 /**
  * struct accmap_client - state of one open file of /dev/accmap
  * @adev: the device
+ * @node: in accmap_device.clients
+ * @pid: thread group id of the process that opened the file
+ * @comm: its command name then
  * @lock: protects @handles
  * @handles: this client's handle references
  */
 struct accmap_client {
 	struct accmap_device *adev;
+	struct list_head node;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+
 	struct mutex lock;
 	struct accmap_htable handles;
 };
@@ -178,7 +218,38 @@ bool accmap_handle_allocated(struct accmap_handle *handle);
 void accmap_handle_get(struct accmap_handle *handle);
 void accmap_handle_put(struct accmap_handle *handle);
 
+/* heap.c */
+int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap);
+void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info);
+
+/* client.c */
+struct accmap_client *accmap_client_create(struct accmap_device *adev);
+void accmap_client_destroy(struct accmap_client *client);
+struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
+					       u32 id);
+int accmap_client_add_handle(struct accmap_client *client,
+			     struct accmap_handle *handle, u32 *id);
+int accmap_client_remove_handle(struct accmap_client *client, u32 id);
+
+/* rw.c */
+int accmap_check_rw(const struct accmap_rw *arg, u64 size);
+int accmap_handle_rw(struct accmap_handle *handle, const struct accmap_rw *arg,
+		     bool write);
+
+/* tags.c */
+int accmap_check_tag_label(const struct accmap_tag_label *arg);
+int accmap_tag_set_label(struct accmap_device *adev, u16 tag,
+			 const char *label);
+void accmap_tag_get_label(struct accmap_device *adev, u16 tag, char *buf);
+void accmap_tags_destroy(struct accmap_device *adev);
+
+/* debugfs.c */
+void accmap_debugfs_init(struct accmap_device *adev);
+void accmap_debugfs_fini(struct accmap_device *adev);
+void accmap_client_show_fdinfo(struct seq_file *m, struct file *file);
+
 /* dmabuf.c */
+struct accmap_handle *accmap_dmabuf_handle(struct dma_buf *dmabuf);
 struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode);
 int accmap_dmabuf_mmap(struct accmap_handle *handle,

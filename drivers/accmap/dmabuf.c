@@ -328,3 +328,15 @@ out_unlock:
 	mutex_unlock(&handle->lock);
 	return file;
 }
+
+/**
+ * accmap_dmabuf_handle() - the handle behind a dma-buf, if accmap made it
+ * @dmabuf: any dma-buf
+ *
+ * Return: the handle (no reference taken: it lives as long as @dmabuf),
+ * or NULL if another exporter made @dmabuf.
+ */
+struct accmap_handle *accmap_dmabuf_handle(struct dma_buf *dmabuf)
+{
+	return dmabuf->ops == &accmap_dmabuf_ops ? dmabuf->priv : NULL;
+}

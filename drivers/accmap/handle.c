@@ -8,6 +8,7 @@
  */
 
 #include <linux/errno.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "accmap.h"
@@ -33,8 +34,15 @@ struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
 	handle->size = size;
 	mutex_init(&handle->lock);
 	INIT_LIST_HEAD(&handle->attachments);
+	atomic_set(&handle->hrefs, 0);
 	atomic_set(&handle->maps, 0);
 	atomic_set(&handle->nattach, 0);
+	handle->creator_pid = task_tgid_nr(current);
+	get_task_comm(handle->creator_comm, current);
+
+	mutex_lock(&adev->handles_lock);
+	list_add_tail(&handle->node, &adev->handles);
+	mutex_unlock(&adev->handles_lock);
 	return handle;
 }
 
@@ -106,7 +114,12 @@ void accmap_handle_get(struct accmap_handle *handle)
 static void accmap_handle_release(struct kref *ref)
 {
 	struct accmap_handle *handle = container_of(ref, struct accmap_handle, ref);
+	struct accmap_device *adev = handle->adev;
 	struct accmap_heap *heap = handle->heap;
+
+	mutex_lock(&adev->handles_lock);
+	list_del(&handle->node);
+	mutex_unlock(&adev->handles_lock);
 
 	/* Every export and every mapping held a reference: none is left. */
 	WARN_ON(!list_empty(&handle->attachments));

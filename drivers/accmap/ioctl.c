@@ -8,6 +8,7 @@
  * zero.  Handlers only ever see a kernel copy of the argument.
  */
 
+#include <linux/dma-buf.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -31,8 +32,8 @@ struct accmap_ioctl_ctx {
 	int install_fd;
 };
 
-/* Largest argument of any ioctl this kernel knows. */
-#define ACCMAP_IOCTL_MAX_ARG	64
+/* Room for the largest argument of any ioctl this kernel knows. */
+#define ACCMAP_IOCTL_MAX_ARG	256
 
 union accmap_ioctl_arg {
 	struct accmap_create create;
@@ -40,32 +41,18 @@ union accmap_ioctl_arg {
 	struct accmap_free free;
 	struct accmap_get_fd get_fd;
 	struct accmap_info info;
+	struct accmap_from_fd from_fd;
+	struct accmap_rw rw;
+	struct accmap_tag_label tag_label;
+	struct accmap_heap_info heap_info;
+	struct accmap_pool_info pool_info;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
-/* Look up @id and return its handle with a reference, or NULL. */
-static struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
-						      u32 id)
-{
-	struct accmap_handle *handle = NULL;
-	struct accmap_href *ref;
-
-	mutex_lock(&client->lock);
-	ref = accmap_htable_lookup(&client->handles, id);
-	if (ref) {
-		handle = ref->handle;
-		accmap_handle_get(handle);
-	}
-	mutex_unlock(&client->lock);
-	return handle;
-}
-
 static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
 {
-	struct accmap_client *client = ctx->client;
 	struct accmap_create *arg = data;
 	struct accmap_handle *handle;
-	struct accmap_href *ref;
 	u64 size;
 	int ret;
 
@@ -74,29 +61,12 @@ static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
 	if (ret)
 		return ret;
 
-	ref = kzalloc(sizeof(*ref), GFP_KERNEL_ACCOUNT);
-	if (!ref)
+	handle = accmap_handle_create(ctx->client->adev, size);
+	if (!handle)
 		return -ENOMEM;
-	handle = accmap_handle_create(client->adev, size);
-	if (!handle) {
-		ret = -ENOMEM;
-		goto err_free_ref;
-	}
-	ref->handle = handle;
-
-	mutex_lock(&client->lock);
-	ret = accmap_htable_insert(&client->handles, ref);
-	mutex_unlock(&client->lock);
-	if (ret)
-		goto err_put_handle;
-
-	arg->id = ref->id;
-	return 0;
-
-err_put_handle:
+	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	/* The client's reference keeps the handle, if it was added. */
 	accmap_handle_put(handle);
-err_free_ref:
-	kfree(ref);
 	return ret;
 }
 
@@ -126,24 +96,11 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 
 static int accmap_ioctl_free(struct accmap_ioctl_ctx *ctx, void *data)
 {
-	struct accmap_client *client = ctx->client;
 	struct accmap_free *arg = data;
-	struct accmap_href *ref;
 
 	if (arg->pad)
 		return -EINVAL;
-
-	mutex_lock(&client->lock);
-	ref = accmap_htable_lookup(&client->handles, arg->id);
-	if (ref)
-		accmap_htable_erase(&client->handles, ref);
-	mutex_unlock(&client->lock);
-	if (!ref)
-		return -ENOENT;
-
-	accmap_handle_put(ref->handle);
-	kfree(ref);
-	return 0;
+	return accmap_client_remove_handle(ctx->client, arg->id);
 }
 
 static int accmap_ioctl_get_fd(struct accmap_ioctl_ctx *ctx, void *data)
@@ -207,13 +164,110 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 	arg->flags = handle->flags;
 	arg->tag = handle->tag;
 	arg->state = handle->heap ? ACCMAP_STATE_ALLOCATED : 0;
+	arg->exports = 0;
 	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
 		if (handle->dmabuf[mode])
-			arg->state |= ACCMAP_STATE_EXPORTED;
+			arg->exports++;
+	if (arg->exports)
+		arg->state |= ACCMAP_STATE_EXPORTED;
 	arg->pad2 = 0;
 	mutex_unlock(&handle->lock);
 
+	/* Our own lookup holds no client reference, only a handle one. */
+	arg->handle_refs = atomic_read(&handle->hrefs);
+	arg->maps = atomic_read(&handle->maps);
+	arg->attachments = atomic_read(&handle->nattach);
+
 	accmap_handle_put(handle);
+	return 0;
+}
+
+static int accmap_ioctl_from_fd(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_from_fd *arg = data;
+	struct accmap_handle *handle;
+	struct dma_buf *dmabuf;
+	int ret;
+
+	if (arg->pad || arg->flags & ~ACCMAP_FROM_FD_VALID_FLAGS)
+		return -EINVAL;
+
+	dmabuf = dma_buf_get(arg->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+
+	handle = accmap_dmabuf_handle(dmabuf);
+	if (!handle || handle->adev != ctx->client->adev) {
+		ret = -EXDEV;
+		goto out_put_dmabuf;
+	}
+	/* The dma-buf holds the handle while we add our own reference. */
+	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+
+out_put_dmabuf:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
+static int accmap_ioctl_rw(struct accmap_ioctl_ctx *ctx, void *data, bool write)
+{
+	struct accmap_rw *arg = data;
+	struct accmap_handle *handle;
+	int ret;
+
+	ret = accmap_check_rw(arg, U64_MAX);
+	if (ret)
+		return ret;
+
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+
+	ret = accmap_check_rw(arg, handle->size);
+	if (!ret)
+		ret = accmap_handle_rw(handle, arg, write);
+	if (!ret)
+		arg->bytes = arg->elem_size * arg->count;
+	accmap_handle_put(handle);
+	return ret;
+}
+
+static int accmap_ioctl_write(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	return accmap_ioctl_rw(ctx, data, true);
+}
+
+static int accmap_ioctl_read(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	return accmap_ioctl_rw(ctx, data, false);
+}
+
+static int accmap_ioctl_set_tag_label(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_tag_label *arg = data;
+	int ret;
+
+	ret = accmap_check_tag_label(arg);
+	if (ret)
+		return ret;
+	return accmap_tag_set_label(ctx->client->adev, arg->tag, arg->label);
+}
+
+static int accmap_ioctl_query_heap(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_device *adev = ctx->client->adev;
+	struct accmap_heap_info *arg = data;
+	u32 id = arg->heap;
+
+	if (arg->pad || id >= ACCMAP_HEAP_MAX)
+		return -EINVAL;
+	id = array_index_nospec(id, ACCMAP_HEAP_MAX);
+	if (!adev->heaps[id])
+		return -ENODEV;
+
+	memset(arg, 0, sizeof(*arg));
+	arg->heap = id;
+	accmap_heap_query(adev->heaps[id], arg);
 	return 0;
 }
 
@@ -247,6 +301,16 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 			 struct accmap_get_fd, pad),
 	ACCMAP_IOCTL_DEF(ACCMAP_IOC_INFO, accmap_ioctl_info,
 			 struct accmap_info, pad2),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_FROM_FD, accmap_ioctl_from_fd,
+			 struct accmap_from_fd, pad),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_WRITE, accmap_ioctl_write,
+			 struct accmap_rw, bytes),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_READ, accmap_ioctl_read,
+			 struct accmap_rw, bytes),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_SET_TAG_LABEL, accmap_ioctl_set_tag_label,
+			 struct accmap_tag_label, label),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_QUERY_HEAP, accmap_ioctl_query_heap,
+			 struct accmap_heap_info, largest_free),
 };
 
 /**
@@ -269,6 +333,8 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(karg) != ACCMAP_IOCTL_MAX_ARG);
+	BUILD_BUG_ON(offsetofend(struct accmap_info, pad2) !=
+		     ACCMAP_INFO_SIZE_VER1);
 
 	if (_IOC_TYPE(cmd) != ACCMAP_IOCTL_MAGIC || nr >= ARRAY_SIZE(accmap_ioctls))
 		return -ENOTTY;

@@ -24,31 +24,16 @@ static int accmap_open(struct inode *inode, struct file *file)
 {
 	struct accmap_client *client;
 
-	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	client = accmap_client_create(&accmap_dev);
 	if (!client)
 		return -ENOMEM;
-
-	client->adev = &accmap_dev;
-	mutex_init(&client->lock);
-	accmap_htable_init(&client->handles);
 	file->private_data = client;
 	return 0;
 }
 
 static int accmap_release(struct inode *inode, struct file *file)
 {
-	struct accmap_client *client = file->private_data;
-	struct accmap_href *ref;
-
-	/* The file is going: nobody else can reach the table any more. */
-	while ((ref = accmap_htable_first(&client->handles))) {
-		accmap_htable_erase(&client->handles, ref);
-		accmap_handle_put(ref->handle);
-		kfree(ref);
-		cond_resched();
-	}
-	mutex_destroy(&client->lock);
-	kfree(client);
+	accmap_client_destroy(file->private_data);
 	return 0;
 }
 
@@ -59,16 +44,8 @@ static const struct file_operations accmap_fops = {
 	.unlocked_ioctl = accmap_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
+	.show_fdinfo = accmap_client_show_fdinfo,
 };
-
-static int accmap_add_heap(struct accmap_device *adev, struct accmap_heap *heap)
-{
-	if (heap->id >= ACCMAP_HEAP_MAX || adev->heaps[heap->id])
-		return -EINVAL;
-	adev->heaps[heap->id] = heap;
-	adev->heap_mask |= BIT(heap->id);
-	return 0;
-}
 
 static int __init accmap_init(void)
 {
@@ -80,11 +57,17 @@ static int __init accmap_init(void)
 	adev->misc.name = "accmap";
 	adev->misc.fops = &accmap_fops;
 	adev->misc.mode = 0666;
+	mutex_init(&adev->clients_lock);
+	INIT_LIST_HEAD(&adev->clients);
+	mutex_init(&adev->handles_lock);
+	INIT_LIST_HEAD(&adev->handles);
+	mutex_init(&adev->tags_lock);
+	xa_init(&adev->tag_labels);
 
 	heap = accmap_system_heap_create(adev);
 	if (!heap)
 		return -ENOMEM;
-	ret = accmap_add_heap(adev, heap);
+	ret = accmap_device_add_heap(adev, heap);
 	if (ret)
 		goto err_destroy_heap;
 
@@ -102,6 +85,7 @@ static int __init accmap_init(void)
 	if (ret)
 		goto err_deregister;
 
+	accmap_debugfs_init(adev);
 	pr_info("ready, heaps: system\n");
 	return 0;
 
@@ -120,7 +104,9 @@ static void __exit accmap_exit(void)
 
 	/* Open files, exports and mappings all hold the module. */
 	misc_deregister(&adev->misc);
+	accmap_debugfs_fini(adev);
 	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);
+	accmap_tags_destroy(adev);
 }
 
 module_init(accmap_init);

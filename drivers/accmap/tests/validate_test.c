@@ -192,12 +192,102 @@ static void validate_get_fd(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, accmap_check_get_fd(&c->arg), c->ret);
 }
 
+/* ---- WRITE / READ ---- */
+
+struct rw_case {
+	const char *name;
+	struct accmap_rw arg;
+	u64 size;
+	int ret;
+};
+
+#define RW(...) { .addr = 0x10000, .elem_size = 1, .count = 1, __VA_ARGS__ }
+
+static const struct rw_case rw_cases[] = {
+	{ "one_byte", RW(), 4096, 0 },
+	{ "whole_buffer", RW(.elem_size = 4096), 4096, 0 },
+	{ "last_byte", RW(.offset = 4095), 4096, 0 },
+	{ "strided_fits", RW(.elem_size = 4, .count = 3, .user_stride = 4,
+			     .handle_stride = 2046), 4096, 0 },
+	{ "strided_last_exact", RW(.elem_size = 4, .count = 2, .user_stride = 4,
+				   .handle_stride = 4092), 4096, 0 },
+	{ "single_zero_strides", RW(.elem_size = 8), 4096, 0 },
+	{ "past_end", RW(.offset = 4096), 4096, -ERANGE },
+	{ "elem_past_end", RW(.elem_size = 2, .offset = 4095), 4096, -ERANGE },
+	{ "strided_past_end", RW(.elem_size = 4, .count = 2, .user_stride = 4,
+				 .handle_stride = 4093), 4096, -ERANGE },
+	{ "zero_elem", RW(.elem_size = 0), 4096, -EINVAL },
+	{ "zero_count", RW(.count = 0), 4096, -EINVAL },
+	{ "flags", RW(.flags = 1), 4096, -EINVAL },
+	{ "user_stride_short", RW(.elem_size = 4, .count = 2, .user_stride = 3,
+				  .handle_stride = 4), 4096, -EINVAL },
+	{ "handle_stride_short", RW(.elem_size = 4, .count = 2, .user_stride = 4,
+				    .handle_stride = 3), 4096, -EINVAL },
+	{ "count_overflow", RW(.elem_size = 1, .count = U64_MAX, .user_stride = 1,
+			       .handle_stride = 1), U64_MAX, -EINVAL },
+	{ "stride_overflow", RW(.elem_size = 1, .count = 3, .user_stride = 1,
+				.handle_stride = U64_MAX / 2 + 1), U64_MAX, -EINVAL },
+	{ "offset_overflow", RW(.elem_size = 2, .offset = U64_MAX), U64_MAX, -EINVAL },
+	{ "addr_overflow", RW(.elem_size = 2, .addr = U64_MAX), 4096, -EINVAL },
+};
+
+static void rw_desc(const struct rw_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rw, rw_cases, rw_desc);
+
+static void validate_rw(struct kunit *test)
+{
+	const struct rw_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_rw(&c->arg, c->size), c->ret);
+}
+
+/* ---- SET_TAG_LABEL ---- */
+
+struct label_case {
+	const char *name;
+	struct accmap_tag_label arg;
+	int ret;
+};
+
+static const struct label_case label_cases[] = {
+	{ "simple", { .tag = 7, .label = "camera" }, 0 },
+	{ "empty_clears", { .tag = 7, .label = "" }, 0 },
+	{ "longest", { .label = "0123456789012345678901234567890" }, 0 },
+	{ "spaces_punct", { .label = "npu weights #2 (fp16)" }, 0 },
+	{ "no_nul", { .label = "01234567890123456789012345678901" }, -EINVAL },
+	{ "control_char", { .label = "bad\tlabel" }, -EINVAL },
+	{ "high_byte", { .label = "caf\xe9" }, -EINVAL },
+	{ "garbage_after_nul", { .label = "ok\0x" }, -EINVAL },
+	{ "pad", { .pad = 1, .label = "x" }, -EINVAL },
+	{ "flags", { .flags = 1, .label = "x" }, -EINVAL },
+};
+
+static void label_desc(const struct label_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(label, label_cases, label_desc);
+
+static void validate_tag_label(struct kunit *test)
+{
+	const struct label_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_tag_label(&c->arg), c->ret);
+}
+
 static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_ioctl_size, ioctl_size_gen_params),
 	KUNIT_CASE_PARAM(validate_create, create_gen_params),
 	KUNIT_CASE(validate_create_unbounded),
 	KUNIT_CASE_PARAM(validate_alloc, alloc_gen_params),
 	KUNIT_CASE_PARAM(validate_get_fd, get_fd_gen_params),
+	KUNIT_CASE_PARAM(validate_rw, rw_gen_params),
+	KUNIT_CASE_PARAM(validate_tag_label, label_gen_params),
 	{}
 };
 

@@ -106,14 +106,21 @@ struct accmap_get_fd {
 
 /**
  * struct accmap_info - ACCMAP_IOC_INFO argument
- * @id:    in: handle id
- * @pad:   must be 0
- * @size:  out: size in bytes (page aligned)
- * @heap:  out: heap id, or ACCMAP_HEAP_NONE before ALLOC
- * @flags: out: the ACCMAP_ALLOC_* flags the memory was allocated with
- * @state: out: ACCMAP_STATE_* bits
- * @tag:   out: accounting tag given at ALLOC
- * @pad2:  out: always 0
+ * @id:          in: handle id
+ * @pad:         must be 0
+ * @size:        out: size in bytes (page aligned)
+ * @heap:        out: heap id, or ACCMAP_HEAP_NONE before ALLOC
+ * @flags:       out: the ACCMAP_ALLOC_* flags the memory was allocated with
+ * @state:       out: ACCMAP_STATE_* bits
+ * @tag:         out: accounting tag given at ALLOC
+ * @pad2:        out: always 0
+ *
+ * Fields added in version 2 (the first version ended at @pad2):
+ * @handle_refs: out: handle references held by clients, all clients
+ * @exports:     out: live dma-bufs of the buffer (at most one per access
+ *               mode; each may have many file descriptors)
+ * @maps:        out: CPU mappings (vmas) of the buffer
+ * @attachments: out: device attachments of importers
  */
 struct accmap_info {
 	__u32 id;
@@ -124,6 +131,146 @@ struct accmap_info {
 	__u32 state;
 	__u16 tag;
 	__u16 pad2;
+	/* version 2 */
+	__u32 handle_refs;
+	__u32 exports;
+	__u32 maps;
+	__u32 attachments;
+};
+
+#define ACCMAP_INFO_SIZE_VER1	32
+
+/**
+ * struct accmap_from_fd - ACCMAP_IOC_FROM_FD argument
+ * @fd:    in: a dma-buf file descriptor exported by accmap, possibly by
+ *         another process
+ * @flags: in: no flags are defined yet, must be 0
+ * @id:    out: a new handle id in this client for the same buffer
+ * @pad:   must be 0
+ */
+struct accmap_from_fd {
+	__s32 fd;
+	__u32 flags;
+	__u32 id;
+	__u32 pad;
+};
+
+#define ACCMAP_FROM_FD_VALID_FLAGS	0U
+
+/**
+ * struct accmap_rw - ACCMAP_IOC_WRITE and ACCMAP_IOC_READ argument
+ * @addr:          in: user address of the first element
+ * @offset:        in: byte offset in the buffer of the first element
+ * @elem_size:     in: bytes per element, at least 1
+ * @user_stride:   in: bytes from one element to the next in user memory;
+ *                 at least @elem_size when @count is above 1
+ * @handle_stride: in: bytes from one element to the next in the buffer;
+ *                 at least @elem_size when @count is above 1
+ * @count:         in: number of elements, at least 1
+ * @id:            in: handle id of a handle that has memory
+ * @flags:         in: no flags are defined yet, must be 0
+ * @bytes:         out: bytes copied (@elem_size * @count on success)
+ *
+ * WRITE copies from user memory into the buffer, READ the other way.
+ * Every element must lie inside the buffer.
+ */
+struct accmap_rw {
+	__u64 addr;
+	__u64 offset;
+	__u64 elem_size;
+	__u64 user_stride;
+	__u64 handle_stride;
+	__u64 count;
+	__u32 id;
+	__u32 flags;
+	__u64 bytes;
+};
+
+#define ACCMAP_RW_VALID_FLAGS	0U
+
+#define ACCMAP_LABEL_LEN	32
+
+/**
+ * struct accmap_tag_label - ACCMAP_IOC_SET_TAG_LABEL argument
+ * @tag:   in: the tag to name
+ * @pad:   must be 0
+ * @flags: in: no flags are defined yet, must be 0
+ * @label: in: printable ASCII, NUL-terminated, at most 31 characters;
+ *         every byte after the NUL must be 0; an empty label removes the
+ *         tag's name
+ *
+ * Tag names are shared by all clients of the device.
+ */
+struct accmap_tag_label {
+	__u16 tag;
+	__u16 pad;
+	__u32 flags;
+	char label[ACCMAP_LABEL_LEN];
+};
+
+#define ACCMAP_TAG_LABEL_VALID_FLAGS	0U
+
+#define ACCMAP_HEAP_NAME_LEN	16
+
+/**
+ * struct accmap_heap_info - ACCMAP_IOC_QUERY_HEAP argument
+ * @heap:         in: heap id
+ * @pad:          must be 0
+ * @name:         out: the heap's name, NUL-terminated
+ * @total:        out: bytes the heap manages
+ * @used:         out: bytes of it held by accmap buffers
+ * @free:         out: bytes it could still hand out
+ * @largest_free: out: the largest buffer it could hand out now, in bytes
+ *                (a system heap builds buffers from scattered pages, so
+ *                for it this equals @free)
+ */
+struct accmap_heap_info {
+	__u32 heap;
+	__u32 pad;
+	char name[ACCMAP_HEAP_NAME_LEN];
+	__u64 total;
+	__u64 used;
+	__u64 free;
+	__u64 largest_free;
+};
+
+#define ACCMAP_POOL_MAX_ORDERS	4
+
+/**
+ * struct accmap_pool_order - one free list of the page pool
+ * @order:  page order of the list (0: 4 KiB, 4: 64 KiB, 9: 2 MiB with
+ *          4 KiB pages)
+ * @pad:    always 0
+ * @zeroed: blocks zeroed and ready to hand out
+ * @dirty:  blocks freed and waiting to be zeroed
+ */
+struct accmap_pool_order {
+	__u32 order;
+	__u32 pad;
+	__u64 zeroed;
+	__u64 dirty;
+};
+
+/**
+ * struct accmap_pool_info - ACCMAP_IOC_QUERY_POOL argument
+ * @norders: out: entries used in @orders
+ * @pad:     must be 0
+ * @orders:  out: the free lists, smallest order first
+ * @cap:     out: most bytes the pool keeps
+ * @pooled:  out: bytes in the pool now, zeroed or dirty
+ * @hits:    out: blocks handed out from the pool
+ * @misses:  out: blocks that had to come from the page allocator
+ * @shrunk:  out: bytes given back to the system under memory pressure
+ */
+struct accmap_pool_info {
+	__u32 norders;
+	__u32 pad;
+	struct accmap_pool_order orders[ACCMAP_POOL_MAX_ORDERS];
+	__u64 cap;
+	__u64 pooled;
+	__u64 hits;
+	__u64 misses;
+	__u64 shrunk;
 };
 
 #define ACCMAP_IOC_CREATE	_IOWR(ACCMAP_IOCTL_MAGIC, 0x00, struct accmap_create)
@@ -131,5 +278,11 @@ struct accmap_info {
 #define ACCMAP_IOC_FREE		_IOW(ACCMAP_IOCTL_MAGIC, 0x02, struct accmap_free)
 #define ACCMAP_IOC_GET_FD	_IOWR(ACCMAP_IOCTL_MAGIC, 0x03, struct accmap_get_fd)
 #define ACCMAP_IOC_INFO		_IOWR(ACCMAP_IOCTL_MAGIC, 0x04, struct accmap_info)
+#define ACCMAP_IOC_FROM_FD	_IOWR(ACCMAP_IOCTL_MAGIC, 0x05, struct accmap_from_fd)
+#define ACCMAP_IOC_WRITE	_IOWR(ACCMAP_IOCTL_MAGIC, 0x06, struct accmap_rw)
+#define ACCMAP_IOC_READ		_IOWR(ACCMAP_IOCTL_MAGIC, 0x07, struct accmap_rw)
+#define ACCMAP_IOC_SET_TAG_LABEL _IOW(ACCMAP_IOCTL_MAGIC, 0x08, struct accmap_tag_label)
+#define ACCMAP_IOC_QUERY_HEAP	_IOWR(ACCMAP_IOCTL_MAGIC, 0x09, struct accmap_heap_info)
+#define ACCMAP_IOC_QUERY_POOL	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0a, struct accmap_pool_info)
 
 #endif /* _UAPI_LINUX_ACCMAP_H */

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: clients, one per open file of /dev/accmap, and their handle
+ * references.
+ */
+
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "accmap.h"
+
+/**
+ * accmap_client_create() - create the client of a newly opened file
+ * @adev: the device
+ *
+ * Return: the client, listed in @adev, or NULL if out of memory.
+ */
+struct accmap_client *accmap_client_create(struct accmap_device *adev)
+{
+	struct accmap_client *client;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	if (!client)
+		return NULL;
+
+	client->adev = adev;
+	client->pid = task_tgid_nr(current);
+	get_task_comm(client->comm, current);
+	mutex_init(&client->lock);
+	accmap_htable_init(&client->handles);
+
+	mutex_lock(&adev->clients_lock);
+	list_add_tail(&client->node, &adev->clients);
+	mutex_unlock(&adev->clients_lock);
+	return client;
+}
+
+/**
+ * accmap_client_destroy() - drop everything a client holds and free it
+ * @client: the client of a file being released
+ */
+void accmap_client_destroy(struct accmap_client *client)
+{
+	struct accmap_device *adev = client->adev;
+	struct accmap_href *ref;
+
+	mutex_lock(&adev->clients_lock);
+	list_del(&client->node);
+	mutex_unlock(&adev->clients_lock);
+
+	/* Off the list and its file gone: nobody else can reach the table. */
+	while ((ref = accmap_htable_first(&client->handles))) {
+		accmap_htable_erase(&client->handles, ref);
+		atomic_dec(&ref->handle->hrefs);
+		accmap_handle_put(ref->handle);
+		kfree(ref);
+		cond_resched();
+	}
+	mutex_destroy(&client->lock);
+	kfree(client);
+}
+
+/**
+ * accmap_client_get_handle() - look up a handle by id
+ * @client: the client
+ * @id: the id
+ *
+ * Return: the handle with a reference for the caller, or NULL if @client
+ * has no handle with that id.
+ */
+struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
+					       u32 id)
+{
+	struct accmap_handle *handle = NULL;
+	struct accmap_href *ref;
+
+	mutex_lock(&client->lock);
+	ref = accmap_htable_lookup(&client->handles, id);
+	if (ref) {
+		handle = ref->handle;
+		accmap_handle_get(handle);
+	}
+	mutex_unlock(&client->lock);
+	return handle;
+}
+
+/**
+ * accmap_client_add_handle() - give a client a new reference to a handle
+ * @client: the client
+ * @handle: the handle; the new reference takes one handle reference of
+ *          its own
+ * @id: set to the new reference's id
+ *
+ * Return: 0, -ENOMEM, or -ENOSPC if the client's id space is full.
+ */
+int accmap_client_add_handle(struct accmap_client *client,
+			     struct accmap_handle *handle, u32 *id)
+{
+	struct accmap_href *ref;
+	int ret;
+
+	ref = kzalloc(sizeof(*ref), GFP_KERNEL_ACCOUNT);
+	if (!ref)
+		return -ENOMEM;
+	ref->handle = handle;
+
+	mutex_lock(&client->lock);
+	ret = accmap_htable_insert(&client->handles, ref);
+	if (!ret) {
+		accmap_handle_get(handle);
+		atomic_inc(&handle->hrefs);
+		*id = ref->id;
+	}
+	mutex_unlock(&client->lock);
+
+	if (ret)
+		kfree(ref);
+	return ret;
+}
+
+/**
+ * accmap_client_remove_handle() - drop a client's reference by id
+ * @client: the client
+ * @id: the id; it is stale from now on
+ *
+ * Return: 0, or -ENOENT if @client has no handle with that id.
+ */
+int accmap_client_remove_handle(struct accmap_client *client, u32 id)
+{
+	struct accmap_href *ref;
+
+	mutex_lock(&client->lock);
+	ref = accmap_htable_lookup(&client->handles, id);
+	if (ref)
+		accmap_htable_erase(&client->handles, ref);
+	mutex_unlock(&client->lock);
+	if (!ref)
+		return -ENOENT;
+
+	atomic_dec(&ref->handle->hrefs);
+	accmap_handle_put(ref->handle);
+	kfree(ref);
+	return 0;
+}

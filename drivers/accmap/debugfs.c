@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: debugfs files and fdinfo.
+ *
+ * Every file is a tab-separated table with a header line, easy to read
+ * and easy to parse:
+ *   clients      pid, comm, handles, then bytes per heap
+ *   allocations  one line per client handle reference
+ *   orphans      buffers no client holds, kept alive by a dma-buf or a
+ *                mapping, with the process that created them
+ *   heaps        per heap: total, used, free, largest free block
+ *   tags         per tag in use or named: label, buffers, bytes
+ */
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "accmap.h"
+
+static void accmap_show_heap_header(struct seq_file *m,
+				    struct accmap_device *adev)
+{
+	unsigned int id;
+
+	for (id = 0; id < ACCMAP_HEAP_MAX; id++)
+		if (adev->heaps[id])
+			seq_printf(m, "\t%s", adev->heaps[id]->name);
+	seq_putc(m, '\n');
+}
+
+/* Sum a client's bytes per heap; caller holds client->lock. */
+static void accmap_client_bytes(struct accmap_client *client, u64 *bytes)
+{
+	struct rb_node *node;
+
+	for (node = rb_first(&client->handles.root); node; node = rb_next(node)) {
+		struct accmap_href *ref = rb_entry(node, struct accmap_href, node);
+		struct accmap_handle *handle = ref->handle;
+
+		mutex_lock(&handle->lock);
+		if (handle->heap)
+			bytes[handle->heap->id] += handle->size;
+		mutex_unlock(&handle->lock);
+	}
+}
+
+static int clients_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_client *client;
+	unsigned int id;
+	u64 *bytes;
+
+	bytes = kcalloc(ACCMAP_HEAP_MAX, sizeof(*bytes), GFP_KERNEL);
+	if (!bytes)
+		return -ENOMEM;
+
+	seq_puts(m, "pid\tcomm\thandles");
+	accmap_show_heap_header(m, adev);
+
+	mutex_lock(&adev->clients_lock);
+	list_for_each_entry(client, &adev->clients, node) {
+		memset(bytes, 0, ACCMAP_HEAP_MAX * sizeof(*bytes));
+		mutex_lock(&client->lock);
+		accmap_client_bytes(client, bytes);
+		seq_printf(m, "%d\t%s\t%u", client->pid, client->comm,
+			   client->handles.count);
+		mutex_unlock(&client->lock);
+		for (id = 0; id < ACCMAP_HEAP_MAX; id++)
+			if (adev->heaps[id])
+				seq_printf(m, "\t%llu", bytes[id]);
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&adev->clients_lock);
+
+	kfree(bytes);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(clients);
+
+static const char *accmap_flags_name(u32 flags)
+{
+	return flags & ACCMAP_ALLOC_WRITECOMBINE ? "wc" : "cached";
+}
+
+static unsigned int accmap_handle_exports(struct accmap_handle *handle)
+{
+	unsigned int mode, n = 0;
+
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (handle->dmabuf[mode])
+			n++;
+	return n;
+}
+
+static int allocations_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_client *client;
+	char label[ACCMAP_LABEL_LEN];
+	struct rb_node *node;
+
+	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\n");
+
+	mutex_lock(&adev->clients_lock);
+	list_for_each_entry(client, &adev->clients, node) {
+		mutex_lock(&client->lock);
+		for (node = rb_first(&client->handles.root); node;
+		     node = rb_next(node)) {
+			struct accmap_href *ref = rb_entry(node, struct accmap_href, node);
+			struct accmap_handle *h = ref->handle;
+
+			mutex_lock(&h->lock);
+			accmap_tag_get_label(adev, h->tag, label);
+			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\n",
+				   client->pid, client->comm, ref->id, h->size,
+				   h->heap ? h->heap->name : "-",
+				   h->heap ? accmap_flags_name(h->flags) : "-",
+				   h->tag, label[0] ? label : "-",
+				   atomic_read(&h->maps), atomic_read(&h->nattach),
+				   accmap_handle_exports(h));
+			mutex_unlock(&h->lock);
+		}
+		mutex_unlock(&client->lock);
+	}
+	mutex_unlock(&adev->clients_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(allocations);
+
+static int orphans_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	char label[ACCMAP_LABEL_LEN];
+	struct accmap_handle *h;
+
+	seq_puts(m, "size\theap\ttag\tlabel\texports\tmaps\tattachments\tcreator_pid\tcreator_comm\n");
+
+	/*
+	 * A handle whose last reference is going away is still listed
+	 * until its release takes handles_lock, which we hold: its memory
+	 * stays valid while we look.
+	 */
+	mutex_lock(&adev->handles_lock);
+	list_for_each_entry(h, &adev->handles, node) {
+		if (atomic_read(&h->hrefs) || !kref_read(&h->ref))
+			continue;
+		mutex_lock(&h->lock);
+		accmap_tag_get_label(adev, h->tag, label);
+		seq_printf(m, "%llu\t%s\t%u\t%s\t%u\t%d\t%d\t%d\t%s\n",
+			   h->size, h->heap ? h->heap->name : "-", h->tag,
+			   label[0] ? label : "-", accmap_handle_exports(h),
+			   atomic_read(&h->maps), atomic_read(&h->nattach),
+			   h->creator_pid, h->creator_comm);
+		mutex_unlock(&h->lock);
+	}
+	mutex_unlock(&adev->handles_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(orphans);
+
+static int heaps_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_heap_info info;
+	unsigned int id;
+
+	seq_puts(m, "id\tname\ttotal\tused\tfree\tlargest_free\n");
+	for (id = 0; id < ACCMAP_HEAP_MAX; id++) {
+		if (!adev->heaps[id])
+			continue;
+		memset(&info, 0, sizeof(info));
+		accmap_heap_query(adev->heaps[id], &info);
+		seq_printf(m, "%u\t%s\t%llu\t%llu\t%llu\t%llu\n", id, info.name,
+			   info.total, info.used, info.free, info.largest_free);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(heaps);
+
+struct accmap_tag_use {
+	u64 buffers;
+	u64 bytes;
+};
+
+static int tags_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	char label[ACCMAP_LABEL_LEN];
+	struct accmap_tag_use *use;
+	struct accmap_handle *h;
+	unsigned int tag;
+
+	use = kvcalloc(U16_MAX + 1, sizeof(*use), GFP_KERNEL);
+	if (!use)
+		return -ENOMEM;
+
+	mutex_lock(&adev->handles_lock);
+	list_for_each_entry(h, &adev->handles, node) {
+		mutex_lock(&h->lock);
+		if (h->heap) {
+			use[h->tag].buffers++;
+			use[h->tag].bytes += h->size;
+		}
+		mutex_unlock(&h->lock);
+	}
+	mutex_unlock(&adev->handles_lock);
+
+	seq_puts(m, "tag\tlabel\tbuffers\tbytes\n");
+	for (tag = 0; tag <= U16_MAX; tag++) {
+		accmap_tag_get_label(adev, tag, label);
+		if (!use[tag].buffers && !label[0])
+			continue;
+		seq_printf(m, "%u\t%s\t%llu\t%llu\n", tag, label[0] ? label : "-",
+			   use[tag].buffers, use[tag].bytes);
+	}
+	kvfree(use);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tags);
+
+/**
+ * accmap_debugfs_init() - create accmap's debugfs directory and files
+ * @adev: the device
+ *
+ * Failure to create them is not an error: the driver works without.
+ */
+void accmap_debugfs_init(struct accmap_device *adev)
+{
+	adev->debugfs = debugfs_create_dir("accmap", NULL);
+	debugfs_create_file("clients", 0444, adev->debugfs, adev, &clients_fops);
+	debugfs_create_file("allocations", 0444, adev->debugfs, adev,
+			    &allocations_fops);
+	debugfs_create_file("orphans", 0444, adev->debugfs, adev, &orphans_fops);
+	debugfs_create_file("heaps", 0444, adev->debugfs, adev, &heaps_fops);
+	debugfs_create_file("tags", 0444, adev->debugfs, adev, &tags_fops);
+}
+
+/**
+ * accmap_debugfs_fini() - remove accmap's debugfs directory
+ * @adev: the device
+ */
+void accmap_debugfs_fini(struct accmap_device *adev)
+{
+	debugfs_remove_recursive(adev->debugfs);
+}
+
+/**
+ * accmap_client_show_fdinfo() - the fdinfo of an open /dev/accmap
+ * @m: the fdinfo file
+ * @file: the client's file
+ *
+ * Shows the client's handle count and its bytes per heap, counting every
+ * handle reference (a buffer imported twice counts twice).
+ */
+void accmap_client_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct accmap_client *client = file->private_data;
+	struct accmap_device *adev = client->adev;
+	u64 bytes[ACCMAP_HEAP_MAX] = {};
+	unsigned int id;
+	u32 count;
+
+	mutex_lock(&client->lock);
+	accmap_client_bytes(client, bytes);
+	count = client->handles.count;
+	mutex_unlock(&client->lock);
+
+	seq_printf(m, "accmap-handles:\t%u\n", count);
+	for (id = 0; id < ACCMAP_HEAP_MAX; id++)
+		if (adev->heaps[id])
+			seq_printf(m, "accmap-heap-%s:\t%llu bytes\n",
+				   adev->heaps[id]->name, bytes[id]);
+}
