@@ -20,6 +20,7 @@
 
 struct accmap_heap;
 struct accmap_handle;
+struct accmap_pool;
 struct dma_buf;
 struct file;
 struct page;
@@ -31,6 +32,8 @@ struct seq_file;
  * @dev: the device used for DMA mapping and cache maintenance
  * @heaps: heaps by heap id; NULL where no heap has that id; set at load
  * @heap_mask: bit (1 << id) set for every heap in @heaps
+ * @pool: the system heap's page pool, created and destroyed with that
+ *        heap (accmap_system_heap_create()); NULL without a system heap
  * @clients_lock: protects @clients
  * @clients: every open client (struct accmap_client.node)
  * @handles_lock: protects @handles
@@ -45,6 +48,7 @@ struct accmap_device {
 	struct device *dev;
 	struct accmap_heap *heaps[ACCMAP_HEAP_MAX];
 	u32 heap_mask;
+	struct accmap_pool *pool;
 
 	struct mutex clients_lock;
 	struct list_head clients;
@@ -221,6 +225,7 @@ void accmap_handle_put(struct accmap_handle *handle);
 /* heap.c */
 int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap);
 void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info);
+void accmap_get_comm(char *comm);
 
 /* client.c */
 struct accmap_client *accmap_client_create(struct accmap_device *adev);
@@ -254,6 +259,20 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode);
 int accmap_dmabuf_mmap(struct accmap_handle *handle,
 		       struct vm_area_struct *vma);
+
+/* pool.c */
+struct accmap_pool *accmap_pool_create(u64 cap);
+int accmap_pool_register_shrinker(struct accmap_pool *pool);
+unsigned long accmap_pool_destroy(struct accmap_pool *pool);
+struct page *accmap_pool_alloc(struct accmap_pool *pool,
+			       unsigned long max_pages,
+			       unsigned long *no_alloc, unsigned int *order);
+void accmap_pool_free(struct accmap_pool *pool, struct page *page);
+unsigned long accmap_pool_shrink(struct accmap_pool *pool,
+				 unsigned long nr_pages);
+int accmap_pool_drain_dirty(struct accmap_pool *pool);
+void accmap_pool_get_info(struct accmap_pool *pool,
+			  struct accmap_pool_info *info);
 
 /* heap_system.c */
 struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev);

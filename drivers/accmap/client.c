@@ -25,7 +25,7 @@ struct accmap_client *accmap_client_create(struct accmap_device *adev)
 
 	client->adev = adev;
 	client->pid = task_tgid_nr(current);
-	get_task_comm(client->comm, current);
+	accmap_get_comm(client->comm);
 	mutex_init(&client->lock);
 	accmap_htable_init(&client->handles);
 

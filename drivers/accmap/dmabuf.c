@@ -207,7 +207,11 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 {
 	unsigned long pages = vma_pages(vma);
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: a shared mapping of a read-only file
+	 * has VM_SHARED cleared by mmap, and is still not copy-on-write.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (vma->vm_pgoff >= handle->npages ||
 	    pages > handle->npages - vma->vm_pgoff)

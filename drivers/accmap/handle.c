@@ -38,7 +38,7 @@ struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
 	atomic_set(&handle->maps, 0);
 	atomic_set(&handle->nattach, 0);
 	handle->creator_pid = task_tgid_nr(current);
-	get_task_comm(handle->creator_comm, current);
+	accmap_get_comm(handle->creator_comm);
 
 	mutex_lock(&adev->handles_lock);
 	list_add_tail(&handle->node, &adev->handles);

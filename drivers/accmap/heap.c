@@ -5,6 +5,7 @@
 
 #include <linux/bits.h>
 #include <linux/errno.h>
+#include <linux/sched.h>
 #include <linux/string.h>
 
 #include "accmap.h"
@@ -39,4 +40,21 @@ void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info)
 	if (heap->ops->query)
 		heap->ops->query(heap, info);
 	info->used = atomic64_read(&heap->used);
+}
+
+/**
+ * accmap_get_comm() - the current task's name, safe for debugfs tables
+ * @comm: TASK_COMM_LEN bytes
+ *
+ * A task may name itself with tabs or newlines; debugfs files are
+ * tab-separated lines, so anything but printable ASCII becomes '?'.
+ */
+void accmap_get_comm(char *comm)
+{
+	char *c;
+
+	__get_task_comm(comm, TASK_COMM_LEN, current);
+	for (c = comm; *c; c++)
+		if (*c < 0x20 || *c > 0x7e || *c == ' ')
+			*c = '?';
 }

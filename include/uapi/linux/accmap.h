@@ -238,15 +238,17 @@ struct accmap_heap_info {
 
 /**
  * struct accmap_pool_order - one free list of the page pool
- * @order:  page order of the list (0: 4 KiB, 4: 64 KiB, 9: 2 MiB with
- *          4 KiB pages)
- * @pad:    always 0
- * @zeroed: blocks zeroed and ready to hand out
- * @dirty:  blocks freed and waiting to be zeroed
+ * @order:      page order of the list (0: 4 KiB, 4: 64 KiB, 9: 2 MiB with
+ *              4 KiB pages)
+ * @pad:        always 0
+ * @block_size: bytes per block of this list
+ * @zeroed:     blocks zeroed and ready to hand out
+ * @dirty:      blocks freed and waiting to be zeroed
  */
 struct accmap_pool_order {
 	__u32 order;
 	__u32 pad;
+	__u64 block_size;
 	__u64 zeroed;
 	__u64 dirty;
 };
@@ -255,22 +257,22 @@ struct accmap_pool_order {
  * struct accmap_pool_info - ACCMAP_IOC_QUERY_POOL argument
  * @norders: out: entries used in @orders
  * @pad:     must be 0
- * @orders:  out: the free lists, smallest order first
  * @cap:     out: most bytes the pool keeps
  * @pooled:  out: bytes in the pool now, zeroed or dirty
  * @hits:    out: blocks handed out from the pool
  * @misses:  out: blocks that had to come from the page allocator
  * @shrunk:  out: bytes given back to the system under memory pressure
+ * @orders:  out: the free lists, smallest order first
  */
 struct accmap_pool_info {
 	__u32 norders;
 	__u32 pad;
-	struct accmap_pool_order orders[ACCMAP_POOL_MAX_ORDERS];
 	__u64 cap;
 	__u64 pooled;
 	__u64 hits;
 	__u64 misses;
 	__u64 shrunk;
+	struct accmap_pool_order orders[ACCMAP_POOL_MAX_ORDERS];
 };
 
 #define ACCMAP_IOC_CREATE	_IOWR(ACCMAP_IOCTL_MAGIC, 0x00, struct accmap_create)

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libaccmap: a small C library over the ioctls of /dev/accmap.
+ *
+ * Every function returns 0 on success or a negative errno value on failure;
+ * errno is not part of the interface (it may be changed by any call).
+ * Interrupted ioctls (EINTR) are retried inside the library.  The library
+ * keeps no state: every call takes the file descriptor of an open
+ * /dev/accmap, and any number of threads may call it at once.
+ *
+ * The ioctl argument structures and the ACCMAP_* constants come from the
+ * kernel's uapi header <linux/accmap.h>; the errno values each ioctl can
+ * return are listed in Documentation/userspace-api/accmap.rst.
+ */
+#ifndef LIBACCMAP_ACCMAP_H
+#define LIBACCMAP_ACCMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/accmap.h>
+#include <linux/dma-buf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The device node accmap_open() opens. */
+#define ACCMAP_DEVICE_PATH	"/dev/accmap"
+
+/**
+ * accmap_open() - open the accmap device
+ * @fd: set to the new file descriptor on success
+ *
+ * Opens ACCMAP_DEVICE_PATH read-write with O_CLOEXEC.  Each open file is one
+ * accmap client with its own handle ids; closing it drops every handle
+ * reference the client still holds.
+ *
+ * Return: 0, or the negative errno of open(2) (-ENOENT when the module is
+ * not loaded, -EACCES without permission on the node).
+ */
+int accmap_open(int *fd);
+
+/**
+ * accmap_open_path() - open an accmap device node by path
+ * @path: the device node, for instance ACCMAP_DEVICE_PATH
+ * @fd: set to the new file descriptor on success
+ *
+ * As accmap_open(), for a device node that is not at the default path.
+ *
+ * Return: 0, -EINVAL if @path or @fd is NULL, or the negative errno of
+ * open(2).
+ */
+int accmap_open_path(const char *path, int *fd);
+
+/**
+ * accmap_close() - close an accmap device file descriptor
+ * @fd: the file descriptor from accmap_open()
+ *
+ * Dropping the client releases every handle reference it held; buffers
+ * that are still exported or mapped live on until those go too.  EINTR
+ * from close(2) counts as success: Linux has closed the descriptor then.
+ *
+ * Return: 0, or the negative errno of close(2).
+ */
+int accmap_close(int fd);
+
+/**
+ * accmap_create() - create a handle without memory (ACCMAP_IOC_CREATE)
+ * @fd: accmap device file descriptor
+ * @size: size in bytes; the kernel rounds it up to whole pages
+ * @id: set to the new handle id (never 0) on success
+ *
+ * Return: 0, -EINVAL if @id is NULL, or the ioctl's negative errno.
+ */
+int accmap_create(int fd, uint64_t size, uint32_t *id);
+
+/**
+ * accmap_alloc() - give a handle its memory (ACCMAP_IOC_ALLOC)
+ * @fd: accmap device file descriptor
+ * @id: handle id from accmap_create()
+ * @heap_mask: heaps the memory may come from, bit (1 << heap id) for each;
+ *             the lowest-numbered heap that has the memory is used
+ * @flags: ACCMAP_ALLOC_* flags (0: cached)
+ * @align: alignment in bytes: 0 (page) or a power of two up to
+ *         ACCMAP_ALLOC_MAX_ALIGN
+ * @tag: accounting tag (0: untagged)
+ * @heap: if not NULL, set to the heap id the memory came from on success
+ *
+ * Return: 0, or the ioctl's negative errno.
+ */
+int accmap_alloc(int fd, uint32_t id, uint32_t heap_mask, uint32_t flags,
+		 uint32_t align, uint16_t tag, uint32_t *heap);
+
+/**
+ * accmap_alloc_buffer() - create a handle and allocate its memory
+ * @fd: accmap device file descriptor
+ * @size: size in bytes, rounded up to whole pages
+ * @heap_mask: heaps the memory may come from, as for accmap_alloc()
+ * @flags: ACCMAP_ALLOC_* flags
+ * @tag: accounting tag (0: untagged)
+ * @id: set to the new handle id on success
+ *
+ * accmap_create() followed by accmap_alloc() with page alignment.  If the
+ * allocation fails, the handle is freed again and @id is left untouched.
+ * accmap_info() tells which heap was used.
+ *
+ * Return: 0, -EINVAL if @id is NULL, or the negative errno of the ioctl
+ * that failed.
+ */
+int accmap_alloc_buffer(int fd, uint64_t size, uint32_t heap_mask,
+			uint32_t flags, uint16_t tag, uint32_t *id);
+
+/**
+ * accmap_free() - drop this client's reference to a handle (ACCMAP_IOC_FREE)
+ * @fd: accmap device file descriptor
+ * @id: handle id
+ *
+ * The id is invalid afterwards.  The memory goes when the last handle
+ * reference, dma-buf and CPU mapping of the buffer are gone.
+ *
+ * Return: 0, or the ioctl's negative errno (-ENOENT for an unknown id).
+ */
+int accmap_free(int fd, uint32_t id);
+
+/**
+ * accmap_get_fd() - export a buffer as a dma-buf (ACCMAP_IOC_GET_FD)
+ * @fd: accmap device file descriptor
+ * @id: handle id of a handle that has memory
+ * @fd_flags: O_RDWR or O_RDONLY, optionally with O_CLOEXEC
+ * @dmabuf_fd: set to the new dma-buf file descriptor on success
+ *
+ * The dma-buf fd can be mapped with accmap_map(), passed to other drivers
+ * and processes, and imported again with accmap_from_fd().  The caller
+ * closes it with close(2).
+ *
+ * Return: 0, -EINVAL if @dmabuf_fd is NULL, or the ioctl's negative errno.
+ */
+int accmap_get_fd(int fd, uint32_t id, uint32_t fd_flags, int *dmabuf_fd);
+
+/**
+ * accmap_from_fd() - import an accmap dma-buf (ACCMAP_IOC_FROM_FD)
+ * @fd: accmap device file descriptor
+ * @dmabuf_fd: a dma-buf file descriptor exported by accmap, possibly by
+ *             another process
+ * @id: set to a new handle id in this client for the same buffer
+ *
+ * The new id holds its own handle reference: drop it with accmap_free().
+ * @dmabuf_fd stays open and owned by the caller.
+ *
+ * Return: 0, -EINVAL if @id is NULL, or the ioctl's negative errno
+ * (-EBADF for a closed fd, -EINVAL for a file that is not a dma-buf,
+ * -EXDEV for a dma-buf of another exporter or another accmap device).
+ */
+int accmap_from_fd(int fd, int dmabuf_fd, uint32_t *id);
+
+/**
+ * accmap_info() - describe a handle (ACCMAP_IOC_INFO)
+ * @fd: accmap device file descriptor
+ * @id: handle id
+ * @info: filled in on success
+ *
+ * @info is cleared and its @id set before the call.  The structure is the
+ * one of the <linux/accmap.h> this library was built with; a kernel that
+ * knows an older, shorter version leaves the fields it does not know at 0.
+ *
+ * Return: 0, -EINVAL if @info is NULL, or the ioctl's negative errno.
+ */
+int accmap_info(int fd, uint32_t id, struct accmap_info *info);
+
+/**
+ * accmap_write() - copy bytes into a buffer (ACCMAP_IOC_WRITE)
+ * @fd: accmap device file descriptor
+ * @id: handle id of a handle that has memory
+ * @offset: byte offset in the buffer
+ * @src: the bytes to copy
+ * @len: number of bytes, at least 1
+ *
+ * One contiguous copy, without mapping the buffer.  The kernel does the
+ * cache maintenance the buffer's memory type needs.
+ *
+ * Return: 0 once all @len bytes are copied, or the ioctl's negative errno
+ * (-EINVAL when @len is 0, -ERANGE when the range is not inside the
+ * buffer, -ENODATA when the handle has no memory yet).
+ */
+int accmap_write(int fd, uint32_t id, uint64_t offset, const void *src,
+		 size_t len);
+
+/**
+ * accmap_read() - copy bytes out of a buffer (ACCMAP_IOC_READ)
+ * @fd: accmap device file descriptor
+ * @id: handle id of a handle that has memory
+ * @offset: byte offset in the buffer
+ * @dst: where to put the bytes
+ * @len: number of bytes, at least 1
+ *
+ * Return: 0 once all @len bytes are copied, or the ioctl's negative errno
+ * (-EINVAL when @len is 0, -ERANGE when the range is not inside the
+ * buffer, -ENODATA when the handle has no memory yet).
+ */
+int accmap_read(int fd, uint32_t id, uint64_t offset, void *dst, size_t len);
+
+/**
+ * accmap_write_strided() - strided copy into a buffer (ACCMAP_IOC_WRITE)
+ * @fd: accmap device file descriptor
+ * @rw: the full request; its @bytes is set to the bytes copied
+ *
+ * Copies @rw->count elements of @rw->elem_size bytes from user memory at
+ * @rw->addr (stepping @rw->user_stride) into the buffer at @rw->offset
+ * (stepping @rw->handle_stride).  @rw is passed to the kernel as it is.
+ *
+ * Return: 0, -EINVAL if @rw is NULL, or the ioctl's negative errno.
+ */
+int accmap_write_strided(int fd, struct accmap_rw *rw);
+
+/**
+ * accmap_read_strided() - strided copy out of a buffer (ACCMAP_IOC_READ)
+ * @fd: accmap device file descriptor
+ * @rw: the full request; its @bytes is set to the bytes copied
+ *
+ * As accmap_write_strided(), from the buffer into user memory at
+ * @rw->addr.
+ *
+ * Return: 0, -EINVAL if @rw is NULL, or the ioctl's negative errno.
+ */
+int accmap_read_strided(int fd, struct accmap_rw *rw);
+
+/**
+ * accmap_set_tag_label() - name an accounting tag (ACCMAP_IOC_SET_TAG_LABEL)
+ * @fd: accmap device file descriptor
+ * @tag: the tag
+ * @label: printable ASCII, at most ACCMAP_LABEL_LEN - 1 characters; ""
+ *         removes the tag's name
+ *
+ * Tag names are shared by all clients of the device and show in debugfs.
+ *
+ * Return: 0, -EINVAL if @label is NULL, -ENAMETOOLONG (without calling the
+ * kernel) if @label has ACCMAP_LABEL_LEN characters or more, or the ioctl's
+ * negative errno (-EINVAL for characters that are not printable ASCII).
+ */
+int accmap_set_tag_label(int fd, uint16_t tag, const char *label);
+
+/**
+ * accmap_query_heap() - usage of one heap (ACCMAP_IOC_QUERY_HEAP)
+ * @fd: accmap device file descriptor
+ * @heap: heap id, below ACCMAP_HEAP_MAX
+ * @info: filled in on success
+ *
+ * @info is cleared and its @heap set before the call.
+ *
+ * Return: 0, -EINVAL if @info is NULL, or the ioctl's negative errno
+ * (-ENODEV when there is no heap with that id).
+ */
+int accmap_query_heap(int fd, uint32_t heap, struct accmap_heap_info *info);
+
+/**
+ * accmap_query_pool() - state of the page pool (ACCMAP_IOC_QUERY_POOL)
+ * @fd: accmap device file descriptor
+ * @info: filled in on success; @info->norders entries of @info->orders
+ *        are valid
+ *
+ * @info is cleared before the call.  A block of order n is
+ * (page size << n) bytes.
+ *
+ * Return: 0, -EINVAL if @info is NULL, or the ioctl's negative errno.
+ */
+int accmap_query_pool(int fd, struct accmap_pool_info *info);
+
+/**
+ * accmap_map() - map a dma-buf into this process
+ * @dmabuf_fd: dma-buf file descriptor, for instance from accmap_get_fd()
+ * @size: bytes to map from the start of the buffer
+ * @prot: PROT_READ, optionally with PROT_WRITE (needs an O_RDWR dma-buf)
+ * @addr: set to the address of the shared mapping on success
+ *
+ * CPU access through the mapping is bracketed with accmap_sync().
+ *
+ * Return: 0, -EINVAL if @addr is NULL, or the negative errno of mmap(2).
+ */
+int accmap_map(int dmabuf_fd, size_t size, int prot, void **addr);
+
+/**
+ * accmap_unmap() - undo accmap_map()
+ * @addr: the address accmap_map() returned
+ * @size: the size given to accmap_map()
+ *
+ * Return: 0, or the negative errno of munmap(2).
+ */
+int accmap_unmap(void *addr, size_t size);
+
+/**
+ * accmap_sync() - begin or end CPU access to a mapped dma-buf
+ * @dmabuf_fd: dma-buf file descriptor
+ * @flags: DMA_BUF_SYNC_START or DMA_BUF_SYNC_END, with DMA_BUF_SYNC_READ,
+ *         DMA_BUF_SYNC_WRITE or DMA_BUF_SYNC_RW
+ *
+ * Issues DMA_BUF_IOCTL_SYNC, which does the cache maintenance for CPU
+ * access.  The dma-buf documentation says the ioctl must be restarted on
+ * EINTR and EAGAIN; this function does so.
+ *
+ * Return: 0, or the ioctl's negative errno.
+ */
+int accmap_sync(int dmabuf_fd, uint64_t flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBACCMAP_ACCMAP_H */

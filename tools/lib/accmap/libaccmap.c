@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libaccmap: thin wrappers over the /dev/accmap ioctls.
+ *
+ * Each wrapper fills a zeroed argument structure (so padding and reserved
+ * fields are 0, as the kernel requires), issues the ioctl, retries it on
+ * EINTR, and turns failure into a negative errno.  See accmap.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "accmap.h"
+
+/* errno as a negative return value; never 0, even if errno was not set. */
+static int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+/* ioctl(2), restarted while it fails with EINTR; 0 or -errno. */
+static int accmap_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, cmd, arg);
+	} while (ret == -1 && errno == EINTR);
+
+	return ret == -1 ? neg_errno() : 0;
+}
+
+int accmap_open_path(const char *path, int *fd)
+{
+	int ret;
+
+	if (!path || !fd)
+		return -EINVAL;
+
+	do {
+		ret = open(path, O_RDWR | O_CLOEXEC);
+	} while (ret == -1 && errno == EINTR);
+	if (ret == -1)
+		return neg_errno();
+
+	*fd = ret;
+	return 0;
+}
+
+int accmap_open(int *fd)
+{
+	return accmap_open_path(ACCMAP_DEVICE_PATH, fd);
+}
+
+int accmap_close(int fd)
+{
+	if (close(fd) == -1 && errno != EINTR)
+		return neg_errno();
+	return 0;
+}
+
+int accmap_create(int fd, uint64_t size, uint32_t *id)
+{
+	struct accmap_create arg;
+	int ret;
+
+	if (!id)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = size;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_CREATE, &arg);
+	if (ret)
+		return ret;
+
+	*id = arg.id;
+	return 0;
+}
+
+int accmap_alloc(int fd, uint32_t id, uint32_t heap_mask, uint32_t flags,
+		 uint32_t align, uint16_t tag, uint32_t *heap)
+{
+	struct accmap_alloc arg;
+	int ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.id = id;
+	arg.heap_mask = heap_mask;
+	arg.flags = flags;
+	arg.align = align;
+	arg.tag = tag;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_ALLOC, &arg);
+	if (ret)
+		return ret;
+
+	if (heap)
+		*heap = arg.heap;
+	return 0;
+}
+
+int accmap_alloc_buffer(int fd, uint64_t size, uint32_t heap_mask,
+			uint32_t flags, uint16_t tag, uint32_t *id)
+{
+	uint32_t new_id;
+	int ret;
+
+	if (!id)
+		return -EINVAL;
+
+	ret = accmap_create(fd, size, &new_id);
+	if (ret)
+		return ret;
+
+	ret = accmap_alloc(fd, new_id, heap_mask, flags, 0, tag, NULL);
+	if (ret) {
+		/* The allocation's error is the one that matters. */
+		accmap_free(fd, new_id);
+		return ret;
+	}
+
+	*id = new_id;
+	return 0;
+}
+
+int accmap_free(int fd, uint32_t id)
+{
+	struct accmap_free arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.id = id;
+	return accmap_ioctl(fd, ACCMAP_IOC_FREE, &arg);
+}
+
+int accmap_get_fd(int fd, uint32_t id, uint32_t fd_flags, int *dmabuf_fd)
+{
+	struct accmap_get_fd arg;
+	int ret;
+
+	if (!dmabuf_fd)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.id = id;
+	arg.fd_flags = fd_flags;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_GET_FD, &arg);
+	if (ret)
+		return ret;
+
+	*dmabuf_fd = arg.fd;
+	return 0;
+}
+
+int accmap_from_fd(int fd, int dmabuf_fd, uint32_t *id)
+{
+	struct accmap_from_fd arg;
+	int ret;
+
+	if (!id)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.fd = dmabuf_fd;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_FROM_FD, &arg);
+	if (ret)
+		return ret;
+
+	*id = arg.id;
+	return 0;
+}
+
+int accmap_info(int fd, uint32_t id, struct accmap_info *info)
+{
+	if (!info)
+		return -EINVAL;
+
+	memset(info, 0, sizeof(*info));
+	info->id = id;
+	return accmap_ioctl(fd, ACCMAP_IOC_INFO, info);
+}
+
+/* One element of @len bytes: both strides equal @len, which is valid. */
+static void accmap_rw_contiguous(struct accmap_rw *rw, uint32_t id,
+				 uint64_t offset, uintptr_t addr, size_t len)
+{
+	memset(rw, 0, sizeof(*rw));
+	rw->addr = addr;
+	rw->offset = offset;
+	rw->elem_size = len;
+	rw->user_stride = len;
+	rw->handle_stride = len;
+	rw->count = 1;
+	rw->id = id;
+}
+
+int accmap_write(int fd, uint32_t id, uint64_t offset, const void *src,
+		 size_t len)
+{
+	struct accmap_rw rw;
+
+	accmap_rw_contiguous(&rw, id, offset, (uintptr_t)src, len);
+	return accmap_ioctl(fd, ACCMAP_IOC_WRITE, &rw);
+}
+
+int accmap_read(int fd, uint32_t id, uint64_t offset, void *dst, size_t len)
+{
+	struct accmap_rw rw;
+
+	accmap_rw_contiguous(&rw, id, offset, (uintptr_t)dst, len);
+	return accmap_ioctl(fd, ACCMAP_IOC_READ, &rw);
+}
+
+int accmap_write_strided(int fd, struct accmap_rw *rw)
+{
+	if (!rw)
+		return -EINVAL;
+	return accmap_ioctl(fd, ACCMAP_IOC_WRITE, rw);
+}
+
+int accmap_read_strided(int fd, struct accmap_rw *rw)
+{
+	if (!rw)
+		return -EINVAL;
+	return accmap_ioctl(fd, ACCMAP_IOC_READ, rw);
+}
+
+int accmap_set_tag_label(int fd, uint16_t tag, const char *label)
+{
+	struct accmap_tag_label arg;
+	size_t len;
+
+	if (!label)
+		return -EINVAL;
+
+	len = strnlen(label, ACCMAP_LABEL_LEN);
+	if (len >= ACCMAP_LABEL_LEN)
+		return -ENAMETOOLONG;
+
+	/* Zeroed first: the kernel wants every byte after the NUL to be 0. */
+	memset(&arg, 0, sizeof(arg));
+	arg.tag = tag;
+	memcpy(arg.label, label, len);
+	return accmap_ioctl(fd, ACCMAP_IOC_SET_TAG_LABEL, &arg);
+}
+
+int accmap_query_heap(int fd, uint32_t heap, struct accmap_heap_info *info)
+{
+	if (!info)
+		return -EINVAL;
+
+	memset(info, 0, sizeof(*info));
+	info->heap = heap;
+	return accmap_ioctl(fd, ACCMAP_IOC_QUERY_HEAP, info);
+}
+
+int accmap_query_pool(int fd, struct accmap_pool_info *info)
+{
+	if (!info)
+		return -EINVAL;
+
+	memset(info, 0, sizeof(*info));
+	return accmap_ioctl(fd, ACCMAP_IOC_QUERY_POOL, info);
+}
+
+int accmap_map(int dmabuf_fd, size_t size, int prot, void **addr)
+{
+	void *p;
+
+	if (!addr)
+		return -EINVAL;
+
+	p = mmap(NULL, size, prot, MAP_SHARED, dmabuf_fd, 0);
+	if (p == MAP_FAILED)
+		return neg_errno();
+
+	*addr = p;
+	return 0;
+}
+
+int accmap_unmap(void *addr, size_t size)
+{
+	if (munmap(addr, size) == -1)
+		return neg_errno();
+	return 0;
+}
+
+int accmap_sync(int dmabuf_fd, uint64_t flags)
+{
+	struct dma_buf_sync arg;
+	int ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.flags = flags;
+	do {
+		ret = ioctl(dmabuf_fd, DMA_BUF_IOCTL_SYNC, &arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+
+	return ret == -1 ? neg_errno() : 0;
+}
