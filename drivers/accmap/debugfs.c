@@ -10,6 +10,8 @@
  *                mapping, with the process that created them
  *   heaps        per heap: total, used, free, largest free block
  *   tags         per tag in use or named: label, buffers, bytes
+ *   pool         the system heap's page pool: blocks per order, then
+ *                one "name<TAB>value" line per counter
  */
 
 #include <linux/debugfs.h>
@@ -181,6 +183,30 @@ static int heaps_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(heaps);
 
+static int pool_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_pool_info *info;
+	unsigned int i;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return -ENOMEM;
+	accmap_pool_get_info(adev->pool, info);
+
+	seq_puts(m, "order\tblock_size\tzeroed\tdirty\n");
+	for (i = 0; i < info->norders; i++)
+		seq_printf(m, "%u\t%llu\t%llu\t%llu\n", info->orders[i].order,
+			   info->orders[i].block_size, info->orders[i].zeroed,
+			   info->orders[i].dirty);
+	seq_printf(m, "cap\t%llu\npooled\t%llu\nhits\t%llu\nmisses\t%llu\nshrunk\t%llu\n",
+		   info->cap, info->pooled, info->hits, info->misses,
+		   info->shrunk);
+	kfree(info);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pool);
+
 struct accmap_tag_use {
 	u64 buffers;
 	u64 bytes;
@@ -237,6 +263,7 @@ void accmap_debugfs_init(struct accmap_device *adev)
 	debugfs_create_file("orphans", 0444, adev->debugfs, adev, &orphans_fops);
 	debugfs_create_file("heaps", 0444, adev->debugfs, adev, &heaps_fops);
 	debugfs_create_file("tags", 0444, adev->debugfs, adev, &tags_fops);
+	debugfs_create_file("pool", 0444, adev->debugfs, adev, &pool_fops);
 }
 
 /**

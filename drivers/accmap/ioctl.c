@@ -271,6 +271,18 @@ static int accmap_ioctl_query_heap(struct accmap_ioctl_ctx *ctx, void *data)
 	return 0;
 }
 
+static int accmap_ioctl_query_pool(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_device *adev = ctx->client->adev;
+	struct accmap_pool_info *arg = data;
+
+	if (arg->pad)
+		return -EINVAL;
+	/* Fills every field; the dispatcher copies out what the caller has. */
+	accmap_pool_get_info(adev->pool, arg);
+	return 0;
+}
+
 /**
  * struct accmap_ioctl_desc - one ioctl of the table
  * @cmd: the command with this kernel's argument size
@@ -311,6 +323,8 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 			 struct accmap_tag_label, label),
 	ACCMAP_IOCTL_DEF(ACCMAP_IOC_QUERY_HEAP, accmap_ioctl_query_heap,
 			 struct accmap_heap_info, largest_free),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_QUERY_POOL, accmap_ioctl_query_pool,
+			 struct accmap_pool_info, orders),
 };
 
 /**

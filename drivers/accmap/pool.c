@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: the page pool behind the system heap.
+ *
+ * Buffers are built from blocks of a few orders (4 KiB, 64 KiB and 2 MiB
+ * with 4 KiB pages).  A freed block is kept whole on a per-order "dirty"
+ * list; a kernel thread zeroes dirty blocks in the background and moves
+ * them to the order's "zeroed" list, from which later buffers are built.
+ * So the allocation path never zeroes a pooled block, and no page user
+ * space can see ever holds another buffer's data.
+ *
+ * Blocks above order 0 are compound pages (__GFP_COMP): their order is
+ * recorded in the page itself, so a block comes back to the pool at the
+ * order it was allocated with, whatever the buffer did with its pages.
+ *
+ * The pool keeps at most its cap; blocks freed beyond it go straight back
+ * to the page allocator.  A shrinker gives pooled blocks back under memory
+ * pressure.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/freezer.h>
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/kthread.h>
+#include <linux/list.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/shrinker.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include "accmap.h"
+
+/*
+ * Block sizes the pool keeps, smallest first: the page, 64 KiB (a common
+ * large-page and IOMMU granule) and 2 MiB (a PMD with 4 KiB pages).  Their
+ * orders are clamped to what the page allocator can give (MAX_ORDER is
+ * exclusive in 6.1) and duplicates dropped, so with 64 KiB pages the pool
+ * has two lists rather than three.
+ */
+static const unsigned long accmap_pool_block_sizes[] = {
+	PAGE_SIZE, SZ_64K, SZ_2M,
+};
+
+enum accmap_pool_state {
+	ACCMAP_POOL_DIRTY,
+	ACCMAP_POOL_ZEROED,
+	ACCMAP_POOL_STATES,
+};
+
+/**
+ * struct accmap_pool_list - the blocks of one order
+ * @order: page order of every block here
+ * @blocks: blocks by state, linked through the head page's lru
+ * @count: blocks by state; the dirty count also includes the block of this
+ *         order the worker is zeroing, which is on no list meanwhile
+ */
+struct accmap_pool_list {
+	unsigned int order;
+	struct list_head blocks[ACCMAP_POOL_STATES];
+	unsigned long count[ACCMAP_POOL_STATES];
+};
+
+/**
+ * struct accmap_pool - a page pool
+ * @lock: protects @lists (blocks and counts), @pooled_pages, @dirty_pages,
+ *        @zeroing_pages, @hits, @misses and @shrunk_pages.  Never held
+ *        while allocating, freeing to the page allocator or zeroing.
+ * @lists: one per order, smallest order first
+ * @norders: entries used in @lists
+ * @cap_pages: most pages the pool keeps; set at creation
+ * @pooled_pages: pages in the pool, dirty (including the block being
+ *                zeroed) or zeroed; never above @cap_pages
+ * @dirty_pages: pages not zeroed yet, including the block being zeroed;
+ *               read without @lock by wait conditions
+ * @zeroing_pages: pages of the block the worker is zeroing, 0 if none
+ * @hits: blocks handed out from the pool
+ * @misses: blocks handed out from the page allocator
+ * @shrunk_pages: pages the shrinker gave back
+ * @worker: the thread that zeroes dirty blocks
+ * @work_wait: the worker sleeps here while there is nothing to zero
+ * @idle_wait: accmap_pool_drain_dirty() sleeps here until nothing is dirty
+ * @shrinker: gives pooled blocks back under memory pressure
+ * @shrinker_registered: whether @shrinker was registered
+ */
+struct accmap_pool {
+	spinlock_t lock;	/* lists, counts, statistics: see @lock */
+	struct accmap_pool_list lists[ACCMAP_POOL_MAX_ORDERS];
+	unsigned int norders;
+	unsigned long cap_pages;
+	unsigned long pooled_pages;
+	unsigned long dirty_pages;
+	unsigned long zeroing_pages;
+	u64 hits;
+	u64 misses;
+	u64 shrunk_pages;
+
+	struct task_struct *worker;
+	wait_queue_head_t work_wait;
+	wait_queue_head_t idle_wait;
+
+	struct shrinker shrinker;
+	bool shrinker_registered;
+};
+
+static struct accmap_pool_list *accmap_pool_list(struct accmap_pool *pool,
+						 unsigned int order)
+{
+	unsigned int i;
+
+	for (i = 0; i < pool->norders; i++)
+		if (pool->lists[i].order == order)
+			return &pool->lists[i];
+	return NULL;
+}
+
+/*
+ * Buffer pages are not charged to a memory cgroup (__GFP_ACCOUNT): a block
+ * that goes back to the pool would stay charged to the cgroup of whoever
+ * freed it, and the next buffer built from it would be charged to nobody.
+ * They are zeroed by the allocator (__GFP_ZERO) because user space sees
+ * them.  Large orders are only taken if they come cheaply, and a failure
+ * is an expected outcome, not worth a warning, at any order.
+ */
+static gfp_t accmap_pool_gfp(unsigned int order)
+{
+	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN;
+
+	if (order)
+		return gfp | __GFP_COMP | __GFP_NORETRY;
+	return gfp | __GFP_RETRY_MAYFAIL;
+}
+
+/* Takes a zeroed block of @pl's order, or returns NULL if there is none. */
+static struct page *accmap_pool_take_zeroed(struct accmap_pool *pool,
+					    struct accmap_pool_list *pl)
+{
+	struct page *page;
+
+	spin_lock(&pool->lock);
+	page = list_first_entry_or_null(&pl->blocks[ACCMAP_POOL_ZEROED],
+					struct page, lru);
+	if (page) {
+		list_del(&page->lru);
+		pl->count[ACCMAP_POOL_ZEROED]--;
+		pool->pooled_pages -= 1UL << pl->order;
+		pool->hits++;
+	}
+	spin_unlock(&pool->lock);
+	return page;
+}
+
+/**
+ * accmap_pool_alloc() - take a zeroed block for a buffer
+ * @pool: the pool
+ * @max_pages: most pages the caller wants, at least 1
+ * @no_alloc: orders (bit n for order n) not to ask the page allocator for
+ *            any more; the caller starts each buffer with 0 and passes the
+ *            same variable to every call for that buffer, so that an order
+ *            the allocator failed to give is not asked for again
+ * @order: set to the order of the block returned
+ *
+ * The largest order that fits in @max_pages is tried first, from the pool's
+ * zeroed blocks and then from the page allocator, before smaller orders.
+ * Large orders come from the allocator only if it can give them without
+ * retrying; order 0 may reclaim.  Neither pool nor allocator warn on
+ * failure.  Every byte of the block is zero.  May sleep.
+ *
+ * Return: the block (its head page; order > 0 blocks are compound pages),
+ * or NULL if not even one page could be had.
+ */
+struct page *accmap_pool_alloc(struct accmap_pool *pool,
+			       unsigned long max_pages,
+			       unsigned long *no_alloc, unsigned int *order)
+{
+	unsigned int i;
+
+	for (i = pool->norders; i-- > 0;) {
+		struct accmap_pool_list *pl = &pool->lists[i];
+		unsigned int o = pl->order;
+		struct page *page;
+
+		if (max_pages < (1UL << o))
+			continue;
+
+		page = accmap_pool_take_zeroed(pool, pl);
+		if (page) {
+			*order = o;
+			return page;
+		}
+
+		if (*no_alloc & BIT(o))
+			continue;
+		page = alloc_pages(accmap_pool_gfp(o), o);
+		if (page) {
+			spin_lock(&pool->lock);
+			pool->misses++;
+			spin_unlock(&pool->lock);
+			*order = o;
+			return page;
+		}
+		/* If this order is hard to get now, larger ones are too. */
+		if (o)
+			*no_alloc |= ~0UL << o;
+	}
+	return NULL;
+}
+
+/**
+ * accmap_pool_free() - give a block back
+ * @pool: the pool
+ * @page: a block from accmap_pool_alloc() (its head page)
+ *
+ * The block waits on its order's dirty list until the worker has zeroed
+ * it.  If the pool is at its cap, or the block is not one the pool keeps,
+ * or someone else still holds a reference to it, it goes back to the page
+ * allocator instead (a page someone may still read must not be handed to
+ * another buffer).  Does not sleep.
+ */
+void accmap_pool_free(struct accmap_pool *pool, struct page *page)
+{
+	unsigned int order = compound_order(page);
+	unsigned long n = 1UL << order;
+	struct accmap_pool_list *pl;
+	bool pooled = false;
+	bool wake = false;
+
+	pl = accmap_pool_list(pool, order);
+	if (pl && page_ref_count(page) == 1) {
+		spin_lock(&pool->lock);
+		if (pool->pooled_pages + n <= pool->cap_pages) {
+			list_add_tail(&page->lru,
+				      &pl->blocks[ACCMAP_POOL_DIRTY]);
+			pl->count[ACCMAP_POOL_DIRTY]++;
+			pool->pooled_pages += n;
+			/* The worker sleeps only while nothing is dirty. */
+			wake = !pool->dirty_pages;
+			WRITE_ONCE(pool->dirty_pages, pool->dirty_pages + n);
+			pooled = true;
+		}
+		spin_unlock(&pool->lock);
+	}
+
+	if (!pooled)
+		__free_pages(page, order);
+	else if (wake)
+		wake_up(&pool->work_wait);
+}
+
+/*
+ * Moves blocks to @victims until @nr_pages pages are there or the pool is
+ * empty: dirty blocks before zeroed ones, since no work has gone into them
+ * yet, and large orders before small ones, since those are what the rest
+ * of the system finds hardest to get back.  The last block taken may
+ * overshoot @nr_pages.  Blocks are taken from the cold end of each list.
+ * Returns the pages moved.
+ */
+static unsigned long accmap_pool_take_victims(struct accmap_pool *pool,
+					      unsigned long nr_pages,
+					      struct list_head *victims)
+{
+	static const enum accmap_pool_state order_of_states[] = {
+		ACCMAP_POOL_DIRTY, ACCMAP_POOL_ZEROED,
+	};
+	unsigned long taken = 0;
+	unsigned long dirty_taken = 0;
+	unsigned int s, i;
+
+	lockdep_assert_held(&pool->lock);
+
+	for (s = 0; s < ARRAY_SIZE(order_of_states); s++) {
+		enum accmap_pool_state state = order_of_states[s];
+
+		for (i = pool->norders; i-- > 0;) {
+			struct accmap_pool_list *pl = &pool->lists[i];
+			unsigned long n = 1UL << pl->order;
+			struct list_head *list = &pl->blocks[state];
+
+			while (taken < nr_pages && !list_empty(list)) {
+				list_move(list->prev, victims);
+				pl->count[state]--;
+				taken += n;
+				if (state == ACCMAP_POOL_DIRTY)
+					dirty_taken += n;
+			}
+		}
+	}
+	pool->pooled_pages -= taken;
+	WRITE_ONCE(pool->dirty_pages, pool->dirty_pages - dirty_taken);
+	return taken;
+}
+
+static void accmap_pool_free_victims(struct list_head *victims)
+{
+	struct page *page, *next;
+
+	list_for_each_entry_safe(page, next, victims, lru) {
+		list_del(&page->lru);
+		__free_pages(page, compound_order(page));
+		cond_resched();
+	}
+}
+
+/**
+ * accmap_pool_shrink() - give pooled blocks back to the page allocator
+ * @pool: the pool
+ * @nr_pages: pages to give back
+ *
+ * Dirty blocks go first, then zeroed ones, larger orders before smaller
+ * ones within each; the last block may take the count past @nr_pages.
+ * The block the worker is zeroing stays.  This is the shrinker's scan.
+ * May sleep.
+ *
+ * Return: the pages given back.
+ */
+unsigned long accmap_pool_shrink(struct accmap_pool *pool,
+				 unsigned long nr_pages)
+{
+	LIST_HEAD(victims);
+	unsigned long freed;
+	bool idle;
+
+	spin_lock(&pool->lock);
+	freed = accmap_pool_take_victims(pool, nr_pages, &victims);
+	pool->shrunk_pages += freed;
+	idle = !pool->dirty_pages;
+	spin_unlock(&pool->lock);
+
+	if (idle)
+		wake_up_all(&pool->idle_wait);
+	accmap_pool_free_victims(&victims);
+	return freed;
+}
+
+static unsigned long accmap_pool_shrinker_count(struct shrinker *shrinker,
+						struct shrink_control *sc)
+{
+	struct accmap_pool *pool = container_of(shrinker, struct accmap_pool,
+						shrinker);
+	unsigned long count;
+
+	spin_lock(&pool->lock);
+	count = pool->pooled_pages - pool->zeroing_pages;
+	spin_unlock(&pool->lock);
+	return count ? count : SHRINK_EMPTY;
+}
+
+static unsigned long accmap_pool_shrinker_scan(struct shrinker *shrinker,
+					       struct shrink_control *sc)
+{
+	struct accmap_pool *pool = container_of(shrinker, struct accmap_pool,
+						shrinker);
+	unsigned long freed;
+
+	freed = accmap_pool_shrink(pool, sc->nr_to_scan);
+	sc->nr_scanned = freed;
+	return freed ? freed : SHRINK_STOP;
+}
+
+/* Takes the next dirty block off its list for the worker, or NULL. */
+static struct page *accmap_pool_next_dirty(struct accmap_pool *pool)
+{
+	struct page *page = NULL;
+	unsigned int i;
+
+	spin_lock(&pool->lock);
+	for (i = pool->norders; i-- > 0;) {
+		struct accmap_pool_list *pl = &pool->lists[i];
+
+		page = list_first_entry_or_null(&pl->blocks[ACCMAP_POOL_DIRTY],
+						struct page, lru);
+		if (page) {
+			list_del(&page->lru);
+			pool->zeroing_pages = 1UL << pl->order;
+			break;
+		}
+	}
+	spin_unlock(&pool->lock);
+	return page;
+}
+
+static void accmap_pool_zero_block(struct page *page, unsigned int order)
+{
+	unsigned long i;
+
+	for (i = 0; i < (1UL << order); i++) {
+		clear_highpage(page + i);
+		cond_resched();
+	}
+}
+
+/*
+ * The zeroing worker: a kernel thread of its own at nice 19, so that it
+ * only uses CPU time nothing else wants (a workqueue's priority cannot be
+ * lowered through an exported interface, and zeroing a large free can
+ * take long).  It is freezable so that suspend does not wait for it.
+ */
+static int accmap_pool_worker(void *data)
+{
+	struct accmap_pool *pool = data;
+
+	set_freezable();
+	while (!kthread_should_stop()) {
+		struct accmap_pool_list *pl;
+		struct page *page;
+		unsigned int order;
+		bool idle;
+
+		try_to_freeze();
+		page = accmap_pool_next_dirty(pool);
+		if (!page) {
+			wait_event_freezable(pool->work_wait,
+					     READ_ONCE(pool->dirty_pages) ||
+					     kthread_should_stop());
+			continue;
+		}
+
+		order = compound_order(page);
+		accmap_pool_zero_block(page, order);
+
+		pl = accmap_pool_list(pool, order);
+		spin_lock(&pool->lock);
+		/* Freshly zeroed is cache-hot: hand it out first. */
+		list_add(&page->lru, &pl->blocks[ACCMAP_POOL_ZEROED]);
+		pl->count[ACCMAP_POOL_DIRTY]--;
+		pl->count[ACCMAP_POOL_ZEROED]++;
+		pool->zeroing_pages = 0;
+		WRITE_ONCE(pool->dirty_pages, pool->dirty_pages - (1UL << order));
+		idle = !pool->dirty_pages;
+		spin_unlock(&pool->lock);
+
+		if (idle)
+			wake_up_all(&pool->idle_wait);
+	}
+	return 0;
+}
+
+/**
+ * accmap_pool_drain_dirty() - wait until the worker has zeroed every block
+ * @pool: the pool
+ *
+ * Blocks freed meanwhile are waited for too.  For tests and debugging.
+ * May sleep.
+ *
+ * Return: 0, or -ERESTARTSYS if a fatal signal came first.
+ */
+int accmap_pool_drain_dirty(struct accmap_pool *pool)
+{
+	return wait_event_killable(pool->idle_wait,
+				   !READ_ONCE(pool->dirty_pages));
+}
+
+/**
+ * accmap_pool_get_info() - statistics of a pool
+ * @pool: the pool
+ * @info: filled in whole (unused entries and padding zeroed): the
+ *        per-order block counts smallest order first, the cap, pooled
+ *        bytes, hits, misses and bytes given back by the shrinker
+ *
+ * A consistent snapshot: all fields are read under the pool's lock.
+ */
+void accmap_pool_get_info(struct accmap_pool *pool,
+			  struct accmap_pool_info *info)
+{
+	unsigned int i;
+
+	memset(info, 0, sizeof(*info));
+	spin_lock(&pool->lock);
+	info->norders = pool->norders;
+	for (i = 0; i < pool->norders; i++) {
+		struct accmap_pool_list *pl = &pool->lists[i];
+
+		info->orders[i].order = pl->order;
+		info->orders[i].block_size = PAGE_SIZE << pl->order;
+		info->orders[i].zeroed = pl->count[ACCMAP_POOL_ZEROED];
+		info->orders[i].dirty = pl->count[ACCMAP_POOL_DIRTY];
+	}
+	info->cap = (u64)pool->cap_pages << PAGE_SHIFT;
+	info->pooled = (u64)pool->pooled_pages << PAGE_SHIFT;
+	info->hits = pool->hits;
+	info->misses = pool->misses;
+	info->shrunk = (u64)pool->shrunk_pages << PAGE_SHIFT;
+	spin_unlock(&pool->lock);
+}
+
+/**
+ * accmap_pool_create() - create a page pool and start its worker
+ * @cap: most bytes the pool keeps (rounded down to whole pages); 0 keeps
+ *       nothing, so every free goes back to the page allocator
+ *
+ * The pool has no shrinker until accmap_pool_register_shrinker().
+ *
+ * Return: the pool, or an ERR_PTR: -ENOMEM, or the errno of starting the
+ * worker thread.
+ */
+struct accmap_pool *accmap_pool_create(u64 cap)
+{
+	struct accmap_pool *pool;
+	unsigned int i, s;
+	int ret;
+
+	BUILD_BUG_ON(ARRAY_SIZE(accmap_pool_block_sizes) >
+		     ACCMAP_POOL_MAX_ORDERS);
+
+	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
+	if (!pool)
+		return ERR_PTR(-ENOMEM);
+
+	spin_lock_init(&pool->lock);
+	init_waitqueue_head(&pool->work_wait);
+	init_waitqueue_head(&pool->idle_wait);
+	pool->cap_pages = min_t(u64, cap >> PAGE_SHIFT, ULONG_MAX);
+
+	for (i = 0; i < ARRAY_SIZE(accmap_pool_block_sizes); i++) {
+		unsigned int order = min_t(unsigned int,
+					   get_order(accmap_pool_block_sizes[i]),
+					   MAX_ORDER - 1);
+		struct accmap_pool_list *pl;
+
+		if (accmap_pool_list(pool, order))
+			continue;
+		pl = &pool->lists[pool->norders++];
+		pl->order = order;
+		for (s = 0; s < ACCMAP_POOL_STATES; s++)
+			INIT_LIST_HEAD(&pl->blocks[s]);
+	}
+
+	pool->worker = kthread_create(accmap_pool_worker, pool, "accmap-pool");
+	if (IS_ERR(pool->worker)) {
+		ret = PTR_ERR(pool->worker);
+		goto err_free_pool;
+	}
+	set_user_nice(pool->worker, MAX_NICE);
+	wake_up_process(pool->worker);
+	return pool;
+
+err_free_pool:
+	kfree(pool);
+	return ERR_PTR(ret);
+}
+
+/**
+ * accmap_pool_register_shrinker() - let memory pressure shrink a pool
+ * @pool: the pool; accmap_pool_destroy() unregisters the shrinker
+ *
+ * The shrinker counts pooled pages, dirty and zeroed, and scans with
+ * accmap_pool_shrink().
+ *
+ * Return: 0 or the errno of register_shrinker().
+ */
+int accmap_pool_register_shrinker(struct accmap_pool *pool)
+{
+	int ret;
+
+	pool->shrinker.count_objects = accmap_pool_shrinker_count;
+	pool->shrinker.scan_objects = accmap_pool_shrinker_scan;
+	pool->shrinker.seeks = DEFAULT_SEEKS;
+	ret = register_shrinker(&pool->shrinker, "accmap-pool");
+	if (!ret)
+		pool->shrinker_registered = true;
+	return ret;
+}
+
+/**
+ * accmap_pool_destroy() - stop a pool's worker and free all its blocks
+ * @pool: the pool; no block it handed out may come back afterwards
+ *
+ * Dirty blocks still waiting for the worker are freed as they are.
+ * May sleep.
+ *
+ * Return: the pages given back to the page allocator, so that tests can
+ * check nothing stayed behind.
+ */
+unsigned long accmap_pool_destroy(struct accmap_pool *pool)
+{
+	LIST_HEAD(victims);
+	unsigned long freed;
+
+	if (pool->shrinker_registered)
+		unregister_shrinker(&pool->shrinker);
+	/* The worker finishes the block in hand and puts it on a list. */
+	kthread_stop(pool->worker);
+
+	spin_lock(&pool->lock);
+	freed = accmap_pool_take_victims(pool, ULONG_MAX, &victims);
+	WARN_ON(pool->pooled_pages || pool->dirty_pages ||
+		pool->zeroing_pages);
+	spin_unlock(&pool->lock);
+
+	accmap_pool_free_victims(&victims);
+	kfree(pool);
+	return freed;
+}
