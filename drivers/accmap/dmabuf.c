@@ -22,6 +22,7 @@
 #include <linux/vmalloc.h>
 
 #include "accmap.h"
+#include "compat.h"
 
 /**
  * struct accmap_attachment - an importer's attachment to a buffer
@@ -217,7 +218,7 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 	    pages > handle->npages - vma->vm_pgoff)
 		return -EINVAL;
 
-	vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	if (accmap_handle_is_wc(handle))
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 	vma->vm_ops = &accmap_vm_ops;
@@ -309,7 +310,7 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 	 * file is still there to look at, and a zero count means "gone".
 	 */
 	dmabuf = handle->dmabuf[mode];
-	if (dmabuf && get_file_rcu(dmabuf->file)) {
+	if (dmabuf && accmap_get_file_live(dmabuf->file)) {
 		file = dmabuf->file;
 		goto out_unlock;
 	}

@@ -51,9 +51,11 @@ void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info)
  */
 void accmap_get_comm(char *comm)
 {
+	char name[TASK_COMM_LEN];
 	char *c;
 
-	__get_task_comm(comm, TASK_COMM_LEN, current);
+	get_task_comm(name, current);
+	memcpy(comm, name, TASK_COMM_LEN);
 	for (c = comm; *c; c++)
 		if (*c < 0x20 || *c > 0x7e || *c == ' ')
 			*c = '?';

@@ -36,13 +36,13 @@
 #include <linux/wait.h>
 
 #include "accmap.h"
+#include "compat.h"
 
 /*
  * Block sizes the pool keeps, smallest first: the page, 64 KiB (a common
  * large-page and IOMMU granule) and 2 MiB (a PMD with 4 KiB pages).  Their
- * orders are clamped to what the page allocator can give (MAX_ORDER is
- * exclusive in 6.1) and duplicates dropped, so with 64 KiB pages the pool
- * has two lists rather than three.
+ * orders are clamped to what the page allocator can give and duplicates
+ * dropped, so with 64 KiB pages the pool has two lists rather than three.
  */
 static const unsigned long accmap_pool_block_sizes[] = {
 	PAGE_SIZE, SZ_64K, SZ_2M,
@@ -86,8 +86,8 @@ struct accmap_pool_list {
  * @worker: the thread that zeroes dirty blocks
  * @work_wait: the worker sleeps here while there is nothing to zero
  * @idle_wait: accmap_pool_drain_dirty() sleeps here until nothing is dirty
- * @shrinker: gives pooled blocks back under memory pressure
- * @shrinker_registered: whether @shrinker was registered
+ * @shrinker: gives pooled blocks back under memory pressure, or NULL
+ *            before accmap_pool_register_shrinker()
  */
 struct accmap_pool {
 	spinlock_t lock;	/* lists, counts, statistics: see @lock */
@@ -105,8 +105,7 @@ struct accmap_pool {
 	wait_queue_head_t work_wait;
 	wait_queue_head_t idle_wait;
 
-	struct shrinker shrinker;
-	bool shrinker_registered;
+	struct shrinker *shrinker;
 };
 
 static struct accmap_pool_list *accmap_pool_list(struct accmap_pool *pool,
@@ -341,8 +340,7 @@ unsigned long accmap_pool_shrink(struct accmap_pool *pool,
 static unsigned long accmap_pool_shrinker_count(struct shrinker *shrinker,
 						struct shrink_control *sc)
 {
-	struct accmap_pool *pool = container_of(shrinker, struct accmap_pool,
-						shrinker);
+	struct accmap_pool *pool = accmap_shrinker_priv(shrinker);
 	unsigned long count;
 
 	spin_lock(&pool->lock);
@@ -354,8 +352,7 @@ static unsigned long accmap_pool_shrinker_count(struct shrinker *shrinker,
 static unsigned long accmap_pool_shrinker_scan(struct shrinker *shrinker,
 					       struct shrink_control *sc)
 {
-	struct accmap_pool *pool = container_of(shrinker, struct accmap_pool,
-						shrinker);
+	struct accmap_pool *pool = accmap_shrinker_priv(shrinker);
 	unsigned long freed;
 
 	freed = accmap_pool_shrink(pool, sc->nr_to_scan);
@@ -520,7 +517,7 @@ struct accmap_pool *accmap_pool_create(u64 cap)
 	for (i = 0; i < ARRAY_SIZE(accmap_pool_block_sizes); i++) {
 		unsigned int order = min_t(unsigned int,
 					   get_order(accmap_pool_block_sizes[i]),
-					   MAX_ORDER - 1);
+					   ACCMAP_MAX_PAGE_ORDER);
 		struct accmap_pool_list *pl;
 
 		if (accmap_pool_list(pool, order))
@@ -552,19 +549,19 @@ err_free_pool:
  * The shrinker counts pooled pages, dirty and zeroed, and scans with
  * accmap_pool_shrink().
  *
- * Return: 0 or the errno of register_shrinker().
+ * Return: 0, or -ENOMEM or the errno of registering the shrinker.
  */
 int accmap_pool_register_shrinker(struct accmap_pool *pool)
 {
-	int ret;
+	struct shrinker *shrinker;
 
-	pool->shrinker.count_objects = accmap_pool_shrinker_count;
-	pool->shrinker.scan_objects = accmap_pool_shrinker_scan;
-	pool->shrinker.seeks = DEFAULT_SEEKS;
-	ret = register_shrinker(&pool->shrinker, "accmap-pool");
-	if (!ret)
-		pool->shrinker_registered = true;
-	return ret;
+	shrinker = accmap_shrinker_create("accmap-pool",
+					  accmap_pool_shrinker_count,
+					  accmap_pool_shrinker_scan, pool);
+	if (IS_ERR(shrinker))
+		return PTR_ERR(shrinker);
+	pool->shrinker = shrinker;
+	return 0;
 }
 
 /**
@@ -582,8 +579,8 @@ unsigned long accmap_pool_destroy(struct accmap_pool *pool)
 	LIST_HEAD(victims);
 	unsigned long freed;
 
-	if (pool->shrinker_registered)
-		unregister_shrinker(&pool->shrinker);
+	if (pool->shrinker)
+		accmap_shrinker_destroy(pool->shrinker);
 	/* The worker finishes the block in hand and puts it on a list. */
 	kthread_stop(pool->worker);
 
