@@ -11,6 +11,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/pgtable.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/types.h>
@@ -32,6 +33,7 @@ struct seq_file;
  * @dev: the device used for DMA mapping and cache maintenance
  * @heaps: heaps by heap id; NULL where no heap has that id; set at load
  * @heap_mask: bit (1 << id) set for every heap in @heaps
+ * @alloc_mask: the heaps of @heap_mask that ALLOC may allocate from
  * @pool: the system heap's page pool, created and destroyed with that
  *        heap (accmap_system_heap_create()); NULL without a system heap
  * @clients_lock: protects @clients
@@ -48,6 +50,7 @@ struct accmap_device {
 	struct device *dev;
 	struct accmap_heap *heaps[ACCMAP_HEAP_MAX];
 	u32 heap_mask;
+	u32 alloc_mask;
 	struct accmap_pool *pool;
 
 	struct mutex clients_lock;
@@ -197,6 +200,36 @@ struct accmap_client {
 	struct accmap_htable handles;
 };
 
+/**
+ * accmap_handle_cached() - whether the CPU caches a buffer's memory
+ * @handle: an allocated handle
+ *
+ * Return: false for write-combined and uncached buffers, which need no
+ * CPU cache maintenance.
+ */
+static inline bool accmap_handle_cached(const struct accmap_handle *handle)
+{
+	return !(handle->flags & (ACCMAP_ALLOC_WRITECOMBINE |
+				  ACCMAP_ALLOC_UNCACHED));
+}
+
+/**
+ * accmap_pgprot() - the page protection for a mapping of a buffer
+ * @handle: an allocated handle
+ * @prot: the protection of a cached mapping
+ *
+ * Return: @prot with the buffer's memory attribute.
+ */
+static inline pgprot_t accmap_pgprot(const struct accmap_handle *handle,
+				     pgprot_t prot)
+{
+	if (handle->flags & ACCMAP_ALLOC_WRITECOMBINE)
+		return pgprot_writecombine(prot);
+	if (handle->flags & ACCMAP_ALLOC_UNCACHED)
+		return pgprot_noncached(prot);
+	return prot;
+}
+
 /* htable.c */
 void accmap_htable_init(struct accmap_htable *table);
 int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref);
@@ -210,7 +243,8 @@ int accmap_check_ioctl_size(unsigned int cmd, unsigned int kernel_cmd,
 int accmap_check_create(const struct accmap_create *arg, u64 max_size,
 			u64 *size);
 int accmap_check_alloc(const struct accmap_alloc *arg, u32 heap_mask,
-		       u32 *heap_id);
+		       u32 *usable);
+int accmap_heap_next(u32 usable, int prev);
 int accmap_check_get_fd(const struct accmap_get_fd *arg);
 
 /* handle.c */

@@ -85,7 +85,11 @@ DEFINE_SHOW_ATTRIBUTE(clients);
 
 static const char *accmap_flags_name(u32 flags)
 {
-	return flags & ACCMAP_ALLOC_WRITECOMBINE ? "wc" : "cached";
+	if (flags & ACCMAP_ALLOC_WRITECOMBINE)
+		return "wc";
+	if (flags & ACCMAP_ALLOC_UNCACHED)
+		return "uncached";
+	return "cached";
 }
 
 static unsigned int accmap_handle_exports(struct accmap_handle *handle)

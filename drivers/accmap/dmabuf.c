@@ -38,11 +38,6 @@ struct accmap_attachment {
 	bool mapped;
 };
 
-static bool accmap_handle_is_wc(struct accmap_handle *handle)
-{
-	return handle->flags & ACCMAP_ALLOC_WRITECOMBINE;
-}
-
 static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
 {
@@ -96,8 +91,8 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	unsigned long attrs = 0;
 	int ret;
 
-	/* Write-combined memory has no CPU cache lines to maintain. */
-	if (accmap_handle_is_wc(handle))
+	/* Write-combined and uncached memory have no cache lines to maintain. */
+	if (!accmap_handle_cached(handle))
 		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
 
 	ret = dma_map_sgtable(attach->dev, &a->sgt, dir, attrs);
@@ -118,7 +113,7 @@ static void accmap_dmabuf_unmap(struct dma_buf_attachment *attach,
 	struct accmap_attachment *a = attach->priv;
 	unsigned long attrs = 0;
 
-	if (accmap_handle_is_wc(handle))
+	if (!accmap_handle_cached(handle))
 		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
 
 	mutex_lock(&handle->lock);
@@ -133,7 +128,7 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 	struct accmap_handle *handle = dmabuf->priv;
 	struct accmap_attachment *a;
 
-	if (accmap_handle_is_wc(handle))
+	if (!accmap_handle_cached(handle))
 		return 0;
 
 	mutex_lock(&handle->lock);
@@ -150,7 +145,7 @@ static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 	struct accmap_handle *handle = dmabuf->priv;
 	struct accmap_attachment *a;
 
-	if (accmap_handle_is_wc(handle))
+	if (!accmap_handle_cached(handle))
 		return 0;
 
 	mutex_lock(&handle->lock);
@@ -219,8 +214,7 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-	if (accmap_handle_is_wc(handle))
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	vma->vm_page_prot = accmap_pgprot(handle, vma->vm_page_prot);
 	vma->vm_ops = &accmap_vm_ops;
 	vma->vm_private_data = handle;
 	accmap_vm_open(vma);
@@ -236,11 +230,17 @@ static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
 static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
 	struct accmap_handle *handle = dmabuf->priv;
-	pgprot_t prot = PAGE_KERNEL;
+	pgprot_t prot = accmap_pgprot(handle, PAGE_KERNEL);
 	void *vaddr;
 
-	if (accmap_handle_is_wc(handle))
-		prot = pgprot_writecombine(prot);
+	/*
+	 * Importers copy through a vmap at any alignment; on arm64 an
+	 * uncached (Device) mapping faults on unaligned access, so the
+	 * kernel sees uncached buffers write-combined (Normal non-cacheable),
+	 * which bypasses the caches just the same.
+	 */
+	if (handle->flags & ACCMAP_ALLOC_UNCACHED)
+		prot = pgprot_writecombine(PAGE_KERNEL);
 	vaddr = vmap(handle->pages, handle->npages, VM_MAP, prot);
 	if (!vaddr)
 		return -ENOMEM;

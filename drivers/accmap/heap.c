@@ -23,6 +23,8 @@ int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap)
 		return -EINVAL;
 	adev->heaps[heap->id] = heap;
 	adev->heap_mask |= BIT(heap->id);
+	if (heap->ops->alloc)
+		adev->alloc_mask |= BIT(heap->id);
 	return 0;
 }
 

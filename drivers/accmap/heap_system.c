@@ -52,7 +52,7 @@ static void system_heap_free_pages(struct accmap_pool *pool,
 }
 
 /*
- * A write-combined buffer must not leave dirty cache lines behind from
+ * A write-combined or uncached buffer must not leave dirty cache lines from
  * zeroing through the cached linear map: write them back and invalidate
  * them through the DMA API on accmap's device.
  */
@@ -113,7 +113,7 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	handle->npages = npages;
 
 	/* Pool blocks were zeroed through the cached map too. */
-	if (handle->flags & ACCMAP_ALLOC_WRITECOMBINE) {
+	if (!accmap_handle_cached(handle)) {
 		ret = system_heap_clean_caches(heap->adev, handle);
 		if (ret)
 			goto err_unset;

@@ -75,10 +75,11 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 	struct accmap_device *adev = ctx->client->adev;
 	struct accmap_alloc *arg = data;
 	struct accmap_handle *handle;
-	u32 heap_id;
+	int heap_id = -1;
+	u32 usable;
 	int ret;
 
-	ret = accmap_check_alloc(arg, adev->heap_mask, &heap_id);
+	ret = accmap_check_alloc(arg, adev->alloc_mask, &usable);
 	if (ret)
 		return ret;
 
@@ -86,10 +87,17 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 	if (!handle)
 		return -ENOENT;
 
-	ret = accmap_handle_alloc(handle, adev->heaps[heap_id], arg->flags,
-				  arg->align, arg->tag);
+	/* Fall back from heap to heap while they are full. */
+	while ((heap_id = accmap_heap_next(usable, heap_id)) >= 0) {
+		ret = accmap_handle_alloc(handle, adev->heaps[heap_id],
+					  arg->flags, arg->align, arg->tag);
+		if (ret != -ENOMEM && ret != -ENOSPC)
+			break;
+	}
 	if (!ret)
 		arg->heap = heap_id;
+	else if (ret == -ENOSPC)
+		ret = -ENOMEM;
 	accmap_handle_put(handle);
 	return ret;
 }

@@ -94,6 +94,7 @@ err_deregister:
 err_destroy_heap:
 	adev->heaps[ACCMAP_HEAP_SYSTEM] = NULL;
 	adev->heap_mask = 0;
+	adev->alloc_mask = 0;
 	accmap_system_heap_destroy(heap);
 	return ret;
 }

@@ -50,7 +50,7 @@ int accmap_check_rw(const struct accmap_rw *arg, u64 size)
 }
 
 /*
- * Write-combined buffers are read and written by user space and devices
+ * Write-combined and uncached buffers are read and written by user space and devices
  * around the CPU caches, but the kernel copies through the cached linear
  * map: invalidate before reading, write back after writing.
  */
@@ -71,7 +71,7 @@ static int accmap_rw_sync_page(struct accmap_handle *handle, struct page *page,
 static int accmap_rw_chunk(struct accmap_handle *handle, u64 pos,
 			   void __user *uaddr, u64 len, bool write)
 {
-	bool wc = handle->flags & ACCMAP_ALLOC_WRITECOMBINE;
+	bool wc = !accmap_handle_cached(handle);
 
 	while (len) {
 		struct page *page = handle->pages[pos >> PAGE_SHIFT];

@@ -6,6 +6,7 @@
  * other state, so that each rule can be tested on its own in KUnit.
  */
 
+#include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/fcntl.h>
 #include <linux/ioctl.h>
@@ -68,19 +69,21 @@ int accmap_check_create(const struct accmap_create *arg, u64 max_size,
 /**
  * accmap_check_alloc() - validate an ACCMAP_IOC_ALLOC argument
  * @arg: the argument
- * @heap_mask: heaps that exist, one bit per heap id
- * @heap_id: set to the heap to use on success
+ * @heap_mask: heaps ALLOC may use, one bit per heap id
+ * @usable: set to the heaps of the request that exist, on success
  *
- * Return: 0; -EINVAL for unknown flags, non-zero padding, an alignment that
- * is not 0 or a power of two no larger than ACCMAP_ALLOC_MAX_ALIGN, or an
- * empty heap mask; -ENODEV if the mask names no heap that exists.
+ * Return: 0; -EINVAL for unknown flags, both write-combined and uncached,
+ * non-zero padding, an alignment that is not 0 or a power of two no larger
+ * than ACCMAP_ALLOC_MAX_ALIGN, or an empty heap mask; -ENODEV if the mask
+ * names no heap that exists.
  */
 int accmap_check_alloc(const struct accmap_alloc *arg, u32 heap_mask,
-		       u32 *heap_id)
+		       u32 *usable)
 {
-	u32 usable;
-
 	if (arg->flags & ~ACCMAP_ALLOC_VALID_FLAGS)
+		return -EINVAL;
+	if ((arg->flags & ACCMAP_ALLOC_WRITECOMBINE) &&
+	    (arg->flags & ACCMAP_ALLOC_UNCACHED))
 		return -EINVAL;
 	if (arg->pad)
 		return -EINVAL;
@@ -90,11 +93,33 @@ int accmap_check_alloc(const struct accmap_alloc *arg, u32 heap_mask,
 	if (!arg->heap_mask)
 		return -EINVAL;
 
-	usable = arg->heap_mask & heap_mask;
-	if (!usable)
+	*usable = arg->heap_mask & heap_mask;
+	if (!*usable)
 		return -ENODEV;
-	*heap_id = __ffs(usable);
 	return 0;
+}
+
+/**
+ * accmap_heap_next() - the next heap to try for an allocation
+ * @usable: the heaps to choose from, one bit per heap id
+ * @prev: the heap tried last, or -1 to start
+ *
+ * Carveout heaps come first, in id order, then the system heap: memory
+ * set aside for devices is used before general memory.
+ *
+ * Return: the heap id, or -1 when every heap has been tried.
+ */
+int accmap_heap_next(u32 usable, int prev)
+{
+	u32 carveouts = usable & ~BIT(ACCMAP_HEAP_SYSTEM);
+
+	if (prev == ACCMAP_HEAP_SYSTEM)
+		return -1;
+	if (prev >= 0)
+		carveouts &= ~GENMASK(prev, 0);
+	if (carveouts)
+		return __ffs(carveouts);
+	return usable & BIT(ACCMAP_HEAP_SYSTEM) ? ACCMAP_HEAP_SYSTEM : -1;
 }
 
 /**

@@ -117,21 +117,25 @@ struct alloc_case {
 	struct accmap_alloc arg;
 	u32 present;
 	int ret;
-	u32 heap;
+	u32 usable;
 };
 
 #define SYS ACCMAP_HEAP_MASK_SYSTEM
+#define WC ACCMAP_ALLOC_WRITECOMBINE
+#define UC ACCMAP_ALLOC_UNCACHED
 
 static const struct alloc_case alloc_cases[] = {
-	{ "cached", { .heap_mask = SYS }, SYS, 0, 0 },
-	{ "wc", { .heap_mask = SYS, .flags = ACCMAP_ALLOC_WRITECOMBINE }, SYS, 0, 0 },
-	{ "tagged", { .heap_mask = SYS, .tag = 0xffff }, SYS, 0, 0 },
-	{ "align_page", { .heap_mask = SYS, .align = 4096 }, SYS, 0, 0 },
-	{ "align_max", { .heap_mask = SYS, .align = ACCMAP_ALLOC_MAX_ALIGN }, SYS, 0, 0 },
-	{ "align_one", { .heap_mask = SYS, .align = 1 }, SYS, 0, 0 },
-	{ "mask_any", { .heap_mask = ~0U }, SYS, 0, 0 },
-	{ "lowest_present_heap", { .heap_mask = 0x6 }, 0x5, 0, 2 },
-	{ "unknown_flag", { .heap_mask = SYS, .flags = 1U << 1 }, SYS, -EINVAL },
+	{ "cached", { .heap_mask = SYS }, SYS, 0, SYS },
+	{ "wc", { .heap_mask = SYS, .flags = WC }, SYS, 0, SYS },
+	{ "uncached", { .heap_mask = SYS, .flags = UC }, SYS, 0, SYS },
+	{ "tagged", { .heap_mask = SYS, .tag = 0xffff }, SYS, 0, SYS },
+	{ "align_page", { .heap_mask = SYS, .align = 4096 }, SYS, 0, SYS },
+	{ "align_max", { .heap_mask = SYS, .align = ACCMAP_ALLOC_MAX_ALIGN }, SYS, 0, SYS },
+	{ "align_one", { .heap_mask = SYS, .align = 1 }, SYS, 0, SYS },
+	{ "mask_any", { .heap_mask = ~0U }, SYS, 0, SYS },
+	{ "mask_keeps_present", { .heap_mask = 0x6 }, 0x5, 0, 0x4 },
+	{ "wc_and_uncached", { .heap_mask = SYS, .flags = WC | UC }, SYS, -EINVAL },
+	{ "unknown_flag", { .heap_mask = SYS, .flags = 1U << 2 }, SYS, -EINVAL },
 	{ "flag_bit31", { .heap_mask = SYS, .flags = 1U << 31 }, SYS, -EINVAL },
 	{ "pad", { .heap_mask = SYS, .pad = 1 }, SYS, -EINVAL },
 	{ "align_not_pow2", { .heap_mask = SYS, .align = 12288 }, SYS, -EINVAL },
@@ -151,11 +155,32 @@ KUNIT_ARRAY_PARAM(alloc, alloc_cases, alloc_desc);
 static void validate_alloc(struct kunit *test)
 {
 	const struct alloc_case *c = test->param_value;
-	u32 heap = 0xdead;
+	u32 usable = 0xdead;
 
-	KUNIT_ASSERT_EQ(test, accmap_check_alloc(&c->arg, c->present, &heap), c->ret);
+	KUNIT_ASSERT_EQ(test, accmap_check_alloc(&c->arg, c->present, &usable), c->ret);
 	if (!c->ret)
-		KUNIT_EXPECT_EQ(test, heap, c->heap);
+		KUNIT_EXPECT_EQ(test, usable, c->usable);
+}
+
+/* Carveouts in id order first, the system heap last, each once. */
+static void validate_heap_order(struct kunit *test)
+{
+	u32 usable = BIT(0) | BIT(1) | BIT(3) | BIT(16);
+	int expect[] = { 1, 3, 16, 0, -1 };
+	int id = -1;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(expect); i++) {
+		id = accmap_heap_next(usable, id);
+		KUNIT_EXPECT_EQ(test, id, expect[i]);
+	}
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(BIT(0), -1), 0);
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(BIT(0), 0), -1);
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(BIT(2), -1), 2);
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(BIT(2), 2), -1);
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(BIT(31), 30), 31);
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(BIT(31), 31), -1);
+	KUNIT_EXPECT_EQ(test, accmap_heap_next(0, -1), -1);
 }
 
 /* ---- GET_FD ---- */
@@ -285,6 +310,7 @@ static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_create, create_gen_params),
 	KUNIT_CASE(validate_create_unbounded),
 	KUNIT_CASE_PARAM(validate_alloc, alloc_gen_params),
+	KUNIT_CASE(validate_heap_order),
 	KUNIT_CASE_PARAM(validate_get_fd, get_fd_gen_params),
 	KUNIT_CASE_PARAM(validate_rw, rw_gen_params),
 	KUNIT_CASE_PARAM(validate_tag_label, label_gen_params),

@@ -22,8 +22,16 @@
 
 #define ACCMAP_IOCTL_MAGIC		0xDA
 
-/* Heap identifiers; a heap mask has bit (1 << id) set for each heap. */
+/*
+ * Heap identifiers; a heap mask has bit (1 << id) set for each heap.
+ * Carveout heaps, when configured, take ids from ACCMAP_HEAP_CARVEOUT_FIRST
+ * up in the order they were found.  Buffers made by FROM_VA belong to the
+ * user heap, which ALLOC never allocates from.
+ */
 #define ACCMAP_HEAP_SYSTEM		0
+#define ACCMAP_HEAP_CARVEOUT_FIRST	1
+#define ACCMAP_HEAP_CARVEOUT_MAX	16
+#define ACCMAP_HEAP_USER		31
 #define ACCMAP_HEAP_MAX			32
 /* Reported in accmap_info.heap while a handle has no memory yet. */
 #define ACCMAP_HEAP_NONE		0xffffffffU
@@ -45,18 +53,22 @@ struct accmap_create {
 #define ACCMAP_CREATE_VALID_FLAGS	0U
 
 /*
- * CPU memory attribute of a buffer, in accmap_alloc.flags.  Cached is the
- * default; write-combined buffers are mapped write-combined in user space
- * and skip CPU cache maintenance on device mapping.
+ * CPU memory attribute of a buffer, in accmap_alloc.flags; at most one of
+ * them.  Cached is the default; write-combined and uncached buffers are
+ * mapped that way in user space and in the kernel, and need no CPU cache
+ * maintenance.
  */
 #define ACCMAP_ALLOC_WRITECOMBINE	(1U << 0)
-#define ACCMAP_ALLOC_VALID_FLAGS	(ACCMAP_ALLOC_WRITECOMBINE)
+#define ACCMAP_ALLOC_UNCACHED		(1U << 1)
+#define ACCMAP_ALLOC_VALID_FLAGS	(ACCMAP_ALLOC_WRITECOMBINE | \
+					 ACCMAP_ALLOC_UNCACHED)
 
 /**
  * struct accmap_alloc - ACCMAP_IOC_ALLOC argument
  * @id:        in: handle id from ACCMAP_IOC_CREATE
  * @heap_mask: in: heaps the memory may come from, one bit per heap id;
- *             the lowest-numbered heap that has the memory is used
+ *             carveout heaps are tried first, in id order, then the
+ *             system heap; the first that has room is used
  * @flags:     in: ACCMAP_ALLOC_* flags
  * @align:     in: alignment in bytes, 0 (page) or a power of two up to
  *             ACCMAP_ALLOC_MAX_ALIGN
@@ -275,6 +287,80 @@ struct accmap_pool_info {
 	struct accmap_pool_order orders[ACCMAP_POOL_MAX_ORDERS];
 };
 
+/* Operations of struct accmap_cache_op. */
+#define ACCMAP_CACHE_WRITEBACK		1
+#define ACCMAP_CACHE_INVALIDATE		2
+#define ACCMAP_CACHE_WRITEBACK_INVALIDATE 3
+
+/**
+ * struct accmap_cache_op - ACCMAP_IOC_CACHE argument, and one entry of
+ * ACCMAP_IOC_CACHE_LIST
+ * @id:     in: handle id of a handle that has memory
+ * @op:     in: ACCMAP_CACHE_*
+ * @offset: in: first byte of the range in the buffer
+ * @length: in: bytes in the range, at least 1
+ *
+ * Write-back makes CPU writes visible to devices, invalidate makes device
+ * writes visible to the CPU.  On write-combined and uncached buffers, and
+ * on machines whose devices are cache-coherent, the operation succeeds
+ * and does nothing.
+ */
+struct accmap_cache_op {
+	__u32 id;
+	__u32 op;
+	__u64 offset;
+	__u64 length;
+};
+
+#define ACCMAP_CACHE_LIST_MAX	1024
+
+/**
+ * struct accmap_cache_list - ACCMAP_IOC_CACHE_LIST argument
+ * @ops:   in: user pointer to @count struct accmap_cache_op
+ * @count: in: entries, 1 to ACCMAP_CACHE_LIST_MAX
+ * @pad:   must be 0
+ * @done:  out: entries carried out; on error, the index of the failing
+ *         entry
+ * @pad2:  must be 0
+ *
+ * Every entry is checked before any is carried out.
+ */
+struct accmap_cache_list {
+	__u64 ops;
+	__u32 count;
+	__u32 pad;
+	__u32 done;
+	__u32 pad2;
+};
+
+#define ACCMAP_FROM_VA_WRITE		(1U << 0)
+#define ACCMAP_FROM_VA_VALID_FLAGS	(ACCMAP_FROM_VA_WRITE)
+
+/**
+ * struct accmap_from_va - ACCMAP_IOC_FROM_VA argument
+ * @addr:  in: page-aligned start of the caller's memory
+ * @size:  in: bytes, a non-zero multiple of the page size
+ * @flags: in: ACCMAP_FROM_VA_WRITE if the buffer may be written (by the
+ *         CPU through accmap or by devices); the memory must then be
+ *         writable
+ * @tag:   in: accounting tag
+ * @pad:   must be 0
+ * @id:    out: handle id of the new buffer, in heap ACCMAP_HEAP_USER
+ * @pad2:  must be 0
+ *
+ * The pages are pinned for the life of the buffer and charged to the
+ * caller's RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK.
+ */
+struct accmap_from_va {
+	__u64 addr;
+	__u64 size;
+	__u32 flags;
+	__u16 tag;
+	__u16 pad;
+	__u32 id;
+	__u32 pad2;
+};
+
 #define ACCMAP_IOC_CREATE	_IOWR(ACCMAP_IOCTL_MAGIC, 0x00, struct accmap_create)
 #define ACCMAP_IOC_ALLOC	_IOWR(ACCMAP_IOCTL_MAGIC, 0x01, struct accmap_alloc)
 #define ACCMAP_IOC_FREE		_IOW(ACCMAP_IOCTL_MAGIC, 0x02, struct accmap_free)
@@ -286,5 +372,8 @@ struct accmap_pool_info {
 #define ACCMAP_IOC_SET_TAG_LABEL _IOW(ACCMAP_IOCTL_MAGIC, 0x08, struct accmap_tag_label)
 #define ACCMAP_IOC_QUERY_HEAP	_IOWR(ACCMAP_IOCTL_MAGIC, 0x09, struct accmap_heap_info)
 #define ACCMAP_IOC_QUERY_POOL	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0a, struct accmap_pool_info)
+#define ACCMAP_IOC_CACHE	_IOW(ACCMAP_IOCTL_MAGIC, 0x0b, struct accmap_cache_op)
+#define ACCMAP_IOC_CACHE_LIST	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0c, struct accmap_cache_list)
+#define ACCMAP_IOC_FROM_VA	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0d, struct accmap_from_va)
 
 #endif /* _UAPI_LINUX_ACCMAP_H */
