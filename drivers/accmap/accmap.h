@@ -6,6 +6,7 @@
 #define _ACCMAP_H
 
 #include <linux/atomic.h>
+#include <linux/dma-direction.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
@@ -26,6 +27,7 @@ struct dma_buf;
 struct file;
 struct page;
 struct seq_file;
+struct sg_table;
 
 /**
  * struct accmap_device - the accmap misc device and what hangs off it
@@ -85,6 +87,8 @@ struct accmap_heap_ops {
  * @id: heap id as seen by user space (ACCMAP_HEAP_*)
  * @name: short name for logs and debugfs
  * @ops: the backend
+ * @no_cached: the heap cannot give cached buffers (its memory has no
+ *             struct pages, so CPU caches cannot be maintained for it)
  * @adev: the device the heap belongs to
  * @used: bytes handed out and not yet given back
  */
@@ -92,6 +96,7 @@ struct accmap_heap {
 	u32 id;
 	const char *name;
 	const struct accmap_heap_ops *ops;
+	bool no_cached;
 	struct accmap_device *adev;
 	atomic64_t used;
 };
@@ -118,7 +123,15 @@ enum accmap_export_mode {
  *         allocation and unchanged until the handle is released, so paths
  *         that hold a reference and saw the handle allocated may read it
  *         without @lock
- * @npages: number of entries in @pages
+ * @npages: number of entries in @pages, or of pages in @phys
+ * @phys: for memory outside the page allocator (carveouts): the start of
+ *        one physically contiguous block; @pages is NULL then
+ * @kaddr: for @phys memory: its kernel mapping, with the buffer's memory
+ *         attribute; the kernel reads and writes @phys memory only here
+ * @phys_has_pages: @phys memory has struct pages (pfn_valid), so devices
+ *                  map it through them, with CPU cache maintenance
+ * @dev_sgt: the memory mapped for adev->dev, for CPU cache maintenance;
+ *           made on first use under @lock, unmapped at release
  * @dmabuf: live dma-buf exports by access mode, NULL where none; each
  *          holds one reference on the handle
  * @attachments: importers' attachments (struct accmap_attachment)
@@ -140,6 +153,10 @@ struct accmap_handle {
 	u16 tag;
 	struct page **pages;
 	unsigned long npages;
+	phys_addr_t phys;
+	void *kaddr;
+	bool phys_has_pages;
+	struct sg_table *dev_sgt;
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;
 
@@ -230,6 +247,21 @@ static inline pgprot_t accmap_pgprot(const struct accmap_handle *handle,
 	return prot;
 }
 
+/**
+ * accmap_handle_pfn() - the page frame of one page of a buffer
+ * @handle: an allocated handle
+ * @pgoff: page index in the buffer, below @handle->npages
+ *
+ * Return: the PFN.
+ */
+static inline unsigned long accmap_handle_pfn(const struct accmap_handle *handle,
+					      unsigned long pgoff)
+{
+	if (handle->pages)
+		return page_to_pfn(handle->pages[pgoff]);
+	return PHYS_PFN(handle->phys) + pgoff;
+}
+
 /* htable.c */
 void accmap_htable_init(struct accmap_htable *table);
 int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref);
@@ -286,6 +318,16 @@ void accmap_tags_destroy(struct accmap_device *adev);
 void accmap_debugfs_init(struct accmap_device *adev);
 void accmap_debugfs_fini(struct accmap_device *adev);
 void accmap_client_show_fdinfo(struct seq_file *m, struct file *file);
+
+/* cache.c */
+int accmap_check_cache_op(const struct accmap_cache_op *op, u64 size);
+int accmap_handle_cache_op(struct accmap_handle *handle, u32 op, u64 offset,
+			   u64 length);
+int accmap_handle_sync_range(struct accmap_handle *handle, u64 offset,
+			     u64 length, bool for_cpu,
+			     enum dma_data_direction dir);
+void accmap_handle_release_dev_sgt(struct accmap_handle *handle);
+int accmap_handle_sg_table(struct accmap_handle *handle, struct sg_table *sgt);
 
 /* dmabuf.c */
 struct accmap_handle *accmap_dmabuf_handle(struct dma_buf *dmabuf);

@@ -28,14 +28,17 @@
  * struct accmap_attachment - an importer's attachment to a buffer
  * @node: in accmap_handle.attachments
  * @dev: the importer's device
- * @sgt: the buffer's pages, mapped for @dev while @mapped
+ * @sgt: the buffer's memory, mapped for @dev while @mapped
  * @mapped: whether @sgt is currently DMA-mapped for @dev
+ * @resource: the memory has no struct pages: @sgt has one entry whose
+ *            DMA address comes from dma_map_resource()
  */
 struct accmap_attachment {
 	struct list_head node;
 	struct device *dev;
 	struct sg_table sgt;
 	bool mapped;
+	bool resource;
 };
 
 static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
@@ -49,8 +52,12 @@ static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
 	if (!a)
 		return -ENOMEM;
 
-	ret = sg_alloc_table_from_pages(&a->sgt, handle->pages, handle->npages,
-					0, handle->size, GFP_KERNEL);
+	if (handle->pages || handle->phys_has_pages) {
+		ret = accmap_handle_sg_table(handle, &a->sgt);
+	} else {
+		ret = sg_alloc_table(&a->sgt, 1, GFP_KERNEL);
+		a->resource = true;
+	}
 	if (ret)
 		goto err_free_attachment;
 
@@ -95,9 +102,20 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	if (!accmap_handle_cached(handle))
 		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
 
-	ret = dma_map_sgtable(attach->dev, &a->sgt, dir, attrs);
-	if (ret)
-		return ERR_PTR(ret);
+	if (a->resource) {
+		dma_addr_t addr;
+
+		addr = dma_map_resource(attach->dev, handle->phys, handle->size,
+					dir, attrs);
+		if (dma_mapping_error(attach->dev, addr))
+			return ERR_PTR(-ENOMEM);
+		sg_dma_address(a->sgt.sgl) = addr;
+		sg_dma_len(a->sgt.sgl) = handle->size;
+	} else {
+		ret = dma_map_sgtable(attach->dev, &a->sgt, dir, attrs);
+		if (ret)
+			return ERR_PTR(ret);
+	}
 
 	mutex_lock(&handle->lock);
 	a->mapped = true;
@@ -119,7 +137,11 @@ static void accmap_dmabuf_unmap(struct dma_buf_attachment *attach,
 	mutex_lock(&handle->lock);
 	a->mapped = false;
 	mutex_unlock(&handle->lock);
-	dma_unmap_sgtable(attach->dev, sgt, dir, attrs);
+	if (a->resource)
+		dma_unmap_resource(attach->dev, sg_dma_address(sgt->sgl),
+				   handle->size, dir, attrs);
+	else
+		dma_unmap_sgtable(attach->dev, sgt, dir, attrs);
 }
 
 static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
@@ -133,10 +155,11 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 
 	mutex_lock(&handle->lock);
 	list_for_each_entry(a, &handle->attachments, node)
-		if (a->mapped)
+		if (a->mapped && !a->resource)
 			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
 	mutex_unlock(&handle->lock);
-	return 0;
+	/* And what devices wrote behind accmap's own back, for user space. */
+	return accmap_handle_sync_range(handle, 0, handle->size, true, dir);
 }
 
 static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
@@ -150,10 +173,10 @@ static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 
 	mutex_lock(&handle->lock);
 	list_for_each_entry(a, &handle->attachments, node)
-		if (a->mapped)
+		if (a->mapped && !a->resource)
 			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
 	mutex_unlock(&handle->lock);
-	return 0;
+	return accmap_handle_sync_range(handle, 0, handle->size, false, dir);
 }
 
 static void accmap_vm_open(struct vm_area_struct *vma)
@@ -182,7 +205,7 @@ static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 
 	return vmf_insert_pfn(vma, vmf->address,
-			      page_to_pfn(handle->pages[vmf->pgoff]));
+			      accmap_handle_pfn(handle, vmf->pgoff));
 }
 
 static const struct vm_operations_struct accmap_vm_ops = {
@@ -241,6 +264,11 @@ static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	 */
 	if (handle->flags & ACCMAP_ALLOC_UNCACHED)
 		prot = pgprot_writecombine(PAGE_KERNEL);
+	if (!handle->pages) {
+		/* Contiguous memory has its kernel mapping already. */
+		iosys_map_set_vaddr(map, handle->kaddr);
+		return 0;
+	}
 	vaddr = vmap(handle->pages, handle->npages, VM_MAP, prot);
 	if (!vaddr)
 		return -ENOMEM;
@@ -250,7 +278,10 @@ static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 
 static void accmap_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
-	vunmap(map->vaddr);
+	struct accmap_handle *handle = dmabuf->priv;
+
+	if (handle->pages)
+		vunmap(map->vaddr);
 	iosys_map_clear(map);
 }
 

@@ -125,6 +125,7 @@ static void accmap_handle_release(struct kref *ref)
 	WARN_ON(!list_empty(&handle->attachments));
 	WARN_ON(atomic_read(&handle->maps));
 
+	accmap_handle_release_dev_sgt(handle);
 	if (heap) {
 		heap->ops->free(heap, handle);
 		atomic64_sub(handle->size, &heap->used);

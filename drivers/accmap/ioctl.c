@@ -25,11 +25,14 @@
  * @install_file: a file to install as @install_fd once the result has
  *                reached user space, or NULL
  * @install_fd: the reserved descriptor for @install_file
+ * @copy_on_error: copy the argument back to user space even when the
+ *                 handler fails (it reports where it failed)
  */
 struct accmap_ioctl_ctx {
 	struct accmap_client *client;
 	struct file *install_file;
 	int install_fd;
+	bool copy_on_error;
 };
 
 /* Room for the largest argument of any ioctl this kernel knows. */
@@ -46,6 +49,8 @@ union accmap_ioctl_arg {
 	struct accmap_tag_label tag_label;
 	struct accmap_heap_info heap_info;
 	struct accmap_pool_info pool_info;
+	struct accmap_cache_op cache_op;
+	struct accmap_cache_list cache_list;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
@@ -291,6 +296,88 @@ static int accmap_ioctl_query_pool(struct accmap_ioctl_ctx *ctx, void *data)
 	return 0;
 }
 
+static int accmap_ioctl_cache(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_cache_op *arg = data;
+	struct accmap_handle *handle;
+	int ret;
+
+	ret = accmap_check_cache_op(arg, U64_MAX);
+	if (ret)
+		return ret;
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+
+	ret = accmap_check_cache_op(arg, handle->size);
+	if (!ret && !accmap_handle_allocated(handle))
+		ret = -ENODATA;
+	if (!ret)
+		ret = accmap_handle_cache_op(handle, arg->op, arg->offset,
+					     arg->length);
+	accmap_handle_put(handle);
+	return ret;
+}
+
+static int accmap_ioctl_cache_list(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_cache_list *arg = data;
+	struct accmap_handle **handles;
+	struct accmap_cache_op *ops;
+	int ret = 0;
+	u32 i;
+
+	if (arg->pad || arg->pad2 || !arg->count ||
+	    arg->count > ACCMAP_CACHE_LIST_MAX)
+		return -EINVAL;
+
+	ops = memdup_user(u64_to_user_ptr(arg->ops),
+			  array_size(arg->count, sizeof(*ops)));
+	if (IS_ERR(ops))
+		return PTR_ERR(ops);
+	handles = kcalloc(arg->count, sizeof(*handles), GFP_KERNEL);
+	if (!handles) {
+		ret = -ENOMEM;
+		goto out_free_ops;
+	}
+
+	/* Check every entry before doing any; done names a failing one. */
+	ctx->copy_on_error = true;
+	for (i = 0; i < arg->count; i++) {
+		ret = accmap_check_cache_op(&ops[i], U64_MAX);
+		if (ret)
+			break;
+		handles[i] = accmap_client_get_handle(ctx->client, ops[i].id);
+		if (!handles[i]) {
+			ret = -ENOENT;
+			break;
+		}
+		ret = accmap_check_cache_op(&ops[i], handles[i]->size);
+		if (!ret && !accmap_handle_allocated(handles[i]))
+			ret = -ENODATA;
+		if (ret)
+			break;
+	}
+
+	if (!ret) {
+		for (i = 0; i < arg->count; i++) {
+			ret = accmap_handle_cache_op(handles[i], ops[i].op,
+						     ops[i].offset, ops[i].length);
+			if (ret)
+				break;
+		}
+	}
+	arg->done = i;
+
+	for (i = 0; i < arg->count; i++)
+		if (handles[i])
+			accmap_handle_put(handles[i]);
+	kfree(handles);
+out_free_ops:
+	kfree(ops);
+	return ret;
+}
+
 /**
  * struct accmap_ioctl_desc - one ioctl of the table
  * @cmd: the command with this kernel's argument size
@@ -333,6 +420,10 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 			 struct accmap_heap_info, largest_free),
 	ACCMAP_IOCTL_DEF(ACCMAP_IOC_QUERY_POOL, accmap_ioctl_query_pool,
 			 struct accmap_pool_info, orders),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_CACHE, accmap_ioctl_cache,
+			 struct accmap_cache_op, length),
+	ACCMAP_IOCTL_DEF(ACCMAP_IOC_CACHE_LIST, accmap_ioctl_cache_list,
+			 struct accmap_cache_list, pad2),
 };
 
 /**
@@ -380,7 +471,7 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 
 	ret = desc->fn(&ctx, &karg);
-	if (ret)
+	if (ret && !ctx.copy_on_error)
 		return ret;
 
 	if ((_IOC_DIR(cmd) & _IOC_READ) &&

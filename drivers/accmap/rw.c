@@ -68,10 +68,41 @@ static int accmap_rw_sync_page(struct accmap_handle *handle, struct page *page,
 	return 0;
 }
 
+/*
+ * Contiguous (carveout) memory is reached through its own kernel mapping,
+ * which already has the buffer's memory attribute.
+ */
+static int accmap_rw_contig(struct accmap_handle *handle, u64 pos,
+			    void __user *uaddr, u64 len, bool write)
+{
+	while (len) {
+		unsigned int n = min_t(u64, len, PAGE_SIZE);
+		void *vaddr = handle->kaddr + pos;
+		unsigned long left;
+
+		if (write)
+			left = copy_from_user(vaddr, uaddr, n);
+		else
+			left = copy_to_user(uaddr, vaddr, n);
+		if (left)
+			return -EFAULT;
+		pos += n;
+		uaddr += n;
+		len -= n;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
 static int accmap_rw_chunk(struct accmap_handle *handle, u64 pos,
 			   void __user *uaddr, u64 len, bool write)
 {
 	bool wc = !accmap_handle_cached(handle);
+
+	if (!handle->pages)
+		return accmap_rw_contig(handle, pos, uaddr, len, write);
 
 	while (len) {
 		struct page *page = handle->pages[pos >> PAGE_SHIFT];

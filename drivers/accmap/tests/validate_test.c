@@ -305,6 +305,46 @@ static void validate_tag_label(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, accmap_check_tag_label(&c->arg), c->ret);
 }
 
+/* ---- CACHE ---- */
+
+struct cache_case {
+	const char *name;
+	struct accmap_cache_op op;
+	u64 size;
+	int ret;
+};
+
+static const struct cache_case cache_cases[] = {
+	{ "writeback", { .op = ACCMAP_CACHE_WRITEBACK, .length = 4096 }, 4096, 0 },
+	{ "invalidate", { .op = ACCMAP_CACHE_INVALIDATE, .length = 1 }, 4096, 0 },
+	{ "wb_inv", { .op = ACCMAP_CACHE_WRITEBACK_INVALIDATE, .offset = 4095,
+		      .length = 1 }, 4096, 0 },
+	{ "op_zero", { .op = 0, .length = 1 }, 4096, -EINVAL },
+	{ "op_four", { .op = 4, .length = 1 }, 4096, -EINVAL },
+	{ "op_high", { .op = 1U << 31, .length = 1 }, 4096, -EINVAL },
+	{ "length_zero", { .op = ACCMAP_CACHE_WRITEBACK }, 4096, -EINVAL },
+	{ "past_end", { .op = ACCMAP_CACHE_WRITEBACK, .offset = 1,
+			.length = 4096 }, 4096, -ERANGE },
+	{ "offset_at_end", { .op = ACCMAP_CACHE_WRITEBACK, .offset = 4096,
+			     .length = 1 }, 4096, -ERANGE },
+	{ "overflow", { .op = ACCMAP_CACHE_WRITEBACK, .offset = U64_MAX,
+			.length = 2 }, U64_MAX, -EINVAL },
+};
+
+static void cache_desc(const struct cache_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(cache, cache_cases, cache_desc);
+
+static void validate_cache_op(struct kunit *test)
+{
+	const struct cache_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_cache_op(&c->op, c->size), c->ret);
+}
+
 static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_ioctl_size, ioctl_size_gen_params),
 	KUNIT_CASE_PARAM(validate_create, create_gen_params),
@@ -314,6 +354,7 @@ static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_get_fd, get_fd_gen_params),
 	KUNIT_CASE_PARAM(validate_rw, rw_gen_params),
 	KUNIT_CASE_PARAM(validate_tag_label, label_gen_params),
+	KUNIT_CASE_PARAM(validate_cache_op, cache_gen_params),
 	{}
 };
 
