@@ -4,9 +4,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -207,4 +210,358 @@ int next_fd(void)
 	if (fd >= 0)
 		close(fd);
 	return fd;
+}
+
+/* ---- helpers for the ioctls after the first five ---- */
+
+int am_from_fd(int dev, int fd, uint32_t *id)
+{
+	struct accmap_from_fd args = { .fd = fd, .flags = 0, .id = GARBAGE_U32, .pad = 0 };
+	int ret = raw_ioctl(dev, ACCMAP_IOC_FROM_FD, &args);
+
+	if (!ret)
+		*id = args.id;
+	return ret;
+}
+
+int am_rw(int dev, bool write, uint32_t id, const void *addr, uint64_t offset,
+	  uint64_t elem_size, uint64_t user_stride, uint64_t handle_stride, uint64_t count,
+	  uint64_t *bytes)
+{
+	struct accmap_rw args = {
+		.addr = (uint64_t)(uintptr_t)addr,
+		.offset = offset,
+		.elem_size = elem_size,
+		.user_stride = user_stride,
+		.handle_stride = handle_stride,
+		.count = count,
+		.id = id,
+		.flags = 0,
+		.bytes = GARBAGE_U64,
+	};
+	int ret = raw_ioctl(dev, write ? ACCMAP_IOC_WRITE : ACCMAP_IOC_READ, &args);
+
+	if (!ret && bytes)
+		*bytes = args.bytes;
+	return ret;
+}
+
+int am_write(int dev, uint32_t id, uint64_t offset, const void *buf, uint64_t len)
+{
+	return am_rw(dev, true, id, buf, offset, len, len, len, 1, NULL);
+}
+
+int am_read(int dev, uint32_t id, uint64_t offset, void *buf, uint64_t len)
+{
+	return am_rw(dev, false, id, buf, offset, len, len, len, 1, NULL);
+}
+
+int am_set_label(int dev, uint16_t tag, const char *label)
+{
+	struct accmap_tag_label args = { .tag = tag, .pad = 0, .flags = 0 };
+
+	strncpy(args.label, label, sizeof(args.label) - 1);
+	return raw_ioctl(dev, ACCMAP_IOC_SET_TAG_LABEL, &args);
+}
+
+int am_query_heap(int dev, uint32_t heap, struct accmap_heap_info *info)
+{
+	memset(info, GARBAGE_BYTE, sizeof(*info));
+	info->heap = heap;
+	info->pad = 0;
+	return raw_ioctl(dev, ACCMAP_IOC_QUERY_HEAP, info);
+}
+
+int am_query_pool(int dev, struct accmap_pool_info *info)
+{
+	memset(info, GARBAGE_BYTE, sizeof(*info));
+	info->pad = 0;
+	return raw_ioctl(dev, ACCMAP_IOC_QUERY_POOL, info);
+}
+
+int am_pool_wait_idle(int dev, unsigned int timeout_ms)
+{
+	for (unsigned int waited = 0;; waited += 10) {
+		struct accmap_pool_info info;
+		uint64_t dirty = 0;
+		int ret = am_query_pool(dev, &info);
+
+		if (ret)
+			return ret;
+		for (uint32_t i = 0; i < info.norders && i < ACCMAP_POOL_MAX_ORDERS; i++)
+			dirty += info.orders[i].dirty;
+		if (!dirty)
+			return 0;
+		if (waited >= timeout_ms)
+			return -ETIMEDOUT;
+		usleep(10 * 1000);
+	}
+}
+
+int am_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'f';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+int am_recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+int am_send_byte(int sock, char c)
+{
+	return send(sock, &c, 1, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+int am_recv_byte(int sock, char *c)
+{
+	return recv(sock, c, 1, 0) == 1 ? 0 : -1;
+}
+
+uint64_t meminfo_total_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+void self_comm(char *comm)
+{
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, comm, 15) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
+int fdinfo_value(int fd, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(val, len, "%s", line + klen + 1);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static char *dbg_slurp(const char *path, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *bigger = realloc(buf, 2 * cap + 1);
+
+			if (!bigger) {
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+bool dbg_read(const char *name, struct dbg_table *t)
+{
+	char path[128];
+	size_t len = 0, lines = 0, fields, cell = 0;
+	char *p;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/%s", ACCMAP_DEBUGFS_DIR, name);
+	t->text = dbg_slurp(path, &len);
+	if (!CHECK(t->text, "read %s: %s", path, strerror(errno)))
+		return false;
+	if (!CHECK(len > 0 && t->text[len - 1] == '\n' && strlen(t->text) == len,
+		   "%s: empty, NUL inside, or last line without a newline", path))
+		goto bad;
+
+	for (p = t->text; *p; p++)
+		lines += *p == '\n';
+	fields = 1;
+	for (p = t->text; *p != '\n'; p++)
+		fields += *p == '\t';
+	t->ncols = fields;
+	t->nrows = lines - 1;
+	t->cells = calloc(lines * t->ncols, sizeof(*t->cells));
+	if (!CHECK(t->cells, "calloc"))
+		goto bad;
+
+	p = t->text;
+	for (size_t l = 0; l < lines; l++) {
+		size_t f = 0;
+
+		for (;;) {
+			char *end = p + strcspn(p, "\t\n");
+			char sep = *end;
+
+			if (!CHECK(f < t->ncols, "%s: line %zu has more than %zu fields", path,
+				   l + 1, t->ncols))
+				goto bad;
+			t->cells[cell++] = p;
+			f++;
+			*end = '\0';
+			p = end + 1;
+			if (sep == '\n')
+				break;
+		}
+		if (!CHECK(f == t->ncols, "%s: line %zu has %zu fields, the header %zu", path,
+			   l + 1, f, t->ncols))
+			goto bad;
+	}
+	return true;
+bad:
+	dbg_free(t);
+	return false;
+}
+
+void dbg_free(struct dbg_table *t)
+{
+	free(t->cells);
+	free(t->text);
+	memset(t, 0, sizeof(*t));
+}
+
+int dbg_col(const struct dbg_table *t, const char *name)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (!strcmp(t->cells[c], name))
+			return (int)c;
+	}
+	return -1;
+}
+
+const char *dbg_cell(const struct dbg_table *t, size_t row, const char *col)
+{
+	int c = dbg_col(t, col);
+
+	if (c < 0 || row >= t->nrows)
+		return "";
+	return t->cells[(row + 1) * t->ncols + (size_t)c];
+}
+
+unsigned long long dbg_num(const struct dbg_table *t, size_t row, const char *col)
+{
+	const char *s = dbg_cell(t, row, col);
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return ~0ULL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end || errno)
+		return ~0ULL;
+	return v;
+}
+
+static bool dbg_match(const struct dbg_table *t, size_t row, const char *col1, const char *val1,
+		      const char *col2, const char *val2)
+{
+	if (strcmp(dbg_cell(t, row, col1), val1))
+		return false;
+	return !col2 || !strcmp(dbg_cell(t, row, col2), val2);
+}
+
+long dbg_find(const struct dbg_table *t, const char *col1, const char *val1, const char *col2,
+	      const char *val2)
+{
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (dbg_match(t, r, col1, val1, col2, val2))
+			return (long)r;
+	}
+	return -1;
+}
+
+size_t dbg_count(const struct dbg_table *t, const char *col1, const char *val1, const char *col2,
+		 const char *val2)
+{
+	size_t n = 0;
+
+	for (size_t r = 0; r < t->nrows; r++)
+		n += dbg_match(t, r, col1, val1, col2, val2);
+	return n;
 }

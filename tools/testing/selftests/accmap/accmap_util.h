@@ -70,4 +70,79 @@ int next_fd(void);
 /* Result of a raw ioctl: 0 or -errno. */
 int raw_ioctl(int fd, unsigned long cmd, void *arg);
 
+/* ---- helpers for the ioctls after the first five ---- */
+
+/* FROM_FD: 0 and *id, or -errno. */
+int am_from_fd(int dev, int fd, uint32_t *id);
+/*
+ * WRITE (write true) or READ of count elements; every field given, flags 0.
+ * Returns 0 or -errno; on success *bytes (if not NULL) is the bytes field.
+ */
+int am_rw(int dev, bool write, uint32_t id, const void *addr, uint64_t offset,
+	  uint64_t elem_size, uint64_t user_stride, uint64_t handle_stride, uint64_t count,
+	  uint64_t *bytes);
+/* One contiguous WRITE or READ of len bytes at offset. */
+int am_write(int dev, uint32_t id, uint64_t offset, const void *buf, uint64_t len);
+int am_read(int dev, uint32_t id, uint64_t offset, void *buf, uint64_t len);
+/* SET_TAG_LABEL with a NUL-padded copy of label (at most 31 characters). */
+int am_set_label(int dev, uint16_t tag, const char *label);
+/* QUERY_HEAP / QUERY_POOL with every output field pre-filled with garbage. */
+int am_query_heap(int dev, uint32_t heap, struct accmap_heap_info *info);
+int am_query_pool(int dev, struct accmap_pool_info *info);
+/*
+ * Polls QUERY_POOL until no block waits to be zeroed (at most timeout_ms);
+ * returns 0, -ETIMEDOUT, or the errno of QUERY_POOL.
+ */
+int am_pool_wait_idle(int dev, unsigned int timeout_ms);
+
+/* One fd over a unix socket (SCM_RIGHTS); 0 / the fd, or -1. */
+int am_send_fd(int sock, int fd);
+int am_recv_fd(int sock);
+/* One byte over a socket, to step two processes in turn; 0 or -1. */
+int am_send_byte(int sock, char c);
+int am_recv_byte(int sock, char *c);
+
+/* MemTotal of /proc/meminfo in bytes, 0 if it cannot be read. */
+uint64_t meminfo_total_bytes(void);
+/* /proc/self/comm without the newline, into a buffer of 16 bytes. */
+void self_comm(char *comm);
+/*
+ * The value of "key:\t..." in /proc/self/fdinfo/fd, copied without the
+ * newline into val; 0, or -ENOENT if there is no such line.
+ */
+int fdinfo_value(int fd, const char *key, char *val, size_t len);
+
+/*
+ * A debugfs table of accmap (/sys/kernel/debug/accmap/NAME): a header
+ * line, then rows, fields separated by tabs, every line ending in '\n'.
+ * dbg_read() fails the test (and returns false) if the file cannot be
+ * read or is not such a table (a row with another number of fields).
+ */
+#define ACCMAP_DEBUGFS_DIR	"/sys/kernel/debug/accmap"
+
+struct dbg_table {
+	char *text;	/* the file, tabs and newlines turned into NULs */
+	size_t ncols;	/* fields of the header */
+	size_t nrows;	/* data rows, header not counted */
+	char **cells;	/* (nrows + 1) * ncols; row 0 is the header */
+};
+
+bool dbg_read(const char *name, struct dbg_table *t);
+void dbg_free(struct dbg_table *t);
+/* Index of the column with that header, or -1. */
+int dbg_col(const struct dbg_table *t, const char *name);
+/* Field of data row (0-based) in the named column; "" if no such column. */
+const char *dbg_cell(const struct dbg_table *t, size_t row, const char *col);
+/* Field as an unsigned number; ~0ULL if it is not a decimal number. */
+unsigned long long dbg_num(const struct dbg_table *t, size_t row, const char *col);
+/*
+ * Index of the first data row whose fields in columns col1 (and col2, if
+ * not NULL) equal val1 (and val2), or -1.
+ */
+long dbg_find(const struct dbg_table *t, const char *col1, const char *val1, const char *col2,
+	      const char *val2);
+/* Number of data rows matching like dbg_find(). */
+size_t dbg_count(const struct dbg_table *t, const char *col1, const char *val1, const char *col2,
+		 const char *val2);
+
 #endif /* ACCMAP_SELFTEST_UTIL_H */
