@@ -114,8 +114,8 @@ enum accmap_export_mode {
  *       exported from it, one per CPU mapping (vma) of it
  * @adev: the owning device
  * @size: size in bytes, page aligned, fixed at creation
- * @lock: protects @heap, @flags, @tag, @pages, @npages, @dmabuf and
- *        @attachments
+ * @lock: protects @heap, @flags, @tag, @pages, @npages, @wc_vaddr,
+ *        @dev_sgt, @dmabuf and @attachments
  * @heap: the heap the memory came from, NULL until allocated
  * @flags: ACCMAP_ALLOC_* flags given at allocation
  * @tag: accounting tag given at allocation
@@ -130,6 +130,9 @@ enum accmap_export_mode {
  *         attribute; the kernel reads and writes @phys memory only here
  * @phys_has_pages: @phys memory has struct pages (pfn_valid), so devices
  *                  map it through them, with CPU cache maintenance
+ * @wc_vaddr: for page arrays the CPU does not cache: a write-combined
+ *            kernel mapping made on first WRITE/READ under @lock, unmapped
+ *            at release
  * @dev_sgt: the memory mapped for adev->dev, for CPU cache maintenance;
  *           made on first use under @lock, unmapped at release
  * @dmabuf: live dma-buf exports by access mode, NULL where none; each
@@ -156,6 +159,7 @@ struct accmap_handle {
 	phys_addr_t phys;
 	void *kaddr;
 	bool phys_has_pages;
+	void *wc_vaddr;
 	struct sg_table *dev_sgt;
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;

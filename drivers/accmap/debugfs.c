@@ -155,6 +155,11 @@ static int orphans_show(struct seq_file *m, void *unused)
 		if (atomic_read(&h->hrefs) || !kref_read(&h->ref))
 			continue;
 		mutex_lock(&h->lock);
+		/* Held by neither: being created or being released. */
+		if (!accmap_handle_exports(h) && !atomic_read(&h->maps)) {
+			mutex_unlock(&h->lock);
+			continue;
+		}
 		accmap_tag_get_label(adev, h->tag, label);
 		seq_printf(m, "%llu\t%s\t%u\t%s\t%u\t%d\t%d\t%d\t%s\n",
 			   h->size, h->heap ? h->heap->name : "-", h->tag,

@@ -10,6 +10,7 @@
 #include <linux/errno.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "accmap.h"
 
@@ -126,6 +127,8 @@ static void accmap_handle_release(struct kref *ref)
 	WARN_ON(atomic_read(&handle->maps));
 
 	accmap_handle_release_dev_sgt(handle);
+	if (handle->wc_vaddr)
+		vunmap(handle->wc_vaddr);
 	if (heap) {
 		heap->ops->free(heap, handle);
 		atomic64_sub(handle->size, &heap->used);

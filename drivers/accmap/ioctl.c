@@ -27,12 +27,15 @@
  * @install_fd: the reserved descriptor for @install_file
  * @copy_on_error: copy the argument back to user space even when the
  *                 handler fails (it reports where it failed)
+ * @new_id: an id the handler added, or 0; dropped again if user space
+ *          cannot be told about it
  */
 struct accmap_ioctl_ctx {
 	struct accmap_client *client;
 	struct file *install_file;
 	int install_fd;
 	bool copy_on_error;
+	u32 new_id;
 };
 
 /* Room for the largest argument of any ioctl this kernel knows. */
@@ -70,6 +73,8 @@ static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
 	if (!handle)
 		return -ENOMEM;
 	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	if (!ret)
+		ctx->new_id = arg->id;
 	/* The client's reference keeps the handle, if it was added. */
 	accmap_handle_put(handle);
 	return ret;
@@ -216,6 +221,8 @@ static int accmap_ioctl_from_fd(struct accmap_ioctl_ctx *ctx, void *data)
 	}
 	/* The dma-buf holds the handle while we add our own reference. */
 	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	if (!ret)
+		ctx->new_id = arg->id;
 
 out_put_dmabuf:
 	dma_buf_put(dmabuf);
@@ -477,6 +484,10 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if ((_IOC_DIR(cmd) & _IOC_READ) &&
 	    copy_to_user(uarg, &karg, min(usize, ksize)))
 		ret = -EFAULT;
+
+	/* An id user space never learnt would stay until close: drop it. */
+	if (ret && ctx.new_id)
+		accmap_client_remove_handle(ctx.client, ctx.new_id);
 
 	if (ctx.install_file) {
 		if (ret) {

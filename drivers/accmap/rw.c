@@ -4,12 +4,12 @@
  * buffer through the kernel's mapping of its pages.
  */
 
-#include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "accmap.h"
 
@@ -50,40 +50,40 @@ int accmap_check_rw(const struct accmap_rw *arg, u64 size)
 }
 
 /*
- * Write-combined and uncached buffers are read and written by user space and devices
- * around the CPU caches, but the kernel copies through the cached linear
- * map: invalidate before reading, write back after writing.
+ * Buffers the CPU does not cache are copied through a kernel mapping with
+ * their own attribute: contiguous (carveout) memory has one already, page
+ * arrays get a write-combined vmap on first use, kept until release.
+ * Copying through the cached linear map instead would leave lines in the
+ * cache that a later write-back could put over newer data written by user
+ * space or a device.
  */
-static int accmap_rw_sync_page(struct accmap_handle *handle, struct page *page,
-			       unsigned int off, unsigned int len,
-			       enum dma_data_direction dir)
+static void *accmap_rw_kaddr(struct accmap_handle *handle)
 {
-	struct device *dev = handle->adev->dev;
-	dma_addr_t addr;
+	void *vaddr;
 
-	addr = dma_map_page(dev, page, off, len, dir);
-	if (dma_mapping_error(dev, addr))
-		return -ENOMEM;
-	dma_unmap_page_attrs(dev, addr, len, dir, DMA_ATTR_SKIP_CPU_SYNC);
-	return 0;
+	if (!handle->pages)
+		return handle->kaddr;
+
+	mutex_lock(&handle->lock);
+	if (!handle->wc_vaddr)
+		handle->wc_vaddr = vmap(handle->pages, handle->npages, VM_MAP,
+					pgprot_writecombine(PAGE_KERNEL));
+	vaddr = handle->wc_vaddr;
+	mutex_unlock(&handle->lock);
+	return vaddr;
 }
 
-/*
- * Contiguous (carveout) memory is reached through its own kernel mapping,
- * which already has the buffer's memory attribute.
- */
-static int accmap_rw_contig(struct accmap_handle *handle, u64 pos,
-			    void __user *uaddr, u64 len, bool write)
+static int accmap_rw_mapped(void *kaddr, u64 pos, void __user *uaddr, u64 len,
+			    bool write)
 {
 	while (len) {
-		unsigned int n = min_t(u64, len, PAGE_SIZE);
-		void *vaddr = handle->kaddr + pos;
+		unsigned int n = min_t(u64, len, PAGE_SIZE - offset_in_page(pos));
 		unsigned long left;
 
 		if (write)
-			left = copy_from_user(vaddr, uaddr, n);
+			left = copy_from_user(kaddr + pos, uaddr, n);
 		else
-			left = copy_to_user(uaddr, vaddr, n);
+			left = copy_to_user(uaddr, kaddr + pos, n);
 		if (left)
 			return -EFAULT;
 		pos += n;
@@ -96,28 +96,16 @@ static int accmap_rw_contig(struct accmap_handle *handle, u64 pos,
 	return 0;
 }
 
-static int accmap_rw_chunk(struct accmap_handle *handle, u64 pos,
+/* Cached page arrays: page by page through the kernel's linear map. */
+static int accmap_rw_pages(struct accmap_handle *handle, u64 pos,
 			   void __user *uaddr, u64 len, bool write)
 {
-	bool wc = !accmap_handle_cached(handle);
-
-	if (!handle->pages)
-		return accmap_rw_contig(handle, pos, uaddr, len, write);
-
 	while (len) {
 		struct page *page = handle->pages[pos >> PAGE_SHIFT];
 		unsigned int off = offset_in_page(pos);
 		unsigned int n = min_t(u64, len, PAGE_SIZE - off);
 		unsigned long left;
 		void *vaddr;
-		int ret;
-
-		if (wc && !write) {
-			ret = accmap_rw_sync_page(handle, page, off, n,
-						  DMA_FROM_DEVICE);
-			if (ret)
-				return ret;
-		}
 
 		vaddr = kmap_local_page(page);
 		if (write)
@@ -127,13 +115,6 @@ static int accmap_rw_chunk(struct accmap_handle *handle, u64 pos,
 		kunmap_local(vaddr);
 		if (left)
 			return -EFAULT;
-
-		if (wc && write) {
-			ret = accmap_rw_sync_page(handle, page, off, n,
-						  DMA_TO_DEVICE);
-			if (ret)
-				return ret;
-		}
 
 		pos += n;
 		uaddr += n;
@@ -160,10 +141,16 @@ int accmap_handle_rw(struct accmap_handle *handle, const struct accmap_rw *arg,
 		     bool write)
 {
 	u64 elem = arg->elem_size, count = arg->count, i;
+	void *kaddr = NULL;
 	int ret;
 
 	if (!accmap_handle_allocated(handle))
 		return -ENODATA;
+	if (!handle->pages || !accmap_handle_cached(handle)) {
+		kaddr = accmap_rw_kaddr(handle);
+		if (!kaddr)
+			return -ENOMEM;
+	}
 
 	/* Dense on both sides: one long element. */
 	if (count > 1 && arg->user_stride == elem && arg->handle_stride == elem) {
@@ -173,9 +160,12 @@ int accmap_handle_rw(struct accmap_handle *handle, const struct accmap_rw *arg,
 
 	for (i = 0; i < count; i++) {
 		void __user *uaddr = u64_to_user_ptr(arg->addr + i * arg->user_stride);
+		u64 pos = arg->offset + i * arg->handle_stride;
 
-		ret = accmap_rw_chunk(handle, arg->offset + i * arg->handle_stride,
-				      uaddr, elem, write);
+		if (kaddr)
+			ret = accmap_rw_mapped(kaddr, pos, uaddr, elem, write);
+		else
+			ret = accmap_rw_pages(handle, pos, uaddr, elem, write);
 		if (ret)
 			return ret;
 	}
