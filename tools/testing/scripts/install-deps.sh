@@ -14,11 +14,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 PKGS=(build-essential bc flex bison libelf-dev libssl-dev kmod cpio xz-utils
-      rsync python3 file
+      rsync python3 file procps openssl git
       linux-headers-amd64 linux-source-6.1
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross
       qemu-system-x86 qemu-system-arm
-      sparse dkms busybox-static)
+      sparse dkms busybox-static shellcheck)
 
 stamp=$CACHE/.deps-ok
 mkdir -p "$CACHE"

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# accmap: out-of-tree build and test entry points.
+#
+# The module itself is described by ./Kbuild and drivers/accmap/Kbuild;
+# this Makefile only hands over to the kernel's build system, and names
+# the test tiers (see README.md).
+#
+#   make [modules]      build drivers/accmap/accmap.ko against $(KDIR)
+#   make clean
+#   make demo           accmap-demo in an arm64 guest (qemu TCG)
+#   make check          every test tier; last line "N passed, N failed"
+#   make kunit | kunit-debug | vm-test [VM_ARCH=amd64|arm64] | lint | dkms-test
+
+ACCMAP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+ACCMAP_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/accmap
+export ACCMAP_CACHE
+
+# The kernel to build against: the running kernel's build tree if there is
+# one, otherwise the Debian 6.1 amd64 headers that install-deps.sh set up.
+KVER ?= $(shell uname -r)
+ACCMAP_ABI := $(shell cat $(ACCMAP_CACHE)/abi 2>/dev/null)
+KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build), \
+	     $(if $(ACCMAP_ABI),$(wildcard /usr/src/linux-headers-$(ACCMAP_ABI)-amd64)), \
+	     $(shell ls -d /usr/src/linux-headers-6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1), \
+	     /lib/modules/$(KVER)/build)
+
+VM_ARCH ?= amd64
+SCRIPTS := $(ACCMAP_ROOT)/tools/testing
+
+.PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
+	demo lint dkms-test check help
+
+all: modules
+
+modules modules_install:
+	@test -f $(KDIR)/Makefile || { \
+		echo "accmap: no kernel build tree at KDIR=$(KDIR)" >&2; \
+		echo "accmap: install the kernel headers, or pass KDIR=..." >&2; \
+		exit 1; }
+	$(MAKE) -C $(KDIR) M=$(ACCMAP_ROOT) $@
+
+clean:
+	@if [ -f $(KDIR)/Makefile ]; then \
+		$(MAKE) -C $(KDIR) M=$(ACCMAP_ROOT) clean; \
+	else \
+		find $(ACCMAP_ROOT) -path $(ACCMAP_ROOT)/.git -prune -o \
+			\( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+			-o -name '*.mod.c' -o -name '.*.cmd' -o -name '*.a' \
+			-o -name modules.order -o -name Module.symvers \) \
+			-type f -print0 | xargs -0r rm -f; \
+	fi
+
+# Test targets: dependencies first (fast when already there), then the
+# tier's script with ACCMAP_DEPS_OK=1 so that it does not check again.
+deps:
+	$(SCRIPTS)/scripts/install-deps.sh
+
+kunit: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/kunit/run.sh default
+
+kunit-debug: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/kunit/run.sh debug
+
+vm-test: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh $(VM_ARCH)
+
+demo: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh arm64 demo
+
+lint: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/lint.sh
+
+dkms-test: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/dkms-test.sh
+
+check: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/check.sh
+
+help:
+	@sed -n 's/^#   //p' $(ACCMAP_ROOT)/Makefile

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs accmap's KUnit tests under UML (User-Mode Linux).
+#
+#   tools/testing/kunit/run.sh [default|debug]
+#
+# The driver is grafted into the Debian linux-source-6.1 tree in the cache
+# (symlinks plus one Kconfig and one Makefile line, all idempotent) and
+# tested with that tree's tools/testing/kunit/kunit.py.  The "debug"
+# profile adds KASAN, lockdep (PROVE_LOCKING) and other debug options.
+# Each profile has its own build directory, $CACHE/kunit-<profile>, so a
+# rerun with nothing changed only relinks UML and boots it: seconds.
+#
+# Last line: "N passed, N failed".  Skipped tests, crashes, kunit.py
+# parser errors and any WARNING/BUG/KASAN/lockdep report in the kernel
+# log count as failures.  (A KASAN report taints the kernel, and a tainted
+# kernel turns lockdep off for the rest of the run: fix KASAN reports
+# first.)
+set -euo pipefail
+
+TIER=kunit
+# shellcheck source=tools/testing/scripts/common.sh
+. "$(dirname "$0")/../scripts/common.sh"
+
+profile=${1:-default}
+case $profile in
+default | debug) ;;
+*) die "usage: $0 [default|debug]" ;;
+esac
+TIER=kunit-$profile
+KERNEL_BUILD_TIMEOUT=${ACCMAP_KERNEL_BUILD_TIMEOUT:-2700}
+
+# Options of the debug profile.  KASAN under UML needs an x86_64 host, SLUB
+# and SYSFS (both UML defaults); kunit.py refuses to run if any of these
+# does not reach the final .config, and we check the key ones again below.
+# (DEBUG_ATOMIC_SLEEP is not possible: it needs preemption, and UML selects
+# ARCH_NO_PREEMPT.)
+debug_options=(
+	CONFIG_DEBUG_KERNEL=y
+	CONFIG_KASAN=y
+	CONFIG_KASAN_GENERIC=y
+	CONFIG_STACKTRACE=y
+	CONFIG_PROVE_LOCKING=y
+	CONFIG_DEBUG_LIST=y
+	CONFIG_DEBUG_OBJECTS=y
+	CONFIG_DEBUG_OBJECTS_FREE=y
+	CONFIG_DEBUG_OBJECTS_TIMERS=y
+	CONFIG_DEBUG_OBJECTS_WORK=y
+	CONFIG_DEBUG_OBJECTS_RCU_HEAD=y
+)
+
+# Lines in the UML kernel log that mean a test went wrong even if KUnit
+# reported it as passed (lockdep and WARN do not fail a KUnit test).
+bad_log_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|lock held when returning|suspicious RCU usage|Call Trace'
+
+ensure_deps
+src=$(linux_source)
+root=$ACCMAP_ROOT
+
+[ -f "$root/drivers/accmap/Kconfig" ] || die "no drivers/accmap/Kconfig in $root"
+[ -f "$root/drivers/accmap/.kunitconfig" ] ||
+	die "no drivers/accmap/.kunitconfig in $root"
+
+# The graft is shared by every checkout using this cache: change it only
+# while holding the build lock.
+acquire_build_lock
+
+# --- graft ------------------------------------------------------------
+link() {	# link TARGET NAME: make NAME a symlink to TARGET, if not already
+	local target=$1 name=$2
+	if [ -L "$name" ]; then
+		[ "$(readlink "$name")" = "$target" ] && return 0
+		say "repointing $name -> $target"
+	elif [ -e "$name" ]; then
+		die "$name exists and is not a symlink; remove it (or the whole $src)"
+	fi
+	ln -sfn "$target" "$name"
+}
+
+if [ -L "$src/drivers/accmap" ] &&
+   [ "$(readlink "$src/drivers/accmap")" != "$root/drivers/accmap" ]; then
+	# Another checkout's files may be older than our objects: make would
+	# keep them.  Drop the driver's objects from every profile's tree.
+	rm -rf "$CACHE"/kunit-*/drivers/accmap
+fi
+link "$root/drivers/accmap" "$src/drivers/accmap"
+link "$root/include/uapi/linux/accmap.h" "$src/include/uapi/linux/accmap.h"
+
+kconfig_line='source "drivers/accmap/Kconfig"'
+if ! grep -qxF "$kconfig_line" "$src/drivers/Kconfig"; then
+	say "adding accmap to drivers/Kconfig"
+	last_endmenu=$(grep -n '^endmenu' "$src/drivers/Kconfig" | tail -n1 | cut -d: -f1)
+	[ -n "$last_endmenu" ] || die "no endmenu in $src/drivers/Kconfig"
+	sed -i "${last_endmenu}i $kconfig_line\n" "$src/drivers/Kconfig"
+fi
+
+# Listing accmap/ under two symbols is safe in kbuild: subdir-ym is
+# $(sort)ed (so the directory is descended once), obj-m drops anything also
+# in obj-y, and the built-in.a/modules.order rules use $^, which make
+# de-duplicates.
+# An existing line counts whatever its spacing.
+for sym in CONFIG_ACCMAP CONFIG_ACCMAP_KUNIT_TEST; do
+	if ! grep -qE "^obj-\\\$\\($sym\\)[[:space:]]*\\+=[[:space:]]*accmap/[[:space:]]*\$" \
+		"$src/drivers/Makefile"; then
+		say "adding obj-\$($sym) += accmap/ to drivers/Makefile"
+		# shellcheck disable=SC2016 # make syntax, written literally
+		printf 'obj-$(%s)\t+= accmap/\n' "$sym" >>"$src/drivers/Makefile"
+	fi
+done
+
+# --- run --------------------------------------------------------------
+build_dir=$CACHE/kunit-$profile
+log=$CACHE/logs/kunit-$profile.log
+mkdir -p "$CACHE/logs"
+
+args=(run
+      --kunitconfig=drivers/accmap/.kunitconfig
+      --build_dir="$build_dir"
+      --jobs="${ACCMAP_JOBS:-$(nproc)}"
+      --timeout="${ACCMAP_KUNIT_TIMEOUT:-600}")
+if [ "$profile" = debug ]; then
+	for opt in "${debug_options[@]}"; do
+		args+=(--kconfig_add "$opt")
+	done
+fi
+
+say "kunit.py ${args[*]}"
+say "(tree $src; full output in $log)"
+rm -f "$build_dir/test.log"
+start=$SECONDS
+set +e
+(cd "$src" && timeout -k 30 "$KERNEL_BUILD_TIMEOUT" \
+	python3 tools/testing/kunit/kunit.py "${args[@]}" </dev/null) 2>&1 |
+	tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+say "kunit.py exited $rc after $((SECONDS - start)) s"
+
+passed=0
+failed=0
+summary=$(grep -o 'Testing complete\. Ran [0-9]* tests:.*' "$log" | tail -n1 || true)
+if [ -z "$summary" ]; then
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		warn "kunit.py timed out"
+	else
+		warn "kunit.py gave no result (build or config failure?); see $log"
+	fi
+	failed=1
+else
+	# "Ran N tests: passed: X, failed: Y, crashed: Z, skipped: S, errors: E"
+	summary=$(printf '%s\n' "$summary" | sed 's/\x1b\[[0-9;]*m//g')
+	count() {
+		local n=${summary#*"$1: "}
+		[ "$n" != "$summary" ] || { echo 0; return; }
+		echo "${n%%[!0-9]*}"
+	}
+	passed=$(count passed)
+	failed=$(($(count failed) + $(count crashed) + $(count skipped) + $(count errors)))
+	if [ "$(count skipped)" != 0 ]; then
+		warn "$(count skipped) skipped test(s) counted as failed"
+	fi
+fi
+
+# Known and harmless: kunit.py's arch_uml.config turns on
+# UML_PCI_OVER_VIRTIO without a device id, so every 6.1 UML boot has one
+# WARN from um_pci_init ("No virtio device ID configured for PCI").  Drop
+# that one warning block (cut here ... end trace), keep everything else.
+benign_re='um_pci_init|No virtio device ID configured for PCI'
+filter_benign() {
+	awk -v benign="$benign_re" '
+		/-+\[ cut here \]-+/ { inb = 1; known = 0; buf = "" }
+		inb {
+			buf = buf NR ":" $0 "\n"
+			if ($0 ~ benign) known = 1
+			if ($0 ~ /---\[ end trace/) {
+				if (!known) printf "%s", buf
+				else print "(ignored the um_pci_init warning)" >"/dev/stderr"
+				inb = 0
+			}
+			next
+		}
+		{ print NR ":" $0 }
+		END { if (inb) printf "%s", buf }' "$1"
+}
+
+if [ -f "$build_dir/test.log" ]; then
+	if filter_benign "$build_dir/test.log" 2>/dev/null |
+	   grep -E "$bad_log_re" >"$build_dir/bad-lines.txt"; then
+		warn "kernel log reports problems ($build_dir/test.log):"
+		head -n 40 "$build_dir/bad-lines.txt" | indent >&2
+		failed=$((failed + 1))
+	fi
+fi
+
+if [ "$profile" = debug ] && [ -f "$build_dir/.config" ]; then
+	for opt in CONFIG_KASAN=y CONFIG_KASAN_GENERIC=y CONFIG_PROVE_LOCKING=y; do
+		if grep -qx "$opt" "$build_dir/.config"; then
+			say "$build_dir/.config: $opt"
+		else
+			warn "$opt did not reach $build_dir/.config"
+			failed=$((failed + 1))
+		fi
+	done
+fi
+
+if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+	warn "kunit.py exited $rc"
+	failed=1
+fi
+
+result "$passed" "$failed"

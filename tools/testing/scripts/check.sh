@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs every test tier, one after the other (they share two cores), and
+# keeps going when one fails:
+#   kunit, kunit-debug, vm-test amd64, vm-test arm64, lint, dkms-test
+# Prints each tier's result, its time, and as the very last line the grand
+# total "N passed, N failed".  Exits non-zero if anything failed.
+# Each tier's full output: $CACHE/logs/check-<tier>.log.
+set -euo pipefail
+
+TIER=check
+# shellcheck source=tools/testing/scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+t=$ACCMAP_ROOT/tools/testing
+tiers=(
+	"kunit|$t/kunit/run.sh default"
+	"kunit-debug|$t/kunit/run.sh debug"
+	"vm-amd64|$t/vm/run.sh amd64"
+	"vm-arm64|$t/vm/run.sh arm64"
+	"lint|$t/scripts/lint.sh"
+	"dkms|$t/scripts/dkms-test.sh"
+)
+
+start_all=$SECONDS
+deps_status=0
+ensure_deps || deps_status=$?
+if [ "$deps_status" != 0 ]; then
+	warn "install-deps.sh failed (exit $deps_status); running the tiers anyway"
+	export ACCMAP_DEPS_OK=1
+fi
+mkdir -p "$CACHE/logs"
+
+total_pass=0
+total_fail=0
+summary=()
+for entry in "${tiers[@]}"; do
+	name=${entry%%|*}
+	read -r -a cmd <<<"${entry#*|}"
+	log=$CACHE/logs/check-$name.log
+	say "=== $name: ${cmd[*]}"
+	start=$SECONDS
+	set +e
+	"${cmd[@]}" </dev/null 2>&1 | tee "$log"
+	status=${PIPESTATUS[0]}
+	set -e
+	secs=$((SECONDS - start))
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
+	if [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed}
+	else
+		p=0
+		f=0
+	fi
+	# A tier that failed without saying so still counts as a failure.
+	if [ "$status" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	verdict=PASS
+	[ "$f" = 0 ] && [ "$status" = 0 ] || verdict=FAIL
+	summary+=("$(printf '%-12s %s  %4d passed, %3d failed  (%d s)' \
+		"$name" "$verdict" "$p" "$f" "$secs")")
+done
+
+[ "$deps_status" = 0 ] || { total_fail=$((total_fail + 1)); summary+=("install-deps FAIL"); }
+
+say "=== summary ($(((SECONDS - start_all) / 60)) min $(((SECONDS - start_all) % 60)) s)"
+for s in "${summary[@]}"; do
+	say "$s"
+done
+result "$total_pass" "$total_fail"

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers shared by the accmap test scripts.  Source it; do not run it.
+#
+# Every tier script ends by printing one line "N passed, N failed" (see
+# result) and exits non-zero if anything failed; tools/testing/scripts/
+# check.sh adds those lines up.
+
+ACCMAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+CACHE=${ACCMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/accmap}
+export ACCMAP_CACHE=$CACHE
+TIER=${TIER:-accmap}
+
+# Bound, in seconds, on waiting for another kernel build.
+BUILD_LOCK_TIMEOUT=${ACCMAP_BUILD_LOCK_TIMEOUT:-3600}
+
+say() {
+	printf '[%s] %s\n' "$TIER" "$*"
+}
+
+warn() {
+	printf '[%s] %s\n' "$TIER" "$*" >&2
+}
+
+# Ends a tier that cannot go on; it still ends with the result line (on
+# stderr, which also works inside $(...)).
+die() {
+	warn "error: $*"
+	printf '0 passed, 1 failed\n' >&2
+	exit 1
+}
+
+# Indents its input, for quoting logs in messages.
+indent() {
+	sed 's/^/    /'
+}
+
+# result PASSED FAILED: the final line of every tier; exit status follows.
+result() {
+	printf '%d passed, %d failed\n' "$1" "$2"
+	[ "$2" -eq 0 ] && [ "$1" -gt 0 ]
+}
+
+# Installs the build and test dependencies unless the caller (the top
+# Makefile or check.sh) has done so already in this run.
+ensure_deps() {
+	if [ "${ACCMAP_DEPS_OK:-}" = 1 ]; then
+		return 0
+	fi
+	"$ACCMAP_ROOT/tools/testing/scripts/install-deps.sh"
+	export ACCMAP_DEPS_OK=1
+}
+
+# The Debian kernel ABI (e.g. 6.1.0-56) that install-deps.sh chose.
+kernel_abi() {
+	local abi
+	abi=$(cat "$CACHE/abi" 2>/dev/null || true)
+	[ -n "$abi" ] || die "no $CACHE/abi: run tools/testing/scripts/install-deps.sh"
+	printf '%s\n' "$abi"
+}
+
+# The version in dkms.conf is the only copy of the package version.
+package_version() {
+	sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' \
+		"$ACCMAP_ROOT/dkms.conf"
+}
+
+# Prints the path of the unpacked linux-source-6.1 tree, unpacking the
+# tarball from the linux-source-6.1 package on first use.
+linux_source() {
+	local dir=$CACHE/src/linux-source-6.1
+	local tarball=/usr/src/linux-source-6.1.tar.xz
+	[ -e "$dir/.unpacked" ] || (
+		mkdir -p "$CACHE/src"
+		flock -w 1200 7 || exit 1
+		[ -e "$dir/.unpacked" ] && exit 0
+		if [ -f "$dir/Makefile" ] && [ -f "$dir/scripts/checkpatch.pl" ]; then
+			# Unpacked by an earlier version of these scripts.
+			touch "$dir/.unpacked"
+			exit 0
+		fi
+		[ -f "$tarball" ] || { warn "$tarball missing (linux-source-6.1)"; exit 1; }
+		say "unpacking $tarball into $CACHE/src (once)" >&2
+		rm -rf "$dir" "$dir.tmp"
+		mkdir -p "$dir.tmp"
+		timeout 900 tar -C "$dir.tmp" -xJf "$tarball" || exit 1
+		mv "$dir.tmp/linux-source-6.1" "$dir"
+		rmdir "$dir.tmp"
+		touch "$dir/.unpacked"
+	) 7>"$CACHE/.src.lock" || die "cannot unpack linux-source-6.1"
+	printf '%s\n' "$dir"
+}
+
+# Copies the repository's sources (no .git, nothing .gitignore names, no
+# build output) to DEST, so that builds there leave the working tree
+# untouched.  Build output in DEST survives (rsync never deletes excluded
+# files), so rebuilds are incremental.
+sync_tree() {
+	local dest=$1
+	mkdir -p "$dest"
+	# No -t: a file whose content changed gets the time of the copy, so
+	# make rebuilds it even if the source is older than the last build
+	# (switching between checkouts); unchanged files are left alone.
+	rsync -rlpD --checksum --delete \
+		--exclude=/.git --filter=':- .gitignore' \
+		--exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='*.a' \
+		--exclude=Module.symvers --exclude=modules.order \
+		--exclude=.tmp_versions --exclude='*.tmp' --exclude='*.d' \
+		--exclude=/.cache --exclude=/build --exclude=/output \
+		"$ACCMAP_ROOT/" "$dest/"
+}
+
+# Lists the project's files (tracked, plus untracked ones git does not
+# ignore) matching the given pathspecs, relative to the repository root.
+# Falls back to find(1) outside a git checkout.
+project_files() {
+	if git -C "$ACCMAP_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$ACCMAP_ROOT" ls-files --cached --others --exclude-standard -- "$@" |
+			sort -u
+	else
+		local args=() p
+		for p in "$@"; do
+			args+=(-o -path "./$p")
+		done
+		(cd "$ACCMAP_ROOT" && find . -type f \( -false "${args[@]}" \) |
+			sed 's|^\./||' | sort -u)
+	fi
+}
+
+# Serialises kernel builds: one flock for the scripts' own builds, and a
+# wait for any kunit.py started by hand (two kernel builds at once on two
+# cores help nobody).  Bounded by BUILD_LOCK_TIMEOUT.  The lock is held
+# on file descriptor 9 until the calling script exits.
+acquire_build_lock() {
+	local waited=0
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/.kernel-build.lock"
+	if ! flock -n 9; then
+		say "another accmap kernel build holds $CACHE/.kernel-build.lock; waiting"
+		flock -w "$BUILD_LOCK_TIMEOUT" 9 ||
+			die "gave up waiting for the kernel build lock"
+	fi
+	while pgrep -f 'kunit\.py' >/dev/null 2>&1; do
+		if [ "$waited" = 0 ]; then
+			say "a kunit.py run is in progress ($(pgrep -f 'kunit\.py' | tr '\n' ' ')); waiting for it to end"
+		fi
+		sleep 10
+		waited=$((waited + 10))
+		[ "$waited" -lt "$BUILD_LOCK_TIMEOUT" ] ||
+			die "gave up waiting for the other kunit.py run"
+	done
+}

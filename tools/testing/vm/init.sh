@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the accmap test guest (busybox sh).  Packed by run.sh into the
+# initramfs next to busybox, the modules to load, accmap.ko and the test
+# binaries.  Everything the host parses is on lines starting with
+# "@@accmap-vm "; the test programs' TAP output goes to the console as is.
+/bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+mkdir -p /proc /sys /dev /tmp
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+
+mode=$(cat /etc/accmap-mode)
+test_timeout=$(cat /etc/accmap-test-timeout)
+
+mark() {
+	echo "@@accmap-vm $*"
+}
+
+mark "begin $(uname -r) $(uname -m)"
+# Show warnings and worse on the console as they happen (so a guest that
+# dies still leaves its last words); everything is in the dmesg dump below.
+dmesg -n 5
+mark "taint-before $(cat /proc/sys/kernel/tainted)"
+echo "accmap-vm: loading modules" >/dev/kmsg
+
+while read -r m; do
+	if insmod "/lib/modules/$m"; then
+		mark "modload ok $m"
+	else
+		mark "modload failed $m"
+	fi
+done </lib/modules/load-order
+
+if insmod /accmap.ko; then
+	mark "insmod ok"
+else
+	mark "insmod failed"
+fi
+# devtmpfs creates the node when the misc device registers.
+if [ -c /dev/accmap ]; then
+	mark "devnode ok"
+else
+	mark "devnode missing"
+fi
+
+cd /tmp || true
+if [ "$mode" = demo ]; then
+	mark "demo-begin"
+	timeout -s KILL "$test_timeout" /tests/accmap-demo 2>&1
+	mark "demo-end rc=$?"
+else
+	while read -r t; do
+		mark "test-begin $t"
+		timeout -s KILL "$test_timeout" "/tests/$t" 2>&1 </dev/null
+		mark "test-end $t rc=$?"
+	done </tests/tests.list
+fi
+cd / || true
+
+# Every reference must be gone once the tests' files are closed.
+if rmmod accmap; then
+	mark "rmmod ok"
+else
+	mark "rmmod failed"
+fi
+
+mark "taint-after $(cat /proc/sys/kernel/tainted)"
+mark "dmesg-begin"
+dmesg
+mark "dmesg-end"
+mark "end"
+poweroff -f

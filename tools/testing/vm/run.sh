@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boots a stock Debian 6.1 kernel in qemu (TCG) with accmap.ko and runs the
+# user-space selftests (or the demo) against it.
+#
+#   tools/testing/vm/run.sh [amd64|arm64] [TESTS|demo]
+#
+# TESTS is optional: a file with one test name per line, or a comma
+# separated list of names, picked from the selftests' tests.list (default:
+# all of them, in tests.list order).  "demo" runs accmap-demo instead.
+#
+# Steps: build accmap.ko against the distro's headers for that ABI (the
+# arm64 one cross-compiled), build the selftests statically, pack a busybox
+# initramfs with the distro's drm/vgem modules (dependencies taken from
+# modules.dep), boot the distro kernel under a timeout, parse the console.
+# Build trees, the initramfs and the console log live in $CACHE/vm/<arch>.
+#
+# Passes only if the guest reached its end marker, accmap.ko loaded and
+# unloaded, at least one test ran, every TAP result is "ok" (SKIP counts
+# as a failure), every test program exited 0, and the kernel log holds no
+# warning, oops, lockdep or KASAN report and no taint beyond the expected
+# O (out-of-tree) and E (unsigned) flags.
+#
+# Last line: "N passed, N failed" (TAP results, plus one failure for each
+# check above that does not hold).
+set -euo pipefail
+
+arch=${1:-amd64}
+mode=${2:-tests}
+TIER=vm-$arch
+# shellcheck source=tools/testing/scripts/common.sh
+. "$(dirname "$0")/../scripts/common.sh"
+
+QEMU_TIMEOUT=${ACCMAP_QEMU_TIMEOUT:-600}
+TEST_TIMEOUT=${ACCMAP_TEST_TIMEOUT:-240}
+BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
+
+ensure_deps
+abi=$(kernel_abi)
+kver=$abi-$arch
+image=$CACHE/$arch/image
+
+case $arch in
+amd64)
+	kdir=/usr/src/linux-headers-$kver
+	make_args=()
+	cc=gcc
+	busybox=$(command -v busybox || echo /bin/busybox)
+	qemu=(qemu-system-x86_64 -accel tcg -m 1024)
+	console=ttyS0
+	;;
+arm64)
+	kdir=$CACHE/arm64/headers/usr/src/linux-headers-$kver
+	make_args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	cc=aarch64-linux-gnu-gcc
+	busybox=$CACHE/arm64/busybox/bin/busybox
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m 1024)
+	console=ttyAMA0
+	;;
+*)
+	die "usage: $0 [amd64|arm64] [TESTS|demo]"
+	;;
+esac
+
+vmlinuz=$image/boot/vmlinuz-$kver
+moddir=$image/lib/modules/$kver
+for f in "$kdir/Makefile" "$vmlinuz" "$moddir/modules.order" "$busybox"; do
+	[ -e "$f" ] || die "$f missing: run tools/testing/scripts/install-deps.sh"
+done
+
+work=$CACHE/vm/$arch
+mkdir -p "$work"
+# One run per architecture at a time: they share $work.
+exec 8>"$work/.lock"
+flock -w "$QEMU_TIMEOUT" 8 || die "another vm-test $arch run holds $work/.lock"
+log=$work/console.log
+[ "$mode" = demo ] && log=$work/console-demo.log
+
+# --- accmap.ko ----------------------------------------------------------
+say "building accmap.ko for $kver (tree copy in $work/src)"
+sync_tree "$work/src"
+if ! timeout "$BUILD_TIMEOUT" make -C "$kdir" M="$work/src" "${make_args[@]}" \
+	-j"$(nproc)" modules >"$work/build.log" 2>&1; then
+	tail -n 40 "$work/build.log" >&2
+	die "module build failed (log: $work/build.log)"
+fi
+ko=$work/src/drivers/accmap/accmap.ko
+[ -f "$ko" ] || die "build produced no $ko"
+
+# The vermagic must equal the one of the distro's own modules.
+want=$(modinfo -F vermagic "$(find "$moddir/kernel/drivers/gpu/drm" -name 'drm.ko*' | head -n1)")
+have=$(modinfo -F vermagic "$ko")
+[ "$want" = "$have" ] || die "vermagic mismatch: accmap.ko '$have', kernel '$want'"
+say "accmap.ko vermagic: $have"
+
+# --- user-space programs ------------------------------------------------
+rm -rf "${work:?}/bin"
+mkdir -p "$work/bin"
+if [ "$mode" = demo ]; then
+	say "building accmap-demo ($cc)"
+	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/accmap" CC="$cc" \
+		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
+		{ tail -n 40 "$work/user-build.log" >&2; die "accmap-demo build failed"; }
+	[ -x "$work/bin/accmap-demo" ] || die "no accmap-demo in $work/bin"
+	progs=(accmap-demo)
+else
+	say "building selftests ($cc)"
+	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/testing/selftests/accmap" \
+		CC="$cc" OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
+		{ tail -n 40 "$work/user-build.log" >&2; die "selftest build failed"; }
+	[ -s "$work/bin/tests.list" ] || die "selftests wrote no $work/bin/tests.list"
+	mapfile -t all_tests < <(grep -v '^[[:space:]]*$' "$work/bin/tests.list")
+	if [ "$mode" = tests ]; then
+		progs=("${all_tests[@]}")
+	else
+		if [ -f "$mode" ]; then
+			mapfile -t progs < <(grep -v '^[[:space:]]*$' "$mode")
+		else
+			IFS=, read -r -a progs <<<"$mode"
+		fi
+		for p in "${progs[@]}"; do
+			printf '%s\n' "${all_tests[@]}" | grep -qxF "$p" ||
+				die "'$p' is not in tests.list (${all_tests[*]})"
+		done
+	fi
+	[ "${#progs[@]}" -gt 0 ] || die "no tests to run"
+fi
+for p in "${progs[@]}"; do
+	[ -x "$work/bin/$p" ] || die "$work/bin/$p missing"
+	desc=$(file -b "$work/bin/$p")
+	case $desc in
+	*"statically linked"* | *"static-pie linked"*) ;;
+	*) die "$p is not a static executable: $desc" ;;
+	esac
+done
+
+# --- modules for the importer (vgem) -------------------------------------
+# The .deb ships no modules.dep (depmod runs at install time): make one.
+if [ ! -s "$moddir/modules.dep" ]; then
+	say "depmod for $kver"
+	depmod -b "$image" "$kver"
+fi
+vgem_line=$(grep -E '(^|/)vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" || true)
+[ -n "$vgem_line" ] || die "vgem is not in $moddir/modules.dep"
+# modules.dep lists a module's dependencies so that the last one loads
+# first; load them in reverse order, then the module itself.
+read -r -a deps <<<"${vgem_line#*:}"
+load=()
+for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
+	load+=("${deps[i]}")
+done
+load+=("${vgem_line%%:*}")
+
+# --- initramfs ------------------------------------------------------------
+root=$work/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,etc,lib/modules,tests,proc,sys,dev,tmp}
+cp "$busybox" "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp "$ACCMAP_ROOT/tools/testing/vm/init.sh" "$root/init"
+chmod 755 "$root/init"
+cp "$ko" "$root/accmap.ko"
+: >"$root/lib/modules/load-order"
+for m in "${load[@]}"; do
+	name=$(basename "$m")
+	case $name in
+	*.ko) cp "$moddir/$m" "$root/lib/modules/$name" ;;
+	*.ko.xz) xz -dc "$moddir/$m" >"$root/lib/modules/${name%.xz}" ;;
+	*.ko.gz) gzip -dc "$moddir/$m" >"$root/lib/modules/${name%.gz}" ;;
+	*.ko.zst) zstd -qdc "$moddir/$m" >"$root/lib/modules/${name%.zst}" ;;
+	*) die "unknown module file $m" ;;
+	esac
+	name=${name%.ko*}.ko
+	printf '%s\n' "$name" >>"$root/lib/modules/load-order"
+done
+say "importer modules: $(tr '\n' ' ' <"$root/lib/modules/load-order")"
+for p in "${progs[@]}"; do
+	cp "$work/bin/$p" "$root/tests/$p"
+done
+printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
+if [ "$mode" = demo ]; then
+	echo demo >"$root/etc/accmap-mode"
+else
+	echo tests >"$root/etc/accmap-mode"
+fi
+echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
+initrd=$work/initramfs.cpio
+(cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$initrd"
+
+# --- boot -------------------------------------------------------------------
+say "booting $vmlinuz under qemu TCG (timeout ${QEMU_TIMEOUT} s, console log $log)"
+start=$SECONDS
+set +e
+timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" -nographic -no-reboot \
+	-kernel "$vmlinuz" -initrd "$initrd" \
+	-append "console=$console panic=-1" </dev/null 2>&1 |
+	tr -d '\r' | tee "$log" |
+	awk '/^@@accmap-vm dmesg-begin/ { d = 1; print "[guest] (kernel log: see " logf ")" }
+	     /^@@accmap-vm begin/ { on = 1 }
+	     on && !d { print "[guest] " $0; fflush() }
+	     /^@@accmap-vm dmesg-end/ { d = 0 }' logf="$log"
+qemu_rc=${PIPESTATUS[0]}
+set -e
+say "qemu exited $qemu_rc after $((SECONDS - start)) s"
+
+# --- verdict ----------------------------------------------------------------
+passed=0
+failed=0
+fail() {
+	warn "FAIL: $*"
+	failed=$((failed + 1))
+}
+
+if ! grep -q '^@@accmap-vm begin' "$log"; then
+	tail -n 60 "$log" >&2
+	fail "the guest never reached /init"
+	result "$passed" "$failed" || exit 1
+fi
+grep -q '^@@accmap-vm end$' "$log" ||
+	{ tail -n 40 "$log" >&2; fail "the guest did not reach the end marker (qemu rc $qemu_rc)"; }
+if grep -q '^@@accmap-vm modload failed' "$log"; then
+	fail "importer module(s) did not load: $(sed -n 's/^@@accmap-vm modload failed //p' "$log" | tr '\n' ' ')"
+fi
+grep -q '^@@accmap-vm insmod ok' "$log" || fail "insmod accmap.ko failed"
+grep -q '^@@accmap-vm devnode ok' "$log" || fail "/dev/accmap did not appear"
+grep -q '^@@accmap-vm rmmod ok' "$log" || fail "rmmod accmap failed (reference leak?)"
+
+if [ "$mode" = demo ]; then
+	rc=$(sed -n 's/^@@accmap-vm demo-end rc=//p' "$log")
+	if [ "$rc" = 0 ]; then
+		passed=1
+	else
+		fail "accmap-demo exited ${rc:-?}"
+	fi
+else
+	# Per program: count TAP results (top level only), compare with the
+	# plan, and check its exit status.
+	tap=$(awk '
+		/^@@accmap-vm test-begin / { t = $3; inside = 1; plan[t] = -1; ok[t] = 0; bad[t] = 0; rc[t] = "none"; order[++n] = t; next }
+		/^@@accmap-vm test-end / { split($4, a, "="); rc[t] = a[2]; inside = 0; next }
+		!inside { next }
+		/^1\.\.[0-9]+/ { split($1, a, "."); plan[t] = a[3] + 0; next }
+		/^ok [0-9]/ { if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) { bad[t]++; print "skip " t ": " $0 } else ok[t]++; next }
+		/^not ok [0-9]/ { bad[t]++; print "fail " t ": " $0; next }
+		END {
+			for (i = 1; i <= n; i++) {
+				t = order[i]
+				missing = 0
+				if (plan[t] > ok[t] + bad[t]) missing = plan[t] - ok[t] - bad[t]
+				printf "count %s %d %d %d %s %d\n", t, ok[t], bad[t], missing, rc[t], plan[t]
+			}
+		}' "$log")
+	ran=0
+	while read -r kind rest; do
+		case $kind in
+		skip | fail) warn "FAIL: $rest" ;;
+		count)
+			read -r t ok bad missing rc plan <<<"$rest"
+			ran=$((ran + 1))
+			passed=$((passed + ok))
+			failed=$((failed + bad))
+			say "$t: $ok ok, $bad not ok/skipped (plan $plan), exit $rc"
+			if [ "$missing" -gt 0 ]; then
+				fail "$t: $missing planned test(s) never reported"
+			fi
+			if [ "$plan" -lt 0 ]; then
+				fail "$t: no TAP plan line"
+			fi
+			if [ "$rc" != 0 ]; then
+				fail "$t exited with status $rc"
+			fi
+			;;
+		esac
+	done <<<"$tap"
+	if [ "$ran" = 0 ] || [ $((passed + failed)) = 0 ]; then
+		fail "no test ran"
+	fi
+	[ "$ran" -eq "${#progs[@]}" ] || fail "only $ran of ${#progs[@]} test programs started"
+fi
+
+# The whole kernel log (the stock kernels boot clean under TCG, so a hit
+# before the modules load is reported too, marked as such).
+dmesg_all=$(sed -n '/^@@accmap-vm dmesg-begin/,/^@@accmap-vm dmesg-end/p' "$log")
+bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|general protection fault|Unable to handle'
+if bad=$(printf '%s\n' "$dmesg_all" |
+	awk '/accmap-vm: loading modules/ { after = 1 }
+	     $0 ~ re { print (after ? "" : "(before accmap loaded) ") $0; found = 1 }
+	     END { exit !found }' re="$bad_re"); then
+	warn "kernel log:"
+	printf '%s\n' "$bad" | head -n 30 | indent >&2
+	fail "kernel reported problems (full log: $log)"
+fi
+# Loading an unsigned out-of-tree module taints with O (4096) and E (8192)
+# and logs "loading out-of-tree module taints kernel" and "module
+# verification failed: signature and/or required key missing - tainting
+# kernel": expected.  Any other taint (W, D, ...) is a failure.
+t0=$(sed -n 's/^@@accmap-vm taint-before //p' "$log")
+t1=$(sed -n 's/^@@accmap-vm taint-after //p' "$log")
+if [ -n "$t0" ] && [ -n "$t1" ]; then
+	extra=$(((t1 & ~t0) & ~(4096 | 8192)))
+	say "taint before $t0, after $t1"
+	[ "$extra" = 0 ] || fail "unexpected kernel taint $extra (flags value $t1)"
+fi
+
+result "$passed" "$failed"
