@@ -84,5 +84,17 @@ fi
 	exit 1
 }
 
+# The newest kernel headers Debian 12 offers (6.12 line), for the build
+# check that keeps the compatibility layer (drivers/accmap/compat.h) honest.
+compat=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
+if [ -z "$compat" ] || [ ! -f "/usr/src/linux-headers-$compat/Makefile" ]; then
+	compat=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' |
+		 awk '{print $1}' | sort -V | tail -n 1 | sed 's/^linux-headers-//')
+	[ -n "$compat" ] || { echo "install-deps: no 6.12 headers offered" >&2; exit 1; }
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "linux-headers-$compat"
+	echo "$compat" > "$CACHE/compat-kver"
+fi
+
 touch "$stamp"
-echo "install-deps: ready (ABI $abi, cache $CACHE)"
+echo "install-deps: ready (ABI $abi, compat $compat, cache $CACHE)"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build hygiene, four checks, each pass/fail:
+# Build hygiene, five checks, each pass/fail:
 #   w1          W=1 build against the Debian 6.1 amd64 headers: no warning
+#   compat      W=1 build against the newest (6.12) headers Debian 12
+#               ships: no warning
 #   sparse      C=2 (sparse on every file): no warning about our files
 #   checkpatch  checkpatch.pl --strict --no-tree -f on every .c/.h under
 #               drivers/ include/ tools/ (user-space code included)
@@ -60,6 +62,31 @@ elif grep -i 'warning:' "$work/w1.log" >"$work/w1-warnings.txt"; then
 	check_done w1 1
 else
 	check_done w1 0
+fi
+
+# --- compat: W=1 against the newest kernel Debian 12 ships ------------
+ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
+ckdir=/usr/src/linux-headers-$ckver
+say "W=1 build against $ckdir (compat.h)"
+if [ -z "$ckver" ] || [ ! -f "$ckdir/Makefile" ]; then
+	warn "no compat headers: run install-deps.sh"
+	check_done compat 1
+else
+	rm -rf "$work/compat"
+	sync_tree "$work/compat"
+	status=0
+	timeout 900 make -C "$ckdir" M="$work/compat" W=1 -j"$(nproc)" modules \
+		>"$work/compat.log" 2>&1 || status=$?
+	if [ "$status" != 0 ]; then
+		tail -n 30 "$work/compat.log" >&2
+		warn "compat build failed (exit $status)"
+		check_done compat 1
+	elif grep -i 'warning:' "$work/compat.log" >"$work/compat-warnings.txt"; then
+		indent <"$work/compat-warnings.txt" >&2
+		check_done compat 1
+	else
+		check_done compat 0
+	fi
 fi
 
 # --- sparse -----------------------------------------------------------
