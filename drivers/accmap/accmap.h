@@ -55,13 +55,13 @@ struct accmap_device {
 	u32 alloc_mask;
 	struct accmap_pool *pool;
 
-	struct mutex clients_lock;
+	struct mutex clients_lock;	/* protects clients */
 	struct list_head clients;
 
-	struct mutex handles_lock;
+	struct mutex handles_lock;	/* protects handles */
 	struct list_head handles;
 
-	struct mutex tags_lock;
+	struct mutex tags_lock;		/* protects tag_labels */
 	struct xarray tag_labels;
 
 	struct dentry *debugfs;
@@ -70,8 +70,9 @@ struct accmap_device {
 /**
  * struct accmap_heap_ops - what a heap backend provides
  * @alloc: give @handle @handle->size bytes of memory: fill @handle->pages
- *         and @handle->npages; return 0 or a negative errno
- * @free: give back what @alloc gave @handle
+ *         and @handle->npages; return 0 or a negative errno (optional: ALLOC
+ *         never uses a heap without it, such as the user heap)
+ * @free: give back what @alloc (or the heap's own constructor) gave @handle
  * @query: fill @info's total, free and largest_free (optional; the core
  *         fills name and used)
  */
@@ -135,6 +136,10 @@ enum accmap_export_mode {
  *            at release
  * @dev_sgt: the memory mapped for adev->dev, for CPU cache maintenance;
  *           made on first use under @lock, unmapped at release
+ * @heap_priv: the heap's own state of the buffer, set with @pages
+ * @readonly: the memory may not be written through accmap: no writable
+ *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
+ *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation
  * @dmabuf: live dma-buf exports by access mode, NULL where none; each
  *          holds one reference on the handle
  * @attachments: importers' attachments (struct accmap_attachment)
@@ -150,7 +155,7 @@ struct accmap_handle {
 	struct accmap_device *adev;
 	u64 size;
 
-	struct mutex lock;
+	struct mutex lock;	/* protects what @lock lists above */
 	struct accmap_heap *heap;
 	u32 flags;
 	u16 tag;
@@ -161,6 +166,8 @@ struct accmap_handle {
 	bool phys_has_pages;
 	void *wc_vaddr;
 	struct sg_table *dev_sgt;
+	void *heap_priv;
+	bool readonly;
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;
 
@@ -217,7 +224,7 @@ struct accmap_client {
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 
-	struct mutex lock;
+	struct mutex lock;	/* protects handles */
 	struct accmap_htable handles;
 };
 
@@ -353,6 +360,14 @@ unsigned long accmap_pool_shrink(struct accmap_pool *pool,
 int accmap_pool_drain_dirty(struct accmap_pool *pool);
 void accmap_pool_get_info(struct accmap_pool *pool,
 			  struct accmap_pool_info *info);
+
+/* fromva.c */
+int accmap_check_from_va(const struct accmap_from_va *arg, u64 task_size,
+			 u64 max_size);
+struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
+					    const struct accmap_from_va *arg);
+struct accmap_heap *accmap_user_heap_create(struct accmap_device *adev);
+void accmap_user_heap_destroy(struct accmap_heap *heap);
 
 /* heap_system.c */
 struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev);

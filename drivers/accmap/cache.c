@@ -100,7 +100,9 @@ void accmap_handle_release_dev_sgt(struct accmap_handle *handle)
  *           false to make CPU writes visible to devices (write back)
  * @dir: the DMA direction the maintenance is for
  *
- * Does nothing for buffers the CPU does not cache.
+ * Does nothing for buffers the CPU does not cache, and never invalidates
+ * a read-only buffer: no device can have written it, and invalidating
+ * could drop its owner's newer CPU writes.
  *
  * Return: 0, or -ENOMEM if the buffer could not be mapped for maintenance.
  */
@@ -115,7 +117,7 @@ int accmap_handle_sync_range(struct accmap_handle *handle, u64 offset,
 	unsigned int i;
 	int ret = 0;
 
-	if (!accmap_handle_cached(handle))
+	if (!accmap_handle_cached(handle) || (for_cpu && handle->readonly))
 		return 0;
 
 	mutex_lock(&handle->lock);

@@ -2,6 +2,10 @@
 /*
  * accmap: the few kernel interfaces that changed between the kernels
  * accmap builds against (6.1 to 6.12), behind one spelling each.
+ *
+ * Which interfaces the kernel has is found by Kbuild in its headers
+ * (ACCMAP_HAVE_* in drivers/accmap/Kbuild), not from version numbers,
+ * so that distribution kernels with backports build too.
  */
 #ifndef _ACCMAP_COMPAT_H
 #define _ACCMAP_COMPAT_H
@@ -12,22 +16,28 @@
 #include <linux/rcupdate.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 
-/* The largest order the page allocator hands out, inclusive. */
+/*
+ * The largest order the page allocator hands out, inclusive.  MAX_ORDER
+ * was exclusive before 6.4 and inclusive until its rename to
+ * MAX_PAGE_ORDER in 6.8; MAX_ORDER - 1 is right or one too cautious.
+ */
 #if defined(MAX_PAGE_ORDER)
 #define ACCMAP_MAX_PAGE_ORDER	MAX_PAGE_ORDER
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
-#define ACCMAP_MAX_PAGE_ORDER	MAX_ORDER
 #else
 #define ACCMAP_MAX_PAGE_ORDER	(MAX_ORDER - 1)
 #endif
 
 /* vm_flags became read-only behind helpers in 6.3. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#ifndef ACCMAP_HAVE_VM_FLAGS_SET
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
 	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
 }
 #endif
 
@@ -38,7 +48,7 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
  */
 static inline bool accmap_get_file_live(struct file *file)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef ACCMAP_HAVE_GET_FILE_ACTIVE
 	struct file *f = file;
 	bool live;
 
@@ -52,7 +62,7 @@ static inline bool accmap_get_file_live(struct file *file)
 }
 
 /* Shrinkers are allocated by the core from 6.7 on. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef ACCMAP_HAVE_SHRINKER_ALLOC
 static inline struct shrinker *
 accmap_shrinker_create(const char *name,
 		       unsigned long (*count)(struct shrinker *,

@@ -98,6 +98,10 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	unsigned long attrs = 0;
 	int ret;
 
+	/* Devices may only read what its owner did not let us write. */
+	if (handle->readonly && dir != DMA_TO_DEVICE)
+		return ERR_PTR(-EACCES);
+
 	/* Write-combined and uncached memory have no cache lines to maintain. */
 	if (!accmap_handle_cached(handle))
 		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
@@ -150,7 +154,11 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 	struct accmap_handle *handle = dmabuf->priv;
 	struct accmap_attachment *a;
 
-	if (!accmap_handle_cached(handle))
+	/*
+	 * No device can have written a read-only buffer, and invalidating
+	 * its lines could drop its owner's newer CPU writes.
+	 */
+	if (!accmap_handle_cached(handle) || handle->readonly)
 		return 0;
 
 	mutex_lock(&handle->lock);
@@ -219,8 +227,8 @@ static const struct vm_operations_struct accmap_vm_ops = {
  * @handle: the handle
  * @vma: the new mapping; vm_pgoff is the page offset into the buffer
  *
- * Return: 0, or -EINVAL for a private mapping or a range outside the
- * buffer.
+ * Return: 0, -EINVAL for a private mapping or a range outside the
+ * buffer, or -EACCES for a writable mapping of a read-only buffer.
  */
 int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 {
@@ -235,6 +243,15 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 	if (vma->vm_pgoff >= handle->npages ||
 	    pages > handle->npages - vma->vm_pgoff)
 		return -EINVAL;
+	/*
+	 * Our own read-only dma-buf file already refuses writable mappings;
+	 * an importer's file (dma_buf_mmap()) may not.
+	 */
+	if (handle->readonly) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
 
 	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot = accmap_pgprot(handle, vma->vm_page_prot);
@@ -320,7 +337,8 @@ static const struct dma_buf_ops accmap_dmabuf_ops = {
  * one, which takes a reference on @handle.
  *
  * Return: the dma-buf's file with a reference for the caller, or an
- * ERR_PTR: -ENODATA if @handle has no memory, or the export's errno.
+ * ERR_PTR: -ENODATA if @handle has no memory, -EACCES for a read-write
+ * export of a read-only buffer, or the export's errno.
  */
 struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode)
@@ -332,6 +350,10 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 	mutex_lock(&handle->lock);
 	if (!handle->heap) {
 		file = ERR_PTR(-ENODATA);
+		goto out_unlock;
+	}
+	if (handle->readonly && mode == ACCMAP_EXPORT_RDWR) {
+		file = ERR_PTR(-EACCES);
 		goto out_unlock;
 	}
 

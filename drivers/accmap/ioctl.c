@@ -54,6 +54,7 @@ union accmap_ioctl_arg {
 	struct accmap_pool_info pool_info;
 	struct accmap_cache_op cache_op;
 	struct accmap_cache_list cache_list;
+	struct accmap_from_va from_va;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
@@ -385,6 +386,23 @@ out_free_ops:
 	return ret;
 }
 
+static int accmap_ioctl_from_va(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_from_va *arg = data;
+	struct accmap_handle *handle;
+	int ret;
+
+	handle = accmap_handle_from_va(ctx->client->adev, arg);
+	if (IS_ERR(handle))
+		return PTR_ERR(handle);
+	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	if (!ret)
+		ctx->new_id = arg->id;
+	/* The client's reference keeps the pages pinned, if it was added. */
+	accmap_handle_put(handle);
+	return ret;
+}
+
 /**
  * struct accmap_ioctl_desc - one ioctl of the table
  * @cmd: the command with this kernel's argument size
@@ -397,40 +415,46 @@ struct accmap_ioctl_desc {
 	int (*fn)(struct accmap_ioctl_ctx *ctx, void *arg);
 };
 
-#define ACCMAP_IOCTL_DEF(_cmd, _fn, _type, _last)			\
-	[_IOC_NR(_cmd)] = {						\
+/*
+ * Entries sit at their ioctl number; accmap_check_ioctl_size() compares
+ * the number again, so an entry at the wrong index fails safe (-ENOTTY).
+ */
+#define ACCMAP_IOCTL_DEF(_nr, _cmd, _fn, _type, _last)			\
+	[_nr] = {							\
 		.cmd = _cmd,						\
 		.min_size = offsetofend(_type, _last),			\
 		.fn = _fn,						\
 	}
 
 static const struct accmap_ioctl_desc accmap_ioctls[] = {
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_CREATE, accmap_ioctl_create,
+	ACCMAP_IOCTL_DEF(0x00, ACCMAP_IOC_CREATE, accmap_ioctl_create,
 			 struct accmap_create, id),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_ALLOC, accmap_ioctl_alloc,
+	ACCMAP_IOCTL_DEF(0x01, ACCMAP_IOC_ALLOC, accmap_ioctl_alloc,
 			 struct accmap_alloc, heap),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_FREE, accmap_ioctl_free,
+	ACCMAP_IOCTL_DEF(0x02, ACCMAP_IOC_FREE, accmap_ioctl_free,
 			 struct accmap_free, pad),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_GET_FD, accmap_ioctl_get_fd,
+	ACCMAP_IOCTL_DEF(0x03, ACCMAP_IOC_GET_FD, accmap_ioctl_get_fd,
 			 struct accmap_get_fd, pad),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_INFO, accmap_ioctl_info,
+	ACCMAP_IOCTL_DEF(0x04, ACCMAP_IOC_INFO, accmap_ioctl_info,
 			 struct accmap_info, pad2),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_FROM_FD, accmap_ioctl_from_fd,
+	ACCMAP_IOCTL_DEF(0x05, ACCMAP_IOC_FROM_FD, accmap_ioctl_from_fd,
 			 struct accmap_from_fd, pad),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_WRITE, accmap_ioctl_write,
+	ACCMAP_IOCTL_DEF(0x06, ACCMAP_IOC_WRITE, accmap_ioctl_write,
 			 struct accmap_rw, bytes),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_READ, accmap_ioctl_read,
+	ACCMAP_IOCTL_DEF(0x07, ACCMAP_IOC_READ, accmap_ioctl_read,
 			 struct accmap_rw, bytes),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_SET_TAG_LABEL, accmap_ioctl_set_tag_label,
+	ACCMAP_IOCTL_DEF(0x08, ACCMAP_IOC_SET_TAG_LABEL, accmap_ioctl_set_tag_label,
 			 struct accmap_tag_label, label),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_QUERY_HEAP, accmap_ioctl_query_heap,
+	ACCMAP_IOCTL_DEF(0x09, ACCMAP_IOC_QUERY_HEAP, accmap_ioctl_query_heap,
 			 struct accmap_heap_info, largest_free),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_QUERY_POOL, accmap_ioctl_query_pool,
+	ACCMAP_IOCTL_DEF(0x0a, ACCMAP_IOC_QUERY_POOL, accmap_ioctl_query_pool,
 			 struct accmap_pool_info, orders),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_CACHE, accmap_ioctl_cache,
+	ACCMAP_IOCTL_DEF(0x0b, ACCMAP_IOC_CACHE, accmap_ioctl_cache,
 			 struct accmap_cache_op, length),
-	ACCMAP_IOCTL_DEF(ACCMAP_IOC_CACHE_LIST, accmap_ioctl_cache_list,
+	ACCMAP_IOCTL_DEF(0x0c, ACCMAP_IOC_CACHE_LIST, accmap_ioctl_cache_list,
 			 struct accmap_cache_list, pad2),
+	ACCMAP_IOCTL_DEF(0x0d, ACCMAP_IOC_FROM_VA, accmap_ioctl_from_va,
+			 struct accmap_from_va, pad2),
 };
 
 /**

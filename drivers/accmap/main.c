@@ -50,7 +50,7 @@ static const struct file_operations accmap_fops = {
 static int __init accmap_init(void)
 {
 	struct accmap_device *adev = &accmap_dev;
-	struct accmap_heap *heap;
+	struct accmap_heap *heap, *user_heap;
 	int ret;
 
 	adev->misc.minor = MISC_DYNAMIC_MINOR;
@@ -71,9 +71,18 @@ static int __init accmap_init(void)
 	if (ret)
 		goto err_destroy_heap;
 
+	user_heap = accmap_user_heap_create(adev);
+	if (!user_heap) {
+		ret = -ENOMEM;
+		goto err_destroy_heap;
+	}
+	ret = accmap_device_add_heap(adev, user_heap);
+	if (ret)
+		goto err_destroy_user_heap;
+
 	ret = misc_register(&adev->misc);
 	if (ret)
-		goto err_destroy_heap;
+		goto err_destroy_user_heap;
 
 	/*
 	 * Buffers are DMA-mapped on the misc device for cache maintenance;
@@ -91,6 +100,9 @@ static int __init accmap_init(void)
 
 err_deregister:
 	misc_deregister(&adev->misc);
+err_destroy_user_heap:
+	adev->heaps[ACCMAP_HEAP_USER] = NULL;
+	accmap_user_heap_destroy(user_heap);
 err_destroy_heap:
 	adev->heaps[ACCMAP_HEAP_SYSTEM] = NULL;
 	adev->heap_mask = 0;
@@ -106,6 +118,7 @@ static void __exit accmap_exit(void)
 	/* Open files, exports and mappings all hold the module. */
 	misc_deregister(&adev->misc);
 	accmap_debugfs_fini(adev);
+	accmap_user_heap_destroy(adev->heaps[ACCMAP_HEAP_USER]);
 	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);
 	accmap_tags_destroy(adev);
 }

@@ -133,9 +133,9 @@ static int accmap_rw_pages(struct accmap_handle *handle, u64 pos,
  * @arg: the copy, already checked with accmap_check_rw() against the size
  * @write: true to copy into the buffer, false to copy out of it
  *
- * Return: 0; -ENODATA if the handle has no memory; -EFAULT if user memory
- * is not accessible; -EINTR if a fatal signal arrived.  Elements before
- * the failing one have been copied.
+ * Return: 0; -ENODATA if the handle has no memory; -EACCES to write a
+ * read-only buffer; -EFAULT if user memory is not accessible; -EINTR if a
+ * fatal signal arrived.  Elements before the failing one have been copied.
  */
 int accmap_handle_rw(struct accmap_handle *handle, const struct accmap_rw *arg,
 		     bool write)
@@ -146,6 +146,8 @@ int accmap_handle_rw(struct accmap_handle *handle, const struct accmap_rw *arg,
 
 	if (!accmap_handle_allocated(handle))
 		return -ENODATA;
+	if (write && handle->readonly)
+		return -EACCES;
 	if (!handle->pages || !accmap_handle_cached(handle)) {
 		kaddr = accmap_rw_kaddr(handle);
 		if (!kaddr)

@@ -62,7 +62,7 @@ struct create_case {
 	u64 rounded;
 };
 
-#define MAX_SIZE (1ULL << 30)
+#define MAX_SIZE BIT_ULL(30)
 
 static const struct create_case create_cases[] = {
 	{ "one_byte", 1, 0, 0, PAGE_SIZE },
@@ -345,6 +345,81 @@ static void validate_cache_op(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, accmap_check_cache_op(&c->op, c->size), c->ret);
 }
 
+/* ---- FROM_VA ---- */
+
+struct from_va_case {
+	const char *name;
+	struct accmap_from_va arg;
+	int ret;
+};
+
+/* A user address space of 128 TiB, buffers up to MAX_SIZE. */
+#define TOP BIT_ULL(47)
+#define PG ((u64)PAGE_SIZE)
+#define VA(...) { .addr = 0x10000, .size = PG, __VA_ARGS__ }
+#define W ACCMAP_FROM_VA_WRITE
+
+static const struct from_va_case from_va_cases[] = {
+	{ "one_page", VA(), 0 },
+	{ "writable", VA(.flags = W), 0 },
+	{ "tagged", VA(.tag = 0xffff), 0 },
+	{ "id_is_output", VA(.id = 0xa5a5a5a5), 0 },
+	{ "max_size", VA(.size = MAX_SIZE), 0 },
+	{ "addr_zero", VA(.addr = 0), 0 },
+	{ "last_page", VA(.addr = TOP - PG), 0 },
+	{ "ends_at_top", VA(.addr = TOP - MAX_SIZE, .size = MAX_SIZE), 0 },
+	{ "flag_bit1", VA(.flags = 1U << 1), -EINVAL },
+	{ "flag_bit31", VA(.flags = W | 1U << 31), -EINVAL },
+	{ "pad", VA(.pad = 1), -EINVAL },
+	{ "pad2", VA(.pad2 = 1), -EINVAL },
+	{ "size_zero", VA(.size = 0), -EINVAL },
+	{ "size_one", VA(.size = 1), -EINVAL },
+	{ "size_page_plus_one", VA(.size = PG + 1), -EINVAL },
+	{ "size_half_page", VA(.size = PG / 2), -EINVAL },
+	{ "addr_plus_one", VA(.addr = 0x10001), -EINVAL },
+	{ "addr_half_page", VA(.addr = 0x10000 + PG / 2), -EINVAL },
+	{ "size_above_max", VA(.size = MAX_SIZE + PG), -EINVAL },
+	{ "size_huge", VA(.size = 1ULL << 62), -EINVAL },
+	{ "size_u64_max_pages", VA(.size = U64_MAX & ~(PG - 1)), -EINVAL },
+	{ "crosses_top", VA(.addr = TOP - PG, .size = 2 * PG), -EINVAL },
+	{ "starts_at_top", VA(.addr = TOP), -EINVAL },
+	{ "kernel_half", VA(.addr = 0xffff800000000000ULL), -EINVAL },
+	{ "wraps_to_zero", VA(.addr = U64_MAX & ~(PG - 1)), -EINVAL },
+	{ "wraps_past_zero", VA(.addr = U64_MAX & ~(PG - 1), .size = 2 * PG), -EINVAL },
+};
+
+static void from_va_desc(const struct from_va_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(from_va, from_va_cases, from_va_desc);
+
+static void validate_from_va(struct kunit *test)
+{
+	const struct from_va_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&c->arg, TOP, MAX_SIZE), c->ret);
+}
+
+/* With neither bound in the way, only the arithmetic is left to refuse. */
+static void validate_from_va_unbounded(struct kunit *test)
+{
+	struct accmap_from_va arg = { .addr = 0, .size = U64_MAX & ~(PG - 1) };
+
+	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&arg, U64_MAX, U64_MAX), 0);
+	arg.addr = PG;
+	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&arg, U64_MAX, U64_MAX), -EINVAL);
+	arg.size -= PG;
+	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&arg, U64_MAX, U64_MAX), 0);
+	/* The address-space bound is inclusive of its end, exclusive after. */
+	arg.addr = 0;
+	arg.size = TOP;
+	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&arg, TOP, U64_MAX), 0);
+	arg.size = TOP + PG;
+	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&arg, TOP, U64_MAX), -EINVAL);
+}
+
 static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_ioctl_size, ioctl_size_gen_params),
 	KUNIT_CASE_PARAM(validate_create, create_gen_params),
@@ -355,6 +430,8 @@ static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_rw, rw_gen_params),
 	KUNIT_CASE_PARAM(validate_tag_label, label_gen_params),
 	KUNIT_CASE_PARAM(validate_cache_op, cache_gen_params),
+	KUNIT_CASE_PARAM(validate_from_va, from_va_gen_params),
+	KUNIT_CASE(validate_from_va_unbounded),
 	{}
 };
 

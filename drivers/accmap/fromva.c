@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: buffers over the caller's own memory (ACCMAP_IOC_FROM_VA), and
+ * the user pseudo-heap they belong to.
+ *
+ * The pages behind a range of the caller's address space are pinned for
+ * the life of the buffer (FOLL_LONGTERM: they cannot move or be reclaimed)
+ * and listed in the handle like the system heap's pages, so mapping,
+ * export, import, WRITE/READ and cache maintenance work on them unchanged.
+ * They stay pinned if the caller unmaps the range, forks or exits.
+ *
+ * The pins are charged to the caller's locked memory, limited by
+ * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK.  The charge is refunded when
+ * the buffer goes, possibly from another process that held it last, so
+ * the buffer keeps the address space (the structure, not its mappings).
+ *
+ * The user heap has no alloc operation: ALLOC never takes memory from it.
+ * It has no fixed size either; it reports the bytes pinned as used.
+ */
+
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "accmap.h"
+
+/* Pages pinned per call into GUP: bounds the time between signal checks. */
+#define ACCMAP_FROM_VA_BATCH	512
+
+/**
+ * struct accmap_user_buf - the user heap's state of one buffer
+ * @mm: the address space the pages were pinned from and charged to, held
+ *      with mmgrab()
+ * @pinned: pages pinned, all of them charged to @mm's locked memory
+ * @writable: pinned for writing (FOLL_WRITE): unpinning dirties the pages
+ */
+struct accmap_user_buf {
+	struct mm_struct *mm;
+	unsigned long pinned;
+	bool writable;
+};
+
+/**
+ * accmap_check_from_va() - validate an ACCMAP_IOC_FROM_VA argument
+ * @arg: the argument, its address already untagged
+ * @task_size: the end of the caller's user address space
+ * @max_size: the largest buffer allowed, in bytes
+ *
+ * Return: 0, or -EINVAL for flags outside ACCMAP_FROM_VA_VALID_FLAGS,
+ * non-zero padding, an address or size that is not page aligned, a zero
+ * size, a size above @max_size, or a range that wraps around or ends
+ * above @task_size.
+ */
+int accmap_check_from_va(const struct accmap_from_va *arg, u64 task_size,
+			 u64 max_size)
+{
+	u64 end;
+
+	if (arg->flags & ~ACCMAP_FROM_VA_VALID_FLAGS)
+		return -EINVAL;
+	if (arg->pad || arg->pad2)
+		return -EINVAL;
+	if (!arg->size || arg->size > max_size)
+		return -EINVAL;
+	if (!IS_ALIGNED(arg->addr, PAGE_SIZE) || !IS_ALIGNED(arg->size, PAGE_SIZE))
+		return -EINVAL;
+	if (check_add_overflow(arg->addr, arg->size, &end) || end > task_size)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Pins @npages pages from @addr into @pages, a batch at a time; all of
+ * them, or none on error.  6.1's GUP fails an unmapped or PROT_NONE page,
+ * and a page the mapping does not let us write when @writable, with
+ * -EFAULT; memory without struct pages (PFN or mixed maps) with -EFAULT
+ * or, in a mixed map, -EEXIST, which we report as -EFAULT as well.
+ */
+static int accmap_from_va_pin(unsigned long addr, unsigned long npages,
+			      bool writable, struct page **pages)
+{
+	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
+	unsigned long pinned = 0;
+	int ret = 0;
+
+	while (pinned < npages) {
+		int batch = min_t(unsigned long, npages - pinned,
+				  ACCMAP_FROM_VA_BATCH);
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		ret = pin_user_pages_fast(addr + (pinned << PAGE_SHIFT), batch,
+					  gup_flags, pages + pinned);
+		if (ret <= 0) {
+			if (!ret || ret == -EEXIST)
+				ret = -EFAULT;
+			break;
+		}
+		/* A short count: the next call reports why it stopped. */
+		pinned += ret;
+		ret = 0;
+		cond_resched();
+	}
+
+	if (ret)
+		unpin_user_pages(pages, pinned);
+	return ret;
+}
+
+/**
+ * accmap_handle_from_va() - make a buffer of the caller's own memory
+ * @adev: the device
+ * @arg: the ACCMAP_IOC_FROM_VA argument
+ *
+ * The new handle has its memory from the start: heap ACCMAP_HEAP_USER,
+ * cached, tagged with @arg->tag, read-only unless ACCMAP_FROM_VA_WRITE.
+ *
+ * Return: the handle holding one reference, or an ERR_PTR: -EINVAL (see
+ * accmap_check_from_va(); also a range access_ok() refuses), -ENOMEM (the
+ * charge would exceed RLIMIT_MEMLOCK, or out of memory), -EFAULT (a page
+ * is not mapped, not accessible, or not writable when writing was asked),
+ * -EINTR (fatal signal), or another errno of the kernel's page pinning.
+ * On error nothing stays pinned or charged.
+ */
+struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
+					    const struct accmap_from_va *arg)
+{
+	struct accmap_heap *heap = adev->heaps[ACCMAP_HEAP_USER];
+	bool writable = arg->flags & ACCMAP_FROM_VA_WRITE;
+	struct accmap_from_va req = *arg;
+	struct accmap_handle *handle;
+	struct accmap_user_buf *buf;
+	unsigned long npages;
+	struct page **pages;
+	int ret;
+
+	/* A tagged pointer (arm64 top byte) names the same memory. */
+	req.addr = untagged_addr(req.addr);
+	ret = accmap_check_from_va(&req, TASK_SIZE,
+				   (u64)totalram_pages() << PAGE_SHIFT);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!access_ok(u64_to_user_ptr(req.addr), req.size))
+		return ERR_PTR(-EINVAL);
+	if (WARN_ON_ONCE(!heap))
+		return ERR_PTR(-ENODEV);
+	npages = req.size >> PAGE_SHIFT;
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto err_free_buf;
+	}
+
+	/* Charged first, so a request over the limit pins nothing. */
+	buf->mm = current->mm;
+	ret = account_locked_vm(buf->mm, npages, true);
+	if (ret)
+		goto err_free_pages;
+	mmgrab(buf->mm);
+
+	ret = accmap_from_va_pin(req.addr, npages, writable, pages);
+	if (ret)
+		goto err_refund;
+	buf->pinned = npages;
+	buf->writable = writable;
+
+	handle = accmap_handle_create(adev, req.size);
+	if (!handle) {
+		ret = -ENOMEM;
+		goto err_unpin;
+	}
+
+	/* Allocated from birth: ALLOC on it fails with -EEXIST. */
+	mutex_lock(&handle->lock);
+	handle->pages = pages;
+	handle->npages = npages;
+	handle->heap_priv = buf;
+	handle->readonly = !writable;
+	handle->tag = req.tag;
+	handle->heap = heap;
+	atomic64_add(handle->size, &heap->used);
+	mutex_unlock(&handle->lock);
+	return handle;
+
+err_unpin:
+	unpin_user_pages(pages, npages);
+err_refund:
+	account_locked_vm(buf->mm, npages, false);
+	mmdrop(buf->mm);
+err_free_pages:
+	kvfree(pages);
+err_free_buf:
+	kfree(buf);
+	return ERR_PTR(ret);
+}
+
+static void user_heap_free(struct accmap_heap *heap,
+			   struct accmap_handle *handle)
+{
+	struct accmap_user_buf *buf = handle->heap_priv;
+
+	/* What devices or WRITE stored must not be lost to reclaim later. */
+	unpin_user_pages_dirty_lock(handle->pages, handle->npages,
+				    buf->writable);
+	/*
+	 * This takes the mmap_lock of the pinning process.  No caller holds
+	 * an mmap_lock here: the last reference is never a CPU mapping's,
+	 * because a mapping's file is a dma-buf of this handle, released
+	 * (deferred, from task work or a worker) after the mapping closes.
+	 */
+	account_locked_vm(buf->mm, buf->pinned, false);
+	mmdrop(buf->mm);
+
+	kvfree(handle->pages);
+	kfree(buf);
+	handle->pages = NULL;
+	handle->npages = 0;
+	handle->heap_priv = NULL;
+}
+
+static const struct accmap_heap_ops user_heap_ops = {
+	.free = user_heap_free,
+};
+
+/**
+ * accmap_user_heap_create() - create the user heap of a device
+ * @adev: the device
+ *
+ * The heap of ACCMAP_IOC_FROM_VA buffers, id ACCMAP_HEAP_USER.  It has no
+ * alloc operation, so accmap_device_add_heap() keeps it out of the heaps
+ * ALLOC may use, and no query operation: its total, free and largest free
+ * read 0 (no fixed size); its used bytes are the bytes pinned.
+ *
+ * Return: the heap, or NULL if out of memory.
+ */
+struct accmap_heap *accmap_user_heap_create(struct accmap_device *adev)
+{
+	struct accmap_heap *heap;
+
+	heap = kzalloc(sizeof(*heap), GFP_KERNEL);
+	if (!heap)
+		return NULL;
+	heap->id = ACCMAP_HEAP_USER;
+	heap->name = "user";
+	heap->ops = &user_heap_ops;
+	heap->adev = adev;
+	atomic64_set(&heap->used, 0);
+	return heap;
+}
+
+/**
+ * accmap_user_heap_destroy() - destroy a heap made by
+ * accmap_user_heap_create()
+ * @heap: the heap; no buffer may still use it
+ */
+void accmap_user_heap_destroy(struct accmap_heap *heap)
+{
+	WARN_ON(atomic64_read(&heap->used));
+	kfree(heap);
+}
