@@ -185,11 +185,14 @@ struct accmap_handle {
  * @node: in the client's handle table, keyed by @id
  * @id: the id user space knows the handle by in this client
  * @handle: the referenced handle (holds one reference)
+ * @readonly: this reference may not write the buffer: it came from a
+ *            dma-buf opened read-only
  */
 struct accmap_href {
 	struct rb_node node;
 	u32 id;
 	struct accmap_handle *handle;
+	bool readonly;
 };
 
 /**
@@ -309,8 +312,11 @@ struct accmap_client *accmap_client_create(struct accmap_device *adev);
 void accmap_client_destroy(struct accmap_client *client);
 struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 					       u32 id);
+struct accmap_handle *accmap_client_get_handle_ro(struct accmap_client *client,
+						  u32 id, bool *readonly);
 int accmap_client_add_handle(struct accmap_client *client,
-			     struct accmap_handle *handle, u32 *id);
+			     struct accmap_handle *handle, bool readonly,
+			     u32 *id);
 int accmap_client_remove_handle(struct accmap_client *client, u32 id);
 
 /* rw.c */

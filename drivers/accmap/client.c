@@ -61,6 +61,32 @@ void accmap_client_destroy(struct accmap_client *client)
 }
 
 /**
+ * accmap_client_get_handle_ro() - look up a handle by id, with its access
+ * @client: the client
+ * @id: the id
+ * @readonly: set to whether this id may not write the buffer, if found
+ *
+ * Return: the handle with a reference for the caller, or NULL if @client
+ * has no handle with that id.
+ */
+struct accmap_handle *accmap_client_get_handle_ro(struct accmap_client *client,
+						  u32 id, bool *readonly)
+{
+	struct accmap_handle *handle = NULL;
+	struct accmap_href *ref;
+
+	mutex_lock(&client->lock);
+	ref = accmap_htable_lookup(&client->handles, id);
+	if (ref) {
+		handle = ref->handle;
+		accmap_handle_get(handle);
+		*readonly = ref->readonly || handle->readonly;
+	}
+	mutex_unlock(&client->lock);
+	return handle;
+}
+
+/**
  * accmap_client_get_handle() - look up a handle by id
  * @client: the client
  * @id: the id
@@ -71,17 +97,9 @@ void accmap_client_destroy(struct accmap_client *client)
 struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 					       u32 id)
 {
-	struct accmap_handle *handle = NULL;
-	struct accmap_href *ref;
+	bool readonly;
 
-	mutex_lock(&client->lock);
-	ref = accmap_htable_lookup(&client->handles, id);
-	if (ref) {
-		handle = ref->handle;
-		accmap_handle_get(handle);
-	}
-	mutex_unlock(&client->lock);
-	return handle;
+	return accmap_client_get_handle_ro(client, id, &readonly);
 }
 
 /**
@@ -89,12 +107,14 @@ struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
  * @client: the client
  * @handle: the handle; the new reference takes one handle reference of
  *          its own
+ * @readonly: the new id may not write the buffer
  * @id: set to the new reference's id
  *
  * Return: 0, -ENOMEM, or -ENOSPC if the client's id space is full.
  */
 int accmap_client_add_handle(struct accmap_client *client,
-			     struct accmap_handle *handle, u32 *id)
+			     struct accmap_handle *handle, bool readonly,
+			     u32 *id)
 {
 	struct accmap_href *ref;
 	int ret;
@@ -103,6 +123,7 @@ int accmap_client_add_handle(struct accmap_client *client,
 	if (!ref)
 		return -ENOMEM;
 	ref->handle = handle;
+	ref->readonly = readonly;
 
 	mutex_lock(&client->lock);
 	ret = accmap_htable_insert(&client->handles, ref);

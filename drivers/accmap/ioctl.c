@@ -73,7 +73,7 @@ static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
 	handle = accmap_handle_create(ctx->client->adev, size);
 	if (!handle)
 		return -ENOMEM;
-	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	ret = accmap_client_add_handle(ctx->client, handle, false, &arg->id);
 	if (!ret)
 		ctx->new_id = arg->id;
 	/* The client's reference keeps the handle, if it was added. */
@@ -128,6 +128,7 @@ static int accmap_ioctl_get_fd(struct accmap_ioctl_ctx *ctx, void *data)
 	enum accmap_export_mode mode;
 	struct accmap_handle *handle;
 	struct file *file;
+	bool readonly;
 	int fd, ret;
 
 	ret = accmap_check_get_fd(arg);
@@ -136,9 +137,13 @@ static int accmap_ioctl_get_fd(struct accmap_ioctl_ctx *ctx, void *data)
 	mode = (arg->fd_flags & O_ACCMODE) == O_RDWR ? ACCMAP_EXPORT_RDWR :
 						       ACCMAP_EXPORT_RDONLY;
 
-	handle = accmap_client_get_handle(ctx->client, arg->id);
+	handle = accmap_client_get_handle_ro(ctx->client, arg->id, &readonly);
 	if (!handle)
 		return -ENOENT;
+	if (readonly && mode == ACCMAP_EXPORT_RDWR) {
+		ret = -EACCES;
+		goto out_put_handle;
+	}
 
 	fd = get_unused_fd_flags(arg->fd_flags & O_CLOEXEC);
 	if (fd < 0) {
@@ -168,12 +173,13 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 {
 	struct accmap_info *arg = data;
 	struct accmap_handle *handle;
+	bool readonly;
 	int mode;
 
 	if (arg->pad)
 		return -EINVAL;
 
-	handle = accmap_client_get_handle(ctx->client, arg->id);
+	handle = accmap_client_get_handle_ro(ctx->client, arg->id, &readonly);
 	if (!handle)
 		return -ENOENT;
 
@@ -189,6 +195,8 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 			arg->exports++;
 	if (arg->exports)
 		arg->state |= ACCMAP_STATE_EXPORTED;
+	if (readonly)
+		arg->state |= ACCMAP_STATE_READONLY;
 	arg->pad2 = 0;
 	mutex_unlock(&handle->lock);
 
@@ -220,8 +228,13 @@ static int accmap_ioctl_from_fd(struct accmap_ioctl_ctx *ctx, void *data)
 		ret = -EXDEV;
 		goto out_put_dmabuf;
 	}
-	/* The dma-buf holds the handle while we add our own reference. */
-	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	/*
+	 * The dma-buf holds the handle while we add our own reference, which
+	 * can write the buffer only if the dma-buf was opened for writing.
+	 */
+	ret = accmap_client_add_handle(ctx->client, handle,
+				       !(dmabuf->file->f_mode & FMODE_WRITE),
+				       &arg->id);
 	if (!ret)
 		ctx->new_id = arg->id;
 
@@ -234,17 +247,21 @@ static int accmap_ioctl_rw(struct accmap_ioctl_ctx *ctx, void *data, bool write)
 {
 	struct accmap_rw *arg = data;
 	struct accmap_handle *handle;
+	bool readonly;
 	int ret;
 
 	ret = accmap_check_rw(arg, U64_MAX);
 	if (ret)
 		return ret;
 
-	handle = accmap_client_get_handle(ctx->client, arg->id);
+	handle = accmap_client_get_handle_ro(ctx->client, arg->id, &readonly);
 	if (!handle)
 		return -ENOENT;
 
 	ret = accmap_check_rw(arg, handle->size);
+	/* Only allocated buffers can be read-only: ENODATA comes first. */
+	if (!ret && write && readonly)
+		ret = -EACCES;
 	if (!ret)
 		ret = accmap_handle_rw(handle, arg, write);
 	if (!ret)
@@ -395,7 +412,7 @@ static int accmap_ioctl_from_va(struct accmap_ioctl_ctx *ctx, void *data)
 	handle = accmap_handle_from_va(ctx->client->adev, arg);
 	if (IS_ERR(handle))
 		return PTR_ERR(handle);
-	ret = accmap_client_add_handle(ctx->client, handle, &arg->id);
+	ret = accmap_client_add_handle(ctx->client, handle, false, &arg->id);
 	if (!ret)
 		ctx->new_id = arg->id;
 	/* The client's reference keeps the pages pinned, if it was added. */

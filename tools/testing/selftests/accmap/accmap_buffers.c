@@ -294,8 +294,10 @@ static void test_from_fd_same_client(void)
 		      "FROM_FD changed its input fields");
 		CHECK(a.id != 0 && a.id != GARBAGE_U32, "FROM_FD returned id %#x", a.id);
 		ids[n++] = a.id;
+		/* An id from a read-only dma-buf is read-only itself. */
 		check_info(dev, a.id, len, ACCMAP_HEAP_SYSTEM, ACCMAP_ALLOC_WRITECOMBINE,
-			   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED, 0x0f0f, "imported id");
+			   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED |
+			   (i & 1 ? ACCMAP_STATE_READONLY : 0), 0x0f0f, "imported id");
 		/* Every id of the buffer sees every reference. */
 		check_counts(dev, id, 2 + i, 2, 0, 0, "original after an import");
 		check_counts(dev, a.id, 2 + i, 2, 0, 0, "import");
@@ -1890,6 +1892,74 @@ out:
 	close(dev);
 }
 
+/*
+ * A reference made from a read-only dma-buf may read the buffer but not
+ * write it, nor hand out a writable dma-buf: read-only export means it.
+ */
+static void test_from_fd_readonly_ref(void)
+{
+	const size_t len = 2 * page_size();
+	uint32_t id = 0, ro_id = 0, rw_id = 0;
+	char in[64], out[64];
+	int dev = am_open(), dev2 = am_open();
+	int ro = -1, rw = -1, fd;
+
+	if (dev < 0 || dev2 < 0)
+		goto out;
+	if (!CHECK(am_create(dev, len, &id) == 0 && am_alloc(dev, id, 0, 0) == 0,
+		   "create and alloc"))
+		goto out;
+	ro = am_get_fd(dev, id, O_RDONLY | O_CLOEXEC);
+	rw = am_get_fd(dev, id, O_RDWR | O_CLOEXEC);
+	if (!CHECK(ro >= 0 && rw >= 0, "exports %d %d", ro, rw))
+		goto out;
+	memset(in, 0x3c, sizeof(in));
+	CHECK(am_write(dev, id, 100, in, sizeof(in)) == 0, "owner WRITE");
+
+	if (!CHECK(am_from_fd(dev2, ro, &ro_id) == 0, "FROM_FD of the O_RDONLY fd") ||
+	    !CHECK(am_from_fd(dev2, rw, &rw_id) == 0, "FROM_FD of the O_RDWR fd"))
+		goto out;
+	check_info(dev2, ro_id, len, ACCMAP_HEAP_SYSTEM, 0,
+		   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED | ACCMAP_STATE_READONLY,
+		   0, "read-only import");
+	check_info(dev2, rw_id, len, ACCMAP_HEAP_SYSTEM, 0,
+		   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED, 0, "read-write import");
+	check_info(dev, id, len, ACCMAP_HEAP_SYSTEM, 0,
+		   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED, 0, "owner");
+
+	memset(out, 0, sizeof(out));
+	CHECK(am_read(dev2, ro_id, 100, out, sizeof(out)) == 0 &&
+	      !memcmp(in, out, sizeof(in)), "READ through the read-only id");
+	memset(out, 0x77, sizeof(out));
+	CHECK(am_write(dev2, ro_id, 100, out, sizeof(out)) == -EACCES,
+	      "WRITE through the read-only id not refused with EACCES");
+	/* Range errors still come first. */
+	CHECK(am_write(dev2, ro_id, len, out, 1) == -ERANGE, "WRITE past the end");
+	fd = am_get_fd(dev2, ro_id, O_RDWR | O_CLOEXEC);
+	CHECK(fd == -EACCES, "GET_FD O_RDWR through the read-only id: %d", fd);
+	if (fd >= 0)
+		close(fd);
+	fd = am_get_fd(dev2, ro_id, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "GET_FD O_RDONLY through the read-only id: %d", fd);
+	if (fd >= 0)
+		close(fd);
+
+	/* The same buffer through a writable id, and the owner, may write. */
+	CHECK(am_write(dev2, rw_id, 100, out, sizeof(out)) == 0, "WRITE through the read-write id");
+	memset(in, 0, sizeof(in));
+	CHECK(am_read(dev, id, 100, in, sizeof(in)) == 0 && !memcmp(in, out, sizeof(out)),
+	      "owner sees the read-write id's WRITE");
+out:
+	if (ro >= 0)
+		close(ro);
+	if (rw >= 0)
+		close(rw);
+	if (dev2 >= 0)
+		close(dev2);
+	if (dev >= 0)
+		close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "from_fd_bad_flags_pad", test_from_fd_bad_flags_pad },
 	{ "from_fd_bad_fd", test_from_fd_bad_fd },
@@ -1898,6 +1968,7 @@ static const struct tap_test tests[] = {
 	{ "from_fd_same_client", test_from_fd_same_client },
 	{ "from_fd_two_clients", test_from_fd_two_clients },
 	{ "from_fd_cross_process", test_from_fd_cross_process },
+	{ "from_fd_readonly_ref", test_from_fd_readonly_ref },
 	{ "rw_unknown_id", test_rw_unknown_id },
 	{ "rw_bad_args", test_rw_bad_args },
 	{ "rw_overflow", test_rw_overflow },

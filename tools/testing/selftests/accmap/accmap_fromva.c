@@ -494,7 +494,8 @@ static void test_readonly_buffer(void)
 	if (!id)
 		goto out;
 	cost_is(dev, &base, len, "read-only, pinned");
-	check_info(dev, id, len, ACCMAP_HEAP_USER, 0, ACCMAP_STATE_ALLOCATED, 5, "read-only");
+	check_info(dev, id, len, ACCMAP_HEAP_USER, 0,
+		   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_READONLY, 5, "read-only");
 	buffer_is(dev, id, len, 20, "read-only, READ");
 	/* Memory the process wrote before the pin stays coherent. */
 	fill_pattern(mem, len, 0, 21);
@@ -512,7 +513,8 @@ static void test_readonly_buffer(void)
 	rw = am_get_fd(dev, id, O_RDWR | O_CLOEXEC);
 	CHECK(rw == -EACCES, "GET_FD O_RDWR of a read-only buffer: %d", rw);
 	CHECK(next_fd() == before, "refused GET_FD left a descriptor");
-	check_info(dev, id, len, ACCMAP_HEAP_USER, 0, ACCMAP_STATE_ALLOCATED, 5,
+	check_info(dev, id, len, ACCMAP_HEAP_USER, 0,
+		   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_READONLY, 5,
 		   "after refused GET_FD");
 
 	fd = am_get_fd(dev, id, O_RDONLY | O_CLOEXEC);
@@ -538,7 +540,8 @@ static void test_readonly_buffer(void)
 	/* Imported elsewhere, it is just as read-only. */
 	if (CHECK(am_from_fd(dev2, fd, &id2) == 0, "FROM_FD of the read-only dma-buf")) {
 		check_info(dev2, id2, len, ACCMAP_HEAP_USER, 0,
-			   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED, 5, "imported");
+			   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED |
+			   ACCMAP_STATE_READONLY, 5, "imported");
 		CHECK(am_write(dev2, id2, 0, buf, 1) == -EACCES, "WRITE through an imported id");
 		rw = am_get_fd(dev2, id2, O_RDWR);
 		CHECK(rw == -EACCES, "GET_FD O_RDWR through an imported id: %d", rw);
