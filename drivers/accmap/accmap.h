@@ -9,12 +9,14 @@
 #include <linux/dma-direction.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/math.h>
 #include <linux/miscdevice.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 
@@ -70,8 +72,11 @@ struct accmap_device {
 /**
  * struct accmap_heap_ops - what a heap backend provides
  * @alloc: give @handle @handle->size bytes of memory: fill @handle->pages
- *         and @handle->npages; return 0 or a negative errno (optional: ALLOC
- *         never uses a heap without it, such as the user heap)
+ *         and @handle->npages, or for contiguous memory @handle->phys,
+ *         @handle->npages, @handle->kaddr and @handle->phys_has_pages; return
+ *         0, -ENOMEM or -ENOSPC when the heap has no room (ALLOC then tries
+ *         the next heap), or another negative errno (optional: ALLOC never
+ *         uses a heap without it, such as the user heap)
  * @free: give back what @alloc (or the heap's own constructor) gave @handle
  * @query: fill @info's total, free and largest_free (optional; the core
  *         fills name and used)
@@ -136,7 +141,8 @@ enum accmap_export_mode {
  *            at release
  * @dev_sgt: the memory mapped for adev->dev, for CPU cache maintenance;
  *           made on first use under @lock, unmapped at release
- * @heap_priv: the heap's own state of the buffer, set with @pages
+ * @heap_priv: the heap's own state of the buffer (a carveout's range
+ *             block, a user buffer's pins), set with @pages or @phys
  * @readonly: the memory may not be written through accmap: no writable
  *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
  *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation
@@ -261,6 +267,23 @@ static inline pgprot_t accmap_pgprot(const struct accmap_handle *handle,
 	return prot;
 }
 
+/*
+ * Longest scatterlist entry made for contiguous (carveout) memory: entry
+ * lengths are unsigned int, and a carveout block may be larger.
+ */
+#define ACCMAP_CONTIG_SEG	SZ_1G
+
+/**
+ * accmap_contig_nents() - scatterlist entries for contiguous memory
+ * @size: bytes
+ *
+ * Return: the number of ACCMAP_CONTIG_SEG entries that cover @size.
+ */
+static inline unsigned int accmap_contig_nents(u64 size)
+{
+	return DIV_ROUND_UP_ULL(size, ACCMAP_CONTIG_SEG);
+}
+
 /**
  * accmap_handle_pfn() - the page frame of one page of a buffer
  * @handle: an allocated handle
@@ -275,6 +298,44 @@ static inline unsigned long accmap_handle_pfn(const struct accmap_handle *handle
 		return page_to_pfn(handle->pages[pgoff]);
 	return PHYS_PFN(handle->phys) + pgoff;
 }
+
+/**
+ * struct accmap_carveout_spec - one carveout as configured
+ * @base: physical start, page aligned
+ * @size: bytes, page aligned, not 0
+ * @name: heap name, NUL-terminated; empty until a default is given
+ */
+struct accmap_carveout_spec {
+	u64 base;
+	u64 size;
+	char name[ACCMAP_HEAP_NAME_LEN];
+};
+
+/* What is wrong with a carveout list; see accmap_carveout_strerror(). */
+enum accmap_carveout_err {
+	ACCMAP_CARVEOUT_OK,
+	ACCMAP_CARVEOUT_SYNTAX,
+	ACCMAP_CARVEOUT_ZERO,
+	ACCMAP_CARVEOUT_ALIGN,
+	ACCMAP_CARVEOUT_OVERFLOW,
+	ACCMAP_CARVEOUT_NAME,
+	ACCMAP_CARVEOUT_DUP_NAME,
+	ACCMAP_CARVEOUT_OVERLAP,
+	ACCMAP_CARVEOUT_TOO_MANY,
+};
+
+/**
+ * struct accmap_carveout_error - where a carveout list went wrong
+ * @code: what is wrong
+ * @entry: index of the entry at fault
+ * @other: for an overlap or a shared name, index of the earlier entry it
+ *         clashes with; else -1
+ */
+struct accmap_carveout_error {
+	enum accmap_carveout_err code;
+	int entry;
+	int other;
+};
 
 /* htable.c */
 void accmap_htable_init(struct accmap_htable *table);
@@ -304,6 +365,8 @@ void accmap_handle_put(struct accmap_handle *handle);
 
 /* heap.c */
 int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap);
+void accmap_device_remove_heap(struct accmap_device *adev,
+			       struct accmap_heap *heap);
 void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info);
 void accmap_get_comm(char *comm);
 
@@ -378,6 +441,35 @@ void accmap_user_heap_destroy(struct accmap_heap *heap);
 /* heap_system.c */
 struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev);
 void accmap_system_heap_destroy(struct accmap_heap *heap);
+
+/* carveout_parse.c */
+const char *accmap_carveout_strerror(enum accmap_carveout_err code);
+bool accmap_carveout_name_valid(const char *name);
+enum accmap_carveout_err
+accmap_check_carveout(const struct accmap_carveout_spec *spec);
+void accmap_carveout_default_name(struct accmap_carveout_spec *spec, int index);
+int accmap_check_carveouts(const struct accmap_carveout_spec *specs, int n,
+			   struct accmap_carveout_error *err);
+int accmap_parse_carveouts(const char *s, struct accmap_carveout_spec *out,
+			   int max, struct accmap_carveout_error *err);
+
+/*
+ * heap_carveout.c.  Carveouts are reached through memremap(), which needs
+ * iomem; UML, where the KUnit tests run, has none, and so no carveouts.
+ */
+#if IS_ENABLED(CONFIG_HAS_IOMEM)
+int accmap_carveout_heaps_create(struct accmap_device *adev);
+void accmap_carveout_heaps_destroy(struct accmap_device *adev);
+#else
+static inline int accmap_carveout_heaps_create(struct accmap_device *adev)
+{
+	return 0;
+}
+
+static inline void accmap_carveout_heaps_destroy(struct accmap_device *adev)
+{
+}
+#endif
 
 /* ioctl.c */
 long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

@@ -27,6 +27,8 @@
  */
 int accmap_handle_sg_table(struct accmap_handle *handle, struct sg_table *sgt)
 {
+	struct scatterlist *sg;
+	unsigned int i;
 	int ret;
 
 	if (handle->pages)
@@ -36,11 +38,16 @@ int accmap_handle_sg_table(struct accmap_handle *handle, struct sg_table *sgt)
 	if (!handle->phys_has_pages)
 		return -EINVAL;
 
-	/* One contiguous block: one entry (the DMA API splits if it must). */
-	ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
+	/* One contiguous block: one entry per ACCMAP_CONTIG_SEG bytes. */
+	ret = sg_alloc_table(sgt, accmap_contig_nents(handle->size), GFP_KERNEL);
 	if (ret)
 		return ret;
-	sg_set_page(sgt->sgl, pfn_to_page(PHYS_PFN(handle->phys)), handle->size, 0);
+	for_each_sgtable_sg(sgt, sg, i) {
+		u64 off = (u64)i * ACCMAP_CONTIG_SEG;
+
+		sg_set_page(sg, pfn_to_page(PHYS_PFN(handle->phys + off)),
+			    min_t(u64, handle->size - off, ACCMAP_CONTIG_SEG), 0);
+	}
 	return 0;
 }
 

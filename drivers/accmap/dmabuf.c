@@ -55,7 +55,8 @@ static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
 	if (handle->pages || handle->phys_has_pages) {
 		ret = accmap_handle_sg_table(handle, &a->sgt);
 	} else {
-		ret = sg_alloc_table(&a->sgt, 1, GFP_KERNEL);
+		ret = sg_alloc_table(&a->sgt, accmap_contig_nents(handle->size),
+				     GFP_KERNEL);
 		a->resource = true;
 	}
 	if (ret)
@@ -107,14 +108,22 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 		attrs |= DMA_ATTR_SKIP_CPU_SYNC;
 
 	if (a->resource) {
+		struct scatterlist *sg;
 		dma_addr_t addr;
+		unsigned int i;
 
 		addr = dma_map_resource(attach->dev, handle->phys, handle->size,
 					dir, attrs);
 		if (dma_mapping_error(attach->dev, addr))
 			return ERR_PTR(-ENOMEM);
-		sg_dma_address(a->sgt.sgl) = addr;
-		sg_dma_len(a->sgt.sgl) = handle->size;
+		/* One mapping, cut into the entries made at attach. */
+		for_each_sgtable_sg(&a->sgt, sg, i) {
+			u64 off = (u64)i * ACCMAP_CONTIG_SEG;
+
+			sg_dma_address(sg) = addr + off;
+			sg_dma_len(sg) = min_t(u64, handle->size - off,
+					       ACCMAP_CONTIG_SEG);
+		}
 	} else {
 		ret = dma_map_sgtable(attach->dev, &a->sgt, dir, attrs);
 		if (ret)

@@ -4,6 +4,7 @@
  */
 
 #include <linux/bits.h>
+#include <linux/bug.h>
 #include <linux/errno.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -26,6 +27,21 @@ int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap)
 	if (heap->ops->alloc)
 		adev->alloc_mask |= BIT(heap->id);
 	return 0;
+}
+
+/**
+ * accmap_device_remove_heap() - take a heap out of the device's registry
+ * @adev: the device, no longer (or not yet) registered
+ * @heap: a heap added with accmap_device_add_heap()
+ */
+void accmap_device_remove_heap(struct accmap_device *adev,
+			       struct accmap_heap *heap)
+{
+	if (WARN_ON(heap->id >= ACCMAP_HEAP_MAX || adev->heaps[heap->id] != heap))
+		return;
+	adev->heaps[heap->id] = NULL;
+	adev->heap_mask &= ~BIT(heap->id);
+	adev->alloc_mask &= ~BIT(heap->id);
 }
 
 /**

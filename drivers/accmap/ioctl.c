@@ -98,10 +98,21 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 	if (!handle)
 		return -ENOENT;
 
-	/* Fall back from heap to heap while they are full. */
+	/*
+	 * Fall back from heap to heap while they are full.  A heap that
+	 * cannot give cached memory (no_cached) is passed over for a cached
+	 * request; if every heap of the mask is passed over, -EINVAL.
+	 */
+	ret = -EINVAL;
 	while ((heap_id = accmap_heap_next(usable, heap_id)) >= 0) {
-		ret = accmap_handle_alloc(handle, adev->heaps[heap_id],
-					  arg->flags, arg->align, arg->tag);
+		struct accmap_heap *heap = adev->heaps[heap_id];
+
+		if (heap->no_cached &&
+		    !(arg->flags & (ACCMAP_ALLOC_WRITECOMBINE |
+				    ACCMAP_ALLOC_UNCACHED)))
+			continue;
+		ret = accmap_handle_alloc(handle, heap, arg->flags, arg->align,
+					  arg->tag);
 		if (ret != -ENOMEM && ret != -ENOSPC)
 			break;
 	}

@@ -10,6 +10,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -79,10 +80,13 @@ static int __init accmap_init(void)
 	ret = accmap_device_add_heap(adev, user_heap);
 	if (ret)
 		goto err_destroy_user_heap;
+	ret = accmap_carveout_heaps_create(adev);
+	if (ret)
+		goto err_destroy_user_heap;
 
 	ret = misc_register(&adev->misc);
 	if (ret)
-		goto err_destroy_user_heap;
+		goto err_destroy_carveouts;
 
 	/*
 	 * Buffers are DMA-mapped on the misc device for cache maintenance;
@@ -95,11 +99,13 @@ static int __init accmap_init(void)
 		goto err_deregister;
 
 	accmap_debugfs_init(adev);
-	pr_info("ready, heaps: system\n");
+	pr_info("ready, %u heaps\n", hweight32(adev->heap_mask));
 	return 0;
 
 err_deregister:
 	misc_deregister(&adev->misc);
+err_destroy_carveouts:
+	accmap_carveout_heaps_destroy(adev);
 err_destroy_user_heap:
 	adev->heaps[ACCMAP_HEAP_USER] = NULL;
 	accmap_user_heap_destroy(user_heap);
@@ -118,6 +124,7 @@ static void __exit accmap_exit(void)
 	/* Open files, exports and mappings all hold the module. */
 	misc_deregister(&adev->misc);
 	accmap_debugfs_fini(adev);
+	accmap_carveout_heaps_destroy(adev);
 	accmap_user_heap_destroy(adev->heaps[ACCMAP_HEAP_USER]);
 	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);
 	accmap_tags_destroy(adev);

@@ -1,84 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accmap-demo: one buffer's life, step by step, with the figures.
+ * accmap-demo: what a board engineer does with accmap, step by step, with
+ * the figures, all through libaccmap.
  *
- * Allocates a 1 MiB write-combined buffer from /dev/accmap, exports it as
- * a dma-buf, imports that into vgem (a real DRM importer), writes a
- * pattern through accmap's mapping and reads it back through vgem's view.
- * Exits 0 only if every step worked.
+ * A 1 MiB write-combined frame is allocated under a labelled tag, exported
+ * as a dma-buf and imported into vgem (a real DRM importer); a pattern
+ * written through accmap's mapping is read back through vgem's export of
+ * its import; a 2-D sub-rectangle goes in and out with strided copies; a
+ * buffer of the demo's own memory is pinned with FROM_VA; a cached buffer
+ * gets a cache write-back; the heaps and the page pool are queried.
+ *
+ * One line per step.  Exits 0 only if every step worked; otherwise 1, after
+ * a line naming the failing step.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/accmap.h>
-#include <linux/dma-buf.h>
-#include <linux/ioctl.h>
-#include <linux/types.h>
-
-#define DEMO_SIZE	(1024U * 1024U)
-#define DEMO_TAG	0xde30
-
-/*
- * DRM uapi layouts (drm.h, drm_mode.h) for the four calls used here; the
- * amd64 toolchain has no <drm/drm.h> unless libdrm-dev is installed.
- */
-struct demo_drm_version {
-	int version_major;
-	int version_minor;
-	int version_patchlevel;
-	size_t name_len;
-	char *name;
-	size_t date_len;
-	char *date;
-	size_t desc_len;
-	char *desc;
-};
-
-struct demo_drm_prime_handle {
-	__u32 handle;
-	__u32 flags;
-	__s32 fd;
-};
-
-struct demo_drm_gem_close {
-	__u32 handle;
-	__u32 pad;
-};
-
-struct demo_drm_map_dumb {
-	__u32 handle;
-	__u32 pad;
-	__u64 offset;
-};
-
-#define DEMO_DRM_IOCTL_VERSION		_IOWR('d', 0x00, struct demo_drm_version)
-#define DEMO_DRM_IOCTL_GEM_CLOSE	_IOW('d', 0x09, struct demo_drm_gem_close)
-#define DEMO_DRM_IOCTL_HANDLE_TO_FD	_IOWR('d', 0x2d, struct demo_drm_prime_handle)
-#define DEMO_DRM_IOCTL_FD_TO_HANDLE	_IOWR('d', 0x2e, struct demo_drm_prime_handle)
-#define DEMO_DRM_IOCTL_MAP_DUMB		_IOWR('d', 0xb3, struct demo_drm_map_dumb)
+#include "accmap.h"
+#include "vgem_util.h"
 
 /* The Makefile defines __printf() to let the compiler check formats. */
 #ifndef __printf
 #define __printf(a, b)
 #endif
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The frame: 512 x 512 pixels of 4 bytes, 1 MiB, rows 2 KiB apart. */
+#define FRAME_W		512U
+#define FRAME_H		512U
+#define FRAME_BPP	4U
+#define FRAME_PITCH	(FRAME_W * FRAME_BPP)
+#define FRAME_SIZE	(FRAME_PITCH * FRAME_H)
+#define FRAME_TAG	0xde30
+#define FRAME_LABEL	"demo-frames"
+
+/* The sub-rectangle of the frame the strided copies move. */
+#define RECT_X		100U
+#define RECT_Y		60U
+#define RECT_W		64U
+#define RECT_H		48U
+/* The READ lands in a buffer with padded rows, as a real consumer's. */
+#define RECT_OUT_PITCH	(RECT_W * FRAME_BPP + 64U)
+
+#define USER_SIZE	(16U * 1024U)
+#define CACHED_SIZE	(64U * 1024U)
+
 static int step;
+static const char *step_name = "start";
 
-__printf(1, 2) static void say(const char *fmt, ...);
+__printf(2, 3) static void say(const char *name, const char *fmt, ...);
+__printf(2, 3) static int fail(int err, const char *fmt, ...);
 
-static void say(const char *fmt, ...)
+/* "[ n] name  figures": one step done. */
+static void say(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("[%2d] ", ++step);
+	printf("[%2d] %-9s ", step, name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -86,41 +74,57 @@ static void say(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static int fail(const char *what)
+/* The next step begins; fail() names it if it goes wrong. */
+static void begin(const char *name)
 {
-	fprintf(stderr, "accmap-demo: %s: %s\n", what, strerror(errno));
-	return 1;
+	step++;
+	step_name = name;
 }
 
-static const char *heap_name(__u32 heap)
+/* "accmap-demo: step n (name) failed: what: strerror"; exit status 1. */
+static int fail(int err, const char *fmt, ...)
 {
-	if (heap == ACCMAP_HEAP_SYSTEM)
-		return "system";
-	if (heap == ACCMAP_HEAP_NONE)
-		return "none";
-	return "carveout";
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "accmap-demo: step %d (%s) failed: ", step, step_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+	return EXIT_FAILURE;
 }
 
-static int open_vgem(char *path, size_t path_len)
+static const char *heap_name(int dev, uint32_t heap, char *buf, size_t len)
 {
-	for (int minor = 0; minor < 64; minor++) {
-		struct demo_drm_version v = { 0 };
-		char name[16] = { 0 };
-		int fd;
+	struct accmap_heap_info hi;
 
-		snprintf(path, path_len, "/dev/dri/card%d", minor);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		v.name = name;
-		v.name_len = sizeof(name) - 1;
-		if (!ioctl(fd, DEMO_DRM_IOCTL_VERSION, &v) && v.name_len == 4 &&
-		    !memcmp(name, "vgem", 4))
-			return fd;
-		close(fd);
+	if (heap == ACCMAP_HEAP_NONE || accmap_query_heap(dev, heap, &hi)) {
+		snprintf(buf, len, "?");
+		return buf;
 	}
-	errno = ENODEV;
-	return -1;
+	hi.name[sizeof(hi.name) - 1] = '\0';
+	snprintf(buf, len, "%s", hi.name);
+	return buf;
+}
+
+/* Bytes as "512 B", "16 KiB", "3.5 MiB", "1.9 GiB". */
+static const char *human(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned int u = 0;
+
+	while (u + 1 < ARRAY_SIZE(units) && bytes >= (1ULL << (10 * (u + 1))))
+		u++;
+	if (!u || !(bytes & ((1ULL << (10 * u)) - 1)))
+		snprintf(buf, len, "%llu %s", (unsigned long long)(bytes >> (10 * u)),
+			 units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", (double)bytes / (double)(1ULL << (10 * u)),
+			 units[u]);
+	return buf;
 }
 
 static uint8_t pattern(size_t i)
@@ -128,148 +132,325 @@ static uint8_t pattern(size_t i)
 	return (uint8_t)((i * 31) ^ (i >> 12)) | 1;
 }
 
-/*
- * vgem's CPU view of the import: its own mmap offset if it gives one;
- * Linux 6.1 refuses that for imported objects, and then its PRIME export
- * of the same object.
- */
-static uint8_t *vgem_view(int vgem, __u32 handle, int *view_fd)
+/* Pixel (x, y) of the rectangle: unlike any byte of pattern(). */
+static uint32_t rect_pixel(uint32_t x, uint32_t y)
 {
-	struct demo_drm_map_dumb map = { .handle = handle };
-	struct demo_drm_prime_handle back = { .handle = handle, .flags = O_CLOEXEC | O_RDWR };
-	void *p;
+	return 0xc0000000U | (y << 12) | x;
+}
 
-	*view_fd = -1;
-	if (!ioctl(vgem, DEMO_DRM_IOCTL_MAP_DUMB, &map)) {
-		p = mmap(NULL, DEMO_SIZE, PROT_READ, MAP_SHARED, vgem, (off_t)map.offset);
-		if (p != MAP_FAILED) {
-			say("vgem maps the import at fake offset %#llx",
-			    (unsigned long long)map.offset);
-			return p;
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	if (fstat(a, &sa) || fstat(b, &sb))
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * First byte of the frame that does not hold what the steps put there:
+ * the rectangle's pixels if @with_rect, pattern() everywhere else.
+ * FRAME_SIZE if all do.
+ */
+static size_t frame_mismatch(const uint8_t *frame, bool with_rect)
+{
+	for (size_t i = 0; i < FRAME_SIZE; i++) {
+		uint32_t x = (uint32_t)(i % FRAME_PITCH) / FRAME_BPP;
+		uint32_t y = (uint32_t)(i / FRAME_PITCH);
+		uint8_t want = pattern(i);
+
+		if (with_rect && x - RECT_X < RECT_W && y - RECT_Y < RECT_H) {
+			uint32_t px = rect_pixel(x - RECT_X, y - RECT_Y);
+
+			memcpy(&want, (const uint8_t *)&px + i % FRAME_BPP, 1);
 		}
-	} else {
-		say("vgem will not mmap an imported object (%s): using its PRIME export",
-		    strerror(errno));
+		if (frame[i] != want)
+			return i;
 	}
-	if (ioctl(vgem, DEMO_DRM_IOCTL_HANDLE_TO_FD, &back))
-		return NULL;
-	*view_fd = back.fd;
-	p = mmap(NULL, DEMO_SIZE, PROT_READ, MAP_SHARED, back.fd, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	say("vgem handle %u exported back as fd %d, mapped %u KiB", handle, back.fd,
-	    DEMO_SIZE >> 10);
-	return p;
+	return FRAME_SIZE;
 }
 
 int main(void)
 {
-	struct accmap_create create = { .size = DEMO_SIZE };
-	struct accmap_alloc alloc = {
-		.heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
-		.flags = ACCMAP_ALLOC_WRITECOMBINE,
-		.tag = DEMO_TAG,
-	};
-	struct accmap_info info = { 0 };
-	struct accmap_get_fd get_fd = { .fd_flags = O_RDWR | O_CLOEXEC };
-	struct demo_drm_prime_handle import = { 0 };
-	struct demo_drm_gem_close gem_close = { 0 };
-	struct accmap_free free_args = { 0 };
-	struct dma_buf_sync sync = { 0 };
-	uint8_t *mine, *theirs;
-	char vgem_path[32];
-	int dev, vgem, view_fd;
-	size_t i;
+	uint32_t rect[RECT_W * RECT_H], rect_out[RECT_OUT_PITCH / 4 * RECT_H];
+	uint32_t frame, user_id = 0, cached_id = 0, handle = 0, heap;
+	int dev = -1, buf = -1, vgem = -1, view_fd = -1, cached_fd = -1;
+	uint8_t *mine = NULL, *theirs = NULL, *user = NULL, *cmap = NULL;
+	struct accmap_pool_info pool;
+	struct accmap_info info;
+	struct accmap_rw rw;
+	uint8_t back[CACHED_SIZE];
+	char name[32], b1[32], b2[32], b3[32], b4[32];
+	uint64_t offset;
+	size_t bad;
+	int ret;
 
-	dev = open("/dev/accmap", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return fail("open /dev/accmap");
-	say("opened /dev/accmap as fd %d", dev);
+	/* ---- the device and a labelled, write-combined frame ---- */
+	begin("open");
+	ret = accmap_open(&dev);
+	if (ret)
+		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
+	say("open", "%s: fd %d", ACCMAP_DEVICE_PATH, dev);
 
-	if (ioctl(dev, ACCMAP_IOC_CREATE, &create))
-		return fail("ACCMAP_IOC_CREATE");
-	say("CREATE   %llu bytes -> handle id %u", (unsigned long long)create.size, create.id);
+	begin("alloc");
+	ret = accmap_alloc_buffer(dev, FRAME_SIZE, ACCMAP_HEAP_MASK_SYSTEM,
+				  ACCMAP_ALLOC_WRITECOMBINE, FRAME_TAG, &frame);
+	if (ret)
+		return fail(ret, "accmap_alloc_buffer(%u, write-combined, tag %#x)", FRAME_SIZE,
+			    FRAME_TAG);
+	say("alloc", "%s write-combined, tag %#x: id %u", human(b1, sizeof(b1), FRAME_SIZE),
+	    FRAME_TAG, frame);
 
-	alloc.id = create.id;
-	if (ioctl(dev, ACCMAP_IOC_ALLOC, &alloc))
-		return fail("ACCMAP_IOC_ALLOC");
-	say("ALLOC    write-combined, tag %#x -> heap %u (%s)", alloc.tag, alloc.heap,
-	    heap_name(alloc.heap));
+	begin("label");
+	ret = accmap_set_tag_label(dev, FRAME_TAG, FRAME_LABEL);
+	if (ret)
+		return fail(ret, "accmap_set_tag_label(%#x, \"%s\")", FRAME_TAG, FRAME_LABEL);
+	say("label", "tag %#x is \"%s\" in debugfs and accmapctl list", FRAME_TAG, FRAME_LABEL);
 
-	info.id = create.id;
-	if (ioctl(dev, ACCMAP_IOC_INFO, &info))
-		return fail("ACCMAP_IOC_INFO");
-	say("INFO     size %llu, heap %s, flags %#x, state %#x%s%s, tag %#x",
-	    (unsigned long long)info.size, heap_name(info.heap), info.flags, info.state,
-	    info.state & ACCMAP_STATE_ALLOCATED ? " allocated" : "",
-	    info.state & ACCMAP_STATE_EXPORTED ? " exported" : "", info.tag);
+	begin("info");
+	ret = accmap_info(dev, frame, &info);
+	if (ret)
+		return fail(ret, "accmap_info(id %u)", frame);
+	if (info.size != FRAME_SIZE || info.flags != ACCMAP_ALLOC_WRITECOMBINE ||
+	    info.tag != FRAME_TAG || !(info.state & ACCMAP_STATE_ALLOCATED))
+		return fail(0, "INFO says size %llu, flags %#x, tag %#x, state %#x",
+			    (unsigned long long)info.size, info.flags, info.tag, info.state);
+	say("info", "size %llu, heap %u (%s), flags %#x, state %#x, tag %#x, refs %u",
+	    (unsigned long long)info.size, info.heap,
+	    heap_name(dev, info.heap, name, sizeof(name)), info.flags, info.state, info.tag,
+	    info.handle_refs);
 
-	get_fd.id = create.id;
-	if (ioctl(dev, ACCMAP_IOC_GET_FD, &get_fd))
-		return fail("ACCMAP_IOC_GET_FD");
-	say("GET_FD   dma-buf fd %d, %lld bytes", get_fd.fd,
-	    (long long)lseek(get_fd.fd, 0, SEEK_END));
+	/* ---- sharing: a dma-buf, imported into vgem ---- */
+	begin("export");
+	ret = accmap_get_fd(dev, frame, O_RDWR | O_CLOEXEC, &buf);
+	if (ret)
+		return fail(ret, "accmap_get_fd(id %u, O_RDWR)", frame);
+	say("export", "dma-buf fd %d, %lld bytes", buf, (long long)lseek(buf, 0, SEEK_END));
 
-	vgem = open_vgem(vgem_path, sizeof(vgem_path));
+	begin("vgem");
+	vgem = vgem_open();
 	if (vgem < 0)
-		return fail("find vgem in /dev/dri (modprobe vgem)");
-	say("opened %s (vgem)", vgem_path);
+		return fail(errno, "no vgem in /dev/dri (modprobe vgem)");
+	ret = vgem_import(vgem, buf, &handle);
+	if (ret)
+		return fail(ret, "vgem PRIME_FD_TO_HANDLE(fd %d)", buf);
+	ret = accmap_info(dev, frame, &info);
+	if (ret)
+		return fail(ret, "accmap_info(id %u)", frame);
+	say("vgem", "imported fd %d as GEM handle %u: INFO has %u export, %u attachment", buf,
+	    handle, info.exports, info.attachments);
 
-	import.fd = get_fd.fd;
-	if (ioctl(vgem, DEMO_DRM_IOCTL_FD_TO_HANDLE, &import))
-		return fail("DRM_IOCTL_PRIME_FD_TO_HANDLE");
-	say("vgem imported dma-buf fd %d as GEM handle %u", get_fd.fd, import.handle);
-
-	mine = mmap(NULL, DEMO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, get_fd.fd, 0);
-	if (mine == MAP_FAILED)
-		return fail("mmap of the dma-buf");
-	say("mapped the dma-buf at %p", (void *)mine);
-
-	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE;
-	if (ioctl(get_fd.fd, DMA_BUF_IOCTL_SYNC, &sync))
-		return fail("DMA_BUF_IOCTL_SYNC start");
-	for (i = 0; i < DEMO_SIZE; i++)
+	begin("write");
+	ret = accmap_map(buf, FRAME_SIZE, PROT_READ | PROT_WRITE, (void **)&mine);
+	if (ret)
+		return fail(ret, "accmap_map(fd %d)", buf);
+	ret = accmap_sync(buf, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
+	if (ret)
+		return fail(ret, "accmap_sync(START | WRITE)");
+	for (size_t i = 0; i < FRAME_SIZE; i++)
 		mine[i] = pattern(i);
-	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE;
-	if (ioctl(get_fd.fd, DMA_BUF_IOCTL_SYNC, &sync))
-		return fail("DMA_BUF_IOCTL_SYNC end");
-	say("wrote a %u KiB pattern through accmap's mapping", DEMO_SIZE >> 10);
+	ret = accmap_sync(buf, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
+	if (ret)
+		return fail(ret, "accmap_sync(END | WRITE)");
+	say("write", "%s pattern through accmap's mapping at %p",
+	    human(b1, sizeof(b1), FRAME_SIZE), (void *)mine);
 
-	theirs = vgem_view(vgem, import.handle, &view_fd);
-	if (!theirs)
-		return fail("map the buffer through vgem");
-	for (i = 0; i < DEMO_SIZE; i++) {
-		if (theirs[i] != pattern(i)) {
-			fprintf(stderr, "accmap-demo: byte %zu reads %#x through vgem, wrote %#x\n",
-				i, theirs[i], pattern(i));
-			return 1;
-		}
+	begin("read");
+	view_fd = vgem_export(vgem, handle);
+	if (view_fd < 0)
+		return fail(view_fd, "vgem PRIME_HANDLE_TO_FD(handle %u)", handle);
+	ret = accmap_map(view_fd, FRAME_SIZE, PROT_READ, (void **)&theirs);
+	if (ret)
+		return fail(ret, "mmap of vgem's export fd %d", view_fd);
+	ret = accmap_sync(view_fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	if (ret)
+		return fail(ret, "DMA_BUF_IOCTL_SYNC(START | READ) on fd %d", view_fd);
+	bad = frame_mismatch(theirs, false);
+	ret = accmap_sync(view_fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	if (bad != FRAME_SIZE)
+		return fail(0, "byte %zu reads %#x through vgem, wrote %#x", bad, theirs[bad],
+			    pattern(bad));
+	if (ret)
+		return fail(ret, "DMA_BUF_IOCTL_SYNC(END | READ) on fd %d", view_fd);
+	say("read", "vgem exported handle %u as fd %d (%s): all %u bytes match", handle,
+	    view_fd, same_file(view_fd, buf) ? "the same dma-buf" : "a new dma-buf",
+	    FRAME_SIZE);
+
+	/* ---- a 2-D sub-rectangle in and out, no mapping needed ---- */
+	begin("2d-write");
+	for (uint32_t y = 0; y < RECT_H; y++)
+		for (uint32_t x = 0; x < RECT_W; x++)
+			rect[y * RECT_W + x] = rect_pixel(x, y);
+	offset = (uint64_t)RECT_Y * FRAME_PITCH + RECT_X * FRAME_BPP;
+	memset(&rw, 0, sizeof(rw));
+	rw.addr = (uintptr_t)rect;
+	rw.offset = offset;
+	rw.elem_size = RECT_W * FRAME_BPP;
+	rw.user_stride = RECT_W * FRAME_BPP;
+	rw.handle_stride = FRAME_PITCH;
+	rw.count = RECT_H;
+	rw.id = frame;
+	ret = accmap_write_strided(dev, &rw);
+	if (ret)
+		return fail(ret, "accmap_write_strided(%ux%u at %u,%u)", RECT_W, RECT_H, RECT_X,
+			    RECT_Y);
+	if (rw.bytes != sizeof(rect))
+		return fail(0, "WRITE copied %llu bytes, not %zu", (unsigned long long)rw.bytes,
+			    sizeof(rect));
+	say("2d-write", "%ux%u px at (%u,%u): %u rows of %u B, %u B apart: %llu bytes",
+	    RECT_W, RECT_H, RECT_X, RECT_Y, RECT_H, RECT_W * FRAME_BPP, FRAME_PITCH,
+	    (unsigned long long)rw.bytes);
+
+	begin("2d-read");
+	memset(rect_out, 0, sizeof(rect_out));
+	rw.addr = (uintptr_t)rect_out;
+	rw.user_stride = RECT_OUT_PITCH;
+	rw.bytes = 0;
+	ret = accmap_read_strided(dev, &rw);
+	if (ret)
+		return fail(ret, "accmap_read_strided(%ux%u at %u,%u)", RECT_W, RECT_H, RECT_X,
+			    RECT_Y);
+	for (uint32_t y = 0; y < RECT_H; y++)
+		for (uint32_t x = 0; x < RECT_W; x++)
+			if (rect_out[y * (RECT_OUT_PITCH / 4) + x] != rect_pixel(x, y))
+				return fail(0, "rectangle pixel (%u,%u) reads %#x, wrote %#x", x,
+					    y, rect_out[y * (RECT_OUT_PITCH / 4) + x],
+					    rect_pixel(x, y));
+	/* The rest of the frame, seen through vgem, must be untouched. */
+	ret = accmap_sync(view_fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	if (ret)
+		return fail(ret, "DMA_BUF_IOCTL_SYNC(START | READ) on fd %d", view_fd);
+	bad = frame_mismatch(theirs, true);
+	ret = accmap_sync(view_fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	if (bad != FRAME_SIZE)
+		return fail(0, "frame byte %zu (x %zu, y %zu) reads %#x through vgem", bad,
+			    bad % FRAME_PITCH / FRAME_BPP, bad / FRAME_PITCH, theirs[bad]);
+	if (ret)
+		return fail(ret, "DMA_BUF_IOCTL_SYNC(END | READ) on fd %d", view_fd);
+	say("2d-read", "back into rows %u B apart: match; vgem sees it, rest of frame unchanged",
+	    RECT_OUT_PITCH);
+
+	/* ---- the demo's own memory as a buffer ---- */
+	begin("from-va");
+	user = mmap(NULL, USER_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (user == MAP_FAILED)
+		return fail(errno, "mmap of %u bytes", USER_SIZE);
+	for (size_t i = 0; i < USER_SIZE; i++)
+		user[i] = pattern(i * 7);
+	ret = accmap_from_va(dev, user, USER_SIZE, ACCMAP_FROM_VA_WRITE, FRAME_TAG, &user_id);
+	if (ret)
+		return fail(ret, "accmap_from_va(%p, %u, WRITE)", (void *)user, USER_SIZE);
+	ret = accmap_info(dev, user_id, &info);
+	if (ret)
+		return fail(ret, "accmap_info(id %u)", user_id);
+	memset(back, 0, sizeof(back));
+	ret = accmap_read(dev, user_id, 0, back, USER_SIZE);
+	if (ret)
+		return fail(ret, "accmap_read(id %u, %u bytes)", user_id, USER_SIZE);
+	if (memcmp(back, user, USER_SIZE))
+		return fail(0, "READ through id %u differs from the memory at %p", user_id,
+			    (void *)user);
+	say("from-va", "%s at %p pinned: id %u, heap %u (%s); READ matches the memory",
+	    human(b1, sizeof(b1), USER_SIZE), (void *)user, user_id, info.heap,
+	    heap_name(dev, info.heap, name, sizeof(name)));
+
+	/* ---- a cached buffer: CPU writes, then write-back for devices ---- */
+	begin("cache");
+	ret = accmap_alloc_buffer(dev, CACHED_SIZE, ACCMAP_HEAP_MASK_SYSTEM, 0, FRAME_TAG,
+				  &cached_id);
+	if (ret)
+		return fail(ret, "accmap_alloc_buffer(%u, cached)", CACHED_SIZE);
+	ret = accmap_get_fd(dev, cached_id, O_RDWR | O_CLOEXEC, &cached_fd);
+	if (ret)
+		return fail(ret, "accmap_get_fd(id %u)", cached_id);
+	ret = accmap_map(cached_fd, CACHED_SIZE, PROT_READ | PROT_WRITE, (void **)&cmap);
+	if (ret)
+		return fail(ret, "accmap_map(fd %d)", cached_fd);
+	for (size_t i = 0; i < CACHED_SIZE; i++)
+		cmap[i] = pattern(i + 5);
+	ret = accmap_cache(dev, cached_id, ACCMAP_CACHE_WRITEBACK, 0, CACHED_SIZE);
+	if (ret)
+		return fail(ret, "accmap_cache(id %u, WRITEBACK, 0, %u)", cached_id, CACHED_SIZE);
+	ret = accmap_read(dev, cached_id, 0, back, sizeof(back));
+	if (ret)
+		return fail(ret, "accmap_read(id %u)", cached_id);
+	if (memcmp(back, cmap, sizeof(back)))
+		return fail(0, "READ of id %u after the write-back differs from the mapping",
+			    cached_id);
+	say("cache", "cached %s id %u written through its mapping, written back: READ matches",
+	    human(b1, sizeof(b1), CACHED_SIZE), cached_id);
+
+	/* ---- where the memory is ---- */
+	begin("heaps");
+	for (heap = 0; heap < ACCMAP_HEAP_MAX; heap++) {
+		struct accmap_heap_info hi;
+
+		ret = accmap_query_heap(dev, heap, &hi);
+		if (ret == -ENODEV)
+			continue;
+		if (ret)
+			return fail(ret, "accmap_query_heap(%u)", heap);
+		hi.name[sizeof(hi.name) - 1] = '\0';
+		if (heap == ACCMAP_HEAP_USER)
+			say("heaps", "%2u %-10s used %s (pinned user memory)", heap, hi.name,
+			    human(b1, sizeof(b1), hi.used));
+		else
+			say("heaps", "%2u %-10s total %s, used %s, free %s, largest free %s", heap,
+			    hi.name, human(b1, sizeof(b1), hi.total),
+			    human(b2, sizeof(b2), hi.used), human(b3, sizeof(b3), hi.free),
+			    human(b4, sizeof(b4), hi.largest_free));
 	}
-	say("read back all %u bytes through vgem: match", DEMO_SIZE);
 
-	munmap(theirs, DEMO_SIZE);
-	munmap(mine, DEMO_SIZE);
-	if (view_fd >= 0)
-		close(view_fd);
-	close(get_fd.fd);
-	info.id = create.id;
-	if (ioctl(dev, ACCMAP_IOC_INFO, &info))
-		return fail("ACCMAP_IOC_INFO");
-	say("INFO     state %#x while vgem still holds the dma-buf", info.state);
+	begin("pool");
+	ret = accmap_query_pool(dev, &pool);
+	if (ret)
+		return fail(ret, "accmap_query_pool");
+	say("pool", "cap %s, pooled %s, %llu hits, %llu misses, shrunk %s",
+	    human(b1, sizeof(b1), pool.cap), human(b2, sizeof(b2), pool.pooled),
+	    (unsigned long long)pool.hits, (unsigned long long)pool.misses,
+	    human(b3, sizeof(b3), pool.shrunk));
 
-	gem_close.handle = import.handle;
-	if (ioctl(vgem, DEMO_DRM_IOCTL_GEM_CLOSE, &gem_close))
-		return fail("DRM_IOCTL_GEM_CLOSE");
-	if (ioctl(dev, ACCMAP_IOC_INFO, &info))
-		return fail("ACCMAP_IOC_INFO");
-	say("vgem closed handle %u; INFO state %#x", import.handle, info.state);
+	/* ---- letting go: vgem's reference keeps the frame alive ---- */
+	begin("release");
+	accmap_unmap(cmap, CACHED_SIZE);
+	close(cached_fd);
+	accmap_unmap(theirs, FRAME_SIZE);
+	accmap_unmap(mine, FRAME_SIZE);
+	close(view_fd);
+	close(buf);
+	ret = accmap_info(dev, frame, &info);
+	if (ret)
+		return fail(ret, "accmap_info(id %u)", frame);
+	if (!info.exports || !info.attachments)
+		return fail(0, "vgem holds the frame, yet INFO has %u exports, %u attachments",
+			    info.exports, info.attachments);
+	ret = vgem_close_handle(vgem, handle);
+	if (ret)
+		return fail(ret, "vgem GEM_CLOSE(handle %u)", handle);
+	ret = accmap_info(dev, frame, &info);
+	if (ret)
+		return fail(ret, "accmap_info(id %u)", frame);
+	if (info.exports || info.attachments || info.maps)
+		return fail(0, "vgem let go, yet INFO has %u exports, %u attachments, %u maps",
+			    info.exports, info.attachments, info.maps);
+	say("release", "fds closed, vgem closed handle %u: %u exports, %u attachments, %u maps",
+	    handle, info.exports, info.attachments, info.maps);
 
-	free_args.id = create.id;
-	if (ioctl(dev, ACCMAP_IOC_FREE, &free_args))
-		return fail("ACCMAP_IOC_FREE");
-	say("FREE     handle id %u", create.id);
+	begin("free");
+	ret = accmap_free(dev, frame);
+	if (!ret)
+		ret = accmap_free(dev, user_id);
+	if (!ret)
+		ret = accmap_free(dev, cached_id);
+	if (ret)
+		return fail(ret, "accmap_free");
+	munmap(user, USER_SIZE);
 	close(vgem);
-	close(dev);
-	say("done: all steps passed");
-	return 0;
+	ret = accmap_close(dev);
+	if (ret)
+		return fail(ret, "accmap_close");
+	say("free", "ids %u, %u and %u freed, device closed", frame, user_id, cached_id);
+
+	printf("accmap-demo: all %d steps passed\n", step);
+	return EXIT_SUCCESS;
 }

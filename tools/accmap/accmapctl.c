@@ -247,24 +247,31 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 static const char *fmt_alloc_flags(char *buf, size_t len, uint32_t flags)
 {
 	uint32_t unknown = flags & ~ACCMAP_ALLOC_VALID_FLAGS;
+	const char *type = "cached";
+
+	if ((flags & ACCMAP_ALLOC_VALID_FLAGS) == ACCMAP_ALLOC_VALID_FLAGS)
+		type = "writecombine and uncached";
+	else if (flags & ACCMAP_ALLOC_WRITECOMBINE)
+		type = "writecombine";
+	else if (flags & ACCMAP_ALLOC_UNCACHED)
+		type = "uncached";
 
 	if (unknown)
-		snprintf(buf, len, "0x%x (%s, unknown 0x%x)", flags,
-			 flags & ACCMAP_ALLOC_WRITECOMBINE ? "writecombine" : "cached",
-			 unknown);
+		snprintf(buf, len, "0x%x (%s, unknown 0x%x)", flags, type, unknown);
 	else
-		snprintf(buf, len, "0x%x (%s)", flags,
-			 flags & ACCMAP_ALLOC_WRITECOMBINE ? "writecombine" : "cached");
+		snprintf(buf, len, "0x%x (%s)", flags, type);
 	return buf;
 }
 
 static const char *fmt_state(char *buf, size_t len, uint32_t state)
 {
-	uint32_t known = ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED;
+	uint32_t known = ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED |
+			 ACCMAP_STATE_READONLY;
 
-	snprintf(buf, len, "0x%x (%s%s%s)", state,
+	snprintf(buf, len, "0x%x (%s%s%s%s)", state,
 		 state & ACCMAP_STATE_ALLOCATED ? "allocated" : "no memory",
 		 state & ACCMAP_STATE_EXPORTED ? ", exported" : "",
+		 state & ACCMAP_STATE_READONLY ? ", read-only" : "",
 		 state & ~known ? ", unknown bits" : "");
 	return buf;
 }
@@ -409,11 +416,16 @@ static void heaps_usage(FILE *f)
 		"\n"
 		"Lists the heaps of the device (ACCMAP_IOC_QUERY_HEAP over heap ids\n"
 		"0..%d): id, name, bytes managed, used, free, and the largest buffer\n"
-		"that could be allocated now (less than free when fragmented).\n"
+		"that could be allocated now (less than free when fragmented).  The\n"
+		"system heap is id 0, carveouts (when configured) ids %d..%d, and the\n"
+		"user heap, id %d, holds the user memory pinned by FROM_VA buffers: it\n"
+		"has no fixed size, so only USED is shown for it.\n"
 		"\n"
 		"  -b, --bytes   exact byte counts instead of KiB/MiB/GiB\n"
 		"  -h, --help    this text\n",
-		prog, ACCMAP_HEAP_MAX - 1);
+		prog, ACCMAP_HEAP_MAX - 1, ACCMAP_HEAP_CARVEOUT_FIRST,
+		ACCMAP_HEAP_CARVEOUT_FIRST + ACCMAP_HEAP_CARVEOUT_MAX - 1,
+		ACCMAP_HEAP_USER);
 }
 
 static int cmd_heaps(int argc, char **argv)
@@ -424,7 +436,7 @@ static int cmd_heaps(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool exact = false;
+	bool exact = false, user;
 	struct table t;
 	uint32_t heap;
 	int fd, ret, c;
@@ -479,10 +491,12 @@ static int cmd_heaps(int argc, char **argv)
 		hi.name[sizeof(hi.name) - 1] = '\0';
 		table_addf(&t, "%u", heap);
 		table_add(&t, hi.name);
-		table_add(&t, fmt_bytes(b, sizeof(b), hi.total, exact));
+		/* The user heap reports 0 for what it does not have: a size. */
+		user = heap == ACCMAP_HEAP_USER;
+		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.total, exact));
 		table_add(&t, fmt_bytes(b, sizeof(b), hi.used, exact));
-		table_add(&t, fmt_bytes(b, sizeof(b), hi.free, exact));
-		table_add(&t, fmt_bytes(b, sizeof(b), hi.largest_free, exact));
+		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.free, exact));
+		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.largest_free, exact));
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -952,8 +966,8 @@ static int cmd_list(int argc, char **argv)
 static void alloc_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-d DEVICE] alloc SIZE [--heap-mask M] [--wc] [--tag T]\n"
-		"                          [--export] [--hold]\n"
+		"Usage: %s [-d DEVICE] alloc SIZE [--heap-mask M] [--wc | --uncached]\n"
+		"                          [--tag T] [--export] [--hold]\n"
 		"\n"
 		"Creates a buffer of SIZE bytes (suffixes K, M, G, T: powers of 1024)\n"
 		"and allocates its memory, then prints its id, size, heap, flags and\n"
@@ -962,6 +976,7 @@ static void alloc_usage(FILE *f)
 		"  -m, --heap-mask M  heaps to allocate from, one bit per heap id\n"
 		"                     (default 0x%x: the system heap)\n"
 		"  -w, --wc           write-combined instead of cached\n"
+		"  -u, --uncached     uncached instead of cached\n"
 		"  -t, --tag T        accounting tag, 0..65535 (default 0)\n"
 		"  -e, --export       also export it as a dma-buf and print the fd\n"
 		"  -H, --hold         keep the buffer until SIGINT or SIGTERM\n"
@@ -988,6 +1003,7 @@ static int cmd_alloc(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "heap-mask", required_argument, NULL, 'm' },
 		{ "wc", no_argument, NULL, 'w' },
+		{ "uncached", no_argument, NULL, 'u' },
 		{ "tag", required_argument, NULL, 't' },
 		{ "export", no_argument, NULL, 'e' },
 		{ "hold", no_argument, NULL, 'H' },
@@ -1006,7 +1022,7 @@ static int cmd_alloc(int argc, char **argv)
 	uint64_t size;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "m:wt:eHd:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:wut:eHd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!parse_u32(optarg, UINT32_MAX, &heap_mask))
@@ -1014,6 +1030,9 @@ static int cmd_alloc(int argc, char **argv)
 			break;
 		case 'w':
 			flags |= ACCMAP_ALLOC_WRITECOMBINE;
+			break;
+		case 'u':
+			flags |= ACCMAP_ALLOC_UNCACHED;
 			break;
 		case 't':
 			if (!parse_u32(optarg, UINT16_MAX, &tag))
@@ -1035,6 +1054,8 @@ static int cmd_alloc(int argc, char **argv)
 			return bad_option();
 		}
 	}
+	if ((flags & ACCMAP_ALLOC_VALID_FLAGS) == ACCMAP_ALLOC_VALID_FLAGS)
+		return usage_error("--wc and --uncached exclude each other");
 	if (optind >= argc)
 		return usage_error("missing SIZE");
 	if (!parse_size(argv[optind], &size))

@@ -81,7 +81,8 @@ int accmap_create(int fd, uint64_t size, uint32_t *id);
  * @id: handle id from accmap_create()
  * @heap_mask: heaps the memory may come from, bit (1 << heap id) for each;
  *             the lowest-numbered heap that has the memory is used
- * @flags: ACCMAP_ALLOC_* flags (0: cached)
+ * @flags: ACCMAP_ALLOC_* flags: 0 (cached), ACCMAP_ALLOC_WRITECOMBINE or
+ *         ACCMAP_ALLOC_UNCACHED
  * @align: alignment in bytes: 0 (page) or a power of two up to
  *         ACCMAP_ALLOC_MAX_ALIGN
  * @tag: accounting tag (0: untagged)
@@ -224,6 +225,70 @@ int accmap_write_strided(int fd, struct accmap_rw *rw);
  * Return: 0, -EINVAL if @rw is NULL, or the ioctl's negative errno.
  */
 int accmap_read_strided(int fd, struct accmap_rw *rw);
+
+/**
+ * accmap_from_va() - make a buffer of the caller's memory (ACCMAP_IOC_FROM_VA)
+ * @fd: accmap device file descriptor
+ * @addr: page-aligned start of the memory
+ * @size: bytes, a non-zero multiple of the page size
+ * @flags: 0 for a read-only buffer, or ACCMAP_FROM_VA_WRITE
+ * @tag: accounting tag (0: untagged)
+ * @id: set to the new handle id on success
+ *
+ * The pages behind [@addr, @addr + @size) are pinned and become the memory
+ * of a new handle in heap ACCMAP_HEAP_USER; they stay pinned, and charged
+ * to this process's RLIMIT_MEMLOCK, until the buffer's memory goes.
+ *
+ * Return: 0, -EINVAL if @id is NULL, or the ioctl's negative errno
+ * (-EINVAL for a misaligned or empty range, -EFAULT for memory that cannot
+ * be pinned, -ENOMEM over RLIMIT_MEMLOCK).
+ */
+int accmap_from_va(int fd, void *addr, uint64_t size, uint32_t flags,
+		   uint16_t tag, uint32_t *id);
+
+/**
+ * accmap_cache() - CPU cache maintenance on a range (ACCMAP_IOC_CACHE)
+ * @fd: accmap device file descriptor
+ * @id: handle id of a handle that has memory
+ * @op: ACCMAP_CACHE_WRITEBACK, ACCMAP_CACHE_INVALIDATE or
+ *      ACCMAP_CACHE_WRITEBACK_INVALIDATE
+ * @offset: first byte of the range in the buffer
+ * @length: bytes in the range, at least 1
+ *
+ * Write-back makes CPU writes visible to devices, invalidate makes device
+ * writes visible to the CPU.  Write-combined and uncached buffers need
+ * none: the call succeeds and does nothing.
+ *
+ * Return: 0, or the ioctl's negative errno (-EINVAL for an unknown @op or
+ * a zero @length, -ERANGE when the range is not inside the buffer,
+ * -ENOENT for an unknown id, -ENODATA when the handle has no memory).
+ */
+int accmap_cache(int fd, uint32_t id, uint32_t op, uint64_t offset,
+		 uint64_t length);
+
+/* accmap_cache_list() sets *done to this when no entry is to blame. */
+#define ACCMAP_CACHE_LIST_NO_ENTRY	UINT32_MAX
+
+/**
+ * accmap_cache_list() - several cache operations (ACCMAP_IOC_CACHE_LIST)
+ * @fd: accmap device file descriptor
+ * @ops: @count operations, each as for accmap_cache()
+ * @count: entries in @ops, 1 to ACCMAP_CACHE_LIST_MAX
+ * @done: if not NULL, set to @count on success; on failure, to the index
+ *        of the entry that failed, or to ACCMAP_CACHE_LIST_NO_ENTRY when
+ *        the list was refused as a whole (bad @count, unreadable @ops)
+ *
+ * The kernel checks every entry before it carries out any, so a failure
+ * while checking (-EINVAL, -ERANGE, -ENOENT, -ENODATA) means that no
+ * entry was carried out; -ENOMEM while carrying them out means that the
+ * entries before *@done were.
+ *
+ * Return: 0, -EINVAL if @ops is NULL (@done is then left alone), or the
+ * ioctl's negative errno (-EINVAL for @count 0 or above
+ * ACCMAP_CACHE_LIST_MAX, -EFAULT when @ops cannot be read).
+ */
+int accmap_cache_list(int fd, const struct accmap_cache_op *ops,
+		      uint32_t count, uint32_t *done);
 
 /**
  * accmap_set_tag_label() - name an accounting tag (ACCMAP_IOC_SET_TAG_LABEL)

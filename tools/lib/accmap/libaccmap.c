@@ -227,6 +227,64 @@ int accmap_read_strided(int fd, struct accmap_rw *rw)
 	return accmap_ioctl(fd, ACCMAP_IOC_READ, rw);
 }
 
+int accmap_from_va(int fd, void *addr, uint64_t size, uint32_t flags,
+		   uint16_t tag, uint32_t *id)
+{
+	struct accmap_from_va arg;
+	int ret;
+
+	if (!id)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.addr = (uintptr_t)addr;
+	arg.size = size;
+	arg.flags = flags;
+	arg.tag = tag;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_FROM_VA, &arg);
+	if (ret)
+		return ret;
+
+	*id = arg.id;
+	return 0;
+}
+
+int accmap_cache(int fd, uint32_t id, uint32_t op, uint64_t offset,
+		 uint64_t length)
+{
+	struct accmap_cache_op arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.id = id;
+	arg.op = op;
+	arg.offset = offset;
+	arg.length = length;
+	return accmap_ioctl(fd, ACCMAP_IOC_CACHE, &arg);
+}
+
+int accmap_cache_list(int fd, const struct accmap_cache_op *ops,
+		      uint32_t count, uint32_t *done)
+{
+	struct accmap_cache_list arg;
+	int ret;
+
+	if (!ops)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.ops = (uintptr_t)ops;
+	arg.count = count;
+	/*
+	 * The kernel writes done back when it fails on an entry, and leaves
+	 * it alone when it refuses the whole list: no entry has this index.
+	 */
+	arg.done = ACCMAP_CACHE_LIST_NO_ENTRY;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_CACHE_LIST, &arg);
+	if (done)
+		*done = arg.done;
+	return ret;
+}
+
 int accmap_set_tag_label(int fd, uint16_t tag, const char *label)
 {
 	struct accmap_tag_label arg;

@@ -38,7 +38,23 @@ while read -r m; do
 	fi
 done </lib/modules/load-order
 
-if insmod /accmap.ko; then
+# Carveout parameters that must fail the load, then the real ones and
+# what accmap_carveout should find.
+while read -r bad; do
+	[ -n "$bad" ] || continue
+	# shellcheck disable=SC2086 # one word per parameter
+	if insmod /accmap.ko $bad 2>/dev/null; then
+		rmmod accmap
+		mark "bad-insmod loaded $bad"
+	else
+		mark "bad-insmod refused $bad"
+	fi
+done </etc/accmap-bad-insmod
+insmod_args=$(cat /etc/accmap-insmod-args 2>/dev/null)
+ACCMAP_CARVEOUTS=$(cat /etc/accmap-carveouts 2>/dev/null)
+export ACCMAP_CARVEOUTS
+# shellcheck disable=SC2086 # one word per parameter
+if insmod /accmap.ko $insmod_args; then
 	mark "insmod ok"
 else
 	mark "insmod failed"
@@ -55,6 +71,9 @@ if [ "$mode" = demo ]; then
 	mark "demo-begin"
 	timeout -s KILL "$test_timeout" /tests/accmap-demo 2>&1
 	mark "demo-end rc=$?"
+	# The operator's view of the same device, through accmapctl.
+	sh /demo-accmapctl.sh "$test_timeout" 2>&1 </dev/null
+	mark "accmapctl-end rc=$?"
 else
 	while read -r t; do
 		mark "test-begin $t"

@@ -77,6 +77,11 @@ flock -w "$QEMU_TIMEOUT" 8 || die "another vm-test $arch run holds $work/.lock"
 log=$work/console.log
 [ "$mode" = demo ] && log=$work/console-demo.log
 
+# Carveout heaps of the guest (memmap= / device tree, module parameter).
+# shellcheck source=tools/testing/vm/carveouts.sh
+. "$ACCMAP_ROOT/tools/testing/vm/carveouts.sh"
+carveout_setup
+
 # --- accmap.ko ----------------------------------------------------------
 say "building accmap.ko for $kver (tree copy in $work/src)"
 sync_tree "$work/src"
@@ -103,7 +108,8 @@ if [ "$mode" = demo ]; then
 		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
 		{ tail -n 40 "$work/user-build.log" >&2; die "accmap-demo build failed"; }
 	[ -x "$work/bin/accmap-demo" ] || die "no accmap-demo in $work/bin"
-	progs=(accmap-demo)
+	# accmapctl, built alongside, runs after it (demo-accmapctl.sh).
+	progs=(accmap-demo accmapctl)
 else
 	say "building selftests ($cc)"
 	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/testing/selftests/accmap" \
@@ -180,11 +186,15 @@ for p in "${progs[@]}"; do
 done
 printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
 if [ "$mode" = demo ]; then
+	cp "$ACCMAP_ROOT/tools/testing/vm/demo-accmapctl.sh" "$root/demo-accmapctl.sh"
 	echo demo >"$root/etc/accmap-mode"
 else
 	echo tests >"$root/etc/accmap-mode"
 fi
 echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
+echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
+echo "$carveout_expect" >"$root/etc/accmap-carveouts"
+printf '%s\n' "${carveout_bad[@]}" >"$root/etc/accmap-bad-insmod"
 initrd=$work/initramfs.cpio
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$initrd"
 
@@ -192,9 +202,9 @@ initrd=$work/initramfs.cpio
 say "booting $vmlinuz under qemu TCG (timeout ${QEMU_TIMEOUT} s, console log $log)"
 start=$SECONDS
 set +e
-timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" -nographic -no-reboot \
+timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" "${carveout_qemu[@]}" -nographic -no-reboot \
 	-kernel "$vmlinuz" -initrd "$initrd" \
-	-append "console=$console panic=-1" </dev/null 2>&1 |
+	-append "console=$console panic=-1${carveout_append:+ $carveout_append}" </dev/null 2>&1 |
 	tr -d '\r' | tee "$log" |
 	awk '/^@@accmap-vm dmesg-begin/ { d = 1; print "[guest] (kernel log: see " logf ")" }
 	     /^@@accmap-vm begin/ { on = 1 }
@@ -223,6 +233,11 @@ if grep -q '^@@accmap-vm modload failed' "$log"; then
 	fail "importer module(s) did not load: $(sed -n 's/^@@accmap-vm modload failed //p' "$log" | tr '\n' ' ')"
 fi
 grep -q '^@@accmap-vm insmod ok' "$log" || fail "insmod accmap.ko failed"
+# Each bad carveout parameter set must have failed the load: one result each.
+refused=$(grep -c '^@@accmap-vm bad-insmod refused' "$log" || true)
+passed=$((passed + refused))
+[ "$refused" = "${#carveout_bad[@]}" ] ||
+	fail "$refused of ${#carveout_bad[@]} bad carveout parameter sets refused: $(sed -n 's/^@@accmap-vm bad-insmod loaded //p' "$log" | tr '\n' ' ')"
 grep -q '^@@accmap-vm devnode ok' "$log" || fail "/dev/accmap did not appear"
 grep -q '^@@accmap-vm rmmod ok' "$log" || fail "rmmod accmap failed (reference leak?)"
 
@@ -232,6 +247,12 @@ if [ "$mode" = demo ]; then
 		passed=1
 	else
 		fail "accmap-demo exited ${rc:-?}"
+	fi
+	rc=$(sed -n 's/^@@accmap-vm accmapctl-end rc=//p' "$log")
+	if [ "$rc" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		fail "accmapctl steps failed (rc ${rc:-?}):$(sed -n 's/^@@accmap-vm accmapctl failed / /p' "$log" | tr '\n' ';')"
 	fi
 else
 	# Per program: count TAP results (top level only), compare with the

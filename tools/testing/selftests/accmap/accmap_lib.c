@@ -1,0 +1,1083 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libaccmap against the real driver: every function of
+ * tools/lib/accmap/accmap.h, its return value (0 or the exact negative
+ * errno), its outputs, and that it writes no output on failure.
+ *
+ * The library's own argument checks (NULL outputs, a label too long) must
+ * not reach the kernel: they run under a seccomp filter that makes every
+ * ioctl and openat of the test fail with EHWPOISON, so an answer other than
+ * the library's own shows that a system call was made.
+ *
+ * Restarting on EINTR (and, for DMA_BUF_IOCTL_SYNC, on EAGAIN) cannot be
+ * provoked through the driver, whose ioctls do not sleep interruptibly;
+ * a seccomp user-notification supervisor thread answers chosen calls with
+ * EINTR, EAGAIN or EIO before letting the real call through, and counts
+ * how often the library asked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "accmap.h"
+#include "accmap_util.h"
+#include "tap.h"
+#include "vgem_util.h"
+
+#if defined(__x86_64__)
+#define LIB_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define LIB_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#else
+#error "accmap_lib: no seccomp architecture for this target"
+#endif
+
+#define TAG_A		0x4c31
+#define TAG_B		0x4c32
+
+/* An errno value no path of the library or the driver returns. */
+#define FILTER_ERRNO	EHWPOISON
+
+static const char *err_name(int ret)
+{
+	const char *name;
+
+	if (!ret)
+		return "0";
+	name = strerrorname_np(ret < 0 ? -ret : ret);
+	return name ? name : "unknown errno";
+}
+
+static bool lib_is(int ret, int want, const char *what, const char *file, int line)
+{
+	return tap_check(ret == want, file, line, "%s returned %d (%s), expected %d (%s)", what,
+			 ret, err_name(ret), want, err_name(want));
+}
+
+/* A libaccmap call that must return exactly @want (0 or -Exxx). */
+#define LIB_IS(call, want)	lib_is((call), (want), #call, __FILE__, __LINE__)
+
+static size_t pages(size_t n)
+{
+	return n * page_size();
+}
+
+/* A 0x1 (system) heap allocation of @size through the library; 0 on failure. */
+static uint32_t new_buffer(int dev, uint64_t size, uint32_t flags, uint16_t tag)
+{
+	uint32_t id = GARBAGE_U32;
+
+	if (!LIB_IS(accmap_alloc_buffer(dev, size, ACCMAP_HEAP_MASK_SYSTEM, flags, tag, &id), 0))
+		return 0;
+	CHECK(id != 0 && id != GARBAGE_U32, "accmap_alloc_buffer gave id %#x", id);
+	return id;
+}
+
+/* The first heap id above the system heap that has no heap, or 0. */
+static uint32_t missing_heap(int dev)
+{
+	struct accmap_heap_info hi;
+
+	for (uint32_t heap = ACCMAP_HEAP_CARVEOUT_FIRST; heap < ACCMAP_HEAP_USER; heap++)
+		if (accmap_query_heap(dev, heap, &hi) == -ENODEV)
+			return heap;
+	CHECK(false, "every heap id 1..30 has a heap");
+	return 0;
+}
+
+/* Handles debugfs "clients" counts for this process's only client. */
+static unsigned long long client_handles(void)
+{
+	unsigned long long n = ~0ULL;
+	struct dbg_table t;
+	char pid[16];
+	long row;
+
+	if (!dbg_read("clients", &t))
+		return n;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	row = dbg_find(&t, "pid", pid, NULL, NULL);
+	if (CHECK(row >= 0, "no debugfs clients row for pid %s", pid))
+		n = dbg_num(&t, (size_t)row, "handles");
+	CHECK(dbg_count(&t, "pid", pid, NULL, NULL) == 1, "pid %s has several clients", pid);
+	dbg_free(&t);
+	return n;
+}
+
+/* The label debugfs "tags" shows for @tag: "-" for none, "" if no row. */
+static void tag_label(uint16_t tag, char *buf, size_t len)
+{
+	struct dbg_table t;
+	char num[8];
+	long row;
+
+	buf[0] = '\0';
+	if (!dbg_read("tags", &t))
+		return;
+	snprintf(num, sizeof(num), "%u", tag);
+	row = dbg_find(&t, "tag", num, NULL, NULL);
+	if (row >= 0)
+		snprintf(buf, len, "%s", dbg_cell(&t, (size_t)row, "label"));
+	dbg_free(&t);
+}
+
+/* ==== the device ==== */
+
+static void test_open_close(void)
+{
+	int fd = -2, fd2 = -2;
+
+	if (!LIB_IS(accmap_open(&fd), 0))
+		return;
+	CHECK(fd >= 0, "accmap_open gave fd %d", fd);
+	CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0, "accmap_open: no O_CLOEXEC");
+	CHECK((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR, "accmap_open: not O_RDWR");
+	LIB_IS(accmap_open_path(ACCMAP_DEVICE_PATH, &fd2), 0);
+	CHECK(fd2 >= 0 && fd2 != fd, "accmap_open_path gave fd %d (first %d)", fd2, fd);
+	LIB_IS(accmap_close(fd2), 0);
+	LIB_IS(accmap_close(fd), 0);
+	/* Closed: both are gone. */
+	LIB_IS(accmap_close(fd), -EBADF);
+	LIB_IS(accmap_close(-1), -EBADF);
+
+	fd = -2;
+	LIB_IS(accmap_open(NULL), -EINVAL);
+	LIB_IS(accmap_open_path(NULL, &fd), -EINVAL);
+	LIB_IS(accmap_open_path("/dev/accmap-none", &fd), -ENOENT);
+	LIB_IS(accmap_open_path("/proc/self/status/x", &fd), -ENOTDIR);
+	CHECK(fd == -2, "failed opens wrote fd %d", fd);
+
+	/* Another device opens; its ioctls' errors come back as they are. */
+	if (LIB_IS(accmap_open_path("/dev/null", &fd), 0)) {
+		uint32_t id = GARBAGE_U32;
+
+		LIB_IS(accmap_create(fd, 4096, &id), -ENOTTY);
+		CHECK(id == GARBAGE_U32, "failed accmap_create wrote id %#x", id);
+		LIB_IS(accmap_close(fd), 0);
+	}
+}
+
+/* ==== buffers ==== */
+
+static void test_create_alloc_free(void)
+{
+	uint32_t id = GARBAGE_U32, id2, heap = GARBAGE_U32;
+	struct accmap_info info;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+
+	LIB_IS(accmap_create(dev, 0, &id), -EINVAL);
+	LIB_IS(accmap_create(dev, UINT64_MAX, &id), -EINVAL);
+	CHECK(id == GARBAGE_U32, "failed accmap_create wrote id %#x", id);
+	if (!LIB_IS(accmap_create(dev, page_size() + 1, &id), 0))
+		goto out;
+	CHECK(id != 0 && id != GARBAGE_U32, "accmap_create gave id %#x", id);
+	check_info(dev, id, pages(2), ACCMAP_HEAP_NONE, 0, 0, 0, "after accmap_create");
+
+	/* Bad ALLOCs leave the handle without memory and heap untouched. */
+	LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, 1U << 7, 0, 0, &heap), -EINVAL);
+	LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, ACCMAP_ALLOC_VALID_FLAGS, 0, 0,
+			    &heap), -EINVAL);
+	LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, 0, 3 * 4096, 0, &heap), -EINVAL);
+	LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, 0, ACCMAP_ALLOC_MAX_ALIGN * 2U, 0,
+			    &heap), -EINVAL);
+	LIB_IS(accmap_alloc(dev, id, 0, 0, 0, 0, &heap), -EINVAL);
+	LIB_IS(accmap_alloc(dev, id, 1U << missing_heap(dev), 0, 0, 0, &heap), -ENODEV);
+	LIB_IS(accmap_alloc(dev, id, 1U << ACCMAP_HEAP_USER, 0, 0, 0, &heap), -ENODEV);
+	LIB_IS(accmap_alloc(dev, 0, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, 0, &heap), -ENOENT);
+	LIB_IS(accmap_alloc(dev, id + 1000, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, 0, &heap), -ENOENT);
+	CHECK(heap == GARBAGE_U32, "failed accmap_alloc wrote heap %#x", heap);
+	check_info(dev, id, pages(2), ACCMAP_HEAP_NONE, 0, 0, 0, "after refused ALLOCs");
+
+	LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, 0, (uint32_t)pages(2), TAG_A,
+			    &heap), 0);
+	CHECK(heap == ACCMAP_HEAP_SYSTEM, "accmap_alloc: heap %u", heap);
+	check_info(dev, id, pages(2), ACCMAP_HEAP_SYSTEM, 0, ACCMAP_STATE_ALLOCATED, TAG_A,
+		   "after accmap_alloc");
+	heap = GARBAGE_U32;
+	LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, 0, &heap), -EEXIST);
+	CHECK(heap == GARBAGE_U32, "refused accmap_alloc wrote heap %#x", heap);
+
+	/* heap may be NULL. */
+	if (LIB_IS(accmap_create(dev, 1, &id2), 0)) {
+		LIB_IS(accmap_alloc(dev, id2, ~0U, ACCMAP_ALLOC_UNCACHED, 0, 0, NULL), 0);
+		if (LIB_IS(accmap_info(dev, id2, &info), 0))
+			CHECK(info.flags == ACCMAP_ALLOC_UNCACHED && info.size == pages(1),
+			      "uncached buffer: flags %#x size %llu", info.flags,
+			      (unsigned long long)info.size);
+		LIB_IS(accmap_free(dev, id2), 0);
+	}
+
+	LIB_IS(accmap_free(dev, id), 0);
+	LIB_IS(accmap_free(dev, id), -ENOENT);
+	LIB_IS(accmap_free(dev, 0), -ENOENT);
+	LIB_IS(accmap_info(dev, id, &info), -ENOENT);
+out:
+	LIB_IS(accmap_close(dev), 0);
+}
+
+static void test_alloc_buffer(void)
+{
+	static const uint32_t kinds[] = {
+		0, ACCMAP_ALLOC_WRITECOMBINE, ACCMAP_ALLOC_UNCACHED,
+	};
+	uint32_t id;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	for (size_t k = 0; k < TAP_ARRAY_SIZE(kinds); k++) {
+		id = new_buffer(dev, pages(3) - 7, kinds[k], TAG_B);
+		if (!id)
+			continue;
+		check_info(dev, id, pages(3), ACCMAP_HEAP_SYSTEM, kinds[k],
+			   ACCMAP_STATE_ALLOCATED, TAG_B, "after accmap_alloc_buffer");
+		LIB_IS(accmap_free(dev, id), 0);
+	}
+	CHECK(client_handles() == 0, "ids left after freeing");
+
+	/* A failed allocation frees the handle it made, and says why. */
+	id = GARBAGE_U32;
+	LIB_IS(accmap_alloc_buffer(dev, pages(1), 0, 0, 0, &id), -EINVAL);
+	LIB_IS(accmap_alloc_buffer(dev, pages(1), ACCMAP_HEAP_MASK_SYSTEM,
+				   ACCMAP_ALLOC_VALID_FLAGS, 0, &id), -EINVAL);
+	LIB_IS(accmap_alloc_buffer(dev, pages(1), 1U << missing_heap(dev), 0, 0, &id), -ENODEV);
+	LIB_IS(accmap_alloc_buffer(dev, 0, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id), -EINVAL);
+	CHECK(id == GARBAGE_U32, "failed accmap_alloc_buffer wrote id %#x", id);
+	CHECK(client_handles() == 0, "failed accmap_alloc_buffer left a handle behind");
+	LIB_IS(accmap_close(dev), 0);
+}
+
+static void test_info(void)
+{
+	struct accmap_info info;
+	uint32_t id;
+	int dev = -1, buf = -1;
+	void *p;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	id = new_buffer(dev, pages(4), ACCMAP_ALLOC_WRITECOMBINE, TAG_A);
+	if (!id)
+		goto out;
+
+	/* Stale bytes in the caller's structure cannot reach the kernel. */
+	memset(&info, GARBAGE_BYTE, sizeof(info));
+	if (LIB_IS(accmap_info(dev, id, &info), 0)) {
+		CHECK(info.id == id && info.pad == 0 && info.pad2 == 0,
+		      "INFO id %u pad %#x pad2 %#x", info.id, info.pad, info.pad2);
+		CHECK(info.size == pages(4) && info.heap == ACCMAP_HEAP_SYSTEM &&
+		      info.flags == ACCMAP_ALLOC_WRITECOMBINE &&
+		      info.state == ACCMAP_STATE_ALLOCATED && info.tag == TAG_A,
+		      "INFO size %llu heap %u flags %#x state %#x tag %#x",
+		      (unsigned long long)info.size, info.heap, info.flags, info.state, info.tag);
+		CHECK(info.handle_refs == 1 && info.exports == 0 && info.maps == 0 &&
+		      info.attachments == 0, "INFO counts %u %u %u %u", info.handle_refs,
+		      info.exports, info.maps, info.attachments);
+	}
+	if (LIB_IS(accmap_get_fd(dev, id, O_RDWR | O_CLOEXEC, &buf), 0) &&
+	    LIB_IS(accmap_map(buf, pages(4), PROT_READ, &p), 0)) {
+		if (LIB_IS(accmap_info(dev, id, &info), 0))
+			CHECK(info.state == (ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED) &&
+			      info.exports == 1 && info.maps == 1,
+			      "INFO after export and map: state %#x exports %u maps %u",
+			      info.state, info.exports, info.maps);
+		LIB_IS(accmap_unmap(p, pages(4)), 0);
+	}
+	if (buf >= 0)
+		close(buf);
+	memset(&info, GARBAGE_BYTE, sizeof(info));
+	LIB_IS(accmap_info(dev, id + 1000, &info), -ENOENT);
+	LIB_IS(accmap_info(dev, 0, &info), -ENOENT);
+	LIB_IS(accmap_info(-1, id, &info), -EBADF);
+	LIB_IS(accmap_info(dev, id, NULL), -EINVAL);
+	LIB_IS(accmap_free(dev, id), 0);
+out:
+	LIB_IS(accmap_close(dev), 0);
+}
+
+/* ==== sharing ==== */
+
+static void test_get_fd_from_fd(void)
+{
+	uint32_t id, unalloc, imported = GARBAGE_U32, vh = 0;
+	int dev = -1, dev2 = -1, rw = -1, ro = -1, fd = -2, vgem, foreign;
+	struct accmap_info info;
+	char buf[64];
+
+	if (!LIB_IS(accmap_open(&dev), 0) || !LIB_IS(accmap_open(&dev2), 0))
+		goto out;
+	id = new_buffer(dev, pages(2), 0, TAG_A);
+	if (!id || !LIB_IS(accmap_create(dev, pages(1), &unalloc), 0))
+		goto out;
+
+	if (LIB_IS(accmap_get_fd(dev, id, O_RDWR | O_CLOEXEC, &rw), 0)) {
+		CHECK(rw >= 0, "accmap_get_fd gave fd %d", rw);
+		CHECK((fcntl(rw, F_GETFD) & FD_CLOEXEC) &&
+		      (fcntl(rw, F_GETFL) & O_ACCMODE) == O_RDWR,
+		      "O_RDWR | O_CLOEXEC export: fd flags %#x, file flags %#x",
+		      fcntl(rw, F_GETFD), fcntl(rw, F_GETFL));
+		CHECK(lseek(rw, 0, SEEK_END) == (off_t)pages(2), "dma-buf size %lld",
+		      (long long)lseek(rw, 0, SEEK_END));
+	}
+	if (LIB_IS(accmap_get_fd(dev, id, O_RDONLY, &ro), 0))
+		CHECK(!(fcntl(ro, F_GETFD) & FD_CLOEXEC) &&
+		      (fcntl(ro, F_GETFL) & O_ACCMODE) == O_RDONLY, "O_RDONLY export: flags");
+
+	LIB_IS(accmap_get_fd(dev, id, O_WRONLY, &fd), -EINVAL);
+	LIB_IS(accmap_get_fd(dev, id, O_RDWR | O_NONBLOCK, &fd), -EINVAL);
+	LIB_IS(accmap_get_fd(dev, unalloc, O_RDWR, &fd), -ENODATA);
+	LIB_IS(accmap_get_fd(dev, id + 1000, O_RDWR, &fd), -ENOENT);
+	LIB_IS(accmap_get_fd(dev, id, O_RDWR, NULL), -EINVAL);
+	CHECK(fd == -2, "failed accmap_get_fd wrote fd %d", fd);
+
+	/* Another client imports; the O_RDONLY one is read-only. */
+	if (rw >= 0 && LIB_IS(accmap_from_fd(dev2, rw, &imported), 0)) {
+		CHECK(imported != 0 && imported != GARBAGE_U32, "accmap_from_fd id %#x", imported);
+		if (LIB_IS(accmap_info(dev2, imported, &info), 0))
+			CHECK(info.size == pages(2) && info.tag == TAG_A && info.handle_refs == 2,
+			      "imported: size %llu tag %#x refs %u", (unsigned long long)info.size,
+			      info.tag, info.handle_refs);
+		LIB_IS(accmap_write(dev2, imported, 0, "shared", 6), 0);
+		if (LIB_IS(accmap_read(dev, id, 0, buf, 6), 0))
+			CHECK(!memcmp(buf, "shared", 6), "write through the import not seen");
+		LIB_IS(accmap_free(dev2, imported), 0);
+	}
+	if (ro >= 0 && LIB_IS(accmap_from_fd(dev2, ro, &imported), 0)) {
+		if (LIB_IS(accmap_info(dev2, imported, &info), 0))
+			CHECK(info.state & ACCMAP_STATE_READONLY, "O_RDONLY import state %#x",
+			      info.state);
+		LIB_IS(accmap_write(dev2, imported, 0, "x", 1), -EACCES);
+		LIB_IS(accmap_get_fd(dev2, imported, O_RDWR, &fd), -EACCES);
+		LIB_IS(accmap_free(dev2, imported), 0);
+	}
+
+	imported = GARBAGE_U32;
+	LIB_IS(accmap_from_fd(dev2, -1, &imported), -EBADF);
+	LIB_IS(accmap_from_fd(dev2, dev, &imported), -EINVAL);
+	LIB_IS(accmap_from_fd(dev2, rw, NULL), -EINVAL);
+	vgem = vgem_open();
+	if (CHECK(vgem >= 0, "no vgem: %s", strerror(errno))) {
+		foreign = vgem_foreign_dmabuf(vgem, pages(1), &vh);
+		if (CHECK(foreign >= 0, "vgem dma-buf: %s", strerror(-foreign))) {
+			LIB_IS(accmap_from_fd(dev2, foreign, &imported), -EXDEV);
+			close(foreign);
+			vgem_close_handle(vgem, vh);
+		}
+		close(vgem);
+	}
+	CHECK(imported == GARBAGE_U32, "failed accmap_from_fd wrote id %#x", imported);
+out:
+	if (rw >= 0)
+		close(rw);
+	if (ro >= 0)
+		close(ro);
+	if (dev2 >= 0)
+		LIB_IS(accmap_close(dev2), 0);
+	if (dev >= 0)
+		LIB_IS(accmap_close(dev), 0);
+}
+
+/* ==== copies without mapping ==== */
+
+static void test_write_read(void)
+{
+	size_t len = pages(3);
+	uint8_t *src = malloc(len), *dst = malloc(len);
+	uint32_t id, unalloc;
+	int dev = -1;
+
+	if (!CHECK(src && dst, "out of memory") || !LIB_IS(accmap_open(&dev), 0))
+		goto out;
+	id = new_buffer(dev, pages(4), ACCMAP_ALLOC_WRITECOMBINE, 0);
+	if (!id || !LIB_IS(accmap_create(dev, pages(1), &unalloc), 0))
+		goto out;
+
+	fill_pattern(src, len, 0, 11);
+	memset(dst, 0, len);
+	LIB_IS(accmap_write(dev, id, 100, src, len), 0);
+	LIB_IS(accmap_read(dev, id, 100, dst, len), 0);
+	CHECK(find_pattern_mismatch(dst, len, 0, 11) == len, "read back differs");
+	/* The bytes around the range stay as they were: zero. */
+	LIB_IS(accmap_read(dev, id, 0, dst, 100), 0);
+	CHECK(find_nonzero(dst, 100) == 100, "bytes before the range changed");
+	LIB_IS(accmap_read(dev, id, pages(4) - 1, dst, 1), 0);
+	LIB_IS(accmap_write(dev, id, pages(4) - 1, src, 1), 0);
+
+	LIB_IS(accmap_write(dev, id, 0, src, 0), -EINVAL);
+	LIB_IS(accmap_read(dev, id, 0, dst, 0), -EINVAL);
+	LIB_IS(accmap_write(dev, id, pages(4) - 1, src, 2), -ERANGE);
+	LIB_IS(accmap_read(dev, id, pages(4), dst, 1), -ERANGE);
+	LIB_IS(accmap_read(dev, id, UINT64_MAX, dst, 2), -EINVAL);
+	LIB_IS(accmap_write(dev, unalloc, 0, src, 1), -ENODATA);
+	LIB_IS(accmap_read(dev, unalloc, 0, dst, 1), -ENODATA);
+	LIB_IS(accmap_write(dev, id + 1000, 0, src, 1), -ENOENT);
+	LIB_IS(accmap_read(dev, 0, 0, dst, 1), -ENOENT);
+	LIB_IS(accmap_write(dev, id, 0, NULL, 1), -EFAULT);
+	LIB_IS(accmap_read(dev, id, 0, (void *)page_size(), 1), -EFAULT);
+out:
+	if (dev >= 0)
+		LIB_IS(accmap_close(dev), 0);
+	free(src);
+	free(dst);
+}
+
+static void test_strided(void)
+{
+	/* A 40 x 16 block of 4-byte pixels in a 256-pixel-wide image. */
+	enum { W = 40, H = 16, PITCH = 256 * 4, SRC_PITCH = W * 4 + 12 };
+	static uint8_t src[SRC_PITCH * H], dst[W * 4 * H], row[PITCH], spare[PITCH * 34];
+	struct accmap_rw rw;
+	uint32_t id;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	id = new_buffer(dev, PITCH * 32, 0, 0);
+	if (!id)
+		goto out;
+
+	fill_pattern(src, sizeof(src), 0, 5);
+	memset(&rw, 0, sizeof(rw));
+	rw.addr = (uintptr_t)src;
+	rw.offset = 3 * PITCH + 8 * 4;
+	rw.elem_size = W * 4;
+	rw.user_stride = SRC_PITCH;
+	rw.handle_stride = PITCH;
+	rw.count = H;
+	rw.id = id;
+	rw.bytes = GARBAGE_U64;
+	if (LIB_IS(accmap_write_strided(dev, &rw), 0))
+		CHECK(rw.bytes == W * 4 * H, "WRITE bytes %llu", (unsigned long long)rw.bytes);
+
+	/* Back out packed: element i of row r is at src + r * SRC_PITCH + i. */
+	rw.addr = (uintptr_t)dst;
+	rw.user_stride = W * 4;
+	rw.bytes = GARBAGE_U64;
+	if (LIB_IS(accmap_read_strided(dev, &rw), 0)) {
+		CHECK(rw.bytes == W * 4 * H, "READ bytes %llu", (unsigned long long)rw.bytes);
+		for (int r = 0; r < H; r++)
+			CHECK(!memcmp(dst + r * W * 4, src + r * SRC_PITCH, W * 4),
+			      "row %d of the block differs", r);
+	}
+	/* A whole image row: only the block's pixels were written. */
+	if (LIB_IS(accmap_read(dev, id, 3 * PITCH, row, PITCH), 0)) {
+		CHECK(find_nonzero(row, 8 * 4) == 8 * 4, "pixels left of the block changed");
+		CHECK(find_nonzero(row + (8 + W) * 4, PITCH - (8 + W) * 4) ==
+		      PITCH - (8 + W) * 4, "pixels right of the block changed");
+	}
+
+	rw.flags = 1;
+	LIB_IS(accmap_read_strided(dev, &rw), -EINVAL);
+	rw.flags = 0;
+	rw.handle_stride = W * 4 - 1;
+	LIB_IS(accmap_write_strided(dev, &rw), -EINVAL);
+	rw.handle_stride = PITCH;
+	rw.addr = (uintptr_t)spare;
+	rw.count = 32;
+	LIB_IS(accmap_read_strided(dev, &rw), -ERANGE);
+	rw.count = 0;
+	LIB_IS(accmap_write_strided(dev, &rw), -EINVAL);
+	LIB_IS(accmap_write_strided(dev, NULL), -EINVAL);
+	LIB_IS(accmap_read_strided(dev, NULL), -EINVAL);
+out:
+	LIB_IS(accmap_close(dev), 0);
+}
+
+/* ==== accounting and heaps ==== */
+
+static void test_tag_label(void)
+{
+	char longest[ACCMAP_LABEL_LEN], too_long[ACCMAP_LABEL_LEN + 1], seen[64];
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	if (LIB_IS(accmap_set_tag_label(dev, TAG_A, "camera"), 0)) {
+		tag_label(TAG_A, seen, sizeof(seen));
+		CHECK(!strcmp(seen, "camera"), "debugfs tags: label \"%s\"", seen);
+	}
+	memset(longest, 'L', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, longest), 0);
+
+	/* Refused by the library: the kernel keeps the label it had. */
+	memset(too_long, 'T', sizeof(too_long) - 1);
+	too_long[sizeof(too_long) - 1] = '\0';
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, too_long), -ENAMETOOLONG);
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, NULL), -EINVAL);
+	/* Refused by the kernel. */
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, "tab\there"), -EINVAL);
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, "caf\xc3\xa9"), -EINVAL);
+	tag_label(TAG_A, seen, sizeof(seen));
+	CHECK(!strcmp(seen, longest), "debugfs tags: label \"%s\" after refused calls", seen);
+
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, ""), 0);
+	tag_label(TAG_A, seen, sizeof(seen));
+	CHECK(!strcmp(seen, "") || !strcmp(seen, "-"), "label \"%s\" after removing it", seen);
+	LIB_IS(accmap_set_tag_label(-1, TAG_A, "x"), -EBADF);
+	LIB_IS(accmap_close(dev), 0);
+}
+
+static void test_query_heap(void)
+{
+	struct accmap_heap_info hi, before;
+	uint32_t id;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	memset(&hi, GARBAGE_BYTE, sizeof(hi));
+	if (LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_SYSTEM, &hi), 0)) {
+		CHECK(hi.heap == ACCMAP_HEAP_SYSTEM && hi.pad == 0, "heap %u pad %#x", hi.heap,
+		      hi.pad);
+		CHECK(!strcmp(hi.name, "system"), "heap 0 is \"%.16s\"", hi.name);
+		CHECK(hi.total > 0 && hi.free <= hi.total && hi.largest_free == hi.free,
+		      "system heap total %llu free %llu largest %llu",
+		      (unsigned long long)hi.total, (unsigned long long)hi.free,
+		      (unsigned long long)hi.largest_free);
+	}
+	if (LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_USER, &before), 0))
+		CHECK(!strcmp(before.name, "user") && before.total == 0,
+		      "heap 31 is \"%.16s\", total %llu", before.name,
+		      (unsigned long long)before.total);
+	/* used follows the buffers exactly. */
+	if (LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_SYSTEM, &before), 0)) {
+		id = new_buffer(dev, pages(16), 0, 0);
+		if (id && LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_SYSTEM, &hi), 0))
+			CHECK(hi.used - before.used == pages(16), "used grew by %lld",
+			      (long long)(hi.used - before.used));
+		if (id)
+			LIB_IS(accmap_free(dev, id), 0);
+	}
+
+	memset(&hi, GARBAGE_BYTE, sizeof(hi));
+	LIB_IS(accmap_query_heap(dev, missing_heap(dev), &hi), -ENODEV);
+	LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_MAX, &hi), -EINVAL);
+	LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_NONE, &hi), -EINVAL);
+	LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_SYSTEM, NULL), -EINVAL);
+	LIB_IS(accmap_close(dev), 0);
+}
+
+static void test_query_pool(void)
+{
+	struct accmap_pool_info pi;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	memset(&pi, GARBAGE_BYTE, sizeof(pi));
+	if (LIB_IS(accmap_query_pool(dev, &pi), 0)) {
+		CHECK(pi.norders >= 1 && pi.norders <= ACCMAP_POOL_MAX_ORDERS && pi.pad == 0,
+		      "norders %u pad %#x", pi.norders, pi.pad);
+		for (uint32_t i = 0; i < pi.norders && i < ACCMAP_POOL_MAX_ORDERS; i++) {
+			CHECK(pi.orders[i].block_size == page_size() << pi.orders[i].order &&
+			      pi.orders[i].pad == 0, "order %u: block %llu", pi.orders[i].order,
+			      (unsigned long long)pi.orders[i].block_size);
+			CHECK(!i || pi.orders[i].order > pi.orders[i - 1].order,
+			      "orders not ascending at %u", i);
+		}
+		/* The library cleared what the kernel does not fill. */
+		for (uint32_t i = pi.norders; i < ACCMAP_POOL_MAX_ORDERS; i++)
+			CHECK(pi.orders[i].block_size == 0, "unused order %u not cleared", i);
+	}
+	LIB_IS(accmap_query_pool(dev, NULL), -EINVAL);
+	LIB_IS(accmap_query_pool(-1, &pi), -EBADF);
+	LIB_IS(accmap_close(dev), 0);
+}
+
+/* ==== CPU access through a dma-buf ==== */
+
+static void test_map_sync(void)
+{
+	uint8_t *p = NULL, *q = NULL, out[16];
+	int dev = -1, rw = -1, ro = -1, null = -1;
+	uint32_t id;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	id = new_buffer(dev, pages(2), 0, 0);
+	if (!id || !LIB_IS(accmap_get_fd(dev, id, O_RDWR | O_CLOEXEC, &rw), 0) ||
+	    !LIB_IS(accmap_get_fd(dev, id, O_RDONLY | O_CLOEXEC, &ro), 0))
+		goto out;
+
+	if (LIB_IS(accmap_map(rw, pages(2), PROT_READ | PROT_WRITE, (void **)&p), 0)) {
+		LIB_IS(accmap_sync(rw, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE), 0);
+		memcpy(p + pages(1), "through the map", 16);
+		LIB_IS(accmap_sync(rw, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE), 0);
+		if (LIB_IS(accmap_read(dev, id, pages(1), out, 16), 0))
+			CHECK(!memcmp(out, "through the map", 16),
+			      "READ misses the mapping's write");
+	}
+	if (LIB_IS(accmap_map(ro, pages(2), PROT_READ, (void **)&q), 0)) {
+		LIB_IS(accmap_sync(ro, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ), 0);
+		CHECK(!memcmp(q + pages(1), "through the map", 16), "read-only map differs");
+		LIB_IS(accmap_sync(ro, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ), 0);
+		LIB_IS(accmap_unmap(q, pages(2)), 0);
+	}
+	q = (uint8_t *)1;
+	LIB_IS(accmap_map(ro, pages(2), PROT_READ | PROT_WRITE, (void **)&q), -EACCES);
+	LIB_IS(accmap_map(rw, pages(3), PROT_READ, (void **)&q), -EINVAL);
+	LIB_IS(accmap_map(rw, 0, PROT_READ, (void **)&q), -EINVAL);
+	LIB_IS(accmap_map(-1, pages(1), PROT_READ, (void **)&q), -EBADF);
+	LIB_IS(accmap_map(rw, pages(1), PROT_READ, NULL), -EINVAL);
+	CHECK(q == (uint8_t *)1, "failed accmap_map wrote the address");
+	if (p) {
+		LIB_IS(accmap_unmap(p + 1, pages(1)), -EINVAL);
+		LIB_IS(accmap_unmap(p, pages(2)), 0);
+	}
+
+	LIB_IS(accmap_sync(rw, DMA_BUF_SYNC_START), -EINVAL);
+	LIB_IS(accmap_sync(rw, DMA_BUF_SYNC_RW | 0x100), -EINVAL);
+	LIB_IS(accmap_sync(-1, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW), -EBADF);
+	if (LIB_IS(accmap_open_path("/dev/null", &null), 0)) {
+		LIB_IS(accmap_sync(null, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW), -ENOTTY);
+		close(null);
+	}
+out:
+	if (rw >= 0)
+		close(rw);
+	if (ro >= 0)
+		close(ro);
+	LIB_IS(accmap_close(dev), 0);
+}
+
+/* ==== user memory ==== */
+
+static void test_from_va(void)
+{
+	size_t len = pages(4);
+	struct accmap_heap_info before, after;
+	uint32_t id = 0, ro_id = 0, bad = GARBAGE_U32;
+	uint8_t *mem, *rdonly, out[64];
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rdonly = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(mem != MAP_FAILED && rdonly != MAP_FAILED, "mmap: %s", strerror(errno)))
+		goto out;
+	fill_pattern(mem, len, 0, 21);
+	fill_pattern(rdonly, len, 0, 22);
+	CHECK(mprotect(rdonly, len, PROT_READ) == 0, "mprotect: %s", strerror(errno));
+
+	LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_USER, &before), 0);
+	if (LIB_IS(accmap_from_va(dev, mem, len, ACCMAP_FROM_VA_WRITE, TAG_B, &id), 0)) {
+		check_info(dev, id, len, ACCMAP_HEAP_USER, 0, ACCMAP_STATE_ALLOCATED, TAG_B,
+			   "after accmap_from_va");
+		if (LIB_IS(accmap_read(dev, id, pages(3), out, sizeof(out)), 0))
+			CHECK(find_pattern_mismatch(out, sizeof(out), pages(3), 21) == sizeof(out),
+			      "READ through the handle differs from the memory");
+		LIB_IS(accmap_write(dev, id, 8, "pinned", 6), 0);
+		CHECK(!memcmp(mem + 8, "pinned", 6), "WRITE through the handle not at addr");
+		if (LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_USER, &after), 0))
+			CHECK(after.used - before.used == len, "user heap used grew by %lld",
+			      (long long)(after.used - before.used));
+		LIB_IS(accmap_alloc(dev, id, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, 0, NULL), -EEXIST);
+	}
+	if (LIB_IS(accmap_from_va(dev, rdonly, len, 0, 0, &ro_id), 0)) {
+		check_info(dev, ro_id, len, ACCMAP_HEAP_USER, 0,
+			   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_READONLY, 0, "read-only FROM_VA");
+		LIB_IS(accmap_write(dev, ro_id, 0, "x", 1), -EACCES);
+		LIB_IS(accmap_free(dev, ro_id), 0);
+	}
+
+	LIB_IS(accmap_from_va(dev, rdonly, len, ACCMAP_FROM_VA_WRITE, 0, &bad), -EFAULT);
+	LIB_IS(accmap_from_va(dev, mem + 1, pages(1), 0, 0, &bad), -EINVAL);
+	LIB_IS(accmap_from_va(dev, mem, pages(1) + 1, 0, 0, &bad), -EINVAL);
+	LIB_IS(accmap_from_va(dev, mem, 0, 0, 0, &bad), -EINVAL);
+	LIB_IS(accmap_from_va(dev, mem, pages(1), 1U << 5, 0, &bad), -EINVAL);
+	LIB_IS(accmap_from_va(dev, mem, pages(1), 0, 0, NULL), -EINVAL);
+	CHECK(munmap(rdonly, len) == 0, "munmap: %s", strerror(errno));
+	LIB_IS(accmap_from_va(dev, rdonly, len, 0, 0, &bad), -EFAULT);
+	CHECK(bad == GARBAGE_U32, "failed accmap_from_va wrote id %#x", bad);
+	rdonly = MAP_FAILED;
+
+	if (id)
+		LIB_IS(accmap_free(dev, id), 0);
+	if (LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_USER, &after), 0))
+		CHECK(after.used == before.used, "user heap used %llu after freeing, was %llu",
+		      (unsigned long long)after.used, (unsigned long long)before.used);
+out:
+	if (mem != MAP_FAILED)
+		munmap(mem, len);
+	if (rdonly != MAP_FAILED)
+		munmap(rdonly, len);
+	LIB_IS(accmap_close(dev), 0);
+}
+
+/* ==== cache maintenance ==== */
+
+static void test_cache(void)
+{
+	static const uint32_t kinds[] = {
+		0, ACCMAP_ALLOC_WRITECOMBINE, ACCMAP_ALLOC_UNCACHED,
+	};
+	uint8_t in[256], out[256];
+	uint32_t id = 0, unalloc;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	fill_pattern(in, sizeof(in), 0, 31);
+	for (size_t k = 0; k < TAP_ARRAY_SIZE(kinds); k++) {
+		id = new_buffer(dev, pages(4), kinds[k], 0);
+		if (!id)
+			continue;
+		LIB_IS(accmap_write(dev, id, pages(1) - 100, in, sizeof(in)), 0);
+		for (uint32_t op = ACCMAP_CACHE_WRITEBACK;
+		     op <= ACCMAP_CACHE_WRITEBACK_INVALIDATE; op++) {
+			LIB_IS(accmap_cache(dev, id, op, 0, pages(4)), 0);
+			LIB_IS(accmap_cache(dev, id, op, pages(1) - 100, sizeof(in)), 0);
+			LIB_IS(accmap_cache(dev, id, op, pages(4) - 1, 1), 0);
+		}
+		/* Maintenance never changes what the CPU reads. */
+		if (LIB_IS(accmap_read(dev, id, pages(1) - 100, out, sizeof(out)), 0))
+			CHECK(!memcmp(in, out, sizeof(in)),
+			      "contents changed by cache ops (flags %#x)", kinds[k]);
+		if (k + 1 < TAP_ARRAY_SIZE(kinds))
+			LIB_IS(accmap_free(dev, id), 0);
+	}
+	if (!id || !LIB_IS(accmap_create(dev, pages(1), &unalloc), 0))
+		goto out;
+
+	LIB_IS(accmap_cache(dev, id, 0, 0, 1), -EINVAL);
+	LIB_IS(accmap_cache(dev, id, ACCMAP_CACHE_WRITEBACK_INVALIDATE + 1, 0, 1), -EINVAL);
+	LIB_IS(accmap_cache(dev, id, ACCMAP_CACHE_WRITEBACK, 0, 0), -EINVAL);
+	LIB_IS(accmap_cache(dev, id, ACCMAP_CACHE_WRITEBACK, UINT64_MAX, 2), -EINVAL);
+	LIB_IS(accmap_cache(dev, id, ACCMAP_CACHE_WRITEBACK, 0, pages(4) + 1), -ERANGE);
+	LIB_IS(accmap_cache(dev, id, ACCMAP_CACHE_INVALIDATE, pages(4), 1), -ERANGE);
+	LIB_IS(accmap_cache(dev, id + 1000, ACCMAP_CACHE_WRITEBACK, 0, 1), -ENOENT);
+	LIB_IS(accmap_cache(dev, unalloc, ACCMAP_CACHE_WRITEBACK, 0, 1), -ENODATA);
+	LIB_IS(accmap_cache(-1, id, ACCMAP_CACHE_WRITEBACK, 0, 1), -EBADF);
+out:
+	LIB_IS(accmap_close(dev), 0);
+}
+
+static void test_cache_list(void)
+{
+	struct accmap_cache_op *ops, bad[3];
+	uint32_t a, b, unalloc, done;
+	int dev = -1;
+
+	ops = calloc(ACCMAP_CACHE_LIST_MAX + 1, sizeof(*ops));
+	if (!CHECK(ops, "out of memory") || !LIB_IS(accmap_open(&dev), 0))
+		goto out;
+	a = new_buffer(dev, pages(2), 0, 0);
+	b = new_buffer(dev, pages(8), ACCMAP_ALLOC_WRITECOMBINE, 0);
+	if (!a || !b || !LIB_IS(accmap_create(dev, pages(1), &unalloc), 0))
+		goto out;
+
+	for (uint32_t i = 0; i <= ACCMAP_CACHE_LIST_MAX; i++) {
+		ops[i].id = i % 2 ? b : a;
+		ops[i].op = ACCMAP_CACHE_WRITEBACK + i % 3;
+		ops[i].offset = (i % 7) * 64;
+		ops[i].length = page_size();
+	}
+	done = GARBAGE_U32;
+	LIB_IS(accmap_cache_list(dev, ops, 3, &done), 0);
+	CHECK(done == 3, "done %u after 3 entries", done);
+	done = GARBAGE_U32;
+	LIB_IS(accmap_cache_list(dev, ops, ACCMAP_CACHE_LIST_MAX, &done), 0);
+	CHECK(done == ACCMAP_CACHE_LIST_MAX, "done %u after the longest list", done);
+	LIB_IS(accmap_cache_list(dev, ops, 1, NULL), 0);
+
+	/* The failing entry is named; the list as a whole is refused. */
+	memcpy(bad, ops, sizeof(bad));
+	bad[2].length = pages(2) + 1;		/* entry 2 is buffer a */
+	LIB_IS(accmap_cache_list(dev, bad, 3, &done), -ERANGE);
+	CHECK(done == 2, "ERANGE: done %u, expected 2", done);
+	memcpy(bad, ops, sizeof(bad));
+	bad[1].id = unalloc;
+	bad[1].offset = 0;			/* inside its one page */
+	LIB_IS(accmap_cache_list(dev, bad, 3, &done), -ENODATA);
+	CHECK(done == 1, "ENODATA: done %u, expected 1", done);
+	bad[1].id = b + 1000;
+	LIB_IS(accmap_cache_list(dev, bad, 3, &done), -ENOENT);
+	CHECK(done == 1, "ENOENT: done %u, expected 1", done);
+	memcpy(bad, ops, sizeof(bad));
+	bad[0].op = 0;
+	LIB_IS(accmap_cache_list(dev, bad, 3, &done), -EINVAL);
+	CHECK(done == 0, "EINVAL entry: done %u, expected 0", done);
+	LIB_IS(accmap_cache_list(dev, bad, 3, NULL), -EINVAL);
+
+	LIB_IS(accmap_cache_list(dev, ops, 0, &done), -EINVAL);
+	CHECK(done == ACCMAP_CACHE_LIST_NO_ENTRY, "count 0: done %u", done);
+	done = 0;
+	LIB_IS(accmap_cache_list(dev, ops, ACCMAP_CACHE_LIST_MAX + 1, &done), -EINVAL);
+	CHECK(done == ACCMAP_CACHE_LIST_NO_ENTRY, "count above the maximum: done %u", done);
+	done = 0;
+	LIB_IS(accmap_cache_list(dev, (void *)page_size(), 2, &done), -EFAULT);
+	CHECK(done == ACCMAP_CACHE_LIST_NO_ENTRY, "unreadable ops: done %u", done);
+	done = 0;
+	LIB_IS(accmap_cache_list(dev, NULL, 1, &done), -EINVAL);
+	CHECK(done == 0, "NULL ops: done written (%u)", done);
+out:
+	if (dev >= 0)
+		LIB_IS(accmap_close(dev), 0);
+	free(ops);
+}
+
+/* ==== what the library decides without the kernel ==== */
+
+/*
+ * Filters this thread's system calls from now on: ioctl(2) on @fd_a or
+ * @fd_b, and every openat(2), get @action; the rest is allowed.  Returns
+ * what seccomp(2) returns (a listener fd for SECCOMP_RET_USER_NOTIF), or
+ * -1 after failing the test.
+ */
+static int filter_calls(int fd_a, int fd_b, uint32_t action)
+{
+	/* args[0] at its offset is the low half: both targets are little-endian. */
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, LIB_AUDIT_ARCH, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_a, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)fd_b, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = TAP_ARRAY_SIZE(insns), .filter = insns };
+	unsigned long flags = 0;
+	long ret;
+
+	if (!CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS: %s",
+		   strerror(errno)))
+		return -1;
+	if ((action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF)
+		flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
+	/* No TSYNC: threads that exist already stay unfiltered. */
+	ret = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (!CHECK(ret >= 0, "seccomp: %s", strerror(errno)))
+		return -1;
+	return (int)ret;
+}
+
+static void test_checks_without_syscall(void)
+{
+	char too_long[ACCMAP_LABEL_LEN + 8];
+	struct accmap_cache_op op = { 0 };
+	uint32_t id = GARBAGE_U32;
+	int dev = -1, fd = -2;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	memset(too_long, 'x', sizeof(too_long) - 1);
+	too_long[sizeof(too_long) - 1] = '\0';
+	if (filter_calls(dev, dev, SECCOMP_RET_ERRNO | FILTER_ERRNO) < 0)
+		return;
+
+	/* The filter works: whatever reaches the kernel fails with it. */
+	LIB_IS(accmap_create(dev, 4096, &id), -FILTER_ERRNO);
+	LIB_IS(accmap_open(&fd), -FILTER_ERRNO);
+	too_long[ACCMAP_LABEL_LEN - 1] = '\0';		/* 31 characters: passed on */
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, too_long), -FILTER_ERRNO);
+
+	too_long[ACCMAP_LABEL_LEN - 1] = 'x';		/* 32 characters */
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, too_long), -ENAMETOOLONG);
+	too_long[ACCMAP_LABEL_LEN - 1] = '\0';
+	memset(too_long, 'x', sizeof(too_long) - 1);	/* 39 characters */
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, too_long), -ENAMETOOLONG);
+	LIB_IS(accmap_set_tag_label(dev, TAG_A, NULL), -EINVAL);
+	LIB_IS(accmap_open(NULL), -EINVAL);
+	LIB_IS(accmap_open_path(NULL, &fd), -EINVAL);
+	LIB_IS(accmap_open_path(ACCMAP_DEVICE_PATH, NULL), -EINVAL);
+	LIB_IS(accmap_create(dev, 4096, NULL), -EINVAL);
+	LIB_IS(accmap_alloc_buffer(dev, 4096, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, NULL), -EINVAL);
+	LIB_IS(accmap_get_fd(dev, 1, O_RDWR, NULL), -EINVAL);
+	LIB_IS(accmap_from_fd(dev, 0, NULL), -EINVAL);
+	LIB_IS(accmap_info(dev, 1, NULL), -EINVAL);
+	LIB_IS(accmap_write_strided(dev, NULL), -EINVAL);
+	LIB_IS(accmap_read_strided(dev, NULL), -EINVAL);
+	LIB_IS(accmap_query_heap(dev, 0, NULL), -EINVAL);
+	LIB_IS(accmap_query_pool(dev, NULL), -EINVAL);
+	LIB_IS(accmap_from_va(dev, &op, 4096, 0, 0, NULL), -EINVAL);
+	LIB_IS(accmap_cache_list(dev, NULL, 1, NULL), -EINVAL);
+	/* mmap(2) of fd -1 would have said EBADF. */
+	LIB_IS(accmap_map(-1, 4096, PROT_READ, NULL), -EINVAL);
+	CHECK(id == GARBAGE_U32 && fd == -2, "refused calls wrote outputs");
+
+	/* Calls without a library check reach the kernel (and the filter). */
+	LIB_IS(accmap_cache_list(dev, &op, 1, NULL), -FILTER_ERRNO);
+	LIB_IS(accmap_cache(dev, 1, ACCMAP_CACHE_WRITEBACK, 0, 1), -FILTER_ERRNO);
+	LIB_IS(accmap_write(dev, 1, 0, &op, 0), -FILTER_ERRNO);
+	LIB_IS(accmap_free(dev, 1), -FILTER_ERRNO);
+}
+
+/* ==== restarting interrupted calls ==== */
+
+#define SCRIPT_MAX	16
+
+/*
+ * The supervisor answers the filtered calls of the test thread, in order,
+ * with script[]: a negative errno, or 0 to let the real call run.  Calls
+ * beyond the script run.  Counts every call it sees.
+ */
+static struct {
+	int listener;
+	int pipe[2];
+	int script[SCRIPT_MAX];
+	int nscript;
+	int seen;		/* calls seen, under __atomic */
+	int nr[SCRIPT_MAX];	/* system call numbers of the first ones */
+} sup;
+
+static void *supervisor(void *unused)
+{
+	struct seccomp_notif_resp resp;
+	struct seccomp_notif req;
+	int n;
+
+	(void)unused;
+	if (read(sup.pipe[0], &sup.listener, sizeof(sup.listener)) != sizeof(sup.listener))
+		return NULL;
+	for (;;) {
+		memset(&req, 0, sizeof(req));
+		if (ioctl(sup.listener, SECCOMP_IOCTL_NOTIF_RECV, &req))
+			return NULL;
+		n = __atomic_load_n(&sup.seen, __ATOMIC_SEQ_CST);
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		if (n < sup.nscript && sup.script[n])
+			resp.error = sup.script[n];
+		else
+			resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		if (n < SCRIPT_MAX)
+			sup.nr[n] = req.data.nr;
+		__atomic_store_n(&sup.seen, n + 1, __ATOMIC_SEQ_CST);
+		if (ioctl(sup.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp))
+			return NULL;
+	}
+}
+
+/* The next calls of the test thread get these answers; 0 runs the call. */
+static void script(int n, ...)
+{
+	va_list ap;
+
+	va_start(ap, n);
+	sup.nscript = 0;
+	for (int i = 0; i < n && i < SCRIPT_MAX; i++)
+		sup.script[sup.nscript++] = va_arg(ap, int);
+	va_end(ap);
+	/* Published by the store; the supervisor reads after its load. */
+	__atomic_store_n(&sup.seen, 0, __ATOMIC_SEQ_CST);
+}
+
+static bool seen_calls(int want, long nr, const char *what)
+{
+	int n = __atomic_load_n(&sup.seen, __ATOMIC_SEQ_CST);
+	bool ok = CHECK(n == want, "%s: the library made %d call(s), expected %d", what, n, want);
+
+	for (int i = 0; i < n && i < SCRIPT_MAX; i++)
+		ok &= CHECK(sup.nr[i] == nr, "%s: call %d was system call %d, expected %ld", what,
+			    i, sup.nr[i], nr);
+	return ok;
+}
+
+static void test_restart(void)
+{
+	uint32_t id = GARBAGE_U32, buf_id = 0;
+	struct accmap_info info;
+	int dev = -1, buf = -1, fd = -1;
+	pthread_t thread;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	buf_id = new_buffer(dev, pages(1), 0, 0);
+	if (!buf_id || !LIB_IS(accmap_get_fd(dev, buf_id, O_RDWR | O_CLOEXEC, &buf), 0))
+		return;
+	if (!CHECK(pipe(sup.pipe) == 0, "pipe: %s", strerror(errno)) ||
+	    !CHECK(pthread_create(&thread, NULL, supervisor, NULL) == 0, "pthread_create"))
+		return;
+	pthread_detach(thread);
+	/* After the supervisor exists, so that only this thread is filtered. */
+	sup.listener = filter_calls(dev, buf, SECCOMP_RET_USER_NOTIF);
+	if (sup.listener < 0)
+		return;
+	if (!CHECK(write(sup.pipe[1], &sup.listener, sizeof(sup.listener)) ==
+		   sizeof(sup.listener), "pipe write: %s", strerror(errno)))
+		return;
+
+	/* An accmap ioctl: EINTR twice, then the real call. */
+	script(3, -EINTR, -EINTR, 0);
+	LIB_IS(accmap_create(dev, pages(2), &id), 0);
+	seen_calls(3, __NR_ioctl, "accmap_create after EINTR, EINTR");
+	if (CHECK(id != 0 && id != GARBAGE_U32, "accmap_create gave id %#x", id) &&
+	    LIB_IS(accmap_info(dev, id, &info), 0))
+		CHECK(info.size == pages(2), "the restarted CREATE made %llu bytes",
+		      (unsigned long long)info.size);
+
+	/* Other errors are not restarted; EAGAIN is not for accmap ioctls. */
+	script(1, -EAGAIN);
+	LIB_IS(accmap_free(dev, id), -EAGAIN);
+	seen_calls(1, __NR_ioctl, "accmap_free after EAGAIN");
+	script(1, -EIO);
+	LIB_IS(accmap_free(dev, id), -EIO);
+	seen_calls(1, __NR_ioctl, "accmap_free after EIO");
+	script(2, -EINTR, 0);
+	LIB_IS(accmap_free(dev, id), 0);
+	seen_calls(2, __NR_ioctl, "accmap_free after EINTR");
+
+	/* DMA_BUF_IOCTL_SYNC: restarted on EINTR and on EAGAIN. */
+	script(4, -EAGAIN, -EINTR, -EAGAIN, 0);
+	LIB_IS(accmap_sync(buf, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW), 0);
+	seen_calls(4, __NR_ioctl, "accmap_sync after EAGAIN, EINTR, EAGAIN");
+	script(1, -EIO);
+	LIB_IS(accmap_sync(buf, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW), -EIO);
+	seen_calls(1, __NR_ioctl, "accmap_sync after EIO");
+
+	/* open(2) of the device: restarted on EINTR. */
+	script(2, -EINTR, 0);
+	if (LIB_IS(accmap_open(&fd), 0))
+		close(fd);
+	seen_calls(2, __NR_openat, "accmap_open after EINTR");
+	script(1, -EACCES);
+	LIB_IS(accmap_open(&fd), -EACCES);
+	seen_calls(1, __NR_openat, "accmap_open after EACCES");
+}
+
+int main(void)
+{
+	static const struct tap_test tests[] = {
+		{ "lib_open_close", test_open_close },
+		{ "lib_create_alloc_free", test_create_alloc_free },
+		{ "lib_alloc_buffer", test_alloc_buffer },
+		{ "lib_info", test_info },
+		{ "lib_get_fd_from_fd", test_get_fd_from_fd },
+		{ "lib_write_read", test_write_read },
+		{ "lib_strided", test_strided },
+		{ "lib_tag_label", test_tag_label },
+		{ "lib_query_heap", test_query_heap },
+		{ "lib_query_pool", test_query_pool },
+		{ "lib_map_sync", test_map_sync },
+		{ "lib_from_va", test_from_va },
+		{ "lib_cache", test_cache },
+		{ "lib_cache_list", test_cache_list },
+		{ "lib_checks_without_syscall", test_checks_without_syscall },
+		{ "lib_restart", test_restart },
+	};
+
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}

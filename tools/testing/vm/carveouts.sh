@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Uses run.sh's $arch, $work and $qemu; sets variables run.sh reads.
+# shellcheck disable=SC2154,SC2034
+#
+# The carveouts of the test guests, one per way accmap learns of them
+# (see Documentation/admin-guide/carveouts.rst).  Sourced by run.sh;
+# carveout_setup runs once $arch, $work and $qemu are set, and sets:
+#
+#   carveout_append   words for the kernel command line
+#   carveout_qemu     extra qemu arguments (an array)
+#   carveout_insmod   accmap.ko parameters
+#   carveout_expect   ACCMAP_CARVEOUTS for the accmap_carveout selftest:
+#                     every carveout heap by name, "cached" if it gives
+#                     cached buffers, "nocached" if not
+#   carveout_bad      parameter sets that must fail the module load (an
+#                     array): malformed, overlapping, a taken name, and
+#                     memory the page allocator owns
+#
+# amd64 (qemu's 1 GiB of RAM at 0 to 0x3ffdf000): memmap=64M$0x30000000
+# makes 64 MiB that RAM e820-reserved, so the kernel never uses it (KASLR
+# avoids memmap= ranges, qemu loads the initrd below the top of RAM);
+# the pages exist (their memory section holds RAM) but the direct map
+# does not cover them.  The module parameter makes it a carveout:
+# write-combined and uncached buffers only.
+#
+# arm64 (qemu virt: 1 GiB of RAM at 0x40000000): qemu's own device tree
+# for the same -M/-cpu/-m, plus a reserved-memory node, and mem=896M, so
+# that the kernel's memory ends at 0x78000000:
+#   0x70000000 32 MiB  no compatible, not no-map: reserved RAM the kernel
+#                      maps; a carveout by module parameter, cached too
+#   0x74000000 32 MiB  accmap,carveout, no-map: struct pages, outside the
+#                      linear map; write-combined and uncached only
+#   0x7c000000 64 MiB  accmap,carveout, no-map, beyond mem=: its memory
+#                      section holds no RAM, so no struct pages;
+#                      write-combined and uncached only
+carveout_setup() {
+	carveout_append=
+	carveout_qemu=()
+	carveout_insmod=
+	carveout_expect=
+	carveout_bad=()
+
+	case $arch in
+	amd64)
+		# shellcheck disable=SC2016 # a literal $: memmap=size$start
+		carveout_append='memmap=64M$0x30000000'
+		carveout_insmod='carveout=64M@0x30000000:x86_memmap'
+		carveout_expect='x86_memmap:nocached'
+		carveout_bad=('carveout=64M@0x30000800' 'carveout=4M@0x20000000'
+			      'carveout=64M@0x30000000:system'
+			      'carveout=1M@0x30000000,1M@0x30080000')
+		;;
+	arm64)
+		command -v dtc >/dev/null ||
+			die "dtc missing: run tools/testing/scripts/install-deps.sh"
+		# The machine's device tree, dumped with the very options it
+		# boots with (-M gets dumpdtb= added).
+		local dump=() i
+		for ((i = 0; i < ${#qemu[@]}; i++)); do
+			dump+=("${qemu[i]}")
+			if [ "${qemu[i]}" = -M ]; then
+				i=$((i + 1))
+				dump+=("${qemu[i]},dumpdtb=$work/virt.dtb")
+			fi
+		done
+		rm -f "$work/virt.dtb"
+		"${dump[@]}" -nographic </dev/null >"$work/dumpdtb.log" 2>&1 || true
+		[ -s "$work/virt.dtb" ] ||
+			die "qemu did not dump its device tree (see $work/dumpdtb.log)"
+		{
+			dtc -q -I dtb -O dts "$work/virt.dtb"
+			cat <<-'EOF'
+
+			/ {
+				reserved-memory {
+					#address-cells = <2>;
+					#size-cells = <2>;
+					ranges;
+
+					accmap_param: buffer@70000000 {
+						reg = <0x0 0x70000000 0x0 0x2000000>;
+					};
+
+					carveout@74000000 {
+						compatible = "accmap,carveout";
+						reg = <0x0 0x74000000 0x0 0x2000000>;
+						no-map;
+						label = "nomap_dt";
+					};
+
+					carveout@7c000000 {
+						compatible = "accmap,carveout";
+						reg = <0x0 0x7c000000 0x0 0x4000000>;
+						no-map;
+						label = "nopages_dt";
+					};
+				};
+			};
+			EOF
+		} >"$work/virt-accmap.dts" || die "dtc could not decompile $work/virt.dtb"
+		dtc -q -I dts -O dtb -o "$work/virt-accmap.dtb" "$work/virt-accmap.dts" ||
+			die "dtc could not compile $work/virt-accmap.dts"
+		carveout_qemu=(-dtb "$work/virt-accmap.dtb")
+		carveout_append='mem=896M'
+		carveout_insmod='carveout=32M@0x70000000:ram_param'
+		carveout_expect='ram_param:cached,nomap_dt:nocached,nopages_dt:nocached'
+		carveout_bad=('carveout=32M@0x74000000' 'carveout=4M@0x50000000'
+			      'carveout=1M@0x70000000:nomap_dt')
+		;;
+	esac
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The operator's part of the demo guest (busybox sh), run by init.sh after
+# accmap-demo: accmapctl heaps, pool and an uncached alloc, then, while a
+# background "accmapctl alloc --hold" keeps a 4 MiB buffer under tag 9,
+# label that tag and list who holds what.  run.sh packs it as
+# /demo-accmapctl.sh.
+#
+#   sh /demo-accmapctl.sh [TIMEOUT]
+#
+# Prints "@@accmap-vm accmapctl failed CMD" for each command that fails
+# and exits 1 if any did.
+
+ctl_timeout=${1:-60}
+ctl=/tests/accmapctl
+status=0
+out=/tmp/accmapctl.out
+
+failed() {
+	echo "@@accmap-vm accmapctl failed $*"
+	status=1
+}
+
+# ctl ARGS...: runs accmapctl ARGS, shows its output, keeps it in $out.
+ctl() {
+	echo "# accmapctl $*"
+	timeout -s KILL "$ctl_timeout" "$ctl" "$@" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	[ "$rc" = 0 ] && return 0
+	failed "$* (exit $rc)"
+	return 1
+}
+
+ctl heaps
+ctl pool
+if ctl alloc 64K --uncached; then
+	grep -q '^flags: .*(uncached)' "$out" || failed "alloc 64K --uncached (not uncached)"
+fi
+
+echo "# accmapctl alloc 4M --tag 9 --hold &"
+"$ctl" alloc 4M --tag 9 --hold >/tmp/holder.out 2>&1 &
+holder=$!
+# It prints "holding" once the buffer is allocated; give it 30 s.
+tries=0
+while ! grep -q '^holding' /tmp/holder.out && kill -0 "$holder" 2>/dev/null &&
+	[ "$tries" -lt 300 ]; do
+	sleep 0.1 2>/dev/null || sleep 1
+	tries=$((tries + 1))
+done
+cat /tmp/holder.out
+grep -q '^holding' /tmp/holder.out || failed "alloc 4M --tag 9 --hold (never held)"
+
+ctl label 9 camera
+if ctl list; then
+	# The held buffer, under its new label, in the allocations table.
+	grep -q 'camera' "$out" || failed "list (no buffer labelled camera)"
+	grep -q '^orphans:' "$out" || failed "list (no orphans table)"
+fi
+
+kill "$holder" 2>/dev/null
+wait "$holder"
+rc=$?
+echo "# accmapctl alloc --hold (pid $holder) stopped: exit $rc"
+[ "$rc" = 0 ] || failed "alloc 4M --tag 9 --hold (exit $rc)"
+
+exit "$status"
