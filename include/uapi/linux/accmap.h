@@ -115,8 +115,10 @@ struct accmap_get_fd {
 /* Bits of accmap_info.state. */
 #define ACCMAP_STATE_ALLOCATED		(1U << 0)
 #define ACCMAP_STATE_EXPORTED		(1U << 1)
-/* This id may not write the buffer (FROM_FD of an O_RDONLY dma-buf, or a
- * read-only FROM_VA buffer): WRITE and O_RDWR exports fail with EACCES. */
+/*
+ * This id may not write the buffer (FROM_FD of an O_RDONLY dma-buf, or a
+ * read-only FROM_VA buffer): WRITE and O_RDWR exports fail with EACCES.
+ */
 #define ACCMAP_STATE_READONLY		(1U << 2)
 
 /**
