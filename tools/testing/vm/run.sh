@@ -47,7 +47,7 @@ amd64)
 	make_args=()
 	cc=gcc
 	busybox=$(command -v busybox || echo /bin/busybox)
-	qemu=(qemu-system-x86_64 -accel tcg -m 1024)
+	qemu=(qemu-system-x86_64 -accel tcg -m 1024 -smp 2)
 	console=ttyS0
 	;;
 arm64)
@@ -55,7 +55,7 @@ arm64)
 	make_args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 	cc=aarch64-linux-gnu-gcc
 	busybox=$CACHE/arm64/busybox/bin/busybox
-	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m 1024)
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m 1024 -smp 2)
 	console=ttyAMA0
 	;;
 *)
