@@ -366,6 +366,269 @@ struct accmap_from_va {
 	__u32 pad2;
 };
 
+/*
+ * Replay.  A replay session holds fresh GPU page tables built by the kernel
+ * from handle-backed mappings, on one replay target (a GPU register window,
+ * real or modelled).  Runs execute bounded lists of register operations on
+ * the target.  Every replay ioctl needs CAP_SYS_RAWIO.
+ */
+#define ACCMAP_REPLAY_NAME_LEN		32
+
+/* Flags of struct accmap_replay_target_info. */
+#define ACCMAP_REPLAY_TARGET_SIM	(1U << 0)	/* a software model */
+#define ACCMAP_REPLAY_TARGET_IRQ	(1U << 1)	/* WAIT_IRQ is backed by interrupts */
+
+/* Page-table formats, and their bits in accmap_replay_target_info.formats. */
+#define ACCMAP_PGT_MALI_AARCH64_4K	0
+#define ACCMAP_PGT_MALI_LPAE		1
+#define ACCMAP_PGT_COUNT		2
+
+/**
+ * struct accmap_replay_target_info - ACCMAP_IOC_REPLAY_QUERY argument
+ * @index:       in: target index, from 0; -ENOENT past the last target
+ * @flags:       out: ACCMAP_REPLAY_TARGET_*
+ * @name:        out: the target's name, NUL-terminated
+ * @window_size: out: bytes in the target's register window
+ * @formats:     out: bit (1 << ACCMAP_PGT_*) for every page-table format
+ *               the target's MMU walks
+ * @as_count:    out: number of GPU address spaces
+ * @gpu_id:      out: the GPU_ID register as read at probe (0 if unknown)
+ * @sessions:    out: live replay sessions on this target, all clients
+ */
+struct accmap_replay_target_info {
+	__u32 index;
+	__u32 flags;
+	char name[ACCMAP_REPLAY_NAME_LEN];
+	__u64 window_size;
+	__u32 formats;
+	__u32 as_count;
+	__u32 gpu_id;
+	__u32 sessions;
+};
+
+/* Permissions of struct accmap_replay_map. */
+#define ACCMAP_REPLAY_MAP_READ		(1U << 0)
+#define ACCMAP_REPLAY_MAP_WRITE		(1U << 1)
+#define ACCMAP_REPLAY_MAP_EXEC		(1U << 2)
+#define ACCMAP_REPLAY_MAP_VALID_FLAGS	(ACCMAP_REPLAY_MAP_READ |	\
+					 ACCMAP_REPLAY_MAP_WRITE |	\
+					 ACCMAP_REPLAY_MAP_EXEC)
+/* Memory attribute indices select one byte of the AS MEMATTR register. */
+#define ACCMAP_REPLAY_ATTR_MAX		7
+
+/**
+ * struct accmap_replay_map - one mapping of a replay session
+ * @gpu_va: in: GPU virtual address, page aligned
+ * @offset: in: byte offset in the buffer, page aligned
+ * @length: in: bytes, page aligned, not 0; the range must lie inside the
+ *          buffer and below 1 << va_bits of the session
+ * @id:     in: handle id of an allocated buffer of the caller
+ * @flags:  in: ACCMAP_REPLAY_MAP_*, READ at least; WRITE needs a buffer
+ *          the caller may write
+ * @attr:   in: memory attribute index, 0 to ACCMAP_REPLAY_ATTR_MAX
+ * @pad:    must be 0
+ */
+struct accmap_replay_map {
+	__u64 gpu_va;
+	__u64 offset;
+	__u64 length;
+	__u32 id;
+	__u32 flags;
+	__u32 attr;
+	__u32 pad;
+};
+
+#define ACCMAP_REPLAY_MAPS_MAX		4096
+#define ACCMAP_REPLAY_VA_BITS_MIN	32
+#define ACCMAP_REPLAY_VA_BITS_MAX	48
+#define ACCMAP_REPLAY_SETUP_VALID_FLAGS	0U
+
+/**
+ * struct accmap_replay_setup - ACCMAP_IOC_REPLAY_SETUP argument
+ * @maps:       in: user pointer to @nr_maps struct accmap_replay_map
+ * @nr_maps:    in: 1 to ACCMAP_REPLAY_MAPS_MAX; mappings may not overlap
+ * @target:     in: target index (see ACCMAP_IOC_REPLAY_QUERY)
+ * @format:     in: ACCMAP_PGT_*, one the target supports
+ * @as:         in: address space index, below the target's as_count
+ * @va_bits:    in: GPU virtual address bits, ACCMAP_REPLAY_VA_BITS_MIN to
+ *              ACCMAP_REPLAY_VA_BITS_MAX
+ * @flags:      in: none defined yet, must be 0
+ * @session:    out: the new session's id in this client, never 0
+ * @failed_map: out: on failure caused by one mapping, its index; else
+ *              0xffffffff
+ * @table_pages: out: page-table pages the kernel allocated
+ * @pad:        must be 0
+ *
+ * The session holds a reference on every mapped buffer: freeing an id
+ * does not take memory away from a session.
+ */
+struct accmap_replay_setup {
+	__u64 maps;
+	__u32 nr_maps;
+	__u32 target;
+	__u32 format;
+	__u32 as;
+	__u32 va_bits;
+	__u32 flags;
+	__u32 session;
+	__u32 failed_map;
+	__u32 table_pages;
+	__u32 pad;
+};
+
+/* Operations of struct accmap_replay_op. */
+#define ACCMAP_REPLAY_OP_WRITE		1	/* write value at offset */
+#define ACCMAP_REPLAY_OP_READ		2	/* read offset; compare under mask */
+#define ACCMAP_REPLAY_OP_POLL		3	/* until (read & mask) == value */
+#define ACCMAP_REPLAY_OP_WAIT_IRQ	4	/* until the irq source raised mask */
+#define ACCMAP_REPLAY_OP_DELAY		5	/* wait timeout_us microseconds */
+#define ACCMAP_REPLAY_OP_WRITE_ROOT	6	/* write the page-table root */
+
+/* Flags of struct accmap_replay_op. */
+#define ACCMAP_REPLAY_OP_STRICT		(1U << 0)	/* READ: a mismatch fails the run */
+#define ACCMAP_REPLAY_OP_HI		(1U << 1)	/* WRITE_ROOT: the upper 32 bits */
+#define ACCMAP_REPLAY_OP_VALID_FLAGS	(ACCMAP_REPLAY_OP_STRICT |	\
+					 ACCMAP_REPLAY_OP_HI)
+
+/* Interrupt sources of ACCMAP_REPLAY_OP_WAIT_IRQ. */
+#define ACCMAP_REPLAY_IRQ_JOB		0
+#define ACCMAP_REPLAY_IRQ_MMU		1
+#define ACCMAP_REPLAY_IRQ_GPU		2
+#define ACCMAP_REPLAY_IRQ_COUNT		3
+
+#define ACCMAP_REPLAY_TIMEOUT_MAX_US	10000000U	/* POLL, WAIT_IRQ */
+#define ACCMAP_REPLAY_DELAY_MAX_US	1000000U	/* DELAY */
+
+/**
+ * struct accmap_replay_op - one register operation
+ * @op:         ACCMAP_REPLAY_OP_*
+ * @flags:      ACCMAP_REPLAY_OP_* flags that apply to @op, else 0
+ * @offset:     register offset, 4-byte aligned, inside the target's window
+ *              (WRITE, READ, POLL, WRITE_ROOT; else 0)
+ * @value:      WRITE: the value; READ: the expected value; POLL: the value
+ *              to wait for (else 0)
+ * @mask:       READ, POLL: the bits compared; WAIT_IRQ: the interrupt
+ *              bits waited for, not 0 (else 0)
+ * @timeout_us: POLL, WAIT_IRQ: at most ACCMAP_REPLAY_TIMEOUT_MAX_US, not 0;
+ *              DELAY: at most ACCMAP_REPLAY_DELAY_MAX_US (else 0)
+ * @irq:        WAIT_IRQ: ACCMAP_REPLAY_IRQ_* (else 0)
+ * @pad:        must be 0
+ */
+struct accmap_replay_op {
+	__u32 op;
+	__u32 flags;
+	__u32 offset;
+	__u32 value;
+	__u32 mask;
+	__u32 timeout_us;
+	__u32 irq;
+	__u32 pad;
+};
+
+#define ACCMAP_REPLAY_OPS_MAX		(1U << 20)
+
+/* Why a run stopped early, in accmap_replay_run.reason. */
+#define ACCMAP_REPLAY_OK		0	/* every op ran */
+#define ACCMAP_REPLAY_INVALID		1	/* op failed_op is malformed: -EINVAL */
+#define ACCMAP_REPLAY_MISMATCH		2	/* strict READ saw another value: -EIO */
+#define ACCMAP_REPLAY_TIMEOUT		3	/* POLL or WAIT_IRQ timed out: -ETIMEDOUT */
+#define ACCMAP_REPLAY_MMU_FAULT		4	/* the GPU MMU faulted: -EIO */
+#define ACCMAP_REPLAY_SIGNAL		5	/* a fatal signal: -EINTR */
+
+#define ACCMAP_REPLAY_RUN_VALID_FLAGS	0U
+
+/**
+ * struct accmap_replay_run - ACCMAP_IOC_REPLAY_RUN argument
+ * @ops:          in: user pointer to @nr_ops struct accmap_replay_op
+ * @nr_ops:       in: 1 to ACCMAP_REPLAY_OPS_MAX
+ * @session:      in: session id
+ * @flags:        in: none defined yet, must be 0
+ * @done:         out: operations completed
+ * @failed_op:    out: index of the op that stopped the run, or 0xffffffff
+ * @reason:       out: ACCMAP_REPLAY_*
+ * @value:        out: READ, POLL: the last value read by @failed_op;
+ *                WAIT_IRQ: the interrupt status then
+ * @fault_status: out: after an MMU fault, the faulting address space's
+ *                FAULTSTATUS; else 0
+ * @fault_as:     out: that address space, or 0xffffffff
+ * @fault_addr:   out: its FAULTADDRESS, a GPU virtual address
+ * @elapsed_ns:   out: time spent in the run
+ *
+ * Every op is checked before any runs.  After every POLL, WAIT_IRQ and
+ * DELAY, and after the last op, the target's MMU interrupt status is
+ * checked; a fault stops the run.  The argument is copied back on
+ * failure too.
+ */
+struct accmap_replay_run {
+	__u64 ops;
+	__u32 nr_ops;
+	__u32 session;
+	__u32 flags;
+	__u32 done;
+	__u32 failed_op;
+	__u32 reason;
+	__u32 value;
+	__u32 fault_status;
+	__u32 fault_as;
+	__u32 pad;
+	__u64 fault_addr;
+	__u64 elapsed_ns;
+};
+
+/**
+ * struct accmap_replay_destroy - ACCMAP_IOC_REPLAY_DESTROY argument
+ * @session: in: session id
+ * @pad:     must be 0
+ */
+struct accmap_replay_destroy {
+	__u32 session;
+	__u32 pad;
+};
+
+/*
+ * The software Mali model's own compute job.  A Mali job descriptor whose
+ * header (32 bytes, 64-bit descriptor format) has job type
+ * ACCMAP_SIM_JOB_TYPE carries struct accmap_sim_job right after the
+ * header.  Matrices are dense, row-major, int32; arithmetic wraps.  The
+ * model runs it through the session's page tables: A and B need read
+ * permission, C write permission.
+ */
+#define ACCMAP_SIM_JOB_TYPE		0x40
+#define ACCMAP_SIM_JOB_OFFSET		32	/* after the job header */
+
+#define ACCMAP_SIM_OP_MATMUL_I32	1	/* C[m][n] = A[m][k] x B[k][n] */
+#define ACCMAP_SIM_OP_VADD_I32		2	/* C[i] = A[i] + B[i], i < n; m = k = 1 */
+
+#define ACCMAP_SIM_DIM_MAX		4096
+#define ACCMAP_SIM_ELEMS_MAX		(1U << 20)	/* per matrix */
+#define ACCMAP_SIM_MACS_MAX		(1ULL << 27)	/* m * n * k */
+
+/**
+ * struct accmap_sim_job - payload of an ACCMAP_SIM_JOB_TYPE job
+ * @op:    ACCMAP_SIM_OP_*
+ * @flags: none defined yet, 0
+ * @m:     rows of A and C, 1 to ACCMAP_SIM_DIM_MAX
+ * @n:     columns of B and C, 1 to ACCMAP_SIM_DIM_MAX
+ * @k:     columns of A, rows of B, 1 to ACCMAP_SIM_DIM_MAX
+ * @pad:   0
+ * @a:     GPU virtual address of A
+ * @b:     GPU virtual address of B
+ * @c:     GPU virtual address of C
+ *
+ * A malformed payload fails the job with status DATA_INVALID_FAULT (0x58).
+ */
+struct accmap_sim_job {
+	__u32 op;
+	__u32 flags;
+	__u32 m;
+	__u32 n;
+	__u32 k;
+	__u32 pad;
+	__u64 a;
+	__u64 b;
+	__u64 c;
+};
+
 #define ACCMAP_IOC_CREATE	_IOWR(ACCMAP_IOCTL_MAGIC, 0x00, struct accmap_create)
 #define ACCMAP_IOC_ALLOC	_IOWR(ACCMAP_IOCTL_MAGIC, 0x01, struct accmap_alloc)
 #define ACCMAP_IOC_FREE		_IOW(ACCMAP_IOCTL_MAGIC, 0x02, struct accmap_free)
@@ -380,5 +643,9 @@ struct accmap_from_va {
 #define ACCMAP_IOC_CACHE	_IOW(ACCMAP_IOCTL_MAGIC, 0x0b, struct accmap_cache_op)
 #define ACCMAP_IOC_CACHE_LIST	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0c, struct accmap_cache_list)
 #define ACCMAP_IOC_FROM_VA	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0d, struct accmap_from_va)
+#define ACCMAP_IOC_REPLAY_QUERY	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0e, struct accmap_replay_target_info)
+#define ACCMAP_IOC_REPLAY_SETUP	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0f, struct accmap_replay_setup)
+#define ACCMAP_IOC_REPLAY_RUN	_IOWR(ACCMAP_IOCTL_MAGIC, 0x10, struct accmap_replay_run)
+#define ACCMAP_IOC_REPLAY_DESTROY _IOW(ACCMAP_IOCTL_MAGIC, 0x11, struct accmap_replay_destroy)
 
 #endif /* _UAPI_LINUX_ACCMAP_H */

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * accmap: replay of recorded GPU jobs, internal interfaces.
+ *
+ * A session (replay.c) owns fresh GPU page tables (replay_pgtable.c) built
+ * from handle-backed mappings, on one target: a real register window
+ * (replay_mmio.c) or the software Mali model (replay_sim.c).  The executor
+ * (replay_exec.c) runs bounded lists of register operations on it.  The
+ * model's MMU reads the tables with a walker (replay_walk.c) written
+ * apart from the builder, so each checks the other.
+ */
+#ifndef _ACCMAP_REPLAY_H
+#define _ACCMAP_REPLAY_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+
+#include <uapi/linux/accmap.h>
+
+struct accmap_device;
+struct accmap_handle;
+struct device;
+
+/* ---- page-table formats (replay_pgtable.c) -------------------------- */
+
+#define ACCMAP_PGT_LEVELS	4
+#define ACCMAP_PGT_PAGE_SIZE	SZ_4K
+#define ACCMAP_PGT_BLOCK_SIZE	SZ_2M
+#define ACCMAP_PGT_ENTRIES	512
+
+/* Permissions of a mapping (the ACCMAP_REPLAY_MAP_* bits). */
+#define ACCMAP_PGT_PERM_READ	ACCMAP_REPLAY_MAP_READ
+#define ACCMAP_PGT_PERM_WRITE	ACCMAP_REPLAY_MAP_WRITE
+#define ACCMAP_PGT_PERM_EXEC	ACCMAP_REPLAY_MAP_EXEC
+
+/**
+ * struct accmap_pgt_alloc_ops - where table pages come from
+ * @alloc: return the kernel address of a zeroed, 4 KiB aligned table page
+ *         and set *@dma to the address the GPU reads it at; NULL if none
+ * @free:  give back a page @alloc returned
+ * @sync:  optional: make the CPU's writes of @len bytes at @va (in a page
+ *         @alloc returned, at device address @dma) visible to the GPU
+ */
+struct accmap_pgt_alloc_ops {
+	void *(*alloc)(void *priv, u64 *dma);
+	void (*free)(void *priv, void *va, u64 dma);
+	void (*sync)(void *priv, void *va, u64 dma, size_t len);
+};
+
+struct accmap_pgt;
+
+struct accmap_pgt *accmap_pgt_create(u32 format, u32 va_bits,
+				     const struct accmap_pgt_alloc_ops *ops,
+				     void *priv);
+void accmap_pgt_destroy(struct accmap_pgt *pgt);
+int accmap_pgt_map(struct accmap_pgt *pgt, u64 va, u64 pa, u64 size,
+		   u32 perm, u32 attr);
+u64 accmap_pgt_unmap(struct accmap_pgt *pgt, u64 va, u64 size);
+u64 accmap_pgt_root(const struct accmap_pgt *pgt);
+unsigned long accmap_pgt_table_pages(const struct accmap_pgt *pgt);
+
+/* ---- the walker (replay_walk.c) -------------------------------------- */
+
+/* Outcome of a walk. */
+enum accmap_walk_status {
+	ACCMAP_WALK_OK,
+	ACCMAP_WALK_TRANSLATION,	/* invalid entry at @level */
+	ACCMAP_WALK_ACCESS_FLAG,	/* leaf without the access flag */
+	ACCMAP_WALK_ADDRESS_SIZE,	/* VA beyond the tables' reach */
+	ACCMAP_WALK_BUS,		/* a table page could not be read */
+	ACCMAP_WALK_BAD_ROOT,		/* TRANSTAB does not name tables */
+};
+
+/**
+ * struct accmap_walk - where a walk ended
+ * @status: ACCMAP_WALK_*
+ * @level:  level of the leaf, or of the entry that stopped the walk
+ * @pa:     the output address of the VA (ACCMAP_WALK_OK)
+ * @size:   bytes the leaf maps (4 KiB page, 2 MiB or 1 GiB block)
+ * @perm:   ACCMAP_PGT_PERM_* the leaf grants
+ * @attr:   the leaf's memory attribute index
+ * @pte:    the last entry read
+ */
+struct accmap_walk {
+	enum accmap_walk_status status;
+	u32 level;
+	u64 pa;
+	u64 size;
+	u32 perm;
+	u32 attr;
+	u64 pte;
+};
+
+int accmap_walk(u32 format, u64 transtab, u64 va,
+		int (*read64)(void *priv, u64 pa, u64 *val), void *priv,
+		struct accmap_walk *out);
+
+/* ---- targets ---------------------------------------------------------- */
+
+struct accmap_replay_session;
+
+/**
+ * struct accmap_replay_fault - an MMU fault a target reported
+ * @as:      address space
+ * @status:  its FAULTSTATUS
+ * @address: its FAULTADDRESS
+ */
+struct accmap_replay_fault {
+	u32 as;
+	u32 status;
+	u64 address;
+};
+
+/**
+ * struct accmap_replay_target_ops - what a replay target provides
+ * @open:      set up per-session state in @s->tpriv; 0 or -errno
+ * @close:     stop everything the session started and free @s->tpriv
+ * @pgt_alloc: where the session's table pages come from (priv: @s)
+ * @add_memory: optional: @len bytes of buffer memory at device address
+ *             @dma are reachable by the CPU at @kva (the model reads and
+ *             writes GPU memory only through what it was given here and
+ *             through its table pages)
+ * @dma_dev:   optional: the device buffers are DMA-mapped for; if NULL,
+ *             device addresses are CPU physical addresses
+ * @run_begin: optional: called before a run (e.g. take the window)
+ * @run_end:   optional: called after a run
+ * @read32:    read the register at @offset (checked, aligned)
+ * @write32:   write it
+ * @wait_irq:  wait up to @timeout_us for interrupt source @irq to raise a
+ *             bit of @mask, killable; on success acknowledge the raised
+ *             bits of @mask, set *@seen to the status then and return 0;
+ *             -ETIMEDOUT, -EINTR (fatal signal), or -EIO if an MMU fault
+ *             is pending (reported by @mmu_fault)
+ * @mmu_fault: if an MMU fault is pending, fill @f and return true
+ */
+struct accmap_replay_target_ops {
+	int (*open)(struct accmap_replay_session *s);
+	void (*close)(struct accmap_replay_session *s);
+	const struct accmap_pgt_alloc_ops *pgt_alloc;
+	void (*add_memory)(struct accmap_replay_session *s, u64 dma,
+			   void *kva, u64 len);
+	struct device *(*dma_dev)(struct accmap_replay_session *s);
+	int (*run_begin)(struct accmap_replay_session *s);
+	void (*run_end)(struct accmap_replay_session *s);
+	u32 (*read32)(struct accmap_replay_session *s, u32 offset);
+	void (*write32)(struct accmap_replay_session *s, u32 offset, u32 value);
+	int (*wait_irq)(struct accmap_replay_session *s, u32 irq, u32 mask,
+			u32 timeout_us, u32 *seen);
+	bool (*mmu_fault)(struct accmap_replay_session *s,
+			  struct accmap_replay_fault *f);
+};
+
+/**
+ * struct accmap_replay_target - a register window replay can drive
+ * @name:        shown by REPLAY_QUERY and debugfs
+ * @flags:       ACCMAP_REPLAY_TARGET_*
+ * @window_size: bytes of registers; every offset is checked against it
+ * @formats:     bit (1 << ACCMAP_PGT_*) per format its MMU walks
+ * @as_count:    address spaces
+ * @gpu_id:      GPU_ID as read at probe
+ * @ops:         the target's operations
+ * @priv:        the target's own state
+ * @sessions:    live sessions on this target
+ */
+struct accmap_replay_target {
+	const char *name;
+	u32 flags;
+	u32 window_size;
+	u32 formats;
+	u32 as_count;
+	u32 gpu_id;
+	const struct accmap_replay_target_ops *ops;
+	void *priv;
+	atomic_t sessions;
+};
+
+/**
+ * struct accmap_replay_session - page tables and a target, ready to run
+ * @ref:       one per user (the owning client's table, a run in progress)
+ * @adev:      the device
+ * @node:      in the device's list of sessions (debugfs)
+ * @id:        the id the owning client knows it by
+ * @target:    where it runs
+ * @tpriv:     the target's per-session state
+ * @format:    ACCMAP_PGT_*
+ * @as:        address space index
+ * @va_bits:   GPU VA bits
+ * @pgt:       the page tables
+ * @root:      TRANSTAB value for the tables, in the format's form
+ * @run_lock:  serialises runs of this session
+ * @nr_maps:   entries in @maps
+ * @maps:      the mappings, each holding a reference on its handle
+ * @mapped:    bytes mapped
+ * @pid:       thread group id of the creator
+ * @comm:      its command name
+ */
+struct accmap_replay_session {
+	struct kref ref;
+	struct accmap_device *adev;
+	struct list_head node;
+	u32 id;
+	struct accmap_replay_target *target;
+	void *tpriv;
+	u32 format;
+	u32 as;
+	u32 va_bits;
+	struct accmap_pgt *pgt;
+	u64 root;
+	struct mutex run_lock;	/* serialises runs of this session */
+	u32 nr_maps;
+	struct accmap_replay_mapping *maps;
+	u64 mapped;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+};
+
+/* ---- the executor (replay_exec.c) ------------------------------------ */
+
+/**
+ * struct accmap_replay_result - how a run went
+ * @done:      ops completed
+ * @failed_op: index of the op that stopped the run, or U32_MAX
+ * @reason:    ACCMAP_REPLAY_*
+ * @value:     the last value the failing op read
+ * @fault:     the MMU fault, when @reason is ACCMAP_REPLAY_MMU_FAULT
+ */
+struct accmap_replay_result {
+	u32 done;
+	u32 failed_op;
+	u32 reason;
+	u32 value;
+	struct accmap_replay_fault fault;
+};
+
+int accmap_replay_check_op(const struct accmap_replay_op *op,
+			   u32 window_size);
+int accmap_replay_exec(struct accmap_replay_session *s,
+		       const struct accmap_replay_op *ops, u32 n, u32 first,
+		       struct accmap_replay_result *res);
+
+/* ---- the software Mali model (replay_sim.c) -------------------------- */
+
+extern const struct accmap_replay_target_ops accmap_sim_ops;
+int accmap_sim_target_init(struct accmap_replay_target *target);
+
+#endif /* _ACCMAP_REPLAY_H */
