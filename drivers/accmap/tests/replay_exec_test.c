@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of accmap's replay executor.
+ *
+ * accmap_replay_check_op() is tested field by field from a table.  The
+ * executor runs first against a small fake target defined here, whose
+ * registers, interrupts and MMU faults each test sets up as it needs.
+ */
+
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/limits.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "../mali_regs.h"
+#include "../replay.h"
+
+/* ---- accmap_replay_check_op() ---- */
+
+#define WIN	0x4000U
+
+struct check_case {
+	const char *name;
+	struct accmap_replay_op op;
+	int ret;
+};
+
+#define OP(...)	{ __VA_ARGS__ }
+#define W	ACCMAP_REPLAY_OP_WRITE
+#define R	ACCMAP_REPLAY_OP_READ
+#define P	ACCMAP_REPLAY_OP_POLL
+#define I	ACCMAP_REPLAY_OP_WAIT_IRQ
+#define D	ACCMAP_REPLAY_OP_DELAY
+#define WR	ACCMAP_REPLAY_OP_WRITE_ROOT
+#define TMAX	ACCMAP_REPLAY_TIMEOUT_MAX_US
+#define DMAX	ACCMAP_REPLAY_DELAY_MAX_US
+#define STRICT	ACCMAP_REPLAY_OP_STRICT
+#define HI	ACCMAP_REPLAY_OP_HI
+
+static const struct check_case check_cases[] = {
+	/* Each op in a valid form. */
+	{ "write", OP(.op = W, .offset = 0x30, .value = 1), 0 },
+	{ "write_zero", OP(.op = W), 0 },
+	{ "write_last_reg", OP(.op = W, .offset = WIN - 4, .value = ~0U), 0 },
+	{ "read", OP(.op = R, .offset = 4, .value = 7, .mask = 0xf), 0 },
+	{ "read_no_mask", OP(.op = R, .offset = 4), 0 },
+	{ "read_strict", OP(.op = R, .flags = STRICT, .offset = 4, .mask = 1), 0 },
+	{ "poll", OP(.op = P, .offset = 0x160, .value = 1, .mask = 1,
+		     .timeout_us = 1), 0 },
+	{ "poll_max", OP(.op = P, .offset = 0x160, .timeout_us = TMAX), 0 },
+	{ "wait_job", OP(.op = I, .mask = 1, .timeout_us = 100,
+			 .irq = ACCMAP_REPLAY_IRQ_JOB), 0 },
+	{ "wait_mmu", OP(.op = I, .mask = 1, .timeout_us = 100,
+			 .irq = ACCMAP_REPLAY_IRQ_MMU), 0 },
+	{ "wait_gpu_max", OP(.op = I, .mask = ~0U, .timeout_us = TMAX,
+			     .irq = ACCMAP_REPLAY_IRQ_GPU), 0 },
+	{ "delay_zero", OP(.op = D), 0 },
+	{ "delay_max", OP(.op = D, .timeout_us = DMAX), 0 },
+	{ "write_root", OP(.op = WR, .offset = 0x2400), 0 },
+	{ "write_root_hi", OP(.op = WR, .flags = HI, .offset = 0x2404), 0 },
+
+	/* The op itself and pad. */
+	{ "op_zero", OP(.op = 0), -EINVAL },
+	{ "op_past_last", OP(.op = WR + 1), -EINVAL },
+	{ "op_huge", OP(.op = ~0U), -EINVAL },
+	{ "pad", OP(.op = W, .pad = 1), -EINVAL },
+	{ "pad_delay", OP(.op = D, .pad = 1U << 31), -EINVAL },
+
+	/* Flags only where they apply. */
+	{ "write_strict", OP(.op = W, .flags = STRICT), -EINVAL },
+	{ "write_hi", OP(.op = W, .flags = HI), -EINVAL },
+	{ "read_hi", OP(.op = R, .flags = HI), -EINVAL },
+	{ "read_unknown_flag", OP(.op = R, .flags = 1U << 2), -EINVAL },
+	{ "poll_strict", OP(.op = P, .flags = STRICT, .timeout_us = 1), -EINVAL },
+	{ "wait_strict", OP(.op = I, .flags = STRICT, .mask = 1,
+			    .timeout_us = 1), -EINVAL },
+	{ "delay_hi", OP(.op = D, .flags = HI), -EINVAL },
+	{ "write_root_strict", OP(.op = WR, .flags = STRICT), -EINVAL },
+	{ "write_root_both", OP(.op = WR, .flags = STRICT | HI), -EINVAL },
+
+	/* Offsets: aligned, the whole register inside the window. */
+	{ "offset_unaligned", OP(.op = W, .offset = 2), -EINVAL },
+	{ "offset_window", OP(.op = R, .offset = WIN), -EINVAL },
+	{ "offset_straddles", OP(.op = R, .offset = WIN - 2), -EINVAL },
+	{ "offset_wraps", OP(.op = P, .offset = ~3U, .timeout_us = 1), -EINVAL },
+	{ "offset_root_out", OP(.op = WR, .offset = WIN + 4), -EINVAL },
+	{ "offset_wait", OP(.op = I, .offset = 4, .mask = 1, .timeout_us = 1),
+	  -EINVAL },
+	{ "offset_delay", OP(.op = D, .offset = 4), -EINVAL },
+
+	/* Fields an op does not use are 0. */
+	{ "write_mask", OP(.op = W, .mask = 1), -EINVAL },
+	{ "write_timeout", OP(.op = W, .timeout_us = 1), -EINVAL },
+	{ "write_irq", OP(.op = W, .irq = 1), -EINVAL },
+	{ "read_timeout", OP(.op = R, .timeout_us = 1), -EINVAL },
+	{ "read_irq", OP(.op = R, .irq = 2), -EINVAL },
+	{ "poll_irq", OP(.op = P, .timeout_us = 1, .irq = 1), -EINVAL },
+	{ "wait_value", OP(.op = I, .value = 1, .mask = 1, .timeout_us = 1),
+	  -EINVAL },
+	{ "delay_value", OP(.op = D, .value = 1), -EINVAL },
+	{ "delay_mask", OP(.op = D, .mask = 1), -EINVAL },
+	{ "delay_irq", OP(.op = D, .irq = 1), -EINVAL },
+	{ "root_value", OP(.op = WR, .value = 1), -EINVAL },
+	{ "root_mask", OP(.op = WR, .mask = 1), -EINVAL },
+	{ "root_timeout", OP(.op = WR, .timeout_us = 1), -EINVAL },
+
+	/* Bounds of waits and interrupts. */
+	{ "poll_timeout_zero", OP(.op = P), -EINVAL },
+	{ "poll_timeout_over", OP(.op = P, .timeout_us = TMAX + 1), -EINVAL },
+	{ "wait_timeout_zero", OP(.op = I, .mask = 1), -EINVAL },
+	{ "wait_timeout_over", OP(.op = I, .mask = 1, .timeout_us = TMAX + 1),
+	  -EINVAL },
+	{ "wait_mask_zero", OP(.op = I, .timeout_us = 1), -EINVAL },
+	{ "wait_irq_count", OP(.op = I, .mask = 1, .timeout_us = 1,
+			       .irq = ACCMAP_REPLAY_IRQ_COUNT), -EINVAL },
+	{ "wait_irq_huge", OP(.op = I, .mask = 1, .timeout_us = 1, .irq = ~0U),
+	  -EINVAL },
+	{ "delay_over", OP(.op = D, .timeout_us = DMAX + 1), -EINVAL },
+};
+
+static void check_desc(const struct check_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(check, check_cases, check_desc);
+
+static void exec_check_op(struct kunit *test)
+{
+	const struct check_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&c->op, WIN), c->ret);
+}
+
+static void exec_check_op_tiny_window(struct kunit *test)
+{
+	struct accmap_replay_op op = OP(.op = W);
+
+	/* A window smaller than one register has no valid offset. */
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&op, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&op, 3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&op, 4), 0);
+	op.offset = 4;
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&op, 7), -EINVAL);
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&op, U32_MAX), 0);
+	/* Ops without an offset do not care. */
+	op = (struct accmap_replay_op){ .op = D, .timeout_us = 1 };
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&op, 0), 0);
+}
+
+/* ---- the executor against a fake target ---- */
+
+#define FAKE_WINDOW	0x100
+#define FAKE_REG	0x40	/* plain storage */
+#define FAKE_REG2	0x44
+#define FAKE_READY	0x10	/* 0 for ready_after reads, then 0xff */
+#define FAKE_DOORBELL	0x20	/* a write raises an MMU fault */
+#define FAKE_ROOT_LO	0x30
+#define FAKE_ROOT_HI	0x34
+#define FAKE_FAULT_ADDR	0xdead1000ULL
+#define FAKE_FAULT_AS	2
+
+/**
+ * struct fake_gpu - the fake target's state
+ * @regs:        register contents
+ * @ready_after: reads of FAKE_READY that return 0 before it reads 0xff
+ * @ready_reads: reads of FAKE_READY so far
+ * @irq_raw:     raised interrupt bits per source
+ * @irq_ret:     if not 0, what wait_irq returns
+ * @fault:       an MMU fault is pending
+ * @fault_quiet: wait_irq says -EIO but mmu_fault reports nothing
+ * @fault_checks: calls of mmu_fault
+ */
+struct fake_gpu {
+	u32 regs[FAKE_WINDOW / 4];
+	unsigned int ready_after;
+	unsigned int ready_reads;
+	u32 irq_raw[ACCMAP_REPLAY_IRQ_COUNT];
+	int irq_ret;
+	bool fault;
+	bool fault_quiet;
+	unsigned int fault_checks;
+};
+
+static u32 fake_read32(struct accmap_replay_session *s, u32 offset)
+{
+	struct fake_gpu *g = s->tpriv;
+
+	if (offset == FAKE_READY)
+		return ++g->ready_reads > g->ready_after ? 0xff : 0;
+	return g->regs[offset / 4];
+}
+
+static void fake_write32(struct accmap_replay_session *s, u32 offset, u32 v)
+{
+	struct fake_gpu *g = s->tpriv;
+
+	g->regs[offset / 4] = v;
+	if (offset == FAKE_DOORBELL)
+		g->fault = true;
+}
+
+static int fake_wait_irq(struct accmap_replay_session *s, u32 irq, u32 mask,
+			 u32 timeout_us, u32 *seen)
+{
+	struct fake_gpu *g = s->tpriv;
+
+	if (g->irq_ret)
+		return g->irq_ret;
+	if (g->fault || g->fault_quiet)
+		return -EIO;
+	if (g->irq_raw[irq] & mask) {
+		*seen = g->irq_raw[irq];
+		g->irq_raw[irq] &= ~mask;
+		return 0;
+	}
+	fsleep(timeout_us);
+	return -ETIMEDOUT;
+}
+
+static bool fake_mmu_fault(struct accmap_replay_session *s,
+			   struct accmap_replay_fault *f)
+{
+	struct fake_gpu *g = s->tpriv;
+
+	g->fault_checks++;
+	if (!g->fault)
+		return false;
+	f->as = FAKE_FAULT_AS;
+	f->status = MALI_FAULT_TRANSLATION(3) |
+		    MALI_FAULT_ACCESS_READ << MALI_FAULT_ACCESS_SHIFT;
+	f->address = FAKE_FAULT_ADDR;
+	return true;
+}
+
+static const struct accmap_replay_target_ops fake_ops = {
+	.read32 = fake_read32,
+	.write32 = fake_write32,
+	.wait_irq = fake_wait_irq,
+	.mmu_fault = fake_mmu_fault,
+};
+
+/**
+ * struct fake_env - a session on the fake target, and a run's result
+ * @target: the target
+ * @s:      the session
+ * @gpu:    the target's state
+ * @res:    the result, as the caller of the executor starts it
+ */
+struct fake_env {
+	struct accmap_replay_target target;
+	struct accmap_replay_session s;
+	struct fake_gpu gpu;
+	struct accmap_replay_result res;
+};
+
+static struct fake_env *new_fake(struct kunit *test)
+{
+	struct fake_env *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	e->target.name = "fake";
+	e->target.window_size = FAKE_WINDOW;
+	e->target.ops = &fake_ops;
+	e->s.target = &e->target;
+	e->s.tpriv = &e->gpu;
+	e->s.root = 0x0000123456789003ULL;
+	e->res.failed_op = U32_MAX;
+	return e;
+}
+
+static int run(struct fake_env *e, const struct accmap_replay_op *ops, u32 n,
+	       u32 first)
+{
+	return accmap_replay_exec(&e->s, ops, n, first, &e->res);
+}
+
+static void expect_ok(struct kunit *test, struct fake_env *e, u32 done)
+{
+	KUNIT_EXPECT_EQ(test, e->res.done, done);
+	KUNIT_EXPECT_EQ(test, e->res.failed_op, U32_MAX);
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_OK);
+}
+
+static void expect_failed(struct kunit *test, struct fake_env *e, u32 done,
+			  u32 failed_op, u32 reason)
+{
+	KUNIT_EXPECT_EQ(test, e->res.done, done);
+	KUNIT_EXPECT_EQ(test, e->res.failed_op, failed_op);
+	KUNIT_EXPECT_EQ(test, e->res.reason, reason);
+}
+
+static void exec_write_read(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_REG, .value = 0x1234),
+		OP(.op = R, .flags = STRICT, .offset = FAKE_REG, .value = 0x1234,
+		   .mask = ~0U),
+		/* Not strict: a different value is only reported. */
+		OP(.op = R, .offset = FAKE_REG, .value = 5, .mask = ~0U),
+	};
+
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), 0);
+	expect_ok(test, e, 3);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG / 4], 0x1234U);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0x1234U);
+	/* The end of the chunk asks the MMU once. */
+	KUNIT_EXPECT_EQ(test, e->gpu.fault_checks, 1U);
+}
+
+static void exec_strict_mismatch(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		/* Equal under the mask: bits outside it do not matter. */
+		OP(.op = R, .flags = STRICT, .offset = FAKE_REG, .value = 0xab12,
+		   .mask = 0xff00),
+		OP(.op = R, .flags = STRICT, .offset = FAKE_REG, .value = 0xab12,
+		   .mask = 0xffff),
+		OP(.op = W, .offset = FAKE_REG2, .value = 1),
+	};
+
+	e->gpu.regs[FAKE_REG / 4] = 0xab00;
+	e->res.done = 5;	/* from earlier chunks */
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 100), -EIO);
+	expect_failed(test, e, 6, 101, ACCMAP_REPLAY_MISMATCH);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0xab00U);
+	/* Nothing after the failed op ran. */
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG2 / 4], 0U);
+}
+
+static void exec_poll(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op op = OP(.op = P, .offset = FAKE_READY,
+					      .value = 0x0f, .mask = 0x0f,
+					      .timeout_us = TMAX);
+
+	e->gpu.ready_after = 5;
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 0), 0);
+	expect_ok(test, e, 1);
+	KUNIT_EXPECT_EQ(test, e->gpu.ready_reads, 6U);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0xffU);
+	KUNIT_EXPECT_GE(test, e->gpu.fault_checks, 1U);
+}
+
+static void exec_poll_timeout(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const u32 timeout_us = 20000;
+	const struct accmap_replay_op op = OP(.op = P, .offset = FAKE_READY,
+					      .value = 0xff, .mask = 0xff,
+					      .timeout_us = timeout_us);
+	ktime_t start;
+	s64 us;
+
+	e->gpu.ready_after = UINT_MAX;
+	start = ktime_get();
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 7), -ETIMEDOUT);
+	us = ktime_us_delta(ktime_get(), start);
+	expect_failed(test, e, 0, 7, ACCMAP_REPLAY_TIMEOUT);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0U);
+	/* Never early; late by at most a sleep (generous for UML). */
+	KUNIT_EXPECT_GE(test, us, (s64)timeout_us);
+	KUNIT_EXPECT_LT(test, us, (s64)timeout_us + USEC_PER_SEC);
+	/* It slept between reads rather than spinning. */
+	KUNIT_EXPECT_GE(test, e->gpu.ready_reads, 2U);
+	KUNIT_EXPECT_LE(test, e->gpu.ready_reads, timeout_us / 10 + 1);
+	kunit_info(test, "%u reads in %lld us\n", e->gpu.ready_reads, us);
+}
+
+static void exec_wait_irq(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op op = OP(.op = I, .mask = BIT(0),
+					      .timeout_us = 1000,
+					      .irq = ACCMAP_REPLAY_IRQ_JOB);
+
+	e->gpu.irq_raw[ACCMAP_REPLAY_IRQ_JOB] = BIT(0) | BIT(5);
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 0), 0);
+	expect_ok(test, e, 1);
+	KUNIT_EXPECT_EQ(test, e->res.value, (u32)(BIT(0) | BIT(5)));
+	/* Only the bits waited for are acknowledged. */
+	KUNIT_EXPECT_EQ(test, e->gpu.irq_raw[ACCMAP_REPLAY_IRQ_JOB], (u32)BIT(5));
+}
+
+static void exec_wait_irq_errors(struct kunit *test)
+{
+	const struct accmap_replay_op op = OP(.op = I, .mask = BIT(3),
+					      .timeout_us = 2000,
+					      .irq = ACCMAP_REPLAY_IRQ_GPU);
+	struct fake_env *e = new_fake(test);
+
+	e->gpu.irq_raw[ACCMAP_REPLAY_IRQ_GPU] = BIT(2);
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 3), -ETIMEDOUT);
+	expect_failed(test, e, 0, 3, ACCMAP_REPLAY_TIMEOUT);
+
+	e = new_fake(test);
+	e->gpu.irq_ret = -EINTR;
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 0), -EINTR);
+	expect_failed(test, e, 0, 0, ACCMAP_REPLAY_SIGNAL);
+
+	/* An error outside the target contract. */
+	e = new_fake(test);
+	e->gpu.irq_ret = -ENODEV;
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 0), -EINVAL);
+	expect_failed(test, e, 0, 0, ACCMAP_REPLAY_INVALID);
+}
+
+static void exec_wait_irq_fault(struct kunit *test)
+{
+	const struct accmap_replay_op op = OP(.op = I, .mask = BIT(0),
+					      .timeout_us = 1000,
+					      .irq = ACCMAP_REPLAY_IRQ_JOB);
+	struct fake_env *e = new_fake(test);
+
+	e->gpu.fault = true;
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 9), -EIO);
+	expect_failed(test, e, 0, 9, ACCMAP_REPLAY_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, (u32)FAKE_FAULT_AS);
+	KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAULT_ADDR);
+	KUNIT_EXPECT_EQ(test, e->res.fault.status & 0xff,
+			(u32)MALI_FAULT_TRANSLATION(3));
+
+	/* The target says fault but cannot say which: no address space. */
+	e = new_fake(test);
+	e->gpu.fault_quiet = true;
+	KUNIT_EXPECT_EQ(test, run(e, &op, 1, 0), -EIO);
+	expect_failed(test, e, 0, 0, ACCMAP_REPLAY_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, U32_MAX);
+}
+
+static void exec_fault_end_of_chunk(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_DOORBELL, .value = 1),
+		OP(.op = W, .offset = FAKE_REG, .value = 2),
+	};
+
+	/* No wait in the chunk: the check at its end sees the fault. */
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 40), -EIO);
+	expect_failed(test, e, 1, 41, ACCMAP_REPLAY_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG / 4], 2U);
+	KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAULT_ADDR);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, (u32)FAKE_FAULT_AS);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0U);
+}
+
+static void exec_fault_after_wait(struct kunit *test)
+{
+	static const struct accmap_replay_op waits[] = {
+		OP(.op = D, .timeout_us = 100),
+		OP(.op = P, .offset = FAKE_REG, .timeout_us = 100),
+		/* Timed out, but the fault is the better explanation. */
+		OP(.op = P, .offset = FAKE_REG, .value = 1, .mask = 1,
+		   .timeout_us = 1000),
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(waits); i++) {
+		struct fake_env *e = new_fake(test);
+		const struct accmap_replay_op ops[] = {
+			OP(.op = W, .offset = FAKE_DOORBELL, .value = 1),
+			waits[i],
+			OP(.op = W, .offset = FAKE_REG2, .value = 3),
+		};
+
+		KUNIT_EXPECT_EQ_MSG(test, run(e, ops, ARRAY_SIZE(ops), 0), -EIO,
+				    "wait %u", i);
+		expect_failed(test, e, 1, 1, ACCMAP_REPLAY_MMU_FAULT);
+		KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAULT_ADDR);
+		/* The run stopped at the wait. */
+		KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG2 / 4], 0U);
+	}
+}
+
+static void exec_write_root(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = WR, .offset = FAKE_ROOT_LO),
+		OP(.op = WR, .flags = HI, .offset = FAKE_ROOT_HI),
+	};
+
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), 0);
+	expect_ok(test, e, 2);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_ROOT_LO / 4], 0x56789003U);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_ROOT_HI / 4], 0x1234U);
+}
+
+static void exec_recheck(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_REG, .value = 1),
+		OP(.op = W, .offset = FAKE_REG2, .value = 2),
+		/* Inside the uAPI's window, outside this target's. */
+		OP(.op = W, .offset = FAKE_WINDOW, .value = 3),
+		OP(.op = W, .offset = FAKE_ROOT_LO, .value = 4),
+	};
+
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_op(&ops[2], FAKE_WINDOW),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 1000), -EINVAL);
+	expect_failed(test, e, 2, 1002, ACCMAP_REPLAY_INVALID);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG / 4], 1U);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG2 / 4], 2U);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_ROOT_LO / 4], 0U);
+}
+
+static void exec_delay(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = D),
+		OP(.op = D, .timeout_us = 5000),
+	};
+	ktime_t start = ktime_get();
+	s64 us;
+
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), 0);
+	us = ktime_us_delta(ktime_get(), start);
+	expect_ok(test, e, 2);
+	KUNIT_EXPECT_GE(test, us, 5000LL);
+	KUNIT_EXPECT_LT(test, us, 5000LL + USEC_PER_SEC);
+	/* After each DELAY the MMU is asked; the chunk's end is the last. */
+	KUNIT_EXPECT_EQ(test, e->gpu.fault_checks, 2U);
+}
+
+static void exec_chunks(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op a[] = {
+		OP(.op = W, .offset = FAKE_REG, .value = 1),
+		OP(.op = R, .offset = FAKE_REG, .value = 1, .mask = ~0U),
+		OP(.op = W, .offset = FAKE_REG, .value = 2),
+	};
+	const struct accmap_replay_op b[] = {
+		OP(.op = R, .flags = STRICT, .offset = FAKE_REG, .value = 2,
+		   .mask = ~0U),
+		OP(.op = R, .flags = STRICT, .offset = FAKE_REG, .value = 1,
+		   .mask = ~0U),
+	};
+
+	/* The caller runs a long list as chunks; done adds up. */
+	KUNIT_EXPECT_EQ(test, run(e, a, ARRAY_SIZE(a), 0), 0);
+	expect_ok(test, e, 3);
+	KUNIT_EXPECT_EQ(test, run(e, b, ARRAY_SIZE(b), ARRAY_SIZE(a)), -EIO);
+	expect_failed(test, e, 4, 4, ACCMAP_REPLAY_MISMATCH);
+	KUNIT_EXPECT_EQ(test, e->res.value, 2U);
+
+	/* An empty chunk does nothing, not even ask the MMU. */
+	e = new_fake(test);
+	e->gpu.fault = true;
+	KUNIT_EXPECT_EQ(test, run(e, a, 0, 0), 0);
+	expect_ok(test, e, 0);
+	KUNIT_EXPECT_EQ(test, e->gpu.fault_checks, 0U);
+}
+
+static struct kunit_case replay_exec_cases[] = {
+	KUNIT_CASE_PARAM(exec_check_op, check_gen_params),
+	KUNIT_CASE(exec_check_op_tiny_window),
+	KUNIT_CASE(exec_write_read),
+	KUNIT_CASE(exec_strict_mismatch),
+	KUNIT_CASE(exec_poll),
+	KUNIT_CASE(exec_poll_timeout),
+	KUNIT_CASE(exec_wait_irq),
+	KUNIT_CASE(exec_wait_irq_errors),
+	KUNIT_CASE(exec_wait_irq_fault),
+	KUNIT_CASE(exec_fault_end_of_chunk),
+	KUNIT_CASE(exec_fault_after_wait),
+	KUNIT_CASE(exec_write_root),
+	KUNIT_CASE(exec_recheck),
+	KUNIT_CASE(exec_delay),
+	KUNIT_CASE(exec_chunks),
+	{}
+};
+
+static struct kunit_suite replay_exec_suite = {
+	.name = "accmap_replay_exec",
+	.test_cases = replay_exec_cases,
+};
+
+kunit_test_suite(replay_exec_suite);
