@@ -1,0 +1,1603 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: a software model of an Arm Mali job-manager GPU, the replay
+ * target "sim".
+ *
+ * It answers the registers a Mali-G71 driver touches (identification,
+ * power, interrupts, GPU commands, job slots, address spaces) well enough
+ * that a recorded register sequence runs on it unchanged, and it runs job
+ * chains from GPU memory through the session's page tables: real Mali job
+ * types are only marked done, and the model's own compute job
+ * (ACCMAP_SIM_JOB_TYPE, struct accmap_sim_job) really computes.  Each
+ * replay session gets its own instance; nothing is shared between them.
+ * Documentation/userspace-api/accmap-sim.rst describes the model from the
+ * outside.
+ *
+ * Memory.  The model reaches GPU memory through two maps from 4 KiB
+ * device frames to kernel addresses, and nothing else: @tables holds the
+ * table pages it allocated for the session's page-table builder, @mem the
+ * buffer memory the session handed over with add_memory().  Page-table
+ * walks read only @tables, job data accesses only @mem; a device address
+ * in neither is a fault, never a dereference.  So whatever user space
+ * writes to the registers or to its buffers, the model touches no memory
+ * but the session's.
+ *
+ * Concurrency.  Registers live under @lock, a spinlock so that the
+ * condition of wait_irq() may take it.  START queues the slot's work item
+ * on system_unbound_wq; the work snapshots what it needs under @lock,
+ * walks and computes without it (it sleeps: kvmalloc, cond_resched), and
+ * publishes the outcome under @lock.  A reset or close bumps @gen: a chain
+ * started before checks it between memory accesses and in its compute
+ * loops, stops, and publishes nothing.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/build_bug.h>
+#include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/io.h>
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "mali_regs.h"
+#include "replay.h"
+
+/* What the model is: a Mali-G71 MP8 as the HiKey960's driver read it. */
+#define SIM_GPU_ID		0x60a00002
+#define SIM_L2_FEATURES		0x07130206
+#define SIM_CORE_FEATURES	0x00000000
+#define SIM_TILER_FEATURES	0x00000809
+#define SIM_MEM_FEATURES	0x00000101
+#define SIM_MMU_FEATURES	0x00002830	/* 48-bit VA, 40-bit PA */
+#define SIM_THREAD_MAX_THREADS	0x180
+#define SIM_THREAD_MAX_WG_SIZE	0x180
+#define SIM_THREAD_MAX_BARRIER	0x180
+#define SIM_THREAD_FEATURES	0x0a046000
+#define SIM_SHADER_PRESENT	0xffULL
+#define SIM_TILER_PRESENT	0x1ULL
+#define SIM_L2_PRESENT		0x1ULL
+
+#define SIM_AS_COUNT		8
+#define SIM_JS_COUNT		3
+#define SIM_AS_PRESENT		GENMASK(SIM_AS_COUNT - 1, 0)
+#define SIM_JS_PRESENT		GENMASK(SIM_JS_COUNT - 1, 0)
+
+static const u32 sim_texture_features[4] = {
+	0xffffffff, 0x00ff0fff, 0xfe3fffff, 0x00000000,
+};
+
+static const u32 sim_js_features[SIM_JS_COUNT] = {
+	0x0000020e, 0x000004fe, 0x0000007e,
+};
+
+/* Register blocks (offsets of mali_regs.h). */
+#define SIM_GPU_END		0x1000
+#define SIM_JS_END		(MALI_JS_BASE(MALI_JOB_SLOTS))
+#define SIM_AS_END		(MALI_AS_BASE(MALI_AS_COUNT))
+#define SIM_JS_STRIDE		0x80
+#define SIM_AS_STRIDE		0x40
+
+/* Power domains: PRESENT, READY, PWRON, PWROFF, PWRTRANS each 0x10 apart. */
+enum sim_power_domain {
+	SIM_SHADER,
+	SIM_TILER,
+	SIM_L2,
+	SIM_DOMAINS,
+};
+
+#define SIM_PWR_STRIDE		0x10
+
+/* Codes the hardware has and mali_regs.h does not. */
+#define SIM_FAULT_TRANSTAB_BUS(level)	(0xd0 + (level))
+#define SIM_JS_STATUS_OUT_OF_MEMORY	0x60
+#define SIM_JS_STATE_NEXT(n)		BIT(16 + (n))
+
+/* Job chains. */
+#define SIM_CHAIN_MAX		65536
+#define SIM_JD_ALIGN		64
+#define SIM_JD_TYPE_SHIFT	1
+#define SIM_JD_NEXT_64		BIT(0)
+
+/* GPU memory frames: the GPU's 4 KiB page, whatever the CPU's is. */
+#define SIM_FRAME_SHIFT		12
+#define SIM_FRAME_SIZE		BIT(SIM_FRAME_SHIFT)
+
+/* No page-table format: every access through the AS faults. */
+#define SIM_FORMAT_NONE		U32_MAX
+
+/**
+ * struct sim_as - one address space
+ * @transtab:      TRANSTAB as written
+ * @memattr:       MEMATTR as written
+ * @transcfg:      TRANSCFG as written
+ * @lockaddr:      LOCKADDR as written
+ * @cur_transtab:  TRANSTAB the MMU uses, latched by COMMAND UPDATE
+ * @cur_memattr:   MEMATTR latched by UPDATE (kept, not interpreted)
+ * @cur_transcfg:  TRANSCFG latched by UPDATE
+ * @faultstatus:   FAULTSTATUS of the last fault
+ * @faultaddress:  FAULTADDRESS of the last fault
+ */
+struct sim_as {
+	u64 transtab;
+	u64 memattr;
+	u64 transcfg;
+	u64 lockaddr;
+	u64 cur_transtab;
+	u64 cur_memattr;
+	u64 cur_transcfg;
+	u32 faultstatus;
+	u64 faultaddress;
+};
+
+struct sim;
+
+/**
+ * struct sim_slot - one job slot
+ * @sim:           the model
+ * @index:         slot number
+ * @work:          runs the slot's chain
+ * @head_next:     HEAD_NEXT
+ * @affinity_next: AFFINITY_NEXT
+ * @config_next:   CONFIG_NEXT
+ * @flush_id_next: FLUSH_ID_NEXT
+ * @next_pending:  a START came while the slot was busy: the _NEXT
+ *                 registers start when the current chain ends
+ * @head:          HEAD: the chain's first descriptor, then the one that
+ *                 failed or faulted; 0 once the chain is done
+ * @tail:          TAIL: the last descriptor the chain reached
+ * @affinity:      AFFINITY
+ * @config:        CONFIG
+ * @flush_id:      FLUSH_ID of the current chain
+ * @status:        JS_STATUS (MALI_JS_STATUS_*)
+ * @queued:        the current chain waits for @work to pick it up
+ */
+struct sim_slot {
+	struct sim *sim;
+	unsigned int index;
+	struct work_struct work;
+	u64 head_next;
+	u64 affinity_next;
+	u32 config_next;
+	u32 flush_id_next;
+	bool next_pending;
+	u64 head;
+	u64 tail;
+	u64 affinity;
+	u32 config;
+	u32 flush_id;
+	u32 status;
+	bool queued;
+};
+
+/**
+ * struct sim - the model of one session
+ * @lock:       protects every register field: @irq_raw, @irq_mask,
+ *              @ready, @latest_flush, @as, the register fields of @js,
+ *              @dying; and the writes of @gen.  Never held while reading
+ *              or writing GPU memory or allocating.
+ * @gen:        bumped by every reset and by close; a chain runs only while
+ *              it is the generation it started in (read without @lock)
+ * @dying:      close has begun: START queues nothing
+ * @irq_raw:    RAWSTAT by ACCMAP_REPLAY_IRQ_*
+ * @irq_mask:   MASK by ACCMAP_REPLAY_IRQ_*
+ * @ready:      READY bits by power domain
+ * @latest_flush: LATEST_FLUSH
+ * @as:         the address spaces
+ * @js:         the job slots
+ * @irq_wait:   woken whenever a RAWSTAT bit is raised
+ * @tables:     device frame -> kernel address of the table pages the
+ *              session's builder allocated through sim_pgt_ops; its xa_lock
+ *              is held across every read of a table page, so a page freed
+ *              by sim_pgt_free() is never read
+ * @mem:        device frame -> kernel address of memory from add_memory();
+ *              entries stay until close, which stops the chains first
+ */
+struct sim {
+	spinlock_t lock;	/* the registers, see above */
+	u32 gen;
+	bool dying;
+	u32 irq_raw[ACCMAP_REPLAY_IRQ_COUNT];
+	u32 irq_mask[ACCMAP_REPLAY_IRQ_COUNT];
+	u64 ready[SIM_DOMAINS];
+	u32 latest_flush;
+	struct sim_as as[SIM_AS_COUNT];
+	struct sim_slot js[SIM_JS_COUNT];
+	wait_queue_head_t irq_wait;
+	struct xarray tables;
+	struct xarray mem;
+};
+
+static const u64 sim_present[SIM_DOMAINS] = {
+	[SIM_SHADER] = SIM_SHADER_PRESENT,
+	[SIM_TILER] = SIM_TILER_PRESENT,
+	[SIM_L2] = SIM_L2_PRESENT,
+};
+
+static struct sim *sim_of(struct accmap_replay_session *s)
+{
+	return s->tpriv;
+}
+
+/* ---- registers --------------------------------------------------------- */
+
+/* The registers as after power-up; memory and work items are left alone. */
+static void sim_regs_reset(struct sim *sim)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&sim->lock);
+	memset(sim->irq_raw, 0, sizeof(sim->irq_raw));
+	memset(sim->irq_mask, 0, sizeof(sim->irq_mask));
+	memset(sim->ready, 0, sizeof(sim->ready));
+	memset(sim->as, 0, sizeof(sim->as));
+	sim->latest_flush = 0;
+	for (i = 0; i < SIM_JS_COUNT; i++) {
+		struct sim_slot *js = &sim->js[i];
+
+		js->head_next = 0;
+		js->affinity_next = 0;
+		js->config_next = 0;
+		js->flush_id_next = 0;
+		js->next_pending = false;
+		js->head = 0;
+		js->tail = 0;
+		js->affinity = 0;
+		js->config = 0;
+		js->flush_id = 0;
+		js->status = MALI_JS_STATUS_IDLE;
+		js->queued = false;
+	}
+}
+
+static void sim_raise(struct sim *sim, u32 irq, u32 bits)
+{
+	lockdep_assert_held(&sim->lock);
+	sim->irq_raw[irq] |= bits;
+}
+
+static u32 sim_half(u64 v, u32 offset)
+{
+	return offset & 4 ? upper_32_bits(v) : lower_32_bits(v);
+}
+
+static void sim_set_half(u64 *reg, u32 offset, u32 value)
+{
+	if (offset & 4)
+		*reg = (*reg & GENMASK_ULL(31, 0)) | (u64)value << 32;
+	else
+		*reg = (*reg & GENMASK_ULL(63, 32)) | value;
+}
+
+/* Which interrupt block @offset is in, or -1. */
+static int sim_irq_block(u32 offset, u32 *reg)
+{
+	u32 base;
+	int irq;
+
+	if (offset >= MALI_GPU_IRQ_RAWSTAT && offset <= MALI_GPU_IRQ_STATUS) {
+		base = MALI_GPU_IRQ_RAWSTAT;
+		irq = ACCMAP_REPLAY_IRQ_GPU;
+	} else if (offset >= MALI_JOB_IRQ_RAWSTAT &&
+		   offset <= MALI_JOB_IRQ_STATUS) {
+		base = MALI_JOB_IRQ_RAWSTAT;
+		irq = ACCMAP_REPLAY_IRQ_JOB;
+	} else if (offset >= MALI_MMU_IRQ_RAWSTAT &&
+		   offset <= MALI_MMU_IRQ_STATUS) {
+		base = MALI_MMU_IRQ_RAWSTAT;
+		irq = ACCMAP_REPLAY_IRQ_MMU;
+	} else {
+		return -1;
+	}
+	*reg = offset - base;
+	return irq;
+}
+
+static u32 sim_irq_read(struct sim *sim, int irq, u32 reg)
+{
+	switch (reg) {
+	case 0x0:	/* RAWSTAT */
+		return sim->irq_raw[irq];
+	case 0x8:	/* MASK */
+		return sim->irq_mask[irq];
+	case 0xc:	/* STATUS */
+		return sim->irq_raw[irq] & sim->irq_mask[irq];
+	}
+	return 0;	/* CLEAR is write-only */
+}
+
+/* Returns true if a bit was raised. */
+static bool sim_irq_write(struct sim *sim, int irq, u32 reg, u32 value)
+{
+	switch (reg) {
+	case 0x0:	/* RAWSTAT: writing 1s raises them (interrupt test) */
+		sim_raise(sim, irq, value);
+		return value != 0;
+	case 0x4:	/* CLEAR */
+		sim->irq_raw[irq] &= ~value;
+		break;
+	case 0x8:	/* MASK */
+		sim->irq_mask[irq] = value;
+		break;
+	}
+	return false;
+}
+
+/*
+ * The power domain of the register at @offset in the group of PRESENT,
+ * READY, PWRON, PWROFF or PWRTRANS registers starting at @first, or -1.
+ */
+static int sim_domain(u32 offset, u32 first)
+{
+	if (offset < first || offset >= first + SIM_DOMAINS * SIM_PWR_STRIDE ||
+	    (offset & 0x8))
+		return -1;
+	return (offset - first) / SIM_PWR_STRIDE;
+}
+
+static u32 sim_gpu_read(struct sim *sim, u32 offset)
+{
+	int d;
+
+	switch (offset) {
+	case MALI_GPU_ID:
+		return SIM_GPU_ID;
+	case MALI_L2_FEATURES:
+		return SIM_L2_FEATURES;
+	case MALI_CORE_FEATURES:
+		return SIM_CORE_FEATURES;
+	case MALI_TILER_FEATURES:
+		return SIM_TILER_FEATURES;
+	case MALI_MEM_FEATURES:
+		return SIM_MEM_FEATURES;
+	case MALI_MMU_FEATURES:
+		return SIM_MMU_FEATURES;
+	case MALI_AS_PRESENT:
+		return SIM_AS_PRESENT;
+	case MALI_JS_PRESENT:
+		return SIM_JS_PRESENT;
+	case MALI_LATEST_FLUSH:
+		return sim->latest_flush;
+	case MALI_THREAD_MAX_THREADS:
+		return SIM_THREAD_MAX_THREADS;
+	case MALI_THREAD_MAX_WORKGROUP_SIZE:
+		return SIM_THREAD_MAX_WG_SIZE;
+	case MALI_THREAD_MAX_BARRIER_SIZE:
+		return SIM_THREAD_MAX_BARRIER;
+	case MALI_THREAD_FEATURES:
+		return SIM_THREAD_FEATURES;
+	}
+
+	if (offset >= MALI_TEXTURE_FEATURES(0) &&
+	    offset < MALI_TEXTURE_FEATURES(ARRAY_SIZE(sim_texture_features)))
+		return sim_texture_features[(offset -
+					     MALI_TEXTURE_FEATURES(0)) / 4];
+	if (offset >= MALI_JS_FEATURES(0) &&
+	    offset < MALI_JS_FEATURES(SIM_JS_COUNT))
+		return sim_js_features[(offset - MALI_JS_FEATURES(0)) / 4];
+
+	/* PRESENT, READY; PWRON, PWROFF (write-only) and PWRTRANS read 0. */
+	d = sim_domain(offset, MALI_SHADER_PRESENT_LO);
+	if (d >= 0)
+		return sim_half(sim_present[d], offset);
+	d = sim_domain(offset, MALI_SHADER_READY_LO);
+	if (d >= 0)
+		return sim_half(sim->ready[d], offset);
+	return 0;
+}
+
+/*
+ * PWRON/PWROFF of one domain.  Powering shader cores or the tiler brings
+ * the L2 up as well, as the hardware does.  Transitions are instant.
+ */
+static void sim_power(struct sim *sim, unsigned int d, u32 offset, u32 value,
+		      bool on)
+{
+	u64 bits = offset & 4 ? (u64)value << 32 : value;
+
+	bits &= sim_present[d];
+	if (on) {
+		sim->ready[d] |= bits;
+		if (bits && d != SIM_L2)
+			sim->ready[SIM_L2] = sim_present[SIM_L2];
+	} else {
+		sim->ready[d] &= ~bits;
+	}
+	sim_raise(sim, ACCMAP_REPLAY_IRQ_GPU,
+		  MALI_GPU_IRQ_POWER_CHANGED | MALI_GPU_IRQ_POWER_CHANGED_ALL);
+}
+
+static void sim_gpu_command(struct sim *sim, u32 cmd)
+{
+	switch (cmd) {
+	case MALI_GPU_CMD_SOFT_RESET:
+	case MALI_GPU_CMD_HARD_RESET:
+		/* Chains still running see the new generation and stop. */
+		WRITE_ONCE(sim->gen, sim->gen + 1);
+		sim_regs_reset(sim);
+		sim_raise(sim, ACCMAP_REPLAY_IRQ_GPU,
+			  MALI_GPU_IRQ_RESET_COMPLETED);
+		break;
+	case MALI_GPU_CMD_CLEAN_CACHES:
+	case MALI_GPU_CMD_CLEAN_INV_CACHES:
+		/* The model has no caches: done at once. */
+		sim->latest_flush++;
+		sim_raise(sim, ACCMAP_REPLAY_IRQ_GPU,
+			  MALI_GPU_IRQ_CLEAN_CACHES_DONE);
+		break;
+	}
+}
+
+/* Returns true if a bit was raised. */
+static bool sim_gpu_write(struct sim *sim, u32 offset, u32 value)
+{
+	int d;
+
+	if (offset == MALI_GPU_COMMAND) {
+		sim_gpu_command(sim, value);
+		return true;
+	}
+	d = sim_domain(offset, MALI_SHADER_PWRON_LO);
+	if (d >= 0) {
+		sim_power(sim, d, offset, value, true);
+		return true;
+	}
+	d = sim_domain(offset, MALI_SHADER_PWROFF_LO);
+	if (d >= 0) {
+		sim_power(sim, d, offset, value, false);
+		return true;
+	}
+	return false;
+}
+
+static void sim_slot_work(struct work_struct *work);
+
+/* COMMAND_NEXT START on an idle slot: the _NEXT registers become current. */
+static void sim_slot_start(struct sim *sim, struct sim_slot *js)
+{
+	lockdep_assert_held(&sim->lock);
+	js->head = js->head_next;
+	js->tail = js->head_next;
+	js->affinity = js->affinity_next;
+	js->config = js->config_next;
+	js->flush_id = js->flush_id_next;
+	js->status = MALI_JS_STATUS_ACTIVE;
+	js->next_pending = false;
+	js->queued = true;
+	if (!sim->dying)
+		queue_work(system_unbound_wq, &js->work);
+}
+
+static u32 sim_js_read(struct sim *sim, u32 offset)
+{
+	struct sim_slot *js;
+	unsigned int n;
+	u32 state = 0;
+
+	if (offset == MALI_JOB_IRQ_JS_STATE) {
+		for (n = 0; n < SIM_JS_COUNT; n++) {
+			if (sim->js[n].status == MALI_JS_STATUS_ACTIVE)
+				state |= BIT(n);
+			if (sim->js[n].next_pending)
+				state |= SIM_JS_STATE_NEXT(n);
+		}
+		return state;
+	}
+	if (offset < MALI_JS_BASE(0))
+		return 0;
+	n = (offset - MALI_JS_BASE(0)) / SIM_JS_STRIDE;
+	if (n >= SIM_JS_COUNT)
+		return 0;
+	js = &sim->js[n];
+
+	switch (offset - MALI_JS_BASE(n)) {
+	case MALI_JS_HEAD_LO:
+	case MALI_JS_HEAD_HI:
+		return sim_half(js->head, offset);
+	case MALI_JS_TAIL_LO:
+	case MALI_JS_TAIL_HI:
+		return sim_half(js->tail, offset);
+	case MALI_JS_AFFINITY_LO:
+	case MALI_JS_AFFINITY_HI:
+		return sim_half(js->affinity, offset);
+	case MALI_JS_CONFIG:
+		return js->config;
+	case MALI_JS_STATUS:
+		return js->status;
+	case MALI_JS_HEAD_NEXT_LO:
+	case MALI_JS_HEAD_NEXT_HI:
+		return sim_half(js->head_next, offset);
+	case MALI_JS_AFFINITY_NEXT_LO:
+	case MALI_JS_AFFINITY_NEXT_HI:
+		return sim_half(js->affinity_next, offset);
+	case MALI_JS_CONFIG_NEXT:
+		return js->config_next;
+	case MALI_JS_COMMAND_NEXT:
+		return js->next_pending ? MALI_JS_COMMAND_START : 0;
+	case MALI_JS_FLUSH_ID_NEXT:
+		return js->flush_id_next;
+	}
+	return 0;
+}
+
+static void sim_js_write(struct sim *sim, u32 offset, u32 value)
+{
+	struct sim_slot *js;
+	unsigned int n;
+
+	if (offset < MALI_JS_BASE(0))
+		return;
+	n = (offset - MALI_JS_BASE(0)) / SIM_JS_STRIDE;
+	if (n >= SIM_JS_COUNT)
+		return;
+	js = &sim->js[n];
+
+	switch (offset - MALI_JS_BASE(n)) {
+	case MALI_JS_HEAD_NEXT_LO:
+	case MALI_JS_HEAD_NEXT_HI:
+		sim_set_half(&js->head_next, offset, value);
+		break;
+	case MALI_JS_AFFINITY_NEXT_LO:
+	case MALI_JS_AFFINITY_NEXT_HI:
+		sim_set_half(&js->affinity_next, offset, value);
+		break;
+	case MALI_JS_CONFIG_NEXT:
+		js->config_next = value;
+		break;
+	case MALI_JS_FLUSH_ID_NEXT:
+		js->flush_id_next = value;
+		break;
+	case MALI_JS_COMMAND_NEXT:
+		if (value == MALI_JS_COMMAND_START) {
+			if (js->status == MALI_JS_STATUS_ACTIVE)
+				js->next_pending = true;
+			else
+				sim_slot_start(sim, js);
+		} else if (value == 0) {
+			/* NOP takes back a START still waiting. */
+			js->next_pending = false;
+		}
+		break;
+	}
+}
+
+static u32 sim_as_read(struct sim *sim, u32 offset)
+{
+	unsigned int n = (offset - MALI_AS_BASE(0)) / SIM_AS_STRIDE;
+	struct sim_as *as;
+
+	if (n >= SIM_AS_COUNT)
+		return 0;
+	as = &sim->as[n];
+
+	switch (offset - MALI_AS_BASE(n)) {
+	case MALI_AS_TRANSTAB_LO:
+	case MALI_AS_TRANSTAB_HI:
+		return sim_half(as->transtab, offset);
+	case MALI_AS_MEMATTR_LO:
+	case MALI_AS_MEMATTR_HI:
+		return sim_half(as->memattr, offset);
+	case MALI_AS_LOCKADDR_LO:
+	case MALI_AS_LOCKADDR_HI:
+		return sim_half(as->lockaddr, offset);
+	case MALI_AS_FAULTSTATUS:
+		return as->faultstatus;
+	case MALI_AS_FAULTADDRESS_LO:
+	case MALI_AS_FAULTADDRESS_HI:
+		return sim_half(as->faultaddress, offset);
+	case MALI_AS_TRANSCFG_LO:
+	case MALI_AS_TRANSCFG_HI:
+		return sim_half(as->transcfg, offset);
+	}
+	return 0;	/* COMMAND, STATUS (never busy), FAULTEXTRA */
+}
+
+static void sim_as_write(struct sim *sim, u32 offset, u32 value)
+{
+	unsigned int n = (offset - MALI_AS_BASE(0)) / SIM_AS_STRIDE;
+	struct sim_as *as;
+
+	if (n >= SIM_AS_COUNT)
+		return;
+	as = &sim->as[n];
+
+	switch (offset - MALI_AS_BASE(n)) {
+	case MALI_AS_TRANSTAB_LO:
+	case MALI_AS_TRANSTAB_HI:
+		sim_set_half(&as->transtab, offset, value);
+		break;
+	case MALI_AS_MEMATTR_LO:
+	case MALI_AS_MEMATTR_HI:
+		sim_set_half(&as->memattr, offset, value);
+		break;
+	case MALI_AS_LOCKADDR_LO:
+	case MALI_AS_LOCKADDR_HI:
+		sim_set_half(&as->lockaddr, offset, value);
+		break;
+	case MALI_AS_TRANSCFG_LO:
+	case MALI_AS_TRANSCFG_HI:
+		sim_set_half(&as->transcfg, offset, value);
+		break;
+	case MALI_AS_COMMAND:
+		/* LOCK, UNLOCK, FLUSH_PT, FLUSH_MEM: nothing cached, done. */
+		if (value == MALI_AS_CMD_UPDATE) {
+			as->cur_transtab = as->transtab;
+			as->cur_memattr = as->memattr;
+			as->cur_transcfg = as->transcfg;
+		}
+		break;
+	}
+}
+
+/**
+ * sim_read32() - read a register of the model
+ * @s:      the session
+ * @offset: register offset, 4-byte aligned, inside MALI_WINDOW_SIZE
+ *
+ * Registers the model does not have read 0.
+ *
+ * Return: the register's value.
+ */
+static u32 sim_read32(struct accmap_replay_session *s, u32 offset)
+{
+	struct sim *sim = sim_of(s);
+	u32 reg, value;
+	int irq;
+
+	if (offset >= MALI_WINDOW_SIZE || offset & 3)
+		return 0;
+
+	spin_lock(&sim->lock);
+	irq = sim_irq_block(offset, &reg);
+	if (irq >= 0)
+		value = sim_irq_read(sim, irq, reg);
+	else if (offset < SIM_GPU_END)
+		value = sim_gpu_read(sim, offset);
+	else if (offset < SIM_JS_END)
+		value = sim_js_read(sim, offset);
+	else if (offset >= MALI_AS_BASE(0) && offset < SIM_AS_END)
+		value = sim_as_read(sim, offset);
+	else
+		value = 0;
+	spin_unlock(&sim->lock);
+	return value;
+}
+
+/**
+ * sim_write32() - write a register of the model
+ * @s:      the session
+ * @offset: register offset, 4-byte aligned, inside MALI_WINDOW_SIZE
+ * @value:  the value
+ *
+ * Writes to read-only registers and to registers the model does not have
+ * are ignored.  Never sleeps: a START only queues the slot's work.
+ */
+static void sim_write32(struct accmap_replay_session *s, u32 offset,
+			u32 value)
+{
+	struct sim *sim = sim_of(s);
+	bool raised = false;
+	u32 reg;
+	int irq;
+
+	if (offset >= MALI_WINDOW_SIZE || offset & 3)
+		return;
+
+	spin_lock(&sim->lock);
+	irq = sim_irq_block(offset, &reg);
+	if (irq >= 0)
+		raised = sim_irq_write(sim, irq, reg, value);
+	else if (offset < SIM_GPU_END)
+		raised = sim_gpu_write(sim, offset, value);
+	else if (offset < SIM_JS_END)
+		sim_js_write(sim, offset, value);
+	else if (offset >= MALI_AS_BASE(0) && offset < SIM_AS_END)
+		sim_as_write(sim, offset, value);
+	spin_unlock(&sim->lock);
+
+	if (raised)
+		wake_up_all(&sim->irq_wait);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* The 4 KiB frame of @addr as an xarray index, or false if it has none. */
+static bool sim_frame(u64 addr, unsigned long *frame)
+{
+	u64 f = addr >> SIM_FRAME_SHIFT;
+
+	if (f > ULONG_MAX)
+		return false;
+	*frame = f;
+	return true;
+}
+
+/* The walker's read64: table pages only. */
+static int sim_read_table(void *priv, u64 pa, u64 *val)
+{
+	struct sim *sim = priv;
+	unsigned long frame;
+	const __le64 *p;
+	int ret = -EFAULT;
+
+	if (!IS_ALIGNED(pa, sizeof(u64)) || !sim_frame(pa, &frame))
+		return -EFAULT;
+
+	xa_lock(&sim->tables);
+	p = xa_load(&sim->tables, frame);
+	if (p) {
+		p += (pa & (SIM_FRAME_SIZE - 1)) / sizeof(*p);
+		*val = le64_to_cpu(READ_ONCE(*p));
+		ret = 0;
+	}
+	xa_unlock(&sim->tables);
+	return ret;
+}
+
+/*
+ * Copies @len bytes between @buf and buffer memory at device address @pa;
+ * -EFAULT if any of it is not memory the session handed over.
+ */
+static int sim_mem_copy(struct sim *sim, u64 pa, void *buf, size_t len,
+			bool write)
+{
+	while (len) {
+		size_t off = pa & (SIM_FRAME_SIZE - 1);
+		size_t n = min_t(size_t, len, SIM_FRAME_SIZE - off);
+		unsigned long frame;
+		u8 *kva;
+
+		if (!sim_frame(pa, &frame))
+			return -EFAULT;
+		kva = xa_load(&sim->mem, frame);
+		if (!kva)
+			return -EFAULT;
+		if (write)
+			memcpy(kva + off, buf, n);
+		else
+			memcpy(buf, kva + off, n);
+		pa += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void *sim_pgt_alloc(void *priv, u64 *dma)
+{
+	struct accmap_replay_session *s = priv;
+	struct sim *sim = sim_of(s);
+	unsigned long frame;
+	struct page *page;
+	void *va;
+	u64 pa;
+
+	if (!sim)
+		return NULL;
+	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!page)
+		return NULL;
+	va = page_address(page);
+	pa = page_to_phys(page);
+	if (!sim_frame(pa, &frame) ||
+	    xa_insert(&sim->tables, frame, va, GFP_KERNEL)) {
+		__free_page(page);
+		return NULL;
+	}
+	*dma = pa;
+	return va;
+}
+
+static void sim_pgt_free(void *priv, void *va, u64 dma)
+{
+	struct accmap_replay_session *s = priv;
+	struct sim *sim = sim_of(s);
+	unsigned long frame;
+	void *old;
+
+	/* After close every table page is gone already. */
+	if (!sim || !sim_frame(dma, &frame))
+		return;
+
+	/* Under the lock no walk is reading the page. */
+	xa_lock(&sim->tables);
+	old = __xa_cmpxchg(&sim->tables, frame, va, NULL, 0);
+	xa_unlock(&sim->tables);
+	if (WARN_ON_ONCE(old != va))
+		return;
+	free_page((unsigned long)va);
+}
+
+static const struct accmap_pgt_alloc_ops sim_pgt_ops = {
+	.alloc = sim_pgt_alloc,
+	.free = sim_pgt_free,
+};
+
+/**
+ * sim_add_memory() - let the model reach buffer memory
+ * @s:   the session
+ * @dma: device address of the memory
+ * @kva: where the CPU reaches it
+ * @len: bytes
+ *
+ * Only whole 4 KiB frames inside [@dma, @dma + @len) become reachable, and
+ * only if @dma and @kva have the same offset in a frame; a frame already
+ * known keeps its first address.  If memory for the index runs out, the
+ * rest stays unreachable: jobs touching it fail with a bus fault.  The
+ * memory must stay valid until close.
+ */
+static void sim_add_memory(struct accmap_replay_session *s, u64 dma,
+			   void *kva, u64 len)
+{
+	struct sim *sim = sim_of(s);
+	u64 first, end, a;
+	unsigned long frame;
+	int ret;
+
+	if ((dma ^ (unsigned long)kva) & (SIM_FRAME_SIZE - 1) ||
+	    check_add_overflow(dma, len, &end))
+		return;
+	first = round_up(dma, SIM_FRAME_SIZE);
+	end = round_down(end, SIM_FRAME_SIZE);
+	for (a = first; a < end; a += SIM_FRAME_SIZE) {
+		if (!sim_frame(a, &frame))
+			return;
+		ret = xa_insert(&sim->mem, frame, kva + (a - dma), GFP_KERNEL);
+		if (ret == -ENOMEM) {
+			pr_warn_ratelimited("sim: no memory to index buffer memory\n");
+			return;
+		}
+		cond_resched();
+	}
+}
+
+/* ---- job chains ------------------------------------------------------- */
+
+enum sim_chain_end {
+	SIM_CHAIN_DONE,		/* every job done */
+	SIM_CHAIN_FAILED,	/* a job failed: @code */
+	SIM_CHAIN_FAULT,	/* an MMU fault stalled it */
+	SIM_CHAIN_ABORTED,	/* reset or close */
+};
+
+/**
+ * struct sim_chain - a chain being run by a slot's work
+ * @sim:       the model
+ * @gen:       the generation it started in
+ * @as:        the address space (JS_CONFIG bits 3:0)
+ * @format:    ACCMAP_PGT_* of the address space, or SIM_FORMAT_NONE
+ * @transtab:  its latched TRANSTAB
+ * @end:       how it ended
+ * @code:      SIM_CHAIN_FAILED: the JS_STATUS code
+ * @jd:        the descriptor being run
+ * @fault_status:  SIM_CHAIN_FAULT: FAULTSTATUS
+ * @fault_address: SIM_CHAIN_FAULT: FAULTADDRESS
+ */
+struct sim_chain {
+	struct sim *sim;
+	u32 gen;
+	u32 as;
+	u32 format;
+	u64 transtab;
+	enum sim_chain_end end;
+	u32 code;
+	u64 jd;
+	u32 fault_status;
+	u64 fault_address;
+};
+
+static bool sim_aborted(struct sim_chain *ch)
+{
+	if (READ_ONCE(ch->sim->gen) == ch->gen)
+		return false;
+	ch->end = SIM_CHAIN_ABORTED;
+	return true;
+}
+
+/* Reads the address space's latched configuration, for the next job. */
+static void sim_chain_load_as(struct sim_chain *ch)
+{
+	struct sim *sim = ch->sim;
+	struct sim_as *as = &sim->as[ch->as];
+	u64 cfg, tab;
+
+	spin_lock(&sim->lock);
+	cfg = as->cur_transcfg;
+	tab = as->cur_transtab;
+	spin_unlock(&sim->lock);
+
+	ch->transtab = tab;
+	switch (cfg & MALI_TRANSCFG_ADRMODE_MASK) {
+	case MALI_TRANSCFG_ADRMODE_AARCH64_4K:
+		ch->format = ACCMAP_PGT_MALI_AARCH64_4K;
+		break;
+	case MALI_TRANSCFG_ADRMODE_LEGACY:
+		if ((tab & MALI_LPAE_TRANSTAB_ADRMODE_MASK) ==
+		    MALI_LPAE_TRANSTAB_ADRMODE_TABLE)
+			ch->format = ACCMAP_PGT_MALI_LPAE;
+		else
+			ch->format = SIM_FORMAT_NONE;
+		break;
+	default:
+		ch->format = SIM_FORMAT_NONE;
+		break;
+	}
+}
+
+static int sim_mmu_fault(struct sim_chain *ch, u64 va, u32 code, u32 access)
+{
+	ch->end = SIM_CHAIN_FAULT;
+	ch->fault_status = code | access << MALI_FAULT_ACCESS_SHIFT;
+	ch->fault_address = va;
+	return -EFAULT;
+}
+
+static int sim_fail(struct sim_chain *ch, u32 code)
+{
+	ch->end = SIM_CHAIN_FAILED;
+	ch->code = code;
+	return -EIO;
+}
+
+/*
+ * Translates @va for an access of kind @access (MALI_FAULT_ACCESS_READ or
+ * _WRITE): *@pa and the bytes left in the leaf.  A fault ends the chain.
+ */
+static int sim_translate(struct sim_chain *ch, u64 va, u32 access, u64 *pa,
+			 u64 *span)
+{
+	u32 need = access == MALI_FAULT_ACCESS_WRITE ? ACCMAP_PGT_PERM_WRITE :
+						       ACCMAP_PGT_PERM_READ;
+	struct accmap_walk w;
+
+	if (ch->format == SIM_FORMAT_NONE)
+		return sim_mmu_fault(ch, va, MALI_FAULT_TRANSLATION(0), access);
+
+	accmap_walk(ch->format, ch->transtab, va, sim_read_table, ch->sim, &w);
+	switch (w.status) {
+	case ACCMAP_WALK_OK:
+		break;
+	case ACCMAP_WALK_ACCESS_FLAG:
+		return sim_mmu_fault(ch, va, MALI_FAULT_ACCESS_FLAG(w.level),
+				     access);
+	case ACCMAP_WALK_ADDRESS_SIZE:
+		return sim_mmu_fault(ch, va,
+				     MALI_FAULT_ADDRESS_SIZE_IN + min(w.level, 3U),
+				     access);
+	case ACCMAP_WALK_BUS:
+		return sim_mmu_fault(ch, va, SIM_FAULT_TRANSTAB_BUS(w.level),
+				     access);
+	case ACCMAP_WALK_TRANSLATION:
+		return sim_mmu_fault(ch, va, MALI_FAULT_TRANSLATION(w.level),
+				     access);
+	default:	/* BAD_ROOT: TRANSTAB names no tables */
+		return sim_mmu_fault(ch, va, MALI_FAULT_TRANSLATION(0), access);
+	}
+	if (!(w.perm & need))
+		return sim_mmu_fault(ch, va, MALI_FAULT_PERMISSION(w.level),
+				     access);
+	*pa = w.pa;
+	*span = w.size - (va & (w.size - 1));
+	return 0;
+}
+
+/*
+ * Reads or writes @len bytes at GPU virtual address @va through the
+ * address space, leaf by leaf.  Returns 0, or an error that ended the
+ * chain: -EFAULT (MMU fault), -EIO (bus fault) or -EINTR (aborted).
+ */
+static int sim_access(struct sim_chain *ch, u64 va, void *buf, size_t len,
+		      bool write)
+{
+	u32 access = write ? MALI_FAULT_ACCESS_WRITE : MALI_FAULT_ACCESS_READ;
+
+	while (len) {
+		u64 pa, span;
+		size_t n;
+		int ret;
+
+		if (sim_aborted(ch))
+			return -EINTR;
+		ret = sim_translate(ch, va, access, &pa, &span);
+		if (ret)
+			return ret;
+		n = min_t(u64, len, span);
+		if (sim_mem_copy(ch->sim, pa, buf, n, write))
+			return sim_fail(ch, MALI_JS_STATUS_BUS_FAULT);
+		va += n;
+		buf += n;
+		len -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int sim_write_status(struct sim_chain *ch, u64 jd, u32 code)
+{
+	__le32 v = cpu_to_le32(code);
+
+	return sim_access(ch, jd + MALI_JD_EXCEPTION_STATUS, &v, sizeof(v),
+			  true);
+}
+
+/* An operand's byte size from its element count; false if out of range. */
+static bool sim_operand(u64 va, u64 elems, u64 *bytes)
+{
+	u64 end;
+
+	*bytes = elems * sizeof(u32);
+	return elems <= ACCMAP_SIM_ELEMS_MAX && IS_ALIGNED(va, sizeof(u32)) &&
+	       !check_add_overflow(va, *bytes, &end);
+}
+
+/**
+ * struct sim_jd_le - a job descriptor header as it lies in GPU memory
+ * @exception_status: written when the job ends
+ * @first_incomplete_task: not used by the model
+ * @fault_pointer: not used by the model
+ * @type: bit 0: 64-bit @next; bits 7:1: the job type
+ * @barrier: not used by the model
+ * @index: not used by the model
+ * @dep: not used by the model (the chain runs in order)
+ * @next: the next descriptor, 64 bits or (if @type bit 0 is clear) the
+ *        low 32
+ */
+struct sim_jd_le {
+	__le32 exception_status;
+	__le32 first_incomplete_task;
+	__le64 fault_pointer;
+	u8 type;
+	u8 barrier;
+	__le16 index;
+	__le16 dep[2];
+	__le64 next;
+};
+
+/**
+ * struct sim_job_le - struct accmap_sim_job as it lies in GPU memory
+ * @op: ACCMAP_SIM_OP_*
+ * @flags: 0
+ * @m: rows of A and C
+ * @n: columns of B and C
+ * @k: columns of A, rows of B
+ * @pad: 0
+ * @a: GPU VA of A
+ * @b: GPU VA of B
+ * @c: GPU VA of C
+ */
+struct sim_job_le {
+	__le32 op;
+	__le32 flags;
+	__le32 m;
+	__le32 n;
+	__le32 k;
+	__le32 pad;
+	__le64 a;
+	__le64 b;
+	__le64 c;
+};
+
+static_assert(sizeof(struct sim_jd_le) == MALI_JD_HEADER_SIZE);
+static_assert(offsetof(struct sim_jd_le, type) == MALI_JD_TYPE_BYTE);
+static_assert(offsetof(struct sim_jd_le, next) == MALI_JD_NEXT);
+static_assert(sizeof(struct sim_job_le) == sizeof(struct accmap_sim_job));
+static_assert(offsetof(struct sim_job_le, c) ==
+	      offsetof(struct accmap_sim_job, c));
+
+/**
+ * struct sim_job - a decoded struct accmap_sim_job
+ * @op:      ACCMAP_SIM_OP_*
+ * @m:       rows of A and C
+ * @n:       columns of B and C
+ * @k:       columns of A, rows of B
+ * @a:       GPU VA of A
+ * @b:       GPU VA of B
+ * @c:       GPU VA of C
+ * @a_bytes: bytes of A
+ * @b_bytes: bytes of B
+ * @c_bytes: bytes of C
+ */
+struct sim_job {
+	u32 op, m, n, k;
+	u64 a, b, c;
+	u64 a_bytes, b_bytes, c_bytes;
+};
+
+/* Decodes and checks the payload. */
+static bool sim_job_decode(const struct sim_job_le *raw, struct sim_job *job)
+{
+	u64 ea, eb, ec;
+
+	job->op = le32_to_cpu(raw->op);
+	job->m = le32_to_cpu(raw->m);
+	job->n = le32_to_cpu(raw->n);
+	job->k = le32_to_cpu(raw->k);
+	job->a = le64_to_cpu(raw->a);
+	job->b = le64_to_cpu(raw->b);
+	job->c = le64_to_cpu(raw->c);
+
+	if (raw->flags || raw->pad)
+		return false;
+	if (!job->m || !job->n || !job->k || job->m > ACCMAP_SIM_DIM_MAX ||
+	    job->n > ACCMAP_SIM_DIM_MAX || job->k > ACCMAP_SIM_DIM_MAX)
+		return false;
+
+	switch (job->op) {
+	case ACCMAP_SIM_OP_MATMUL_I32:
+		/* Each dimension is at most 4096: these products fit. */
+		if ((u64)job->m * job->n * job->k > ACCMAP_SIM_MACS_MAX)
+			return false;
+		ea = (u64)job->m * job->k;
+		eb = (u64)job->k * job->n;
+		ec = (u64)job->m * job->n;
+		break;
+	case ACCMAP_SIM_OP_VADD_I32:
+		if (job->m != 1 || job->k != 1)
+			return false;
+		ea = job->n;
+		eb = job->n;
+		ec = job->n;
+		break;
+	default:
+		return false;
+	}
+	return sim_operand(job->a, ea, &job->a_bytes) &&
+	       sim_operand(job->b, eb, &job->b_bytes) &&
+	       sim_operand(job->c, ec, &job->c_bytes);
+}
+
+/* C = A x B in wrapping 32-bit arithmetic; C starts zeroed. */
+static int sim_matmul(struct sim_chain *ch, const struct sim_job *job,
+		      const u32 *a, const u32 *b, u32 *c)
+{
+	u32 i, p, j;
+
+	for (i = 0; i < job->m; i++) {
+		u32 *crow = c + (size_t)i * job->n;
+
+		for (p = 0; p < job->k; p++) {
+			const u32 *brow = b + (size_t)p * job->n;
+			u32 aip = a[(size_t)i * job->k + p];
+
+			for (j = 0; j < job->n; j++)
+				crow[j] += aip * brow[j];
+		}
+		/* A row is at most ELEMS_MAX multiply-adds. */
+		if (sim_aborted(ch))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+static void sim_le32_to_cpu(u32 *v, u64 bytes)
+{
+	size_t i;
+
+	for (i = 0; i < bytes / sizeof(u32); i++)
+		le32_to_cpus(&v[i]);
+}
+
+/*
+ * Runs an ACCMAP_SIM_JOB_TYPE job: reads A and B into kernel buffers,
+ * computes, writes C.  Returns 0 or an error that ended the chain.
+ */
+static int sim_compute(struct sim_chain *ch, u64 jd)
+{
+	struct sim_job_le raw;
+	struct sim_job job;
+	u32 *a, *b, *c = NULL;
+	u32 i;
+	int ret;
+
+	ret = sim_access(ch, jd + ACCMAP_SIM_JOB_OFFSET, &raw, sizeof(raw),
+			 false);
+	if (ret)
+		return ret;
+	if (!sim_job_decode(&raw, &job))
+		return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
+
+	a = kvmalloc(job.a_bytes, GFP_KERNEL);
+	b = kvmalloc(job.b_bytes, GFP_KERNEL);
+	c = kvzalloc(job.c_bytes, GFP_KERNEL);
+	if (!a || !b || !c) {
+		ret = sim_fail(ch, SIM_JS_STATUS_OUT_OF_MEMORY);
+		goto out_free;
+	}
+
+	ret = sim_access(ch, job.a, a, job.a_bytes, false);
+	if (ret)
+		goto out_free;
+	ret = sim_access(ch, job.b, b, job.b_bytes, false);
+	if (ret)
+		goto out_free;
+	sim_le32_to_cpu(a, job.a_bytes);
+	sim_le32_to_cpu(b, job.b_bytes);
+
+	if (job.op == ACCMAP_SIM_OP_MATMUL_I32) {
+		ret = sim_matmul(ch, &job, a, b, c);
+		if (ret)
+			goto out_free;
+	} else {
+		for (i = 0; i < job.n; i++)
+			c[i] = a[i] + b[i];
+	}
+
+	for (i = 0; i < job.c_bytes / sizeof(u32); i++)
+		cpu_to_le32s(&c[i]);
+	ret = sim_access(ch, job.c, c, job.c_bytes, true);
+
+out_free:
+	kvfree(c);
+	kvfree(b);
+	kvfree(a);
+	return ret;
+}
+
+/*
+ * Runs the job at @jd; *@next is the next descriptor (0: end of chain).
+ * Returns 0 if it is done, else an error that ended the chain.
+ */
+static int sim_job(struct sim_chain *ch, u64 jd, u64 *next)
+{
+	struct sim_jd_le hdr;
+	int ret, wret;
+	u8 type;
+
+	if (!IS_ALIGNED(jd, SIM_JD_ALIGN))
+		return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
+
+	sim_chain_load_as(ch);
+	ret = sim_access(ch, jd, &hdr, sizeof(hdr), false);
+	if (ret)
+		return ret;
+
+	type = hdr.type >> SIM_JD_TYPE_SHIFT;
+	*next = le64_to_cpu(hdr.next);
+	if (!(hdr.type & SIM_JD_NEXT_64))
+		*next = lower_32_bits(*next);
+
+	if (type == ACCMAP_SIM_JOB_TYPE)
+		ret = sim_compute(ch, jd);
+	else if (type < MALI_JOB_TYPE_NULL || type > MALI_JOB_TYPE_FRAGMENT)
+		ret = sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
+	else
+		ret = 0;	/* real Mali jobs: the payload is left alone */
+	/* An MMU fault stalls the job; a reset or close stops it. */
+	if (ret && ret != -EIO)
+		return ret;
+
+	/* Done or failed, the job's status goes to its descriptor. */
+	wret = sim_write_status(ch, jd, ret ? ch->code : MALI_JS_STATUS_DONE);
+	return wret ? wret : ret;
+}
+
+/*
+ * Follows the chain from @head.  At most SIM_CHAIN_MAX jobs; a loop is
+ * caught by Brent's method (a checkpoint at every power of two), so a job
+ * on a loop may run a second time before the loop is seen.
+ */
+static void sim_chain_run(struct sim_chain *ch, u64 head)
+{
+	u64 jd = head, next, mark = 0;
+	u32 steps = 0;
+
+	ch->end = SIM_CHAIN_DONE;
+	while (jd) {
+		ch->jd = jd;
+		if (jd == mark || steps == SIM_CHAIN_MAX) {
+			sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
+			return;
+		}
+		if (sim_job(ch, jd, &next))
+			return;
+		steps++;
+		if (is_power_of_2(steps))
+			mark = jd;
+		jd = next;
+	}
+}
+
+/* Publishes how the chain ended; under the lock, same generation. */
+static void sim_chain_finish(struct sim *sim, struct sim_slot *js,
+			     struct sim_chain *ch)
+{
+	struct sim_as *as;
+
+	lockdep_assert_held(&sim->lock);
+	switch (ch->end) {
+	case SIM_CHAIN_DONE:
+		js->head = 0;
+		js->status = MALI_JS_STATUS_DONE;
+		sim_raise(sim, ACCMAP_REPLAY_IRQ_JOB, MALI_JOB_IRQ_DONE(js->index));
+		break;
+	case SIM_CHAIN_FAILED:
+		js->head = ch->jd;
+		js->status = ch->code;
+		sim_raise(sim, ACCMAP_REPLAY_IRQ_JOB,
+			  MALI_JOB_IRQ_FAILED(js->index));
+		break;
+	case SIM_CHAIN_FAULT:
+		/* The job stalls: the slot stays ACTIVE, no job interrupt. */
+		js->head = ch->jd;
+		as = &sim->as[ch->as];
+		if (!(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] &
+		      MALI_MMU_IRQ_FAULT(ch->as))) {
+			as->faultstatus = ch->fault_status;
+			as->faultaddress = ch->fault_address;
+		}
+		sim_raise(sim, ACCMAP_REPLAY_IRQ_MMU, MALI_MMU_IRQ_FAULT(ch->as));
+		return;
+	case SIM_CHAIN_ABORTED:
+		return;
+	}
+	js->tail = ch->jd;
+	if (js->next_pending)
+		sim_slot_start(sim, js);
+}
+
+static void sim_slot_work(struct work_struct *work)
+{
+	struct sim_slot *js = container_of(work, struct sim_slot, work);
+	struct sim *sim = js->sim;
+	struct sim_chain ch;
+	u64 head;
+
+	for (;;) {
+		memset(&ch, 0, sizeof(ch));
+		ch.sim = sim;
+
+		spin_lock(&sim->lock);
+		if (!js->queued || sim->dying) {
+			spin_unlock(&sim->lock);
+			return;
+		}
+		js->queued = false;
+		ch.gen = sim->gen;
+		ch.as = js->config & MALI_JS_CONFIG_AS_MASK;
+		head = js->head;
+		if (ch.as >= SIM_AS_COUNT) {
+			ch.end = SIM_CHAIN_FAILED;
+			ch.code = MALI_JS_STATUS_CONFIG_FAULT;
+			ch.jd = head;
+			sim_chain_finish(sim, js, &ch);
+			spin_unlock(&sim->lock);
+			wake_up_all(&sim->irq_wait);
+			continue;
+		}
+		spin_unlock(&sim->lock);
+
+		sim_chain_run(&ch, head);
+
+		spin_lock(&sim->lock);
+		if (sim->gen == ch.gen)
+			sim_chain_finish(sim, js, &ch);
+		spin_unlock(&sim->lock);
+		wake_up_all(&sim->irq_wait);
+	}
+}
+
+/* ---- interrupts --------------------------------------------------------- */
+
+static bool sim_mmu_pending(struct sim *sim)
+{
+	return sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & SIM_AS_PRESENT;
+}
+
+/* Whether wait_irq() has something to return; may take the lock. */
+static bool sim_irq_ready(struct sim *sim, u32 irq, u32 mask)
+{
+	bool ready;
+
+	spin_lock(&sim->lock);
+	ready = (sim->irq_raw[irq] & sim->irq_mask[irq] & mask) ||
+		sim_mmu_pending(sim);
+	spin_unlock(&sim->lock);
+	return ready;
+}
+
+/* 0: raised bits acknowledged; -EIO: MMU fault; -EAGAIN: nothing yet. */
+static int sim_irq_take(struct sim *sim, u32 irq, u32 mask, u32 *seen)
+{
+	u32 status;
+	int ret;
+
+	spin_lock(&sim->lock);
+	status = sim->irq_raw[irq] & sim->irq_mask[irq];
+	if (status & mask) {
+		sim->irq_raw[irq] &= ~(status & mask);
+		*seen = status;
+		ret = 0;
+	} else if (sim_mmu_pending(sim)) {
+		ret = -EIO;
+	} else {
+		ret = -EAGAIN;
+	}
+	spin_unlock(&sim->lock);
+	return ret;
+}
+
+/**
+ * sim_wait_irq() - wait for the model to raise an interrupt
+ * @s:          the session
+ * @irq:        ACCMAP_REPLAY_IRQ_*
+ * @mask:       the bits of the source's STATUS (RAWSTAT & MASK) waited for
+ * @timeout_us: how long at most
+ * @seen:       on success, STATUS before the raised bits were cleared
+ *
+ * On success the raised bits of @mask are cleared in RAWSTAT.
+ *
+ * Return: 0; -ETIMEDOUT; -EINTR if a fatal signal came; -EIO if an MMU
+ * fault is pending (and @mask of @irq is not raised); -EINVAL for an
+ * unknown @irq.
+ */
+static int sim_wait_irq(struct accmap_replay_session *s, u32 irq, u32 mask,
+			u32 timeout_us, u32 *seen)
+{
+	struct sim *sim = sim_of(s);
+	long left = usecs_to_jiffies(timeout_us);
+	int ret;
+
+	if (irq >= ACCMAP_REPLAY_IRQ_COUNT)
+		return -EINVAL;
+
+	for (;;) {
+		ret = sim_irq_take(sim, irq, mask, seen);
+		if (ret != -EAGAIN)
+			return ret;
+		if (left <= 0)
+			return -ETIMEDOUT;
+		left = wait_event_killable_timeout(sim->irq_wait,
+						   sim_irq_ready(sim, irq, mask),
+						   left);
+		if (left < 0)
+			return -EINTR;
+	}
+}
+
+/**
+ * sim_mmu_fault_pending() - the MMU fault the model has pending, if any
+ * @s: the session
+ * @f: filled with the lowest address space whose fault bit is set in
+ *     MMU_IRQ_RAWSTAT, its FAULTSTATUS and FAULTADDRESS
+ *
+ * Return: true if a fault is pending.
+ */
+static bool sim_mmu_fault_pending(struct accmap_replay_session *s,
+				  struct accmap_replay_fault *f)
+{
+	struct sim *sim = sim_of(s);
+	u32 pending;
+	bool ret = false;
+
+	spin_lock(&sim->lock);
+	pending = sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & SIM_AS_PRESENT;
+	if (pending) {
+		f->as = __ffs(pending);
+		f->status = sim->as[f->as].faultstatus;
+		f->address = sim->as[f->as].faultaddress;
+		ret = true;
+	}
+	spin_unlock(&sim->lock);
+	return ret;
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+/**
+ * sim_open() - give a session its own model
+ * @s: the session; its tpriv is set
+ *
+ * The model starts as after power-up: everything powered off, interrupts
+ * clear and masked, address spaces unconfigured, slots idle.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int sim_open(struct accmap_replay_session *s)
+{
+	struct sim *sim;
+	unsigned int i;
+
+	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
+	if (!sim)
+		return -ENOMEM;
+	spin_lock_init(&sim->lock);
+	init_waitqueue_head(&sim->irq_wait);
+	xa_init(&sim->tables);
+	xa_init(&sim->mem);
+	for (i = 0; i < SIM_JS_COUNT; i++) {
+		sim->js[i].sim = sim;
+		sim->js[i].index = i;
+		INIT_WORK(&sim->js[i].work, sim_slot_work);
+	}
+	spin_lock(&sim->lock);
+	sim_regs_reset(sim);
+	spin_unlock(&sim->lock);
+	s->tpriv = sim;
+	return 0;
+}
+
+/**
+ * sim_close() - stop a session's model and free it
+ * @s: the session; its tpriv is cleared
+ *
+ * Stops the chains (a running one stops at its next memory access or
+ * compute row) and waits for them, then frees the table pages still
+ * allocated: a page-table builder on this session must be destroyed
+ * before, as its table pages go here.
+ */
+static void sim_close(struct accmap_replay_session *s)
+{
+	struct sim *sim = sim_of(s);
+	unsigned long frame;
+	unsigned int i;
+	void *va;
+
+	if (!sim)
+		return;
+	spin_lock(&sim->lock);
+	sim->dying = true;
+	WRITE_ONCE(sim->gen, sim->gen + 1);
+	spin_unlock(&sim->lock);
+	for (i = 0; i < SIM_JS_COUNT; i++)
+		cancel_work_sync(&sim->js[i].work);
+
+	xa_for_each(&sim->tables, frame, va)
+		free_page((unsigned long)va);
+	xa_destroy(&sim->tables);
+	xa_destroy(&sim->mem);
+	s->tpriv = NULL;
+	kfree(sim);
+}
+
+/*
+ * The model's target operations.  Device addresses are CPU physical
+ * addresses (no dma_dev); table pages come from sim_pgt_ops.
+ */
+const struct accmap_replay_target_ops accmap_sim_ops = {
+	.open = sim_open,
+	.close = sim_close,
+	.pgt_alloc = &sim_pgt_ops,
+	.add_memory = sim_add_memory,
+	.read32 = sim_read32,
+	.write32 = sim_write32,
+	.wait_irq = sim_wait_irq,
+	.mmu_fault = sim_mmu_fault_pending,
+};
+
+/**
+ * accmap_sim_target_init() - describe the software Mali model as a target
+ * @target: filled in: name "sim", flags SIM|IRQ, the Mali register window,
+ *          both page-table formats, 8 address spaces, the Mali-G71 GPU_ID
+ *          and &accmap_sim_ops
+ *
+ * The model keeps no state of its own outside sessions.
+ *
+ * Return: 0.
+ */
+int accmap_sim_target_init(struct accmap_replay_target *target)
+{
+	target->name = "sim";
+	target->flags = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ;
+	target->window_size = MALI_WINDOW_SIZE;
+	target->formats = BIT(ACCMAP_PGT_MALI_AARCH64_4K) |
+			  BIT(ACCMAP_PGT_MALI_LPAE);
+	target->as_count = SIM_AS_COUNT;
+	target->gpu_id = SIM_GPU_ID;
+	target->ops = &accmap_sim_ops;
+	target->priv = NULL;
+	atomic_set(&target->sessions, 0);
+	return 0;
+}
