@@ -117,7 +117,10 @@ struct accmap_replay_fault {
 /**
  * struct accmap_replay_target_ops - what a replay target provides
  * @open:      set up per-session state in @s->tpriv; 0 or -errno
- * @close:     stop everything the session started and free @s->tpriv
+ * @stop:      optional: stop everything the session started on the target
+ *             (running jobs) and wait for it; called when the session goes,
+ *             before its tables and memory are freed
+ * @close:     free @s->tpriv; called after the tables are freed
  * @pgt_alloc: where the session's table pages come from (priv: @s)
  * @add_memory: optional: @len bytes of buffer memory at device address
  *             @dma are reachable by the CPU at @kva (the model reads and
@@ -138,6 +141,7 @@ struct accmap_replay_fault {
  */
 struct accmap_replay_target_ops {
 	int (*open)(struct accmap_replay_session *s);
+	void (*stop)(struct accmap_replay_session *s);
 	void (*close)(struct accmap_replay_session *s);
 	const struct accmap_pgt_alloc_ops *pgt_alloc;
 	void (*add_memory)(struct accmap_replay_session *s, u64 dma,

@@ -26,9 +26,10 @@
  * condition of wait_irq() may take it.  START queues the slot's work item
  * on system_unbound_wq; the work snapshots what it needs under @lock,
  * walks and computes without it (it sleeps: kvmalloc, cond_resched), and
- * publishes the outcome under @lock.  A reset or close bumps @gen: a chain
- * started before checks it between memory accesses and in its compute
- * loops, stops, and publishes nothing.
+ * publishes the outcome under @lock.  A reset, stop or close bumps @gen: a
+ * chain started before checks it between memory accesses and in its
+ * compute loops, stops, and publishes nothing; stop and close also wait
+ * for the slots' work to end.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -188,9 +189,9 @@ struct sim_slot {
  *              @ready, @latest_flush, @as, the register fields of @js,
  *              @dying; and the writes of @gen.  Never held while reading
  *              or writing GPU memory or allocating.
- * @gen:        bumped by every reset and by close; a chain runs only while
+ * @gen:        bumped by every reset and by stop; a chain runs only while
  *              it is the generation it started in (read without @lock)
- * @dying:      close has begun: START queues nothing
+ * @dying:      stop has begun: START queues nothing
  * @irq_raw:    RAWSTAT by ACCMAP_REPLAY_IRQ_*
  * @irq_mask:   MASK by ACCMAP_REPLAY_IRQ_*
  * @ready:      READY bits by power domain
@@ -203,7 +204,8 @@ struct sim_slot {
  *              is held across every read of a table page, so a page freed
  *              by sim_pgt_free() is never read
  * @mem:        device frame -> kernel address of memory from add_memory();
- *              entries stay until close, which stops the chains first
+ *              entries stay until close; the memory may go once stop has
+ *              returned
  */
 struct sim {
 	spinlock_t lock;	/* the registers, see above */
@@ -749,27 +751,41 @@ static int sim_read_table(void *priv, u64 pa, u64 *val)
 /*
  * Copies @len bytes between @buf and buffer memory at device address @pa;
  * -EFAULT if any of it is not memory the session handed over.
+ *
+ * In aligned 32-bit words: every access of the model is (headers,
+ * payloads, int32 operands), and the kernel mapping of a buffer may be
+ * uncached, which on arm64 is Device memory where an unaligned access -
+ * as memcpy() may make - faults.
  */
 static int sim_mem_copy(struct sim *sim, u64 pa, void *buf, size_t len,
 			bool write)
 {
+	u32 *b = buf;
+
+	if (!IS_ALIGNED(pa | len, sizeof(u32)))
+		return -EFAULT;
 	while (len) {
 		size_t off = pa & (SIM_FRAME_SIZE - 1);
 		size_t n = min_t(size_t, len, SIM_FRAME_SIZE - off);
 		unsigned long frame;
+		size_t i;
 		u8 *kva;
+		u32 *k;
 
 		if (!sim_frame(pa, &frame))
 			return -EFAULT;
 		kva = xa_load(&sim->mem, frame);
 		if (!kva)
 			return -EFAULT;
-		if (write)
-			memcpy(kva + off, buf, n);
-		else
-			memcpy(buf, kva + off, n);
+		k = (u32 *)(kva + off);
+		for (i = 0; i < n / sizeof(u32); i++) {
+			if (write)
+				WRITE_ONCE(k[i], b[i]);
+			else
+				b[i] = READ_ONCE(k[i]);
+		}
 		pa += n;
-		buf += n;
+		b += n / sizeof(u32);
 		len -= n;
 	}
 	return 0;
@@ -836,7 +852,7 @@ static const struct accmap_pgt_alloc_ops sim_pgt_ops = {
  * only if @dma and @kva have the same offset in a frame; a frame already
  * known keeps its first address.  If memory for the index runs out, the
  * rest stays unreachable: jobs touching it fail with a bus fault.  The
- * memory must stay valid until close.
+ * memory must stay valid until stop (or close) has returned.
  */
 static void sim_add_memory(struct accmap_replay_session *s, u64 dma,
 			   void *kva, u64 len)
@@ -869,7 +885,7 @@ enum sim_chain_end {
 	SIM_CHAIN_DONE,		/* every job done */
 	SIM_CHAIN_FAILED,	/* a job failed: @code */
 	SIM_CHAIN_FAULT,	/* an MMU fault stalled it */
-	SIM_CHAIN_ABORTED,	/* reset or close */
+	SIM_CHAIN_ABORTED,	/* reset, stop or close */
 };
 
 /**
@@ -1275,7 +1291,7 @@ static int sim_job(struct sim_chain *ch, u64 jd, u64 *next)
 		ret = sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
 	else
 		ret = 0;	/* real Mali jobs: the payload is left alone */
-	/* An MMU fault stalls the job; a reset or close stops it. */
+	/* An MMU fault stalls the job; a reset or stop ends it. */
 	if (ret && ret != -EIO)
 		return ret;
 
@@ -1530,20 +1546,18 @@ static int sim_open(struct accmap_replay_session *s)
 }
 
 /**
- * sim_close() - stop a session's model and free it
- * @s: the session; its tpriv is cleared
+ * sim_stop() - stop a session's chains and wait for them
+ * @s: the session
  *
- * Stops the chains (a running one stops at its next memory access or
- * compute row) and waits for them, then frees the table pages still
- * allocated: a page-table builder on this session must be destroyed
- * before, as its table pages go here.
+ * A running chain stops at its next memory access or compute row and
+ * publishes nothing; a START afterwards runs nothing.  When this returns
+ * the model no longer touches the session's tables or buffers, so they
+ * may go.  Registers stay readable.
  */
-static void sim_close(struct accmap_replay_session *s)
+static void sim_stop(struct accmap_replay_session *s)
 {
 	struct sim *sim = sim_of(s);
-	unsigned long frame;
 	unsigned int i;
-	void *va;
 
 	if (!sim)
 		return;
@@ -1553,7 +1567,26 @@ static void sim_close(struct accmap_replay_session *s)
 	spin_unlock(&sim->lock);
 	for (i = 0; i < SIM_JS_COUNT; i++)
 		cancel_work_sync(&sim->js[i].work);
+}
 
+/**
+ * sim_close() - free a session's model
+ * @s: the session; its tpriv is cleared
+ *
+ * Stops the chains first if sim_stop() did not, then frees the table
+ * pages the page-table builder has not given back (so the builder may be
+ * destroyed before or after; its frees after this do nothing), and the
+ * model.
+ */
+static void sim_close(struct accmap_replay_session *s)
+{
+	struct sim *sim = sim_of(s);
+	unsigned long frame;
+	void *va;
+
+	if (!sim)
+		return;
+	sim_stop(s);
 	xa_for_each(&sim->tables, frame, va)
 		free_page((unsigned long)va);
 	xa_destroy(&sim->tables);
@@ -1568,6 +1601,7 @@ static void sim_close(struct accmap_replay_session *s)
  */
 const struct accmap_replay_target_ops accmap_sim_ops = {
 	.open = sim_open,
+	.stop = sim_stop,
 	.close = sim_close,
 	.pgt_alloc = &sim_pgt_ops,
 	.add_memory = sim_add_memory,

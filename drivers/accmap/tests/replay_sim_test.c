@@ -350,10 +350,12 @@ static void put_sim_job(struct kunit *test, struct sim_fixture *fx, u64 va,
 	put64(test, fx, p + offsetof(struct accmap_sim_job, c), job->c);
 }
 
-/* Points AS @as at the hand-built tables and latches it. */
+/* Points AS @as at the tables (AArch64 4K) and latches it. */
 static void fx_setup_as(struct sim_fixture *fx, unsigned int as)
 {
-	wr64(fx, MALI_AS_BASE(as) + MALI_AS_TRANSTAB_LO, fx->root);
+	u64 root = fx->pgt ? accmap_pgt_root(fx->pgt) : fx->root;
+
+	wr64(fx, MALI_AS_BASE(as) + MALI_AS_TRANSTAB_LO, root);
 	wr64(fx, MALI_AS_BASE(as) + MALI_AS_MEMATTR_LO, 0x4c8d888d8f88ULL);
 	wr64(fx, MALI_AS_BASE(as) + MALI_AS_TRANSCFG_LO,
 	     MALI_TRANSCFG_ADRMODE_AARCH64_4K);
@@ -1391,21 +1393,25 @@ static void sim_builder_lpae(struct kunit *test)
 	check_builder(test, ACCMAP_PGT_MALI_LPAE, false);
 }
 
-/* A long matmul: every VA page of A, B and C maps one physical page. */
-static void start_long_job(struct kunit *test, struct sim_fixture *fx,
-			   unsigned int slot)
+/*
+ * A long matmul: every VA page of A, B and C maps one physical page.
+ * Returns the kernel address of C's page.
+ */
+static u8 *start_long_job(struct kunit *test, struct sim_fixture *fx,
+			  unsigned int slot)
 {
 	const u64 jd = 0x10000, a = 0x1000000, b = 0x2000000, c = 0x3000000;
 	struct accmap_sim_job job = { .op = ACCMAP_SIM_OP_MATMUL_I32,
 				      .m = 512, .n = 512, .k = 512,
 				      .a = a, .b = b, .c = c };
 	u64 pa_ab, pa_c, off;
+	u8 *cpage;
 	u32 *p;
 
 	fx_buf(test, fx, jd, 1, FX_RW);
 	p = fx_mem_page(test, fx, &pa_ab);
 	memset(p, 0x11, PAGE_SIZE);
-	fx_mem_page(test, fx, &pa_c);
+	cpage = fx_mem_page(test, fx, &pa_c);
 	for (off = 0; off < SZ_1M; off += FX_GPU_PAGE) {
 		fx_map(test, fx, a + off, pa_ab, FX_RO);
 		fx_map(test, fx, b + off, pa_ab, FX_RO);
@@ -1415,6 +1421,7 @@ static void start_long_job(struct kunit *test, struct sim_fixture *fx,
 	fx_unmask(fx);
 	fx_setup_as(fx, 0);
 	fx_start(fx, slot, jd, 0);
+	return cpage;
 }
 
 static void sim_close_running(struct kunit *test)
@@ -1429,6 +1436,46 @@ static void sim_close_running(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, fx->s.tpriv);
 	/* A table page freed after close is not freed twice. */
 	fx->ops->pgt_alloc->free(&fx->s, fx->tva[0], fx->tpa[0]);
+}
+
+/*
+ * stop, then the tables and the buffers go, then close: the order replay.c
+ * releases a session in.  Nothing may touch them after stop (KASAN sees
+ * freed pages).
+ */
+static void sim_stop_running(struct kunit *test)
+{
+	struct sim_fixture *fx = new_fixture(test);
+	struct accmap_pgt *pgt;
+	unsigned int i;
+	u8 *cpage;
+	u32 seen;
+
+	pgt = accmap_pgt_create(ACCMAP_PGT_MALI_AARCH64_4K, 48,
+				fx->ops->pgt_alloc, &fx->s);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pgt);
+	fx->pgt = pgt;
+	cpage = start_long_job(test, fx, 2);
+	fx->ops->stop(&fx->s);
+
+	/*
+	 * The job never ends (it takes well under this wait unstopped), and
+	 * a START runs nothing.  Registers still answer.
+	 */
+	fx_start(fx, 0, 0x10000, 0);
+	KUNIT_EXPECT_EQ(test, fx_wait(fx, ACCMAP_REPLAY_IRQ_JOB, ~0U, 2000000,
+				      &seen), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, get32(test, fx, 0x10000), 0U);
+	KUNIT_EXPECT_NULL(test, memchr_inv(cpage, 0, FX_GPU_PAGE));
+	KUNIT_EXPECT_EQ(test, rd(fx, MALI_GPU_ID), 0x60a00002U);
+
+	fx->pgt = NULL;
+	accmap_pgt_destroy(pgt);
+	for (i = 0; i < fx->npages; i++)
+		__free_page(fx->pages[i]);
+	fx->npages = 0;
+	fx->nbufs = 0;
+	fx_close(fx);
 }
 
 static void sim_reset_running(struct kunit *test)
@@ -1488,6 +1535,103 @@ static void sim_sessions_independent(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get32(test, one, 0x10000), 0U);
 }
 
+#define OP_W(off, v)	{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = (off), \
+			  .value = (v) }
+#define OP_R(off, v)	{ .op = ACCMAP_REPLAY_OP_READ, \
+			  .flags = ACCMAP_REPLAY_OP_STRICT, .offset = (off), \
+			  .value = (v), .mask = ~0U }
+#define OP_POLL(off, v)	{ .op = ACCMAP_REPLAY_OP_POLL, .offset = (off), \
+			  .value = (v), .mask = ~0U, .timeout_us = 100000 }
+#define OP_IRQ(i, m)	{ .op = ACCMAP_REPLAY_OP_WAIT_IRQ, .irq = (i), \
+			  .mask = (m), .timeout_us = FX_WAIT_US }
+#define OP_ROOT(off, f)	{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .flags = (f), \
+			  .offset = (off) }
+
+#define EXEC_JD		0x10000ULL
+#define EXEC_DATA	0x20000ULL
+#define EXEC_JS		MALI_JS_BASE(1)
+#define EXEC_AS		MALI_AS_BASE(0)
+
+/* What a driver does for one job, as a recording replays it. */
+static const struct accmap_replay_op exec_ops[] = {
+	OP_R(MALI_GPU_ID, 0x60a00002),
+	OP_W(MALI_GPU_IRQ_CLEAR, ~0U),
+	OP_W(MALI_GPU_COMMAND, MALI_GPU_CMD_SOFT_RESET),
+	/* A reset clears the masks too: unmask after it, as kbase does. */
+	OP_W(MALI_GPU_IRQ_MASK, MALI_GPU_IRQ_RESET_COMPLETED),
+	OP_IRQ(ACCMAP_REPLAY_IRQ_GPU, MALI_GPU_IRQ_RESET_COMPLETED),
+	OP_W(MALI_GPU_IRQ_MASK, 0x10581),
+	OP_W(MALI_JOB_IRQ_MASK, ~0U),
+	OP_W(MALI_MMU_IRQ_MASK, ~0U),
+	OP_W(MALI_TILER_PWRON_LO, 1),
+	OP_W(MALI_SHADER_PWRON_LO, 0xff),
+	OP_POLL(MALI_SHADER_READY_LO, 0xff),
+	OP_POLL(MALI_L2_READY_LO, 1),
+	OP_IRQ(ACCMAP_REPLAY_IRQ_GPU, MALI_GPU_IRQ_POWER_CHANGED_ALL),
+	OP_W(EXEC_AS + MALI_AS_TRANSCFG_LO, MALI_TRANSCFG_ADRMODE_AARCH64_4K),
+	OP_W(EXEC_AS + MALI_AS_TRANSCFG_HI, 0),
+	OP_ROOT(EXEC_AS + MALI_AS_TRANSTAB_LO, 0),
+	OP_ROOT(EXEC_AS + MALI_AS_TRANSTAB_HI, ACCMAP_REPLAY_OP_HI),
+	OP_W(EXEC_AS + MALI_AS_MEMATTR_LO, 0x888d8f88),
+	OP_W(EXEC_AS + MALI_AS_MEMATTR_HI, 0x4c8d),
+	OP_W(EXEC_AS + MALI_AS_COMMAND, MALI_AS_CMD_UPDATE),
+	OP_POLL(EXEC_AS + MALI_AS_STATUS, 0),
+	OP_W(EXEC_JS + MALI_JS_HEAD_NEXT_LO, EXEC_JD),
+	OP_W(EXEC_JS + MALI_JS_HEAD_NEXT_HI, 0),
+	OP_W(EXEC_JS + MALI_JS_AFFINITY_NEXT_LO, 0xff),
+	OP_W(EXEC_JS + MALI_JS_CONFIG_NEXT, 0x87b00),
+	OP_W(EXEC_JS + MALI_JS_FLUSH_ID_NEXT, 0),
+	OP_W(EXEC_JS + MALI_JS_COMMAND_NEXT, MALI_JS_COMMAND_START),
+	OP_IRQ(ACCMAP_REPLAY_IRQ_JOB, MALI_JOB_IRQ_DONE(1) |
+				      MALI_JOB_IRQ_FAILED(1)),
+	OP_R(EXEC_JS + MALI_JS_STATUS, MALI_JS_STATUS_DONE),
+	OP_R(MALI_JOB_IRQ_RAWSTAT, 0),
+};
+
+/* The executor drives the model as it drives a GPU. */
+static void sim_exec(struct kunit *test)
+{
+	struct sim_fixture *fx = new_fixture(test);
+	struct accmap_sim_job job = { .op = ACCMAP_SIM_OP_VADD_I32, .m = 1,
+				      .n = 8, .k = 1, .a = EXEC_DATA,
+				      .b = EXEC_DATA + 0x100,
+				      .c = EXEC_DATA + 0x200 };
+	struct accmap_replay_result res = { .failed_op = U32_MAX };
+	const u32 n = ARRAY_SIZE(exec_ops);
+	u32 i;
+
+	fx->s.root = fx->root;
+	fx_buf(test, fx, EXEC_JD, 1, FX_RW);
+	fx_buf(test, fx, EXEC_DATA, 1, FX_RW);
+	put_sim_job(test, fx, EXEC_JD, 0, &job);
+	for (i = 0; i < job.n; i++) {
+		put32(test, fx, job.a + 4 * i, 1000 * i);
+		put32(test, fx, job.b + 4 * i, 7 - i);
+	}
+
+	KUNIT_ASSERT_EQ(test, accmap_replay_exec(&fx->s, exec_ops, n, 0, &res),
+			0);
+	KUNIT_EXPECT_EQ(test, res.reason, (u32)ACCMAP_REPLAY_OK);
+	KUNIT_EXPECT_EQ(test, res.done, n);
+	for (i = 0; i < job.n; i++)
+		KUNIT_EXPECT_EQ(test, get32(test, fx, job.c + 4 * i),
+				1000 * i + 7 - i);
+
+	/* The same ops with C unmapped: the run stops at the fault. */
+	job.c = 0x40000;
+	put_sim_job(test, fx, EXEC_JD, 0, &job);
+	memset(&res, 0, sizeof(res));
+	KUNIT_EXPECT_EQ(test, accmap_replay_exec(&fx->s, exec_ops, n, 0, &res),
+			-EIO);
+	KUNIT_EXPECT_EQ(test, res.reason, (u32)ACCMAP_REPLAY_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, res.failed_op, n - 3);
+	KUNIT_EXPECT_EQ(test, res.fault.as, 0U);
+	KUNIT_EXPECT_EQ(test, res.fault.status,
+			fault_code(MALI_FAULT_TRANSLATION(3),
+				   MALI_FAULT_ACCESS_WRITE));
+	KUNIT_EXPECT_EQ(test, res.fault.address, 0x40000ULL);
+}
+
 static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_target),
 	KUNIT_CASE(sim_id_registers),
@@ -1511,8 +1655,10 @@ static struct kunit_case sim_cases[] = {
 	KUNIT_CASE(sim_builder_aarch64),
 	KUNIT_CASE(sim_builder_lpae),
 	KUNIT_CASE(sim_close_running),
+	KUNIT_CASE(sim_stop_running),
 	KUNIT_CASE(sim_reset_running),
 	KUNIT_CASE(sim_sessions_independent),
+	KUNIT_CASE(sim_exec),
 	{}
 };
 
