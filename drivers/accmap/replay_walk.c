@@ -154,6 +154,11 @@ static bool walk_is_leaf(u32 format, unsigned int level, u64 pte)
  * raw entry.  Otherwise @out->status says why the walk stopped and
  * @out->level and @out->pte where; the other fields are 0.
  *
+ * An AArch64 4K @transtab with any bit set outside 47:12 is refused
+ * (ACCMAP_WALK_BAD_ROOT) rather than masked: it is most likely a Mali
+ * LPAE value.  A Mali LPAE @transtab needs 0b11 in bits 1:0; its other
+ * low bits (cache hints) are ignored.
+ *
  * Return: 0 if @va translates; -EFAULT if the walk stopped at a fault;
  * -EINVAL for an unknown @format (@out->status is then
  * ACCMAP_WALK_BAD_ROOT).

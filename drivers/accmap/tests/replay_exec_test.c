@@ -4,15 +4,23 @@
  *
  * accmap_replay_check_op() is tested field by field from a table.  The
  * executor runs first against a small fake target defined here, whose
- * registers, interrupts and MMU faults each test sets up as it needs.
+ * registers, interrupts and MMU faults each test sets up as it needs, then
+ * against the software Mali model (replay_sim.c) on a session made by hand
+ * with tables from the page-table builder, in both formats: what a replay
+ * of a recorded job does, from GPU_ID to a finished job or an MMU fault.
  */
 
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/err.h>
+#include <linux/gfp.h>
+#include <linux/io.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/limits.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -563,6 +571,489 @@ static void exec_chunks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e->gpu.fault_checks, 0U);
 }
 
+/* ---- the executor driving the software Mali model ---- */
+
+#define SIM_PAGES	16
+#define SIM_WAIT_US	5000000		/* jobs here take far less */
+#define SIM_CHUNK	5		/* ops per call, as the caller chunks */
+#define SIM_OPS_MAX	64
+#define SIM_AS		0
+#define SIM_SLOT	0
+#define SIM_BUF_VA	0x12340000ULL	/* the test's buffer, page by page */
+#define SIM_UNMAPPED_VA	0x7654321000ULL
+#define SIM_VADD_N	700		/* elements: B crosses a page */
+
+#define RO		ACCMAP_PGT_PERM_READ
+#define RW		(ACCMAP_PGT_PERM_READ | ACCMAP_PGT_PERM_WRITE)
+
+#define AS(reg)		(MALI_AS_BASE(SIM_AS) + MALI_AS_##reg)
+#define JS(reg)		(MALI_JS_BASE(SIM_SLOT) + MALI_JS_##reg)
+
+static const u32 sim_formats[] = {
+	ACCMAP_PGT_MALI_AARCH64_4K,
+	ACCMAP_PGT_MALI_LPAE,
+};
+
+static void sim_format_desc(const u32 *format, char *desc)
+{
+	strscpy(desc, *format == ACCMAP_PGT_MALI_LPAE ? "mali_lpae" :
+			"aarch64_4k", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(sim_format, sim_formats, sim_format_desc);
+
+/**
+ * struct sim_env - a session on the software Mali model, made by hand as
+ * replay.c would make it
+ * @target: the target, as accmap_sim_target_init() describes it
+ * @s:      the session
+ * @open:   the target has opened @s
+ * @npages: entries used in @pages and @kva
+ * @pages:  buffer pages, each mapped at SIM_BUF_VA + its index pages
+ * @res:    a run's result
+ * @ops:    the run being built
+ * @nops:   entries used in @ops
+ */
+struct sim_env {
+	struct accmap_replay_target target;
+	struct accmap_replay_session s;
+	bool open;
+	unsigned int npages;
+	struct page *pages[SIM_PAGES];
+	struct accmap_replay_result res;
+	struct accmap_replay_op ops[SIM_OPS_MAX];
+	u32 nops;
+};
+
+static int sim_env_init(struct kunit_resource *res, void *context)
+{
+	struct sim_env *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	u32 format = *(const u32 *)context;
+	int ret;
+
+	if (!e)
+		return -ENOMEM;
+	ret = accmap_sim_target_init(&e->target);
+	if (ret)
+		goto err_free;
+	e->s.target = &e->target;
+	e->s.format = format;
+	e->s.as = SIM_AS;
+	e->s.va_bits = 48;
+	ret = e->target.ops->open(&e->s);
+	if (ret)
+		goto err_free;
+	e->open = true;
+
+	e->s.pgt = accmap_pgt_create(format, e->s.va_bits,
+				     e->target.ops->pgt_alloc, &e->s);
+	if (IS_ERR(e->s.pgt)) {
+		ret = PTR_ERR(e->s.pgt);
+		goto err_close;
+	}
+	e->s.root = accmap_pgt_root(e->s.pgt);
+	e->res.failed_op = U32_MAX;
+	res->data = e;
+	return 0;
+
+err_close:
+	e->target.ops->close(&e->s);
+err_free:
+	kfree(e);
+	return ret;
+}
+
+static void sim_env_exit(struct kunit_resource *res)
+{
+	struct sim_env *e = res->data;
+	unsigned int i;
+
+	/* The tables go before the model that holds their pages. */
+	accmap_pgt_destroy(e->s.pgt);
+	/* The model stops its jobs before their memory goes. */
+	if (e->open)
+		e->target.ops->close(&e->s);
+	for (i = 0; i < e->npages; i++)
+		__free_page(e->pages[i]);
+	kfree(e);
+}
+
+static struct sim_env *new_sim(struct kunit *test)
+{
+	struct sim_env *e;
+
+	e = kunit_alloc_resource(test, sim_env_init, sim_env_exit, GFP_KERNEL,
+				 (void *)test->param_value);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, e);
+	return e;
+}
+
+/* Maps the next buffer page with @perm; returns its GPU address. */
+static u64 sim_page(struct kunit *test, struct sim_env *e, u32 perm)
+{
+	u64 va = SIM_BUF_VA + (u64)e->npages * SZ_4K;
+	struct page *page;
+
+	KUNIT_ASSERT_LT(test, e->npages, (unsigned int)SIM_PAGES);
+	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	e->pages[e->npages++] = page;
+	e->target.ops->add_memory(&e->s, page_to_phys(page),
+				  page_address(page), PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, accmap_pgt_map(e->s.pgt, va, page_to_phys(page),
+					     SZ_4K, perm, 0), 0);
+	return va;
+}
+
+/* The kernel address of @len bytes at GPU address @va, in one page. */
+static void *sim_kva(struct kunit *test, struct sim_env *e, u64 va, size_t len)
+{
+	u64 off = va - SIM_BUF_VA;
+
+	KUNIT_ASSERT_GE(test, va, SIM_BUF_VA);
+	KUNIT_ASSERT_LT(test, off / SZ_4K, (u64)e->npages);
+	KUNIT_ASSERT_LE(test, off % SZ_4K + len, (u64)SZ_4K);
+	return page_address(e->pages[off / SZ_4K]) + off % SZ_4K;
+}
+
+static void sim_put32(struct kunit *test, struct sim_env *e, u64 va, u32 v)
+{
+	*(__le32 *)sim_kva(test, e, va, 4) = cpu_to_le32(v);
+}
+
+static u32 sim_get32(struct kunit *test, struct sim_env *e, u64 va)
+{
+	return le32_to_cpu(*(__le32 *)sim_kva(test, e, va, 4));
+}
+
+static void sim_put64(struct kunit *test, struct sim_env *e, u64 va, u64 v)
+{
+	*(__le64 *)sim_kva(test, e, va, 8) = cpu_to_le64(v);
+}
+
+static void add(struct kunit *test, struct sim_env *e,
+		const struct accmap_replay_op *op)
+{
+	KUNIT_ASSERT_LT(test, e->nops, (u32)SIM_OPS_MAX);
+	KUNIT_ASSERT_EQ(test, accmap_replay_check_op(op, MALI_WINDOW_SIZE), 0);
+	e->ops[e->nops++] = *op;
+}
+
+static void add_write(struct kunit *test, struct sim_env *e, u32 offset,
+		      u32 value)
+{
+	const struct accmap_replay_op op = {
+		.op = W, .offset = offset, .value = value,
+	};
+
+	add(test, e, &op);
+}
+
+static void add_poll(struct kunit *test, struct sim_env *e, u32 offset,
+		     u32 value, u32 mask)
+{
+	const struct accmap_replay_op op = {
+		.op = P, .offset = offset, .value = value, .mask = mask,
+		.timeout_us = SIM_WAIT_US,
+	};
+
+	add(test, e, &op);
+}
+
+/* A READ; strict unless @value is 0 and @mask 0. */
+static void add_read(struct kunit *test, struct sim_env *e, u32 offset,
+		     u32 value, u32 mask)
+{
+	const struct accmap_replay_op op = {
+		.op = R, .flags = value || mask ? STRICT : 0, .offset = offset,
+		.value = value, .mask = mask,
+	};
+
+	add(test, e, &op);
+}
+
+static void add_wait(struct kunit *test, struct sim_env *e, u32 irq,
+		     u32 mask)
+{
+	const struct accmap_replay_op op = {
+		.op = I, .mask = mask, .timeout_us = SIM_WAIT_US, .irq = irq,
+	};
+
+	add(test, e, &op);
+}
+
+static void add_write_root(struct kunit *test, struct sim_env *e, u32 offset,
+			   bool hi)
+{
+	const struct accmap_replay_op op = {
+		.op = WR, .flags = hi ? HI : 0, .offset = offset,
+	};
+
+	add(test, e, &op);
+}
+
+/* Runs the ops built so far in chunks, as replay.c does; 0 or -errno. */
+static int sim_run(struct sim_env *e)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < e->nops; i += SIM_CHUNK) {
+		ret = accmap_replay_exec(&e->s, e->ops + i,
+					 min_t(u32, SIM_CHUNK, e->nops - i), i,
+					 &e->res);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Power the cores up, as a driver does at probe. */
+static void add_power_on(struct kunit *test, struct sim_env *e)
+{
+	add_write(test, e, MALI_GPU_IRQ_MASK, MALI_GPU_IRQ_POWER_CHANGED_ALL);
+	add_write(test, e, MALI_L2_PWRON_LO, 1);
+	add_poll(test, e, MALI_L2_READY_LO, 1, 1);
+	add_write(test, e, MALI_SHADER_PWRON_LO, 0xff);
+	add_write(test, e, MALI_TILER_PWRON_LO, 1);
+	add_poll(test, e, MALI_SHADER_READY_LO, 0xff, 0xff);
+	add_poll(test, e, MALI_TILER_READY_LO, 1, 1);
+	add_wait(test, e, ACCMAP_REPLAY_IRQ_GPU, MALI_GPU_IRQ_POWER_CHANGED_ALL);
+}
+
+/* Point the address space at the session's tables. */
+static void add_as_setup(struct kunit *test, struct sim_env *e)
+{
+	u32 transcfg = e->s.format == ACCMAP_PGT_MALI_AARCH64_4K ?
+		       MALI_TRANSCFG_ADRMODE_AARCH64_4K :
+		       MALI_TRANSCFG_ADRMODE_LEGACY;
+
+	add_write_root(test, e, AS(TRANSTAB_LO), false);
+	add_write_root(test, e, AS(TRANSTAB_HI), true);
+	add_write(test, e, AS(MEMATTR_LO), 0x888d888d);
+	add_write(test, e, AS(MEMATTR_HI), 0x4c8d);
+	add_write(test, e, AS(TRANSCFG_LO), transcfg);
+	add_write(test, e, AS(TRANSCFG_HI), 0);
+	add_write(test, e, AS(COMMAND), MALI_AS_CMD_UPDATE);
+	add_poll(test, e, AS(STATUS), 0, MALI_AS_STATUS_ACTIVE);
+	add_write(test, e, MALI_MMU_IRQ_MASK, ~0U);
+	add_write(test, e, MALI_JOB_IRQ_MASK, ~0U);
+}
+
+/* Start the chain at @head on the slot and wait for it to end. */
+static void add_job(struct kunit *test, struct sim_env *e, u64 head)
+{
+	add_write(test, e, JS(HEAD_NEXT_LO), lower_32_bits(head));
+	add_write(test, e, JS(HEAD_NEXT_HI), upper_32_bits(head));
+	add_write(test, e, JS(AFFINITY_NEXT_LO), 0xff);
+	add_write(test, e, JS(CONFIG_NEXT), SIM_AS);
+	add_write(test, e, JS(COMMAND_NEXT), MALI_JS_COMMAND_START);
+	add_wait(test, e, ACCMAP_REPLAY_IRQ_JOB,
+		 MALI_JOB_IRQ_DONE(SIM_SLOT) | MALI_JOB_IRQ_FAILED(SIM_SLOT));
+}
+
+/*
+ * A VADD job: descriptor and payload at @jd, A at @a, B at @b, C at @c,
+ * A[i] = i, B[i] = 1000 * i.
+ */
+static void put_vadd(struct kunit *test, struct sim_env *e, u64 jd, u64 a,
+		     u64 b, u64 c)
+{
+	u8 *hdr = sim_kva(test, e, jd, MALI_JD_HEADER_SIZE);
+	u64 p = jd + ACCMAP_SIM_JOB_OFFSET;
+	u32 i;
+
+	memset(hdr, 0, MALI_JD_HEADER_SIZE);
+	hdr[MALI_JD_TYPE_BYTE] = ACCMAP_SIM_JOB_TYPE << 1 | 1;	/* 64-bit next */
+	sim_put64(test, e, jd + MALI_JD_NEXT, 0);
+	sim_put32(test, e, p + offsetof(struct accmap_sim_job, op),
+		  ACCMAP_SIM_OP_VADD_I32);
+	sim_put32(test, e, p + offsetof(struct accmap_sim_job, m), 1);
+	sim_put32(test, e, p + offsetof(struct accmap_sim_job, n), SIM_VADD_N);
+	sim_put32(test, e, p + offsetof(struct accmap_sim_job, k), 1);
+	sim_put64(test, e, p + offsetof(struct accmap_sim_job, a), a);
+	sim_put64(test, e, p + offsetof(struct accmap_sim_job, b), b);
+	sim_put64(test, e, p + offsetof(struct accmap_sim_job, c), c);
+	for (i = 0; i < SIM_VADD_N; i++) {
+		sim_put32(test, e, a + 4 * i, i);
+		sim_put32(test, e, b + 4 * i, 1000 * i);
+	}
+}
+
+/*
+ * Pages for a VADD job: the descriptor (read-write), A and B (read-only,
+ * B crossing into a second page), and C with @c_perm.
+ */
+static void sim_vadd_pages(struct kunit *test, struct sim_env *e, u32 c_perm,
+			   u64 *jd, u64 *a, u64 *c)
+{
+	*jd = sim_page(test, e, RW);
+	*a = sim_page(test, e, RO);
+	sim_page(test, e, RO);
+	*c = sim_page(test, e, c_perm);
+	put_vadd(test, e, *jd, *a, *a + 4 * SIM_VADD_N, *c);
+}
+
+/*
+ * The job started by the ops from @job on faulted.  The chain runs in the
+ * background, so the fault shows either at the end of the chunk holding
+ * the start or at the WAIT_IRQ after it.
+ */
+static void expect_job_fault(struct kunit *test, struct sim_env *e, u32 job,
+			     u64 address)
+{
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_MMU_FAULT);
+	KUNIT_EXPECT_GE(test, e->res.failed_op, job + 4);	/* COMMAND_NEXT */
+	KUNIT_EXPECT_LE(test, e->res.failed_op, job + 5);	/* WAIT_IRQ */
+	KUNIT_EXPECT_EQ(test, e->res.done, e->res.failed_op);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, (u32)SIM_AS);
+	KUNIT_EXPECT_EQ(test, e->res.fault.address, address);
+	kunit_info(test, "fault status %#x seen after op %u\n",
+		   e->res.fault.status, e->res.failed_op);
+}
+
+static void sim_gpu_id(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+
+	add_read(test, e, MALI_GPU_ID, e->target.gpu_id, ~0U);
+	add_read(test, e, MALI_AS_PRESENT, 0xff, 0xff);
+	add_read(test, e, MALI_GPU_ID, 0, 0);
+	KUNIT_EXPECT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, 3U);
+	KUNIT_EXPECT_EQ(test, e->res.failed_op, U32_MAX);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0x60a00002U);
+	KUNIT_EXPECT_EQ(test, e->target.gpu_id, 0x60a00002U);
+}
+
+static void sim_power_on(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+
+	add_read(test, e, MALI_SHADER_READY_LO, 0, ~0U);
+	add_power_on(test, e);
+	KUNIT_EXPECT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_OK);
+	/* WAIT_IRQ's value is the status it saw. */
+	KUNIT_EXPECT_TRUE(test, e->res.value & MALI_GPU_IRQ_POWER_CHANGED_ALL);
+	/* ...and it acknowledged the bit. */
+	KUNIT_EXPECT_FALSE(test, e->target.ops->read32(&e->s,
+						       MALI_GPU_IRQ_RAWSTAT) &
+			   MALI_GPU_IRQ_POWER_CHANGED_ALL);
+}
+
+static void sim_as_setup(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	const struct accmap_replay_target_ops *t = e->target.ops;
+
+	add_as_setup(test, e);
+	KUNIT_EXPECT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
+	/* TRANSTAB holds the session's root, in the format's form. */
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, AS(TRANSTAB_LO)),
+			lower_32_bits(e->s.root));
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, AS(TRANSTAB_HI)),
+			upper_32_bits(e->s.root));
+	if (e->s.format == ACCMAP_PGT_MALI_LPAE)
+		KUNIT_EXPECT_EQ(test, e->s.root & MALI_LPAE_TRANSTAB_ADRMODE_MASK,
+				(u64)MALI_LPAE_TRANSTAB_ADRMODE_TABLE);
+	else
+		KUNIT_EXPECT_EQ(test, e->s.root & (SZ_4K - 1), 0ULL);
+}
+
+static void sim_job(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u64 jd, a, c;
+	u32 i;
+
+	sim_vadd_pages(test, e, RW, &jd, &a, &c);
+	add_power_on(test, e);
+	add_as_setup(test, e);
+	add_job(test, e, jd);
+	add_read(test, e, JS(STATUS), MALI_JS_STATUS_DONE, 0xff);
+	add_read(test, e, MALI_MMU_IRQ_RAWSTAT, 0, ~0U);
+	KUNIT_ASSERT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
+	KUNIT_EXPECT_EQ(test, e->res.failed_op, U32_MAX);
+
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, jd + MALI_JD_EXCEPTION_STATUS),
+			(u32)MALI_JS_STATUS_DONE);
+	for (i = 0; i < SIM_VADD_N; i++)
+		KUNIT_EXPECT_EQ_MSG(test, sim_get32(test, e, c + 4 * i),
+				    1001 * i, "C[%u]", i);
+}
+
+static void sim_job_unmapped(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u32 job;
+
+	sim_page(test, e, RW);		/* tables exist, just not there */
+	add_as_setup(test, e);
+	job = e->nops;
+	add_job(test, e, SIM_UNMAPPED_VA);
+	add_write(test, e, MALI_GPU_IRQ_MASK, 0);	/* never reached */
+
+	KUNIT_EXPECT_EQ(test, sim_run(e), -EIO);
+	expect_job_fault(test, e, job, SIM_UNMAPPED_VA);
+	/* Level 0 has the buffer's entry; level 1 has nothing there. */
+	KUNIT_EXPECT_EQ(test, e->res.fault.status & 0xff,
+			(u32)MALI_FAULT_TRANSLATION(1));
+	KUNIT_EXPECT_EQ(test, e->res.fault.status >> MALI_FAULT_ACCESS_SHIFT & 3,
+			(u32)MALI_FAULT_ACCESS_READ);
+}
+
+static void sim_job_read_only_output(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u64 jd, a, c;
+	u32 job;
+
+	/* C is mapped read-only: the job may not write it. */
+	sim_vadd_pages(test, e, RO, &jd, &a, &c);
+	add_as_setup(test, e);
+	job = e->nops;
+	add_job(test, e, jd);
+
+	KUNIT_EXPECT_EQ(test, sim_run(e), -EIO);
+	expect_job_fault(test, e, job, c);
+	KUNIT_EXPECT_EQ(test, e->res.fault.status & 0xff,
+			(u32)MALI_FAULT_PERMISSION(3));
+	KUNIT_EXPECT_EQ(test, e->res.fault.status >> MALI_FAULT_ACCESS_SHIFT & 3,
+			(u32)MALI_FAULT_ACCESS_WRITE);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, c), 0U);
+}
+
+static void sim_stale_root(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u64 jd, a, c;
+	u32 job;
+
+	/*
+	 * The recorded TRANSTAB written as is, instead of WRITE_ROOT: it
+	 * names tables that are not the session's.
+	 */
+	sim_vadd_pages(test, e, RW, &jd, &a, &c);
+	add_as_setup(test, e);
+	e->ops[0].op = W;
+	e->ops[0].value = e->s.format == ACCMAP_PGT_MALI_LPAE ? 0x1000 | 3 :
+								0x1000;
+	e->ops[1].op = W;
+	e->ops[1].flags = 0;
+	job = e->nops;
+	add_job(test, e, jd);
+
+	KUNIT_EXPECT_EQ(test, sim_run(e), -EIO);
+	expect_job_fault(test, e, job, jd);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, c), 0U);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, jd + MALI_JD_EXCEPTION_STATUS),
+			0U);
+}
+
 static struct kunit_case replay_exec_cases[] = {
 	KUNIT_CASE_PARAM(exec_check_op, check_gen_params),
 	KUNIT_CASE(exec_check_op_tiny_window),
@@ -579,6 +1070,13 @@ static struct kunit_case replay_exec_cases[] = {
 	KUNIT_CASE(exec_recheck),
 	KUNIT_CASE(exec_delay),
 	KUNIT_CASE(exec_chunks),
+	KUNIT_CASE_PARAM(sim_gpu_id, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_power_on, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_as_setup, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_job, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_job_unmapped, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_job_read_only_output, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_stale_root, sim_format_gen_params),
 	{}
 };
 
