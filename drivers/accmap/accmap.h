@@ -22,6 +22,8 @@
 
 #include <uapi/linux/accmap.h>
 
+#include "replay.h"
+
 struct accmap_heap;
 struct accmap_handle;
 struct accmap_pool;
@@ -48,6 +50,12 @@ struct sg_table;
  * @tags_lock: protects @tag_labels
  * @tag_labels: tag -> label (kmalloc'ed string), for tags given a name
  * @debugfs: the debugfs directory, or an error pointer
+ * @targets: replay targets by index, set at load; @nr_targets of them
+ * @nr_targets: entries of @targets in use
+ * @sim_target: the software Mali model, always target 0
+ * @replay_lock: protects @replay_sessions, and serialises additions to
+ *               @targets
+ * @replay_sessions: every complete replay session (its node), for debugfs
  */
 struct accmap_device {
 	struct miscdevice misc;
@@ -67,6 +75,13 @@ struct accmap_device {
 	struct xarray tag_labels;
 
 	struct dentry *debugfs;
+
+	struct accmap_replay_target *targets[ACCMAP_REPLAY_TARGETS_MAX];
+	u32 nr_targets;
+	struct accmap_replay_target sim_target;
+
+	struct mutex replay_lock;	/* protects replay_sessions, adding targets */
+	struct list_head replay_sessions;
 };
 
 /**
@@ -226,6 +241,8 @@ struct accmap_htable {
  * @comm: its command name then
  * @lock: protects @handles
  * @handles: this client's handle references
+ * @sessions: replay sessions by id (the xarray's own lock protects it)
+ * @next_session: where the search for the next session id starts
  */
 struct accmap_client {
 	struct accmap_device *adev;
@@ -235,6 +252,9 @@ struct accmap_client {
 
 	struct mutex lock;	/* protects handles */
 	struct accmap_htable handles;
+
+	struct xarray sessions;
+	u32 next_session;
 };
 
 /**
@@ -467,6 +487,21 @@ static inline int accmap_carveout_heaps_create(struct accmap_device *adev)
 }
 
 static inline void accmap_carveout_heaps_destroy(struct accmap_device *adev)
+{
+}
+#endif
+
+/* replay_mmio.c: register windows need ioremap(), so iomem (not UML). */
+#if IS_ENABLED(CONFIG_HAS_IOMEM)
+int accmap_mmio_targets_create(struct accmap_device *adev);
+void accmap_mmio_targets_destroy(struct accmap_device *adev);
+#else
+static inline int accmap_mmio_targets_create(struct accmap_device *adev)
+{
+	return 0;
+}
+
+static inline void accmap_mmio_targets_destroy(struct accmap_device *adev)
 {
 }
 #endif

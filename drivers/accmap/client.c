@@ -28,6 +28,7 @@ struct accmap_client *accmap_client_create(struct accmap_device *adev)
 	accmap_get_comm(client->comm);
 	mutex_init(&client->lock);
 	accmap_htable_init(&client->handles);
+	accmap_replay_client_init(client);
 
 	mutex_lock(&adev->clients_lock);
 	list_add_tail(&client->node, &adev->clients);
@@ -47,6 +48,9 @@ void accmap_client_destroy(struct accmap_client *client)
 	mutex_lock(&adev->clients_lock);
 	list_del(&client->node);
 	mutex_unlock(&adev->clients_lock);
+
+	/* Sessions first: they hold references on the client's buffers. */
+	accmap_replay_client_fini(client);
 
 	/* Off the list and its file gone: nobody else can reach the table. */
 	while ((ref = accmap_htable_first(&client->handles))) {

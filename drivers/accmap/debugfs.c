@@ -257,6 +257,12 @@ static int tags_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(tags);
 
+static int replay_show(struct seq_file *m, void *unused)
+{
+	return accmap_replay_debugfs_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(replay);
+
 /**
  * accmap_debugfs_init() - create accmap's debugfs directory and files
  * @adev: the device
@@ -273,6 +279,7 @@ void accmap_debugfs_init(struct accmap_device *adev)
 	debugfs_create_file("heaps", 0444, adev->debugfs, adev, &heaps_fops);
 	debugfs_create_file("tags", 0444, adev->debugfs, adev, &tags_fops);
 	debugfs_create_file("pool", 0444, adev->debugfs, adev, &pool_fops);
+	debugfs_create_file("replay", 0444, adev->debugfs, adev, &replay_fops);
 }
 
 /**

@@ -29,6 +29,8 @@
  *                 handler fails (it reports where it failed)
  * @new_id: an id the handler added, or 0; dropped again if user space
  *          cannot be told about it
+ * @new_session: a replay session the handler added, or 0; destroyed
+ *               again if user space cannot be told about it
  */
 struct accmap_ioctl_ctx {
 	struct accmap_client *client;
@@ -36,6 +38,7 @@ struct accmap_ioctl_ctx {
 	int install_fd;
 	bool copy_on_error;
 	u32 new_id;
+	u32 new_session;
 };
 
 /* Room for the largest argument of any ioctl this kernel knows. */
@@ -55,6 +58,10 @@ union accmap_ioctl_arg {
 	struct accmap_cache_op cache_op;
 	struct accmap_cache_list cache_list;
 	struct accmap_from_va from_va;
+	struct accmap_replay_target_info replay_target;
+	struct accmap_replay_setup replay_setup;
+	struct accmap_replay_run replay_run;
+	struct accmap_replay_destroy replay_destroy;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
@@ -431,6 +438,36 @@ static int accmap_ioctl_from_va(struct accmap_ioctl_ctx *ctx, void *data)
 	return ret;
 }
 
+static int accmap_ioctl_replay_query(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	return accmap_replay_query(ctx->client->adev, data);
+}
+
+static int accmap_ioctl_replay_setup(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_replay_setup *arg = data;
+	int ret;
+
+	/* failed_map tells user space which mapping was at fault. */
+	ctx->copy_on_error = true;
+	ret = accmap_replay_setup(ctx->client, arg);
+	if (!ret)
+		ctx->new_session = arg->session;
+	return ret;
+}
+
+static int accmap_ioctl_replay_run(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	/* How far the run got, and why it stopped. */
+	ctx->copy_on_error = true;
+	return accmap_replay_run(ctx->client, data);
+}
+
+static int accmap_ioctl_replay_destroy(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	return accmap_replay_destroy(ctx->client, data);
+}
+
 /**
  * struct accmap_ioctl_desc - one ioctl of the table
  * @cmd: the command with this kernel's argument size
@@ -483,6 +520,15 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 			 struct accmap_cache_list, pad2),
 	ACCMAP_IOCTL_DEF(0x0d, ACCMAP_IOC_FROM_VA, accmap_ioctl_from_va,
 			 struct accmap_from_va, pad2),
+	ACCMAP_IOCTL_DEF(0x0e, ACCMAP_IOC_REPLAY_QUERY, accmap_ioctl_replay_query,
+			 struct accmap_replay_target_info, sessions),
+	ACCMAP_IOCTL_DEF(0x0f, ACCMAP_IOC_REPLAY_SETUP, accmap_ioctl_replay_setup,
+			 struct accmap_replay_setup, pad),
+	ACCMAP_IOCTL_DEF(0x10, ACCMAP_IOC_REPLAY_RUN, accmap_ioctl_replay_run,
+			 struct accmap_replay_run, elapsed_ns),
+	ACCMAP_IOCTL_DEF(0x11, ACCMAP_IOC_REPLAY_DESTROY,
+			 accmap_ioctl_replay_destroy,
+			 struct accmap_replay_destroy, pad),
 };
 
 /**
@@ -540,6 +586,13 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	/* An id user space never learnt would stay until close: drop it. */
 	if (ret && ctx.new_id)
 		accmap_client_remove_handle(ctx.client, ctx.new_id);
+	if (ret && ctx.new_session) {
+		struct accmap_replay_destroy destroy = {
+			.session = ctx.new_session,
+		};
+
+		accmap_replay_destroy(ctx.client, &destroy);
+	}
 
 	if (ctx.install_file) {
 		if (ret) {

@@ -83,10 +83,13 @@ static int __init accmap_init(void)
 	ret = accmap_carveout_heaps_create(adev);
 	if (ret)
 		goto err_destroy_user_heap;
+	ret = accmap_replay_init(adev);
+	if (ret)
+		goto err_destroy_carveouts;
 
 	ret = misc_register(&adev->misc);
 	if (ret)
-		goto err_destroy_carveouts;
+		goto err_replay_fini;
 
 	/*
 	 * Buffers are DMA-mapped on the misc device for cache maintenance;
@@ -98,12 +101,19 @@ static int __init accmap_init(void)
 	if (ret)
 		goto err_deregister;
 
+	/* Register windows DMA-map for accmap's device when they have none. */
+	ret = accmap_mmio_targets_create(adev);
+	if (ret)
+		goto err_deregister;
+
 	accmap_debugfs_init(adev);
 	pr_info("ready, %u heaps\n", hweight32(adev->heap_mask));
 	return 0;
 
 err_deregister:
 	misc_deregister(&adev->misc);
+err_replay_fini:
+	accmap_replay_fini(adev);
 err_destroy_carveouts:
 	accmap_carveout_heaps_destroy(adev);
 err_destroy_user_heap:
@@ -124,6 +134,8 @@ static void __exit accmap_exit(void)
 	/* Open files, exports and mappings all hold the module. */
 	misc_deregister(&adev->misc);
 	accmap_debugfs_fini(adev);
+	accmap_mmio_targets_destroy(adev);
+	accmap_replay_fini(adev);
 	accmap_carveout_heaps_destroy(adev);
 	accmap_user_heap_destroy(adev->heaps[ACCMAP_HEAP_USER]);
 	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);

@@ -189,6 +189,7 @@ struct accmap_replay_target {
  * @id:        the id the owning client knows it by
  * @target:    where it runs
  * @tpriv:     the target's per-session state
+ * @opened:    the target's @open succeeded (so @stop and @close are due)
  * @format:    ACCMAP_PGT_*
  * @as:        address space index
  * @va_bits:   GPU VA bits
@@ -208,6 +209,7 @@ struct accmap_replay_session {
 	u32 id;
 	struct accmap_replay_target *target;
 	void *tpriv;
+	bool opened;
 	u32 format;
 	u32 as;
 	u32 va_bits;
@@ -220,6 +222,30 @@ struct accmap_replay_session {
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 };
+
+/* Sessions one client may hold at once. */
+#define ACCMAP_REPLAY_SESSIONS_MAX	64
+/* Targets one device may have: the model and real windows. */
+#define ACCMAP_REPLAY_TARGETS_MAX	8
+
+struct accmap_client;
+struct seq_file;
+
+int accmap_replay_init(struct accmap_device *adev);
+void accmap_replay_fini(struct accmap_device *adev);
+int accmap_replay_add_target(struct accmap_device *adev,
+			     struct accmap_replay_target *target);
+void accmap_replay_client_init(struct accmap_client *client);
+void accmap_replay_client_fini(struct accmap_client *client);
+int accmap_replay_query(struct accmap_device *adev,
+			struct accmap_replay_target_info *info);
+int accmap_replay_setup(struct accmap_client *client,
+			struct accmap_replay_setup *arg);
+int accmap_replay_run(struct accmap_client *client,
+		      struct accmap_replay_run *arg);
+int accmap_replay_destroy(struct accmap_client *client,
+			  const struct accmap_replay_destroy *arg);
+int accmap_replay_debugfs_show(struct seq_file *m, void *unused);
 
 /* ---- the executor (replay_exec.c) ------------------------------------ */
 

@@ -1,0 +1,819 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: replay sessions and the replay ioctls.
+ *
+ * A session maps handle-backed memory into fresh GPU page tables on one
+ * target and is then run, any number of times, with lists of register
+ * operations.  User space never sees a physical or device address: it
+ * names buffers by id, and the page-table root reaches the target's
+ * registers only through the WRITE_ROOT operation.
+ *
+ * A session holds a reference on every buffer it maps, so freeing an id
+ * does not pull memory from under the GPU.  Sessions belong to the client
+ * that made them and go when it destroys them or closes its file; a run in
+ * progress holds its own reference.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/dma-mapping.h>
+#include <linux/ktime.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "accmap.h"
+#include "replay.h"
+
+/* Operations copied from user space at a time. */
+#define ACCMAP_REPLAY_OPS_CHUNK		128
+
+/**
+ * struct accmap_replay_mapping - one mapping of a session
+ * @handle:     the buffer, with a reference held by the session
+ * @gpu_va:     where it is mapped
+ * @offset:     first byte of the buffer mapped
+ * @length:     bytes mapped
+ * @flags:      ACCMAP_REPLAY_MAP_*
+ * @attr:       memory attribute index
+ * @dir:        DMA direction the GPU may use
+ * @vaddr:      for a modelled target: a kernel mapping of the pages, with
+ *              the buffer's memory attribute, through which the model
+ *              reaches them; else NULL
+ * @sgt:        for a target with a DMA device: the buffer mapped for it
+ * @sgt_mapped: @sgt is DMA-mapped
+ * @res_dma:    for memory without struct pages on such a target: the
+ *              resource mapping of the range
+ * @res_mapped: @res_dma is mapped
+ */
+struct accmap_replay_mapping {
+	struct accmap_handle *handle;
+	u64 gpu_va;
+	u64 offset;
+	u64 length;
+	u32 flags;
+	u32 attr;
+	enum dma_data_direction dir;
+	void *vaddr;
+	struct sg_table sgt;
+	bool sgt_mapped;
+	dma_addr_t res_dma;
+	bool res_mapped;
+};
+
+static bool accmap_replay_capable(void)
+{
+	return capable(CAP_SYS_RAWIO);
+}
+
+static struct accmap_replay_target *
+accmap_replay_target_get(struct accmap_device *adev, u32 index)
+{
+	/* Pairs with the release in accmap_replay_add_target(). */
+	if (index >= smp_load_acquire(&adev->nr_targets))
+		return NULL;
+	return adev->targets[index];
+}
+
+static struct device *accmap_replay_dma_dev(struct accmap_replay_session *s)
+{
+	const struct accmap_replay_target_ops *ops = s->target->ops;
+
+	return ops->dma_dev ? ops->dma_dev(s) : NULL;
+}
+
+/* Undo accmap_replay_map_memory() for one mapping. */
+static void accmap_replay_unmap_memory(struct accmap_replay_session *s,
+				       struct accmap_replay_mapping *m)
+{
+	struct device *dma_dev = accmap_replay_dma_dev(s);
+
+	if (m->sgt_mapped)
+		dma_unmap_sgtable(dma_dev, &m->sgt, m->dir, 0);
+	if (m->sgt.sgl)
+		sg_free_table(&m->sgt);
+	if (m->res_mapped)
+		dma_unmap_resource(dma_dev, m->res_dma, m->length, m->dir, 0);
+	if (m->vaddr)
+		vunmap(m->vaddr);
+	m->sgt_mapped = false;
+	m->res_mapped = false;
+	m->vaddr = NULL;
+}
+
+/* Map [@va, @va + @len) to device address @dma in the session's tables. */
+static int accmap_replay_map_range(struct accmap_replay_session *s,
+				   struct accmap_replay_mapping *m, u64 va,
+				   u64 dma, u64 len)
+{
+	return accmap_pgt_map(s->pgt, va, dma, len, m->flags, m->attr);
+}
+
+/*
+ * A target with a DMA device (real hardware): map the buffer for it and
+ * put the device addresses in the tables.
+ */
+static int accmap_replay_map_dma(struct accmap_replay_session *s,
+				 struct accmap_replay_mapping *m,
+				 struct device *dma_dev)
+{
+	struct accmap_handle *handle = m->handle;
+	u64 end = m->offset + m->length;
+	struct scatterlist *sg;
+	u64 pos = 0;
+	unsigned int i;
+	int ret;
+
+	if (!handle->pages && !handle->phys_has_pages) {
+		m->res_dma = dma_map_resource(dma_dev, handle->phys + m->offset,
+					      m->length, m->dir, 0);
+		if (dma_mapping_error(dma_dev, m->res_dma))
+			return -ENOMEM;
+		m->res_mapped = true;
+		return accmap_replay_map_range(s, m, m->gpu_va, m->res_dma,
+					       m->length);
+	}
+
+	ret = accmap_handle_sg_table(handle, &m->sgt);
+	if (ret)
+		return ret;
+	ret = dma_map_sgtable(dma_dev, &m->sgt, m->dir, 0);
+	if (ret)
+		return ret;
+	m->sgt_mapped = true;
+
+	for_each_sgtable_dma_sg(&m->sgt, sg, i) {
+		u64 seg_len = sg_dma_len(sg);
+		u64 from = max(pos, m->offset);
+		u64 to = min(pos + seg_len, end);
+
+		if (from < to) {
+			ret = accmap_replay_map_range(s, m,
+						      m->gpu_va + from - m->offset,
+						      sg_dma_address(sg) + from - pos,
+						      to - from);
+			if (ret)
+				return ret;
+		}
+		pos += seg_len;
+		if (pos >= end)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * A modelled target: device addresses are CPU physical addresses, and the
+ * model is told where the kernel reaches each of them.
+ */
+static int accmap_replay_map_model(struct accmap_replay_session *s,
+				   struct accmap_replay_mapping *m)
+{
+	const struct accmap_replay_target_ops *ops = s->target->ops;
+	struct accmap_handle *handle = m->handle;
+	unsigned long first, npages, i, run;
+	u64 head;
+
+	if (!handle->pages) {
+		if (ops->add_memory)
+			ops->add_memory(s, handle->phys + m->offset,
+					handle->kaddr + m->offset, m->length);
+		return accmap_replay_map_range(s, m, m->gpu_va,
+					       handle->phys + m->offset,
+					       m->length);
+	}
+
+	first = m->offset >> PAGE_SHIFT;
+	head = m->offset & ~PAGE_MASK;
+	npages = DIV_ROUND_UP(head + m->length, PAGE_SIZE);
+	m->vaddr = vmap(&handle->pages[first], npages, VM_MAP,
+			accmap_pgprot(handle, PAGE_KERNEL));
+	if (!m->vaddr)
+		return -ENOMEM;
+
+	/* Physically contiguous runs of pages, so blocks can be used. */
+	for (i = 0; i < npages; i += run) {
+		phys_addr_t pa = page_to_phys(handle->pages[first + i]);
+		u64 from, to;
+		int ret;
+
+		for (run = 1; i + run < npages; run++)
+			if (page_to_phys(handle->pages[first + i + run]) !=
+			    pa + run * PAGE_SIZE)
+				break;
+
+		/* The part of the run inside the mapping, in mapping bytes. */
+		from = i ? (u64)i * PAGE_SIZE - head : 0;
+		to = min_t(u64, (u64)(i + run) * PAGE_SIZE - head, m->length);
+		pa += i ? 0 : head;
+
+		if (ops->add_memory)
+			ops->add_memory(s, pa, m->vaddr + head + from, to - from);
+		ret = accmap_replay_map_range(s, m, m->gpu_va + from, pa,
+					      to - from);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int accmap_replay_map_memory(struct accmap_replay_session *s,
+				    struct accmap_replay_mapping *m)
+{
+	struct device *dma_dev = accmap_replay_dma_dev(s);
+
+	if (dma_dev)
+		return accmap_replay_map_dma(s, m, dma_dev);
+	return accmap_replay_map_model(s, m);
+}
+
+static void accmap_replay_session_release(struct kref *ref)
+{
+	struct accmap_replay_session *s =
+		container_of(ref, struct accmap_replay_session, ref);
+	const struct accmap_replay_target_ops *ops = s->target->ops;
+	struct accmap_device *adev = s->adev;
+	u32 i;
+
+	mutex_lock(&adev->replay_lock);
+	list_del(&s->node);
+	mutex_unlock(&adev->replay_lock);
+
+	/* Nothing may run on the target while its memory goes. */
+	if (s->opened && ops->stop)
+		ops->stop(s);
+	if (s->pgt)
+		accmap_pgt_destroy(s->pgt);
+	for (i = 0; i < s->nr_maps; i++) {
+		struct accmap_replay_mapping *m = &s->maps[i];
+
+		if (!m->handle)
+			continue;
+		accmap_replay_unmap_memory(s, m);
+		accmap_handle_put(m->handle);
+	}
+	kvfree(s->maps);
+	if (s->opened)
+		ops->close(s);
+	atomic_dec(&s->target->sessions);
+	mutex_destroy(&s->run_lock);
+	kfree(s);
+}
+
+static void accmap_replay_session_put(struct accmap_replay_session *s)
+{
+	kref_put(&s->ref, accmap_replay_session_release);
+}
+
+/* Check what can be checked of a mapping without looking up its buffer. */
+static int accmap_replay_check_map(const struct accmap_replay_map *map,
+				   u32 va_bits)
+{
+	u64 end;
+
+	if (map->pad || (map->flags & ~ACCMAP_REPLAY_MAP_VALID_FLAGS) ||
+	    !(map->flags & ACCMAP_REPLAY_MAP_READ) ||
+	    map->attr > ACCMAP_REPLAY_ATTR_MAX)
+		return -EINVAL;
+	if (!map->length ||
+	    !IS_ALIGNED(map->gpu_va | map->offset | map->length,
+			ACCMAP_PGT_PAGE_SIZE))
+		return -EINVAL;
+	if (check_add_overflow(map->gpu_va, map->length, &end) ||
+	    end > BIT_ULL(va_bits))
+		return -EINVAL;
+	return 0;
+}
+
+/* Take the buffer of @map for the session; @m gets the reference. */
+static int accmap_replay_get_buffer(struct accmap_client *client,
+				    const struct accmap_replay_map *map,
+				    struct accmap_replay_mapping *m)
+{
+	struct accmap_handle *handle;
+	bool readonly;
+	u64 end;
+	int ret;
+
+	handle = accmap_client_get_handle_ro(client, map->id, &readonly);
+	if (!handle)
+		return -ENOENT;
+	if (!accmap_handle_allocated(handle))
+		ret = -ENODATA;
+	else if (check_add_overflow(map->offset, map->length, &end) ||
+		 end > handle->size)
+		ret = -EINVAL;
+	else if (readonly && (map->flags & ACCMAP_REPLAY_MAP_WRITE))
+		ret = -EACCES;
+	else
+		ret = 0;
+	if (ret) {
+		accmap_handle_put(handle);
+		return ret;
+	}
+
+	m->handle = handle;
+	m->gpu_va = map->gpu_va;
+	m->offset = map->offset;
+	m->length = map->length;
+	m->flags = map->flags;
+	m->attr = map->attr;
+	m->dir = (map->flags & ACCMAP_REPLAY_MAP_WRITE) ? DMA_BIDIRECTIONAL :
+							  DMA_TO_DEVICE;
+	return 0;
+}
+
+static int accmap_replay_check_setup(struct accmap_device *adev,
+				     const struct accmap_replay_setup *arg,
+				     struct accmap_replay_target **target)
+{
+	if (arg->flags & ~ACCMAP_REPLAY_SETUP_VALID_FLAGS || arg->pad)
+		return -EINVAL;
+	if (!arg->nr_maps || arg->nr_maps > ACCMAP_REPLAY_MAPS_MAX)
+		return -EINVAL;
+	if (arg->va_bits < ACCMAP_REPLAY_VA_BITS_MIN ||
+	    arg->va_bits > ACCMAP_REPLAY_VA_BITS_MAX)
+		return -EINVAL;
+	if (arg->format >= ACCMAP_PGT_COUNT)
+		return -EINVAL;
+	*target = accmap_replay_target_get(adev, arg->target);
+	if (!*target)
+		return -ENOENT;
+	if (!((*target)->formats & BIT(arg->format)))
+		return -EOPNOTSUPP;
+	if (arg->as >= (*target)->as_count)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * accmap_replay_setup() - REPLAY_SETUP: build a session
+ * @client: the calling client
+ * @arg: the argument, in kernel memory
+ *
+ * Return: 0 with @arg->session set, or a negative errno as documented for
+ * ACCMAP_IOC_REPLAY_SETUP; @arg->failed_map names the mapping at fault.
+ */
+int accmap_replay_setup(struct accmap_client *client,
+			struct accmap_replay_setup *arg)
+{
+	struct accmap_device *adev = client->adev;
+	struct accmap_replay_target *target;
+	struct accmap_replay_session *s;
+	struct accmap_replay_map *maps;
+	u32 i, id;
+	int ret;
+
+	arg->failed_map = U32_MAX;
+	arg->session = 0;
+	arg->table_pages = 0;
+	if (!accmap_replay_capable())
+		return -EPERM;
+	ret = accmap_replay_check_setup(adev, arg, &target);
+	if (ret)
+		return ret;
+
+	maps = kvmalloc_array(arg->nr_maps, sizeof(*maps), GFP_KERNEL);
+	if (!maps)
+		return -ENOMEM;
+	if (copy_from_user(maps, u64_to_user_ptr(arg->maps),
+			   array_size(arg->nr_maps, sizeof(*maps)))) {
+		ret = -EFAULT;
+		goto err_free_maps;
+	}
+	for (i = 0; i < arg->nr_maps; i++) {
+		ret = accmap_replay_check_map(&maps[i], arg->va_bits);
+		if (ret) {
+			arg->failed_map = i;
+			goto err_free_maps;
+		}
+	}
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s) {
+		ret = -ENOMEM;
+		goto err_free_maps;
+	}
+	kref_init(&s->ref);
+	s->adev = adev;
+	INIT_LIST_HEAD(&s->node);
+	s->target = target;
+	s->format = arg->format;
+	s->as = arg->as;
+	s->va_bits = arg->va_bits;
+	mutex_init(&s->run_lock);
+	s->pid = task_tgid_nr(current);
+	accmap_get_comm(s->comm);
+	atomic_inc(&target->sessions);
+	/* From here on the release function undoes whatever was done. */
+
+	s->maps = kvcalloc(arg->nr_maps, sizeof(*s->maps), GFP_KERNEL_ACCOUNT);
+	if (!s->maps) {
+		ret = -ENOMEM;
+		goto err_put_session;
+	}
+	s->nr_maps = arg->nr_maps;
+
+	ret = target->ops->open(s);
+	if (ret)
+		goto err_put_session;
+	s->opened = true;
+
+	s->pgt = accmap_pgt_create(s->format, s->va_bits,
+				   target->ops->pgt_alloc, s);
+	if (IS_ERR(s->pgt)) {
+		ret = PTR_ERR(s->pgt);
+		s->pgt = NULL;
+		goto err_put_session;
+	}
+
+	for (i = 0; i < arg->nr_maps; i++) {
+		ret = accmap_replay_get_buffer(client, &maps[i], &s->maps[i]);
+		if (!ret)
+			ret = accmap_replay_map_memory(s, &s->maps[i]);
+		if (ret) {
+			arg->failed_map = i;
+			goto err_put_session;
+		}
+		s->mapped += maps[i].length;
+	}
+	s->root = accmap_pgt_root(s->pgt);
+
+	ret = xa_alloc_cyclic(&client->sessions, &id, s,
+			      XA_LIMIT(1, ACCMAP_REPLAY_SESSIONS_MAX),
+			      &client->next_session, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto err_put_session;
+	}
+	s->id = id;
+	arg->session = id;
+	arg->table_pages = accmap_pgt_table_pages(s->pgt);
+
+	/* Listed only once complete: the tables do not change after this. */
+	mutex_lock(&adev->replay_lock);
+	list_add_tail(&s->node, &adev->replay_sessions);
+	mutex_unlock(&adev->replay_lock);
+	kvfree(maps);
+	return 0;
+
+err_put_session:
+	accmap_replay_session_put(s);
+err_free_maps:
+	kvfree(maps);
+	return ret;
+}
+
+static struct accmap_replay_session *
+accmap_replay_session_get(struct accmap_client *client, u32 id)
+{
+	struct accmap_replay_session *s;
+
+	xa_lock(&client->sessions);
+	s = xa_load(&client->sessions, id);
+	if (s)
+		kref_get(&s->ref);
+	xa_unlock(&client->sessions);
+	return s;
+}
+
+/* Check every op before any runs; the executor checks each again. */
+static int accmap_replay_precheck(struct accmap_replay_session *s,
+				  const struct accmap_replay_op __user *uops,
+				  u32 nr_ops, struct accmap_replay_op *buf,
+				  struct accmap_replay_result *res)
+{
+	u32 base, i, n;
+
+	for (base = 0; base < nr_ops; base += n) {
+		n = min_t(u32, nr_ops - base, ACCMAP_REPLAY_OPS_CHUNK);
+		if (copy_from_user(buf, uops + base, n * sizeof(*buf)))
+			return -EFAULT;
+		for (i = 0; i < n; i++) {
+			if (accmap_replay_check_op(&buf[i],
+						   s->target->window_size)) {
+				res->failed_op = base + i;
+				res->reason = ACCMAP_REPLAY_INVALID;
+				return -EINVAL;
+			}
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Make CPU writes visible to a real GPU before a run, and back after. */
+static void accmap_replay_sync(struct accmap_replay_session *s, bool for_device)
+{
+	struct device *dma_dev = accmap_replay_dma_dev(s);
+	u32 i;
+
+	if (!dma_dev)
+		return;
+	for (i = 0; i < s->nr_maps; i++) {
+		struct accmap_replay_mapping *m = &s->maps[i];
+
+		if (!m->sgt_mapped)
+			continue;
+		if (for_device)
+			dma_sync_sgtable_for_device(dma_dev, &m->sgt, m->dir);
+		else
+			dma_sync_sgtable_for_cpu(dma_dev, &m->sgt, m->dir);
+	}
+}
+
+static int accmap_replay_run_ops(struct accmap_replay_session *s,
+				 const struct accmap_replay_op __user *uops,
+				 u32 nr_ops, struct accmap_replay_op *buf,
+				 struct accmap_replay_result *res)
+{
+	const struct accmap_replay_target_ops *ops = s->target->ops;
+	u32 base, n;
+	int ret;
+
+	if (ops->run_begin) {
+		ret = ops->run_begin(s);
+		if (ret) {
+			if (ret == -EINTR)
+				res->reason = ACCMAP_REPLAY_SIGNAL;
+			return ret;
+		}
+	}
+	accmap_replay_sync(s, true);
+
+	ret = 0;
+	for (base = 0; base < nr_ops; base += n) {
+		n = min_t(u32, nr_ops - base, ACCMAP_REPLAY_OPS_CHUNK);
+		if (copy_from_user(buf, uops + base, n * sizeof(*buf))) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = accmap_replay_exec(s, buf, n, base, res);
+		if (ret)
+			break;
+	}
+
+	accmap_replay_sync(s, false);
+	if (ops->run_end)
+		ops->run_end(s);
+	return ret;
+}
+
+/**
+ * accmap_replay_run() - REPLAY_RUN: run operations on a session
+ * @client: the calling client
+ * @arg: the argument, in kernel memory; its results are filled in on
+ *       failure too
+ *
+ * Return: 0 or a negative errno as documented for ACCMAP_IOC_REPLAY_RUN.
+ */
+int accmap_replay_run(struct accmap_client *client,
+		      struct accmap_replay_run *arg)
+{
+	const struct accmap_replay_op __user *uops = u64_to_user_ptr(arg->ops);
+	struct accmap_replay_result res = {
+		.failed_op = U32_MAX,
+		.fault.as = U32_MAX,
+	};
+	struct accmap_replay_session *s = NULL;
+	struct accmap_replay_op *buf = NULL;
+	ktime_t start = ktime_get();
+	int ret;
+
+	if (!accmap_replay_capable()) {
+		ret = -EPERM;
+		goto out;
+	}
+	if (arg->flags & ~ACCMAP_REPLAY_RUN_VALID_FLAGS || arg->pad ||
+	    !arg->nr_ops || arg->nr_ops > ACCMAP_REPLAY_OPS_MAX) {
+		ret = -EINVAL;
+		goto out;
+	}
+	s = accmap_replay_session_get(client, arg->session);
+	if (!s) {
+		ret = -ENOENT;
+		goto out;
+	}
+	buf = kmalloc_array(ACCMAP_REPLAY_OPS_CHUNK, sizeof(*buf), GFP_KERNEL);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	ret = accmap_replay_precheck(s, uops, arg->nr_ops, buf, &res);
+	if (ret)
+		goto out;
+
+	ret = mutex_lock_killable(&s->run_lock);
+	if (ret) {
+		res.reason = ACCMAP_REPLAY_SIGNAL;
+		goto out;
+	}
+	ret = accmap_replay_run_ops(s, uops, arg->nr_ops, buf, &res);
+	mutex_unlock(&s->run_lock);
+
+out:
+	kfree(buf);
+	if (s)
+		accmap_replay_session_put(s);
+	arg->done = res.done;
+	arg->failed_op = res.failed_op;
+	arg->reason = res.reason;
+	arg->value = res.value;
+	arg->fault_as = res.fault.as;
+	arg->fault_status = res.fault.status;
+	arg->fault_addr = res.fault.address;
+	arg->elapsed_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
+	return ret;
+}
+
+/**
+ * accmap_replay_destroy() - REPLAY_DESTROY: drop a session
+ * @client: the calling client
+ * @arg: the argument, in kernel memory
+ *
+ * A run in progress on another thread keeps the session until it ends.
+ *
+ * Return: 0, -EPERM, -EINVAL or -ENOENT.
+ */
+int accmap_replay_destroy(struct accmap_client *client,
+			  const struct accmap_replay_destroy *arg)
+{
+	struct accmap_replay_session *s;
+
+	if (!accmap_replay_capable())
+		return -EPERM;
+	if (arg->pad)
+		return -EINVAL;
+	s = xa_erase(&client->sessions, arg->session);
+	if (!s)
+		return -ENOENT;
+	accmap_replay_session_put(s);
+	return 0;
+}
+
+/**
+ * accmap_replay_query() - REPLAY_QUERY: describe a target
+ * @adev: the device
+ * @info: the argument, in kernel memory
+ *
+ * Return: 0, -EPERM, -EINVAL (non-zero output fields on input are fine:
+ * they are overwritten) or -ENOENT past the last target.
+ */
+int accmap_replay_query(struct accmap_device *adev,
+			struct accmap_replay_target_info *info)
+{
+	struct accmap_replay_target *target;
+	u32 index = info->index;
+
+	if (!accmap_replay_capable())
+		return -EPERM;
+	target = accmap_replay_target_get(adev, index);
+	if (!target)
+		return -ENOENT;
+
+	memset(info, 0, sizeof(*info));
+	info->index = index;
+	info->flags = target->flags;
+	strscpy(info->name, target->name, sizeof(info->name));
+	info->window_size = target->window_size;
+	info->formats = target->formats;
+	info->as_count = target->as_count;
+	info->gpu_id = target->gpu_id;
+	info->sessions = atomic_read(&target->sessions);
+	return 0;
+}
+
+/**
+ * accmap_replay_client_init() - prepare a new client's session table
+ * @client: the client
+ */
+void accmap_replay_client_init(struct accmap_client *client)
+{
+	xa_init_flags(&client->sessions, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+}
+
+/**
+ * accmap_replay_client_fini() - destroy every session a client still has
+ * @client: the client of a file being released
+ */
+void accmap_replay_client_fini(struct accmap_client *client)
+{
+	struct accmap_replay_session *s;
+	unsigned long id;
+
+	xa_for_each(&client->sessions, id, s) {
+		xa_erase(&client->sessions, id);
+		accmap_replay_session_put(s);
+		cond_resched();
+	}
+	xa_destroy(&client->sessions);
+}
+
+/**
+ * accmap_replay_add_target() - make a target available to REPLAY_SETUP
+ * @adev: the device
+ * @target: the target, set up by its driver; it stays until
+ *          accmap_replay_remove_targets()
+ *
+ * Targets are added at load and as device-tree windows bind, possibly
+ * while /dev/accmap is in use; they are never removed before unload.
+ *
+ * Return: 0, or -ENOSPC if the device has ACCMAP_REPLAY_TARGETS_MAX
+ * targets already.
+ */
+int accmap_replay_add_target(struct accmap_device *adev,
+			     struct accmap_replay_target *target)
+{
+	int ret = 0;
+
+	mutex_lock(&adev->replay_lock);
+	if (adev->nr_targets >= ACCMAP_REPLAY_TARGETS_MAX) {
+		ret = -ENOSPC;
+	} else {
+		atomic_set(&target->sessions, 0);
+		adev->targets[adev->nr_targets] = target;
+		/* Readers see the entry before the count that covers it. */
+		smp_store_release(&adev->nr_targets, adev->nr_targets + 1);
+	}
+	mutex_unlock(&adev->replay_lock);
+	return ret;
+}
+
+/**
+ * accmap_replay_init() - set up replay at load: the software model target
+ * @adev: the device
+ *
+ * Return: 0 or a negative errno.
+ */
+int accmap_replay_init(struct accmap_device *adev)
+{
+	int ret;
+
+	mutex_init(&adev->replay_lock);
+	INIT_LIST_HEAD(&adev->replay_sessions);
+	ret = accmap_sim_target_init(&adev->sim_target);
+	if (ret)
+		return ret;
+	return accmap_replay_add_target(adev, &adev->sim_target);
+}
+
+/**
+ * accmap_replay_fini() - forget the targets at unload
+ * @adev: the device; no client is left, so no session is
+ */
+void accmap_replay_fini(struct accmap_device *adev)
+{
+	WARN_ON(!list_empty(&adev->replay_sessions));
+	adev->nr_targets = 0;
+	mutex_destroy(&adev->replay_lock);
+}
+
+static const char *const accmap_pgt_names[ACCMAP_PGT_COUNT] = {
+	[ACCMAP_PGT_MALI_AARCH64_4K] = "aarch64-4k",
+	[ACCMAP_PGT_MALI_LPAE] = "lpae",
+};
+
+/**
+ * accmap_replay_debugfs_show() - the debugfs file "replay"
+ * @m: the file
+ * @unused: unused
+ *
+ * One line per session, then totals as "name<TAB>value" lines.
+ *
+ * Return: 0.
+ */
+int accmap_replay_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_replay_session *s;
+	unsigned long sessions = 0, tables = 0;
+	u64 mapped = 0;
+	u32 i;
+
+	seq_puts(m, "pid\tcomm\ttarget\tformat\tas\tmaps\tmapped\ttable_pages\n");
+	mutex_lock(&adev->replay_lock);
+	list_for_each_entry(s, &adev->replay_sessions, node) {
+		unsigned long pages = accmap_pgt_table_pages(s->pgt);
+
+		seq_printf(m, "%d\t%s\t%s\t%s\t%u\t%u\t%llu\t%lu\n", s->pid,
+			   s->comm, s->target->name, accmap_pgt_names[s->format],
+			   s->as, s->nr_maps, s->mapped, pages);
+		sessions++;
+		tables += pages;
+		mapped += s->mapped;
+	}
+	mutex_unlock(&adev->replay_lock);
+
+	seq_printf(m, "sessions\t%lu\nmapped\t%llu\ntable_pages\t%lu\n",
+		   sessions, mapped, tables);
+	/* Pairs with the release in accmap_replay_add_target(). */
+	for (i = 0; i < smp_load_acquire(&adev->nr_targets); i++)
+		seq_printf(m, "target\t%s\t%d\n", adev->targets[i]->name,
+			   atomic_read(&adev->targets[i]->sessions));
+	return 0;
+}

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: replay targets on real register windows.
+ *
+ * A window is the register block of a Mali job-manager GPU, described by a
+ * device-tree node (compatible "accmap,replay-mmio", binding in
+ * Documentation/devicetree/bindings/misc/accmap,replay-mmio.yaml) or by the
+ * module parameter replay_mmio=<base>,<size>.  The window is ioremap()ed;
+ * user space reaches it only through REPLAY_RUN, with every offset checked
+ * against its size (CAP_SYS_RAWIO).
+ *
+ * Interrupts: with interrupt lines (device tree only), the handler reads
+ * the source's IRQ_STATUS, acknowledges it through IRQ_CLEAR and latches
+ * what it saw for WAIT_IRQ.  Without them, WAIT_IRQ polls IRQ_STATUS.
+ * Either way, a WAIT_IRQ that succeeds has acknowledged what it waited for.
+ *
+ * GPU page tables live in coherent DMA memory of the window's device, and
+ * buffers are DMA-mapped for it, so their caches are cleaned before a run
+ * and invalidated after it.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/clk.h>
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/ioport.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mod_devicetable.h>
+#include <linux/platform_device.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+
+#include "accmap.h"
+#include "mali_regs.h"
+#include "replay.h"
+
+/* Longest window accepted: Mali job-manager GPUs use 16 KiB. */
+#define ACCMAP_MMIO_WINDOW_MAX	SZ_1M
+
+static char *replay_mmio;
+module_param(replay_mmio, charp, 0444);
+MODULE_PARM_DESC(replay_mmio,
+		 "A Mali register window for replay: <base>,<size> (no interrupts)");
+
+/* IRQ_RAWSTAT of each interrupt source; CLEAR, MASK, STATUS follow. */
+static const u32 accmap_mmio_irq_base[ACCMAP_REPLAY_IRQ_COUNT] = {
+	[ACCMAP_REPLAY_IRQ_JOB] = MALI_JOB_IRQ_RAWSTAT,
+	[ACCMAP_REPLAY_IRQ_MMU] = MALI_MMU_IRQ_RAWSTAT,
+	[ACCMAP_REPLAY_IRQ_GPU] = MALI_GPU_IRQ_RAWSTAT,
+};
+
+static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
+	[ACCMAP_REPLAY_IRQ_JOB] = "job",
+	[ACCMAP_REPLAY_IRQ_MMU] = "mmu",
+	[ACCMAP_REPLAY_IRQ_GPU] = "gpu",
+};
+
+#define ACCMAP_MMIO_IRQ_CLEAR	0x4
+#define ACCMAP_MMIO_IRQ_STATUS	0xc
+
+/* MMU_IRQ bits that mean a fault or bus error on some address space. */
+#define ACCMAP_MMIO_MMU_FAULTS	GENMASK(31, 0)
+
+/**
+ * struct accmap_mmio - one register window
+ * @target:      the replay target
+ * @dev:         the device buffers and tables are DMA-mapped for
+ * @regs:        the window, ioremap()ed
+ * @base:        its physical address
+ * @size:        its size in bytes
+ * @irq:         Linux interrupt per source, or 0 for none
+ * @irq_lock:    protects @latched
+ * @latched:     per source, IRQ_STATUS bits the handler acknowledged and
+ *               no WAIT_IRQ or fault report consumed yet
+ * @wq:          woken by the handler
+ * @window_lock: one run at a time on the window, whichever session
+ * @name:        the target's name
+ * @res:         the region requested for a module-parameter window
+ */
+struct accmap_mmio {
+	struct accmap_replay_target target;
+	struct device *dev;
+	void __iomem *regs;
+	phys_addr_t base;
+	resource_size_t size;
+	int irq[ACCMAP_REPLAY_IRQ_COUNT];
+
+	spinlock_t irq_lock;	/* protects latched */
+	u32 latched[ACCMAP_REPLAY_IRQ_COUNT];
+	wait_queue_head_t wq;
+
+	struct mutex window_lock;	/* one run at a time */
+	char name[ACCMAP_REPLAY_NAME_LEN];
+	struct resource *res;
+};
+
+static struct accmap_mmio *accmap_mmio_of(struct accmap_replay_session *s)
+{
+	return s->target->priv;
+}
+
+static u32 accmap_mmio_read32(struct accmap_replay_session *s, u32 offset)
+{
+	return readl(accmap_mmio_of(s)->regs + offset);
+}
+
+static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
+				u32 value)
+{
+	writel(value, accmap_mmio_of(s)->regs + offset);
+}
+
+static irqreturn_t accmap_mmio_irq(int irq, void *data)
+{
+	struct accmap_mmio *mmio = data;
+	irqreturn_t ret = IRQ_NONE;
+	unsigned int src;
+
+	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++) {
+		u32 base = accmap_mmio_irq_base[src];
+		u32 status;
+
+		if (mmio->irq[src] != irq)
+			continue;
+		status = readl(mmio->regs + base + ACCMAP_MMIO_IRQ_STATUS);
+		if (!status)
+			continue;
+		writel(status, mmio->regs + base + ACCMAP_MMIO_IRQ_CLEAR);
+		spin_lock(&mmio->irq_lock);
+		mmio->latched[src] |= status;
+		spin_unlock(&mmio->irq_lock);
+		ret = IRQ_HANDLED;
+	}
+	if (ret == IRQ_HANDLED)
+		wake_up_all(&mmio->wq);
+	return ret;
+}
+
+/*
+ * Bits of @mask the source has raised: latched by the handler or, without
+ * an interrupt line, read from IRQ_STATUS.  They are acknowledged here.
+ */
+static u32 accmap_mmio_take(struct accmap_mmio *mmio, u32 src, u32 mask,
+			    u32 *seen)
+{
+	u32 base = accmap_mmio_irq_base[src];
+	unsigned long flags;
+	u32 status;
+
+	if (!mmio->irq[src]) {
+		status = readl(mmio->regs + base + ACCMAP_MMIO_IRQ_STATUS);
+		if (status & mask)
+			writel(status & mask,
+			       mmio->regs + base + ACCMAP_MMIO_IRQ_CLEAR);
+		*seen = status;
+		return status & mask;
+	}
+
+	spin_lock_irqsave(&mmio->irq_lock, flags);
+	status = mmio->latched[src];
+	mmio->latched[src] &= ~mask;
+	spin_unlock_irqrestore(&mmio->irq_lock, flags);
+	*seen = status;
+	return status & mask;
+}
+
+static bool accmap_mmio_fault_pending(struct accmap_mmio *mmio)
+{
+	u32 latched;
+
+	spin_lock_irq(&mmio->irq_lock);
+	latched = mmio->latched[ACCMAP_REPLAY_IRQ_MMU];
+	spin_unlock_irq(&mmio->irq_lock);
+	return (latched | readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT)) &
+	       ACCMAP_MMIO_MMU_FAULTS;
+}
+
+static bool accmap_mmio_mmu_fault(struct accmap_replay_session *s,
+				  struct accmap_replay_fault *f)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	u32 bits, as, lo, hi;
+
+	spin_lock_irq(&mmio->irq_lock);
+	bits = mmio->latched[ACCMAP_REPLAY_IRQ_MMU];
+	/* Reported once: the handler acknowledged it already. */
+	mmio->latched[ACCMAP_REPLAY_IRQ_MMU] = 0;
+	spin_unlock_irq(&mmio->irq_lock);
+	bits |= readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT);
+	bits &= ACCMAP_MMIO_MMU_FAULTS;
+	if (!bits)
+		return false;
+
+	/* Fault bits 15:0, bus errors 31:16, both per address space. */
+	as = __ffs(bits) % 16;
+	if (as >= s->target->as_count)
+		as = s->as;
+	f->as = as;
+	f->status = readl(mmio->regs + MALI_AS_BASE(as) + MALI_AS_FAULTSTATUS);
+	lo = readl(mmio->regs + MALI_AS_BASE(as) + MALI_AS_FAULTADDRESS_LO);
+	hi = readl(mmio->regs + MALI_AS_BASE(as) + MALI_AS_FAULTADDRESS_HI);
+	f->address = ((u64)hi << 32) | lo;
+	return true;
+}
+
+/* What WAIT_IRQ sleeps for: its bits, or any MMU fault. */
+static bool accmap_mmio_woken(struct accmap_mmio *mmio, u32 irq, u32 mask)
+{
+	return (READ_ONCE(mmio->latched[irq]) & mask) ||
+	       READ_ONCE(mmio->latched[ACCMAP_REPLAY_IRQ_MMU]);
+}
+
+static int accmap_mmio_wait_irq(struct accmap_replay_session *s, u32 irq,
+				u32 mask, u32 timeout_us, u32 *seen)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	ktime_t end = ktime_add_us(ktime_get(), timeout_us);
+	unsigned int sleep_us = 1;
+
+	for (;;) {
+		long left;
+
+		if (accmap_mmio_take(mmio, irq, mask, seen))
+			return 0;
+		if (irq != ACCMAP_REPLAY_IRQ_MMU && accmap_mmio_fault_pending(mmio))
+			return -EIO;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		left = ktime_us_delta(end, ktime_get());
+		if (left <= 0)
+			return -ETIMEDOUT;
+
+		if (mmio->irq[irq]) {
+			left = wait_event_killable_timeout(mmio->wq,
+							   accmap_mmio_woken(mmio, irq, mask),
+							   usecs_to_jiffies(left));
+			if (left < 0)
+				return -EINTR;
+			continue;
+		}
+		/* No interrupt line: poll, backing off up to 100 us. */
+		usleep_range(sleep_us, sleep_us * 2);
+		sleep_us = min(sleep_us * 2, 100U);
+	}
+}
+
+static int accmap_mmio_run_begin(struct accmap_replay_session *s)
+{
+	return mutex_lock_killable(&accmap_mmio_of(s)->window_lock);
+}
+
+static void accmap_mmio_run_end(struct accmap_replay_session *s)
+{
+	mutex_unlock(&accmap_mmio_of(s)->window_lock);
+}
+
+static struct device *accmap_mmio_dma_dev(struct accmap_replay_session *s)
+{
+	return accmap_mmio_of(s)->dev;
+}
+
+static int accmap_mmio_open(struct accmap_replay_session *s)
+{
+	return 0;
+}
+
+static void accmap_mmio_close(struct accmap_replay_session *s)
+{
+}
+
+static void *accmap_mmio_table_alloc(void *priv, u64 *dma)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(priv);
+	dma_addr_t addr;
+	void *va;
+
+	va = dma_alloc_coherent(mmio->dev, ACCMAP_PGT_PAGE_SIZE, &addr,
+				GFP_KERNEL_ACCOUNT);
+	if (va)
+		*dma = addr;
+	return va;
+}
+
+static void accmap_mmio_table_free(void *priv, void *va, u64 dma)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(priv);
+
+	dma_free_coherent(mmio->dev, ACCMAP_PGT_PAGE_SIZE, va, dma);
+}
+
+static const struct accmap_pgt_alloc_ops accmap_mmio_pgt_alloc = {
+	.alloc = accmap_mmio_table_alloc,
+	.free = accmap_mmio_table_free,
+};
+
+static const struct accmap_replay_target_ops accmap_mmio_ops = {
+	.open = accmap_mmio_open,
+	.close = accmap_mmio_close,
+	.pgt_alloc = &accmap_mmio_pgt_alloc,
+	.dma_dev = accmap_mmio_dma_dev,
+	.run_begin = accmap_mmio_run_begin,
+	.run_end = accmap_mmio_run_end,
+	.read32 = accmap_mmio_read32,
+	.write32 = accmap_mmio_write32,
+	.wait_irq = accmap_mmio_wait_irq,
+	.mmu_fault = accmap_mmio_mmu_fault,
+};
+
+static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
+{
+	struct accmap_replay_target *t = &mmio->target;
+	unsigned int src;
+
+	spin_lock_init(&mmio->irq_lock);
+	init_waitqueue_head(&mmio->wq);
+	mutex_init(&mmio->window_lock);
+	snprintf(mmio->name, sizeof(mmio->name), "mmio%d", index);
+
+	t->name = mmio->name;
+	t->flags = 0;
+	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++)
+		if (mmio->irq[src])
+			t->flags |= ACCMAP_REPLAY_TARGET_IRQ;
+	t->window_size = mmio->size;
+	t->formats = BIT(ACCMAP_PGT_MALI_AARCH64_4K) | BIT(ACCMAP_PGT_MALI_LPAE);
+	t->as_count = MALI_AS_COUNT;
+	t->gpu_id = mmio->size >= MALI_GPU_ID + 4 ?
+		    readl(mmio->regs + MALI_GPU_ID) : 0;
+	t->ops = &accmap_mmio_ops;
+	t->priv = mmio;
+}
+
+static int accmap_mmio_check_window(u64 base, u64 size)
+{
+	if (!size || size > ACCMAP_MMIO_WINDOW_MAX ||
+	    !PAGE_ALIGNED(base) || !PAGE_ALIGNED(size) || base + size < base)
+		return -EINVAL;
+	return 0;
+}
+
+static struct accmap_device *accmap_mmio_adev;
+static int accmap_mmio_count;
+
+static int accmap_mmio_probe(struct platform_device *pdev)
+{
+	struct device *dev = &pdev->dev;
+	struct accmap_mmio *mmio;
+	struct resource *res;
+	struct clk_bulk_data *clks;
+	unsigned int src;
+	int ret, nclks;
+
+	mmio = devm_kzalloc(dev, sizeof(*mmio), GFP_KERNEL);
+	if (!mmio)
+		return -ENOMEM;
+	mmio->dev = dev;
+
+	mmio->regs = devm_platform_get_and_ioremap_resource(pdev, 0, &res);
+	if (IS_ERR(mmio->regs))
+		return PTR_ERR(mmio->regs);
+	mmio->base = res->start;
+	mmio->size = resource_size(res);
+	ret = accmap_mmio_check_window(mmio->base, mmio->size);
+	if (ret)
+		return dev_err_probe(dev, ret, "window %pR not usable\n", res);
+
+	/* The GPU's clocks, if the node names any, run while bound. */
+	nclks = devm_clk_bulk_get_all(dev, &clks);
+	if (nclks < 0)
+		return dev_err_probe(dev, nclks, "clocks\n");
+	if (nclks) {
+		ret = clk_bulk_prepare_enable(nclks, clks);
+		if (ret)
+			return dev_err_probe(dev, ret, "enabling clocks\n");
+		/* Left running until unbind: replay owns the GPU. */
+	}
+
+	ret = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(40));
+	if (ret)
+		return ret;
+
+	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++) {
+		ret = platform_get_irq_byname_optional(pdev,
+						       accmap_mmio_irq_names[src]);
+		if (ret == -ENXIO)
+			continue;
+		if (ret < 0)
+			return ret;
+		mmio->irq[src] = ret;
+	}
+
+	accmap_mmio_init_target(mmio, accmap_mmio_count);
+	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++) {
+		unsigned int prev;
+
+		if (!mmio->irq[src])
+			continue;
+		/* Sources may share a line: request each line once. */
+		for (prev = 0; prev < src; prev++)
+			if (mmio->irq[prev] == mmio->irq[src])
+				break;
+		if (prev < src)
+			continue;
+		ret = devm_request_irq(dev, mmio->irq[src], accmap_mmio_irq,
+				       IRQF_SHARED, dev_name(dev), mmio);
+		if (ret)
+			return ret;
+	}
+
+	ret = accmap_replay_add_target(accmap_mmio_adev, &mmio->target);
+	if (ret)
+		return ret;
+	accmap_mmio_count++;
+	dev_info(dev, "replay target %s: %pR, GPU_ID %#x%s\n", mmio->name, res,
+		 mmio->target.gpu_id,
+		 mmio->target.flags & ACCMAP_REPLAY_TARGET_IRQ ?
+		 ", interrupts" : "");
+	return 0;
+}
+
+static const struct of_device_id accmap_mmio_of_match[] = {
+	{ .compatible = "accmap,replay-mmio" },
+	{ }
+};
+MODULE_DEVICE_TABLE(of, accmap_mmio_of_match);
+
+static struct platform_driver accmap_mmio_driver = {
+	.probe = accmap_mmio_probe,
+	.driver = {
+		.name = "accmap-replay-mmio",
+		.of_match_table = accmap_mmio_of_match,
+		/* Targets stay until unload: sessions point at them. */
+		.suppress_bind_attrs = true,
+	},
+};
+
+static struct accmap_mmio *accmap_mmio_param;
+
+static int accmap_mmio_from_param(struct accmap_device *adev)
+{
+	struct accmap_mmio *mmio;
+	u64 base, size;
+	char extra;
+	int ret;
+
+	if (!replay_mmio || !*replay_mmio)
+		return 0;
+	if (sscanf(replay_mmio, "%llx,%llx%c", &base, &size, &extra) != 2 ||
+	    accmap_mmio_check_window(base, size)) {
+		pr_err("replay_mmio=%s: want <base>,<size>, page aligned, at most 1 MiB\n",
+		       replay_mmio);
+		return -EINVAL;
+	}
+
+	mmio = kzalloc(sizeof(*mmio), GFP_KERNEL);
+	if (!mmio)
+		return -ENOMEM;
+	mmio->base = base;
+	mmio->size = size;
+	mmio->dev = adev->dev;
+
+	mmio->res = request_mem_region(base, size, "accmap-replay");
+	if (!mmio->res) {
+		pr_err("replay_mmio: %#llx+%#llx is in use\n", base, size);
+		ret = -EBUSY;
+		goto err_free;
+	}
+	mmio->regs = ioremap(base, size);
+	if (!mmio->regs) {
+		ret = -ENOMEM;
+		goto err_release;
+	}
+	accmap_mmio_init_target(mmio, accmap_mmio_count);
+	ret = accmap_replay_add_target(adev, &mmio->target);
+	if (ret)
+		goto err_unmap;
+	accmap_mmio_count++;
+	accmap_mmio_param = mmio;
+	pr_info("replay target %s: %#llx+%#llx, GPU_ID %#x, no interrupts\n",
+		mmio->name, base, size, mmio->target.gpu_id);
+	return 0;
+
+err_unmap:
+	iounmap(mmio->regs);
+err_release:
+	release_mem_region(base, size);
+err_free:
+	kfree(mmio);
+	return ret;
+}
+
+static void accmap_mmio_param_destroy(void)
+{
+	struct accmap_mmio *mmio = accmap_mmio_param;
+
+	if (!mmio)
+		return;
+	iounmap(mmio->regs);
+	release_mem_region(mmio->base, mmio->size);
+	mutex_destroy(&mmio->window_lock);
+	kfree(mmio);
+	accmap_mmio_param = NULL;
+}
+
+/**
+ * accmap_mmio_targets_create() - add the register windows as targets
+ * @adev: the device; its DMA device must be set up
+ *
+ * The module parameter's window first, then device-tree nodes as they
+ * bind (at once for nodes present at load).
+ *
+ * Return: 0 or a negative errno.
+ */
+int accmap_mmio_targets_create(struct accmap_device *adev)
+{
+	int ret;
+
+	accmap_mmio_adev = adev;
+	accmap_mmio_count = 0;
+	ret = accmap_mmio_from_param(adev);
+	if (ret)
+		return ret;
+	ret = platform_driver_register(&accmap_mmio_driver);
+	if (ret)
+		accmap_mmio_param_destroy();
+	return ret;
+}
+
+/**
+ * accmap_mmio_targets_destroy() - remove the register windows
+ * @adev: the device; no session is left
+ */
+void accmap_mmio_targets_destroy(struct accmap_device *adev)
+{
+	platform_driver_unregister(&accmap_mmio_driver);
+	accmap_mmio_param_destroy();
+}
