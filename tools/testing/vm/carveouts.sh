@@ -15,7 +15,17 @@
 #                     cached buffers, "nocached" if not
 #   carveout_bad      parameter sets that must fail the module load (an
 #                     array): malformed, overlapping, a taken name, and
-#                     memory the page allocator owns
+#                     memory the page allocator owns; likewise replay
+#                     windows that are malformed, too large, or RAM
+#   replay_mmio_expect ACCMAP_REPLAY_MMIO for the accmap_replay_mmio
+#                     selftest: "name:irq" or "name:poll" for the
+#                     register-window replay target the guest has
+#
+# Each guest also gets one replay register window (replay_mmio.c) over
+# RAM the kernel does not use, so the window's "registers" read back what
+# was written: amd64 by the replay_mmio= parameter over another memmap=
+# range (no interrupts: WAIT_IRQ polls), arm64 by an accmap,replay-mmio
+# node beyond mem= with an interrupt line that never fires.
 #
 # amd64 (qemu's 1 GiB of RAM at 0 to 0x3ffdf000): memmap=64M$0x30000000
 # makes 64 MiB that RAM e820-reserved, so the kernel never uses it (KASLR
@@ -40,16 +50,20 @@ carveout_setup() {
 	carveout_insmod=
 	carveout_expect=
 	carveout_bad=()
+	replay_mmio_expect=
 
 	case $arch in
 	amd64)
 		# shellcheck disable=SC2016 # a literal $: memmap=size$start
-		carveout_append='memmap=64M$0x30000000'
-		carveout_insmod='carveout=64M@0x30000000:x86_memmap'
+		carveout_append='memmap=64M$0x30000000 memmap=64K$0x35000000'
+		carveout_insmod='carveout=64M@0x30000000:x86_memmap replay_mmio=0x35000000,0x4000'
+		replay_mmio_expect='mmio0:poll'
 		carveout_expect='x86_memmap:nocached'
 		carveout_bad=('carveout=64M@0x30000800' 'carveout=4M@0x20000000'
 			      'carveout=64M@0x30000000:system'
-			      'carveout=1M@0x30000000,1M@0x30080000')
+			      'carveout=1M@0x30000000,1M@0x30080000'
+			      'replay_mmio=0x35000000' 'replay_mmio=0x35000000,0x200000'
+			      'replay_mmio=0x20000000,0x4000')
 		;;
 	arm64)
 		command -v dtc >/dev/null ||
@@ -89,12 +103,24 @@ carveout_setup() {
 						label = "nomap_dt";
 					};
 
+					replay_window: window@7b000000 {
+						reg = <0x0 0x7b000000 0x0 0x10000>;
+						no-map;
+					};
+
 					carveout@7c000000 {
 						compatible = "accmap,carveout";
 						reg = <0x0 0x7c000000 0x0 0x4000000>;
 						no-map;
 						label = "nopages_dt";
 					};
+				};
+
+				replay@7b000000 {
+					compatible = "accmap,replay-mmio";
+					reg = <0x0 0x7b000000 0x0 0x4000>;
+					interrupts = <0x0 0x70 0x4>;
+					interrupt-names = "job";
 				};
 			};
 			EOF
@@ -105,8 +131,10 @@ carveout_setup() {
 		carveout_append='mem=896M'
 		carveout_insmod='carveout=32M@0x70000000:ram_param'
 		carveout_expect='ram_param:cached,nomap_dt:nocached,nopages_dt:nocached'
+		replay_mmio_expect='mmio0:irq'
 		carveout_bad=('carveout=32M@0x74000000' 'carveout=4M@0x50000000'
-			      'carveout=1M@0x70000000:nomap_dt')
+			      'carveout=1M@0x70000000:nomap_dt'
+			      'replay_mmio=0x50000000,0x4000')
 		;;
 	esac
 }

@@ -53,6 +53,8 @@ done </etc/accmap-bad-insmod
 insmod_args=$(cat /etc/accmap-insmod-args 2>/dev/null)
 ACCMAP_CARVEOUTS=$(cat /etc/accmap-carveouts 2>/dev/null)
 export ACCMAP_CARVEOUTS
+ACCMAP_REPLAY_MMIO=$(cat /etc/accmap-replay-mmio 2>/dev/null)
+export ACCMAP_REPLAY_MMIO
 # shellcheck disable=SC2086 # one word per parameter
 if insmod /accmap.ko $insmod_args; then
 	mark "insmod ok"

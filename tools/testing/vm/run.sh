@@ -194,6 +194,7 @@ fi
 echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
 echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
+echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
 printf '%s\n' "${carveout_bad[@]}" >"$root/etc/accmap-bad-insmod"
 initrd=$work/initramfs.cpio
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$initrd"

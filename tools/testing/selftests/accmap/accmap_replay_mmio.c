@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap replay on a register-window target (replay_mmio.c).
+ *
+ * The test guests give accmap one window over RAM the kernel does not
+ * use, so its "registers" read back what was written and nothing else
+ * changes them: that makes every effect of the executor visible.  The
+ * environment variable ACCMAP_REPLAY_MMIO names the window and how it
+ * signals ("mmio0:irq": an interrupt line that never fires, so WAIT_IRQ
+ * can only time out; "mmio0:poll": no line, WAIT_IRQ polls IRQ_STATUS and
+ * acknowledges through IRQ_CLEAR).  Without the variable every test fails:
+ * the guests are meant to have the window.
+ *
+ * Register offsets are those of a Mali job-manager GPU, as the executor's
+ * fault check and the interrupt handling assume.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accmap_util.h"
+#include "tap.h"
+
+#define JOB_IRQ_RAWSTAT		0x1000
+#define JOB_IRQ_CLEAR		0x1004
+#define JOB_IRQ_STATUS		0x100c
+#define JS0_HEAD_NEXT_LO	0x1840
+#define MMU_IRQ_RAWSTAT		0x2000
+#define AS0_TRANSTAB_LO		0x2400
+#define AS0_TRANSTAB_HI		0x2404
+#define AS0_FAULTSTATUS		0x241c
+#define AS0_FAULTADDRESS_LO	0x2420
+#define AS0_FAULTADDRESS_HI	0x2424
+
+static struct accmap_replay_target_info target;
+static bool have_irq;
+
+/* Find the window ACCMAP_REPLAY_MMIO names; false (and a failed check) if absent. */
+static bool find_window(int dev)
+{
+	const char *env = getenv("ACCMAP_REPLAY_MMIO");
+	char name[ACCMAP_REPLAY_NAME_LEN];
+	const char *colon = env ? strchr(env, ':') : NULL;
+	uint32_t i;
+
+	if (!CHECK(colon, "ACCMAP_REPLAY_MMIO=name:irq|poll not set"))
+		return false;
+	snprintf(name, sizeof(name), "%.*s", (int)(colon - env), env);
+	have_irq = !strcmp(colon + 1, "irq");
+
+	for (i = 0; i < 16; i++) {
+		memset(&target, 0xa5, sizeof(target));
+		target.index = i;
+		if (ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &target))
+			break;
+		if (!strcmp(target.name, name))
+			return true;
+	}
+	return CHECK(false, "no replay target named %s", name);
+}
+
+/* A session mapping one 64 KiB buffer at GPU VA 16 MiB. */
+static uint32_t make_session(int dev, uint32_t format, uint32_t *buf)
+{
+	struct accmap_replay_map map = {
+		.gpu_va = 16 << 20,
+		.length = 64 << 10,
+		.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE,
+	};
+	struct accmap_replay_setup setup = {
+		.maps = (uintptr_t)&map,
+		.nr_maps = 1,
+		.target = target.index,
+		.format = format,
+		.va_bits = 48,
+	};
+
+	if (!CHECK_OK(am_buffer(dev, 64 << 10, 0, buf, false)))
+		return 0;
+	map.id = *buf;
+	if (!CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &setup)))
+		return 0;
+	CHECK(setup.table_pages >= 4, "%u table pages for one mapping", setup.table_pages);
+	return setup.session;
+}
+
+/* Open the device and make a session on the window; 0 if that failed. */
+static uint32_t open_session(int *dev, uint32_t format, uint32_t *buf)
+{
+	*dev = am_open();
+	if (!find_window(*dev))
+		return 0;
+	return make_session(*dev, format, buf);
+}
+
+static int run(int dev, uint32_t session, struct accmap_replay_op *ops, uint32_t n,
+	       struct accmap_replay_run *r)
+{
+	memset(r, 0xa5, sizeof(*r));
+	r->ops = (uintptr_t)ops;
+	r->nr_ops = n;
+	r->session = session;
+	r->flags = 0;
+	r->pad = 0;
+	return ioctl(dev, ACCMAP_IOC_REPLAY_RUN, r);
+}
+
+#define WR(off, val)	{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = (off), .value = (val) }
+#define RD(off, val)	{ .op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_STRICT, \
+			  .offset = (off), .value = (val), .mask = ~0u }
+
+static void test_query(void)
+{
+	int dev = am_open();
+
+	if (!find_window(dev))
+		return;
+	CHECK(target.window_size == 0x4000, "window of %llu bytes",
+	      (unsigned long long)target.window_size);
+	CHECK(!(target.flags & ACCMAP_REPLAY_TARGET_SIM), "flags %#x", target.flags);
+	CHECK(!!(target.flags & ACCMAP_REPLAY_TARGET_IRQ) == have_irq, "flags %#x, want irq %d",
+	      target.flags, have_irq);
+	CHECK(target.formats == (1u << ACCMAP_PGT_MALI_AARCH64_4K | 1u << ACCMAP_PGT_MALI_LPAE),
+	      "formats %#x", target.formats);
+	CHECK(target.as_count == 16, "as_count %u", target.as_count);
+	CHECK(target.sessions == 0, "%u sessions", target.sessions);
+	close(dev);
+}
+
+/* Writes reach the window and read back; a strict mismatch stops the run. */
+static void test_write_read(void)
+{
+	struct accmap_replay_op ops[] = {
+		WR(JS0_HEAD_NEXT_LO, 0x12345678),
+		RD(JS0_HEAD_NEXT_LO, 0x12345678),
+		RD(JS0_HEAD_NEXT_LO, 0x12345679),
+		WR(JS0_HEAD_NEXT_LO, 0),
+	};
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	CHECK_ERR(run(dev, s, ops, 4, &r), EIO);
+	CHECK(r.done == 2 && r.failed_op == 2 && r.reason == ACCMAP_REPLAY_MISMATCH &&
+	      r.value == 0x12345678, "done %u failed_op %u reason %u value %#x", r.done,
+	      r.failed_op, r.reason, r.value);
+	CHECK(r.fault_as == 0xffffffffu && r.fault_status == 0 && r.fault_addr == 0,
+	      "fault fields %u %#x %#llx", r.fault_as, r.fault_status,
+	      (unsigned long long)r.fault_addr);
+
+	/* A non-strict read does not stop the run. */
+	ops[2].flags = 0;
+	CHECK_OK(run(dev, s, ops, 4, &r));
+	CHECK(r.done == 4 && r.failed_op == 0xffffffffu && r.reason == ACCMAP_REPLAY_OK,
+	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
+	close(dev);
+}
+
+/* The root reaches the window only through WRITE_ROOT, in the format's form. */
+static void test_write_root(void)
+{
+	static const uint32_t formats[] = { ACCMAP_PGT_MALI_AARCH64_4K, ACCMAP_PGT_MALI_LPAE };
+	struct accmap_replay_op ops[] = {
+		WR(AS0_TRANSTAB_LO, 0), WR(AS0_TRANSTAB_HI, 0xdead),
+		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = AS0_TRANSTAB_LO },
+		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = AS0_TRANSTAB_HI,
+		  .flags = ACCMAP_REPLAY_OP_HI },
+		{ .op = ACCMAP_REPLAY_OP_READ, .offset = AS0_TRANSTAB_LO },
+	};
+	uint32_t roots[2][2];
+	struct accmap_replay_run r;
+	uint32_t buf, s, i;
+	int dev = am_open();
+
+	if (!find_window(dev))
+		return;
+	for (i = 0; i < 2; i++) {
+		s = make_session(dev, formats[i], &buf);
+		if (!s)
+			return;
+		CHECK_OK(run(dev, s, ops, 5, &r));
+		roots[i][0] = r.value;
+		ops[4].offset = AS0_TRANSTAB_HI;
+		CHECK_OK(run(dev, s, &ops[4], 1, &r));
+		roots[i][1] = r.value;
+		ops[4].offset = AS0_TRANSTAB_LO;
+		tap_diag("format %u: root low bits %#x", formats[i], roots[i][0] & 0xfff);
+		CHECK(roots[i][1] != 0xdead, "WRITE_ROOT HI did not write the upper half");
+		CHECK((roots[i][0] & ~0xfffu) || roots[i][1], "root is 0");
+	}
+	CHECK((roots[0][0] & 0xfff) == 0, "AArch64 root low bits %#x", roots[0][0] & 0xfff);
+	/* LPAE: table mode (3), read-inner (bit 2), share-outer (bit 4). */
+	CHECK((roots[1][0] & 0xfff) == 0x17, "LPAE root low bits %#x", roots[1][0] & 0xfff);
+	close(dev);
+}
+
+/* Offsets outside the window and malformed ops are refused before anything runs. */
+static void test_bad_ops(void)
+{
+	struct accmap_replay_op ops[] = {
+		WR(JS0_HEAD_NEXT_LO, 0x1111),
+		WR(0x4000, 0),
+	};
+	struct accmap_replay_op check = RD(JS0_HEAD_NEXT_LO, 0);
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	CHECK_ERR(run(dev, s, ops, 2, &r), EINVAL);
+	CHECK(r.done == 0 && r.failed_op == 1 && r.reason == ACCMAP_REPLAY_INVALID,
+	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
+	ops[1].offset = 0x3ffe;
+	CHECK_ERR(run(dev, s, ops, 2, &r), EINVAL);
+	ops[1].offset = 0x3ffc + 4 * 0x4000000;
+	CHECK_ERR(run(dev, s, ops, 2, &r), EINVAL);
+	/* The first op never ran. */
+	CHECK_OK(run(dev, s, &check, 1, &r));
+	ops[1].offset = 0x3ffc;
+	CHECK_OK(run(dev, s, ops, 2, &r));
+	close(dev);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A poll that never succeeds ends with ETIMEDOUT after its timeout. */
+static void test_poll_timeout(void)
+{
+	struct accmap_replay_op ops[] = {
+		WR(JS0_HEAD_NEXT_LO, 0),
+		{ .op = ACCMAP_REPLAY_OP_POLL, .offset = JS0_HEAD_NEXT_LO, .mask = 1,
+		  .value = 1, .timeout_us = 300000 },
+	};
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	double t;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	t = now();
+	CHECK_ERR(run(dev, s, ops, 2, &r), ETIMEDOUT);
+	t = now() - t;
+	CHECK(r.done == 1 && r.failed_op == 1 && r.reason == ACCMAP_REPLAY_TIMEOUT &&
+	      r.value == 0, "done %u failed_op %u reason %u value %#x", r.done, r.failed_op,
+	      r.reason, r.value);
+	CHECK(t >= 0.3 && t < 1.3, "poll of 300 ms took %.3f s", t);
+	CHECK(r.elapsed_ns >= 300000000ull, "elapsed_ns %llu", (unsigned long long)r.elapsed_ns);
+
+	/* Once the value is there, the poll succeeds at once. */
+	ops[0].value = 1;
+	CHECK_OK(run(dev, s, ops, 2, &r));
+	close(dev);
+}
+
+/*
+ * WAIT_IRQ: with an interrupt line that never fires it times out even if
+ * IRQ_STATUS reads set; polling, it sees IRQ_STATUS and acknowledges the
+ * bits it waited for through IRQ_CLEAR.
+ */
+static void test_wait_irq(void)
+{
+	struct accmap_replay_op ops[] = {
+		WR(JOB_IRQ_CLEAR, 0),
+		WR(JOB_IRQ_STATUS, 0x3),
+		{ .op = ACCMAP_REPLAY_OP_WAIT_IRQ, .irq = ACCMAP_REPLAY_IRQ_JOB, .mask = 0x1,
+		  .timeout_us = 200000 },
+		RD(JOB_IRQ_CLEAR, 0x1),
+		WR(JOB_IRQ_STATUS, 0),
+	};
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	double t;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	t = now();
+	if (have_irq) {
+		CHECK_ERR(run(dev, s, ops, 5, &r), ETIMEDOUT);
+		t = now() - t;
+		CHECK(r.done == 2 && r.failed_op == 2 && r.reason == ACCMAP_REPLAY_TIMEOUT,
+		      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
+		CHECK(t >= 0.2 && t < 1.2, "wait of 200 ms took %.3f s", t);
+		ops[0] = (struct accmap_replay_op)WR(JOB_IRQ_STATUS, 0);
+		CHECK_OK(run(dev, s, ops, 1, &r));
+	} else {
+		CHECK_OK(run(dev, s, ops, 5, &r));
+		CHECK(r.done == 5 && r.value == 0x1, "done %u, IRQ_CLEAR read %#x", r.done,
+		      r.value);
+		/* Nothing raised: a timeout. */
+		CHECK_ERR(run(dev, s, &ops[2], 1, &r), ETIMEDOUT);
+		CHECK(r.reason == ACCMAP_REPLAY_TIMEOUT, "reason %u", r.reason);
+	}
+	close(dev);
+}
+
+/* A raised MMU interrupt stops the run after the next wait, with its details. */
+static void test_mmu_fault(void)
+{
+	struct accmap_replay_op ops[] = {
+		WR(AS0_FAULTSTATUS, 0x2c1),
+		WR(AS0_FAULTADDRESS_LO, 0x00badd00),
+		WR(AS0_FAULTADDRESS_HI, 0x12),
+		WR(MMU_IRQ_RAWSTAT, 0x1),
+		{ .op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 10 },
+		WR(JS0_HEAD_NEXT_LO, 0x5555),
+	};
+	struct accmap_replay_op clear = WR(MMU_IRQ_RAWSTAT, 0);
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_LPAE, &buf);
+	if (!s)
+		return;
+	CHECK_ERR(run(dev, s, ops, 6, &r), EIO);
+	CHECK(r.done == 5 && r.failed_op == 4 && r.reason == ACCMAP_REPLAY_MMU_FAULT,
+	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
+	CHECK(r.fault_as == 0 && r.fault_status == 0x2c1 && r.fault_addr == 0x1200badd00ull,
+	      "fault as %u status %#x addr %#llx", r.fault_as, r.fault_status,
+	      (unsigned long long)r.fault_addr);
+	CHECK_OK(run(dev, s, &clear, 1, &r));
+	close(dev);
+}
+
+/* Sessions are per client and counted per target. */
+static void test_sessions(void)
+{
+	struct accmap_replay_target_info info;
+	struct accmap_replay_destroy d = { 0 };
+	uint32_t buf, s;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	info = target;
+	CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info));
+	CHECK(info.sessions == 1, "%u sessions", info.sessions);
+	/* The session keeps its buffer when the id goes. */
+	CHECK_OK(am_free(dev, buf));
+	d.session = s;
+	CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_DESTROY, &d));
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_REPLAY_DESTROY, &d), ENOENT);
+	CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info));
+	CHECK(info.sessions == 0, "%u sessions", info.sessions);
+	close(dev);
+}
+
+static const struct tap_test tests[] = {
+	{ "query", test_query },
+	{ "write_read", test_write_read },
+	{ "write_root", test_write_root },
+	{ "bad_ops", test_bad_ops },
+	{ "poll_timeout", test_poll_timeout },
+	{ "wait_irq", test_wait_irq },
+	{ "mmu_fault", test_mmu_fault },
+	{ "sessions", test_sessions },
+};
+
+int main(void)
+{
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}
