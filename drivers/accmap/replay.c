@@ -27,6 +27,7 @@
 #include <linux/vmalloc.h>
 
 #include "accmap.h"
+#include "mali_regs.h"
 #include "replay.h"
 
 /* Operations copied from user space at a time. */
@@ -481,26 +482,70 @@ accmap_replay_session_get(struct accmap_client *client, u32 id)
 	return s;
 }
 
+/*
+ * What a WRITE may not do on a Mali register map, whatever the target:
+ * point an address space at tables other than the session's (the root
+ * goes only through WRITE_ROOT), or switch it to a translation mode the
+ * session's tables are not in (identity mode would let the GPU reach any
+ * physical address).
+ */
+static bool accmap_replay_write_allowed(const struct accmap_replay_session *s,
+					const struct accmap_replay_op *op)
+{
+	u32 reg, mode;
+
+	if (op->op != ACCMAP_REPLAY_OP_WRITE ||
+	    op->offset < MALI_AS_BASE(0) ||
+	    op->offset >= MALI_AS_BASE(MALI_AS_COUNT))
+		return true;
+	reg = (op->offset - MALI_AS_BASE(0)) % (MALI_AS_BASE(1) - MALI_AS_BASE(0));
+	if (reg == MALI_AS_TRANSTAB_LO || reg == MALI_AS_TRANSTAB_HI)
+		return false;
+	if (reg != MALI_AS_TRANSCFG_LO)
+		return true;
+	mode = op->value & MALI_TRANSCFG_ADRMODE_MASK;
+	if (mode == MALI_TRANSCFG_ADRMODE_UNMAPPED)
+		return true;
+	if (s->format == ACCMAP_PGT_MALI_AARCH64_4K)
+		return mode == MALI_TRANSCFG_ADRMODE_AARCH64_4K;
+	return mode == MALI_TRANSCFG_ADRMODE_LEGACY;
+}
+
+/* The session's own rules over a chunk of ops already in the kernel. */
+static int accmap_replay_check_chunk(const struct accmap_replay_session *s,
+				     const struct accmap_replay_op *ops,
+				     u32 n, u32 first,
+				     struct accmap_replay_result *res)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (accmap_replay_check_op(&ops[i], s->target->window_size) ||
+		    !accmap_replay_write_allowed(s, &ops[i])) {
+			res->failed_op = first + i;
+			res->reason = ACCMAP_REPLAY_INVALID;
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* Check every op before any runs; the executor checks each again. */
 static int accmap_replay_precheck(struct accmap_replay_session *s,
 				  const struct accmap_replay_op __user *uops,
 				  u32 nr_ops, struct accmap_replay_op *buf,
 				  struct accmap_replay_result *res)
 {
-	u32 base, i, n;
+	u32 base, n;
+	int ret;
 
 	for (base = 0; base < nr_ops; base += n) {
 		n = min_t(u32, nr_ops - base, ACCMAP_REPLAY_OPS_CHUNK);
 		if (copy_from_user(buf, uops + base, n * sizeof(*buf)))
 			return -EFAULT;
-		for (i = 0; i < n; i++) {
-			if (accmap_replay_check_op(&buf[i],
-						   s->target->window_size)) {
-				res->failed_op = base + i;
-				res->reason = ACCMAP_REPLAY_INVALID;
-				return -EINVAL;
-			}
-		}
+		ret = accmap_replay_check_chunk(s, buf, n, base, res);
+		if (ret)
+			return ret;
 		cond_resched();
 	}
 	return 0;
@@ -552,7 +597,10 @@ static int accmap_replay_run_ops(struct accmap_replay_session *s,
 			ret = -EFAULT;
 			break;
 		}
-		ret = accmap_replay_exec(s, buf, n, base, res);
+		/* User memory may have changed since the check: again. */
+		ret = accmap_replay_check_chunk(s, buf, n, base, res);
+		if (!ret)
+			ret = accmap_replay_exec(s, buf, n, base, res);
 		if (ret)
 			break;
 	}

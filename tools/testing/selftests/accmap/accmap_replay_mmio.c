@@ -34,6 +34,7 @@
 #define AS0_TRANSTAB_LO		0x2400
 #define AS0_TRANSTAB_HI		0x2404
 #define AS0_FAULTSTATUS		0x241c
+#define AS0_TRANSCFG_LO		0x2430
 #define AS0_FAULTADDRESS_LO	0x2420
 #define AS0_FAULTADDRESS_HI	0x2424
 
@@ -169,11 +170,12 @@ static void test_write_root(void)
 {
 	static const uint32_t formats[] = { ACCMAP_PGT_MALI_AARCH64_4K, ACCMAP_PGT_MALI_LPAE };
 	struct accmap_replay_op ops[] = {
-		WR(AS0_TRANSTAB_LO, 0), WR(AS0_TRANSTAB_HI, 0xdead),
+		WR(JS0_HEAD_NEXT_LO, 0xdead),
 		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = AS0_TRANSTAB_LO },
-		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = AS0_TRANSTAB_HI,
+		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = JS0_HEAD_NEXT_LO,
 		  .flags = ACCMAP_REPLAY_OP_HI },
 		{ .op = ACCMAP_REPLAY_OP_READ, .offset = AS0_TRANSTAB_LO },
+		{ .op = ACCMAP_REPLAY_OP_READ, .offset = JS0_HEAD_NEXT_LO },
 	};
 	uint32_t roots[2][2];
 	struct accmap_replay_run r;
@@ -186,19 +188,65 @@ static void test_write_root(void)
 		s = make_session(dev, formats[i], &buf);
 		if (!s)
 			return;
-		CHECK_OK(run(dev, s, ops, 5, &r));
+		CHECK_OK(run(dev, s, ops, 4, &r));
 		roots[i][0] = r.value;
-		ops[4].offset = AS0_TRANSTAB_HI;
 		CHECK_OK(run(dev, s, &ops[4], 1, &r));
 		roots[i][1] = r.value;
-		ops[4].offset = AS0_TRANSTAB_LO;
-		tap_diag("format %u: root low bits %#x", formats[i], roots[i][0] & 0xfff);
-		CHECK(roots[i][1] != 0xdead, "WRITE_ROOT HI did not write the upper half");
-		CHECK((roots[i][0] & ~0xfffu) || roots[i][1], "root is 0");
+		CHECK(roots[i][1] != 0xdead, "WRITE_ROOT HI did not write");
+		CHECK(roots[i][0] & ~0xfffu || roots[i][1], "root is 0");
 	}
 	CHECK((roots[0][0] & 0xfff) == 0, "AArch64 root low bits %#x", roots[0][0] & 0xfff);
 	/* LPAE: table mode (3), read-inner (bit 2), share-outer (bit 4). */
 	CHECK((roots[1][0] & 0xfff) == 0x17, "LPAE root low bits %#x", roots[1][0] & 0xfff);
+	/* Two sessions, two sets of tables. */
+	CHECK((roots[0][0] & ~0xfffu) != (roots[1][0] & ~0xfffu) || roots[0][1] != roots[1][1],
+	      "two sessions share a root");
+	close(dev);
+}
+
+/*
+ * A WRITE may not set an address space's TRANSTAB, nor a TRANSCFG mode
+ * other than the session's format or unmapped.
+ */
+static void test_write_policy(void)
+{
+	static const struct {
+		uint32_t format, offset, value;
+		bool ok;
+	} cases[] = {
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSTAB_LO, 0, false },
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSTAB_HI, 0, false },
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSTAB_LO + 15 * 0x40, 0, false },
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO, 6, true },
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO + 3 * 0x40, 1, true },
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO, 2, false },
+		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO, 0, false },
+		{ ACCMAP_PGT_MALI_LPAE, AS0_TRANSCFG_LO, 0, true },
+		{ ACCMAP_PGT_MALI_LPAE, AS0_TRANSCFG_LO, 6, false },
+		{ ACCMAP_PGT_MALI_LPAE, AS0_TRANSCFG_LO, 8, false },
+	};
+	struct accmap_replay_op ops[2] = { WR(JS0_HEAD_NEXT_LO, 1) };
+	struct accmap_replay_run r;
+	uint32_t buf, s[2], i;
+	int dev = am_open();
+
+	if (!find_window(dev))
+		return;
+	s[0] = make_session(dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	s[1] = make_session(dev, ACCMAP_PGT_MALI_LPAE, &buf);
+	if (!s[0] || !s[1])
+		return;
+	for (i = 0; i < TAP_ARRAY_SIZE(cases); i++) {
+		ops[1] = (struct accmap_replay_op)WR(cases[i].offset, cases[i].value);
+		if (cases[i].ok) {
+			CHECK_OK(run(dev, s[cases[i].format], ops, 2, &r));
+			continue;
+		}
+		CHECK_ERR(run(dev, s[cases[i].format], ops, 2, &r), EINVAL);
+		CHECK(r.done == 0 && r.failed_op == 1 && r.reason == ACCMAP_REPLAY_INVALID,
+		      "case %u: done %u failed_op %u reason %u", i, r.done, r.failed_op,
+		      r.reason);
+	}
 	close(dev);
 }
 
@@ -370,6 +418,7 @@ static const struct tap_test tests[] = {
 	{ "query", test_query },
 	{ "write_read", test_write_read },
 	{ "write_root", test_write_root },
+	{ "write_policy", test_write_policy },
 	{ "bad_ops", test_bad_ops },
 	{ "poll_timeout", test_poll_timeout },
 	{ "wait_irq", test_wait_irq },
