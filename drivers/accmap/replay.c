@@ -94,7 +94,9 @@ static void accmap_replay_unmap_memory(struct accmap_replay_session *s,
 	struct device *dma_dev = accmap_replay_dma_dev(s);
 
 	if (m->sgt_mapped)
-		dma_unmap_sgtable(dma_dev, &m->sgt, m->dir, 0);
+		dma_unmap_sgtable(dma_dev, &m->sgt, m->dir,
+				  accmap_handle_cached(m->handle) ? 0 :
+				  DMA_ATTR_SKIP_CPU_SYNC);
 	if (m->sgt.sgl)
 		sg_free_table(&m->sgt);
 	if (m->res_mapped)
@@ -142,7 +144,10 @@ static int accmap_replay_map_dma(struct accmap_replay_session *s,
 	ret = accmap_handle_sg_table(handle, &m->sgt);
 	if (ret)
 		return ret;
-	ret = dma_map_sgtable(dma_dev, &m->sgt, m->dir, 0);
+	/* The CPU does not cache WC/UC buffers: nothing to clean. */
+	ret = dma_map_sgtable(dma_dev, &m->sgt, m->dir,
+			      accmap_handle_cached(handle) ? 0 :
+			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret)
 		return ret;
 	m->sgt_mapped = true;
@@ -483,22 +488,45 @@ accmap_replay_session_get(struct accmap_client *client, u32 id)
 }
 
 /*
- * What a WRITE may not do on a Mali register map, whatever the target:
- * point an address space at tables other than the session's (the root
- * goes only through WRITE_ROOT), or switch it to a translation mode the
- * session's tables are not in (identity mode would let the GPU reach any
- * physical address).
+ * The page-table root is a device address: it may reach an address space's
+ * TRANSTAB only through WRITE_ROOT, and no op may read it back.  Returns
+ * the register within the address space block, or -1 for other offsets.
  */
-static bool accmap_replay_write_allowed(const struct accmap_replay_session *s,
-					const struct accmap_replay_op *op)
+static int accmap_replay_as_reg(u32 offset)
 {
-	u32 reg, mode;
+	if (offset < MALI_AS_BASE(0) || offset >= MALI_AS_BASE(MALI_AS_COUNT))
+		return -1;
+	return (offset - MALI_AS_BASE(0)) % (MALI_AS_BASE(1) - MALI_AS_BASE(0));
+}
 
-	if (op->op != ACCMAP_REPLAY_OP_WRITE ||
-	    op->offset < MALI_AS_BASE(0) ||
-	    op->offset >= MALI_AS_BASE(MALI_AS_COUNT))
+/*
+ * What the ops of a session may do on a Mali register map, whatever the
+ * target: WRITE_ROOT only into TRANSTAB (low half into TRANSTAB_LO, high
+ * into TRANSTAB_HI); no other op may write or read TRANSTAB, so the root
+ * never reaches user space and no op list points the GPU at tables the
+ * kernel did not build; and TRANSCFG only takes the session's own mode or
+ * unmapped (identity mode would let the GPU reach any physical address).
+ */
+static bool accmap_replay_op_allowed(const struct accmap_replay_session *s,
+				     const struct accmap_replay_op *op)
+{
+	int reg = accmap_replay_as_reg(op->offset);
+	u32 mode;
+
+	switch (op->op) {
+	case ACCMAP_REPLAY_OP_WRITE_ROOT:
+		if (op->flags & ACCMAP_REPLAY_OP_HI)
+			return reg == MALI_AS_TRANSTAB_HI;
+		return reg == MALI_AS_TRANSTAB_LO;
+	case ACCMAP_REPLAY_OP_READ:
+	case ACCMAP_REPLAY_OP_POLL:
+		return reg != MALI_AS_TRANSTAB_LO && reg != MALI_AS_TRANSTAB_HI;
+	case ACCMAP_REPLAY_OP_WRITE:
+		break;
+	default:
 		return true;
-	reg = (op->offset - MALI_AS_BASE(0)) % (MALI_AS_BASE(1) - MALI_AS_BASE(0));
+	}
+
 	if (reg == MALI_AS_TRANSTAB_LO || reg == MALI_AS_TRANSTAB_HI)
 		return false;
 	if (reg != MALI_AS_TRANSCFG_LO)
@@ -521,7 +549,7 @@ static int accmap_replay_check_chunk(const struct accmap_replay_session *s,
 
 	for (i = 0; i < n; i++) {
 		if (accmap_replay_check_op(&ops[i], s->target->window_size) ||
-		    !accmap_replay_write_allowed(s, &ops[i])) {
+		    !accmap_replay_op_allowed(s, &ops[i])) {
 			res->failed_op = first + i;
 			res->reason = ACCMAP_REPLAY_INVALID;
 			return -EINVAL;
@@ -562,7 +590,7 @@ static void accmap_replay_sync(struct accmap_replay_session *s, bool for_device)
 	for (i = 0; i < s->nr_maps; i++) {
 		struct accmap_replay_mapping *m = &s->maps[i];
 
-		if (!m->sgt_mapped)
+		if (!m->sgt_mapped || !accmap_handle_cached(m->handle))
 			continue;
 		if (for_device)
 			dma_sync_sgtable_for_device(dma_dev, &m->sgt, m->dir);
@@ -589,11 +617,13 @@ static int accmap_replay_run_ops(struct accmap_replay_session *s,
 		}
 	}
 	accmap_replay_sync(s, true);
+	s->ran = true;
 
 	ret = 0;
 	for (base = 0; base < nr_ops; base += n) {
 		n = min_t(u32, nr_ops - base, ACCMAP_REPLAY_OPS_CHUNK);
 		if (copy_from_user(buf, uops + base, n * sizeof(*buf))) {
+			res->failed_op = base;
 			ret = -EFAULT;
 			break;
 		}
@@ -709,8 +739,9 @@ int accmap_replay_destroy(struct accmap_client *client,
  * @adev: the device
  * @info: the argument, in kernel memory
  *
- * Return: 0, -EPERM, -EINVAL (non-zero output fields on input are fine:
- * they are overwritten) or -ENOENT past the last target.
+ * Output fields need not be zero on input: they are overwritten.
+ *
+ * Return: 0, -EPERM, or -ENOENT past the last target.
  */
 int accmap_replay_query(struct accmap_device *adev,
 			struct accmap_replay_target_info *info)

@@ -190,6 +190,7 @@ struct accmap_replay_target {
  * @target:    where it runs
  * @tpriv:     the target's per-session state
  * @opened:    the target's @open succeeded (so @stop and @close are due)
+ * @ran:       a run has started: the target may hold the session's root
  * @format:    ACCMAP_PGT_*
  * @as:        address space index
  * @va_bits:   GPU VA bits
@@ -210,6 +211,7 @@ struct accmap_replay_session {
 	struct accmap_replay_target *target;
 	void *tpriv;
 	bool opened;
+	bool ran;
 	u32 format;
 	u32 as;
 	u32 va_bits;

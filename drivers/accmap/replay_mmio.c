@@ -26,6 +26,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/iopoll.h>
 #include <linux/ioport.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -45,7 +46,7 @@
 static char *replay_mmio;
 module_param(replay_mmio, charp, 0444);
 MODULE_PARM_DESC(replay_mmio,
-		 "A Mali register window for replay: <base>,<size> (no interrupts)");
+		 "A Mali register window for replay: <base>,<size> as for memparse (no interrupts)");
 
 /* IRQ_RAWSTAT of each interrupt source; CLEAR, MASK, STATUS follow. */
 static const u32 accmap_mmio_irq_base[ACCMAP_REPLAY_IRQ_COUNT] = {
@@ -81,6 +82,9 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
  * @window_lock: one run at a time on the window, whichever session
  * @name:        the target's name
  * @res:         the region requested for a module-parameter window
+ * @clks:        the clocks enabled while bound (device tree), @nclks of
+ *               them
+ * @nclks:       number of @clks
  */
 struct accmap_mmio {
 	struct accmap_replay_target target;
@@ -97,7 +101,16 @@ struct accmap_mmio {
 	struct mutex window_lock;	/* one run at a time */
 	char name[ACCMAP_REPLAY_NAME_LEN];
 	struct resource *res;
+	struct clk_bulk_data *clks;
+	int nclks;
 };
+
+static void accmap_mmio_clks_off(void *data)
+{
+	struct accmap_mmio *mmio = data;
+
+	clk_bulk_disable_unprepare(mmio->nclks, mmio->clks);
+}
 
 static struct accmap_mmio *accmap_mmio_of(struct accmap_replay_session *s)
 {
@@ -264,6 +277,34 @@ static struct device *accmap_mmio_dma_dev(struct accmap_replay_session *s)
 	return accmap_mmio_of(s)->dev;
 }
 
+/* How long a soft reset may take before the window is left as it is. */
+#define ACCMAP_MMIO_RESET_TIMEOUT_US	100000
+
+/*
+ * A session that ran may have left jobs running or an address space
+ * pointing at its tables; both go with it, so reset the GPU first.
+ */
+static void accmap_mmio_stop(struct accmap_replay_session *s)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	u32 raw;
+	int ret;
+
+	if (!s->ran)
+		return;
+	mutex_lock(&mmio->window_lock);
+	writel(MALI_GPU_IRQ_RESET_COMPLETED, mmio->regs + MALI_GPU_IRQ_CLEAR);
+	writel(MALI_GPU_CMD_SOFT_RESET, mmio->regs + MALI_GPU_COMMAND);
+	ret = readl_poll_timeout(mmio->regs + MALI_GPU_IRQ_RAWSTAT, raw,
+				 raw & MALI_GPU_IRQ_RESET_COMPLETED, 100,
+				 ACCMAP_MMIO_RESET_TIMEOUT_US);
+	if (ret)
+		dev_warn_ratelimited(mmio->dev, "%s: GPU soft reset did not complete\n",
+				     mmio->name);
+	writel(MALI_GPU_IRQ_RESET_COMPLETED, mmio->regs + MALI_GPU_IRQ_CLEAR);
+	mutex_unlock(&mmio->window_lock);
+}
+
 static int accmap_mmio_open(struct accmap_replay_session *s)
 {
 	return 0;
@@ -300,6 +341,7 @@ static const struct accmap_pgt_alloc_ops accmap_mmio_pgt_alloc = {
 
 static const struct accmap_replay_target_ops accmap_mmio_ops = {
 	.open = accmap_mmio_open,
+	.stop = accmap_mmio_stop,
 	.close = accmap_mmio_close,
 	.pgt_alloc = &accmap_mmio_pgt_alloc,
 	.dma_dev = accmap_mmio_dma_dev,
@@ -329,15 +371,15 @@ static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
 	t->window_size = mmio->size;
 	t->formats = BIT(ACCMAP_PGT_MALI_AARCH64_4K) | BIT(ACCMAP_PGT_MALI_LPAE);
 	t->as_count = MALI_AS_COUNT;
-	t->gpu_id = mmio->size >= MALI_GPU_ID + 4 ?
-		    readl(mmio->regs + MALI_GPU_ID) : 0;
+	t->gpu_id = readl(mmio->regs + MALI_GPU_ID);
 	t->ops = &accmap_mmio_ops;
 	t->priv = mmio;
 }
 
 static int accmap_mmio_check_window(u64 base, u64 size)
 {
-	if (!size || size > ACCMAP_MMIO_WINDOW_MAX ||
+	/* The executor and the interrupt handler use the whole Mali map. */
+	if (size < MALI_WINDOW_SIZE || size > ACCMAP_MMIO_WINDOW_MAX ||
 	    !PAGE_ALIGNED(base) || !PAGE_ALIGNED(size) || base + size < base)
 		return -EINVAL;
 	return 0;
@@ -377,7 +419,12 @@ static int accmap_mmio_probe(struct platform_device *pdev)
 		ret = clk_bulk_prepare_enable(nclks, clks);
 		if (ret)
 			return dev_err_probe(dev, ret, "enabling clocks\n");
-		/* Left running until unbind: replay owns the GPU. */
+		/* Running while bound: replay owns the GPU. */
+		mmio->clks = clks;
+		mmio->nclks = nclks;
+		ret = devm_add_action_or_reset(dev, accmap_mmio_clks_off, mmio);
+		if (ret)
+			return ret;
 	}
 
 	ret = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(40));
@@ -445,17 +492,18 @@ static int accmap_mmio_from_param(struct accmap_device *adev)
 {
 	struct accmap_mmio *mmio;
 	u64 base, size;
-	char extra;
+	char *p;
 	int ret;
 
 	if (!replay_mmio || !*replay_mmio)
 		return 0;
-	if (sscanf(replay_mmio, "%llx,%llx%c", &base, &size, &extra) != 2 ||
-	    accmap_mmio_check_window(base, size)) {
-		pr_err("replay_mmio=%s: want <base>,<size>, page aligned, at most 1 MiB\n",
-		       replay_mmio);
-		return -EINVAL;
-	}
+	/* Numbers as for memparse(): 0x for hex, K/M suffixes. */
+	base = memparse(replay_mmio, &p);
+	if (p == replay_mmio || *p != ',')
+		goto bad;
+	size = memparse(p + 1, &p);
+	if (*p || accmap_mmio_check_window(base, size))
+		goto bad;
 
 	mmio = kzalloc(sizeof(*mmio), GFP_KERNEL);
 	if (!mmio)
@@ -492,6 +540,10 @@ err_release:
 err_free:
 	kfree(mmio);
 	return ret;
+bad:
+	pr_err("replay_mmio=%s: want <base>,<size>, page aligned, 16 KiB to 1 MiB\n",
+	       replay_mmio);
+	return -EINVAL;
 }
 
 static void accmap_mmio_param_destroy(void)

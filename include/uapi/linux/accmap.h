@@ -376,7 +376,7 @@ struct accmap_from_va {
 
 /* Flags of struct accmap_replay_target_info. */
 #define ACCMAP_REPLAY_TARGET_SIM	(1U << 0)	/* a software model */
-#define ACCMAP_REPLAY_TARGET_IRQ	(1U << 1)	/* WAIT_IRQ is backed by interrupts */
+#define ACCMAP_REPLAY_TARGET_IRQ	(1U << 1)	/* some WAIT_IRQ sources have interrupts */
 
 /* Page-table formats, and their bits in accmap_replay_target_info.formats. */
 #define ACCMAP_PGT_MALI_AARCH64_4K	0
@@ -504,7 +504,11 @@ struct accmap_replay_setup {
  * @op:         ACCMAP_REPLAY_OP_*
  * @flags:      ACCMAP_REPLAY_OP_* flags that apply to @op, else 0
  * @offset:     register offset, 4-byte aligned, inside the target's window
- *              (WRITE, READ, POLL, WRITE_ROOT; else 0)
+ *              (WRITE, READ, POLL, WRITE_ROOT; else 0).  On the Mali
+ *              register map: WRITE_ROOT goes to an address space's
+ *              TRANSTAB_LO (TRANSTAB_HI with ACCMAP_REPLAY_OP_HI), no other
+ *              op touches TRANSTAB, and a WRITE of TRANSCFG selects the
+ *              session's format or unmapped mode
  * @value:      WRITE: the value; READ: the expected value; POLL: the value
  *              to wait for (else 0)
  * @mask:       READ, POLL: the bits compared; WAIT_IRQ: the interrupt
@@ -551,8 +555,10 @@ struct accmap_replay_op {
  * @fault_status: out: after an MMU fault, the faulting address space's
  *                FAULTSTATUS; else 0
  * @fault_as:     out: that address space, or 0xffffffff
+ * @pad:          must be 0
  * @fault_addr:   out: its FAULTADDRESS, a GPU virtual address
- * @elapsed_ns:   out: time spent in the run
+ * @elapsed_ns:   out: time spent in the call, checks and waiting for the
+ *                session included
  *
  * Every op is checked before any runs.  After every POLL, WAIT_IRQ and
  * DELAY, and after the last op, the target's MMU interrupt status is

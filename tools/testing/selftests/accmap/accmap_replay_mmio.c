@@ -26,6 +26,10 @@
 #include "accmap_util.h"
 #include "tap.h"
 
+#define GPU_IRQ_RAWSTAT		0x0020
+#define GPU_COMMAND		0x0030
+#define RESET_COMPLETED		0x100
+#define HI			ACCMAP_REPLAY_OP_HI
 #define JOB_IRQ_RAWSTAT		0x1000
 #define JOB_IRQ_CLEAR		0x1004
 #define JOB_IRQ_STATUS		0x100c
@@ -65,8 +69,11 @@ static bool find_window(int dev)
 	return CHECK(false, "no replay target named %s", name);
 }
 
-/* A session mapping one 64 KiB buffer at GPU VA 16 MiB. */
-static uint32_t make_session(int dev, uint32_t format, uint32_t *buf)
+static int run(int dev, uint32_t session, struct accmap_replay_op *ops, uint32_t n,
+	       struct accmap_replay_run *r);
+
+/* A session mapping one 64 KiB buffer at GPU VA 16 MiB; nothing run. */
+static uint32_t setup_session(int dev, uint32_t format, uint32_t *buf)
 {
 	struct accmap_replay_map map = {
 		.gpu_va = 16 << 20,
@@ -88,6 +95,25 @@ static uint32_t make_session(int dev, uint32_t format, uint32_t *buf)
 		return 0;
 	CHECK(setup.table_pages >= 4, "%u table pages for one mapping", setup.table_pages);
 	return setup.session;
+}
+
+/* setup_session(), then a run that makes releasing the session quick. */
+static uint32_t make_session(int dev, uint32_t format, uint32_t *buf)
+{
+	struct accmap_replay_op reset_done = {
+		.op = ACCMAP_REPLAY_OP_WRITE, .offset = GPU_IRQ_RAWSTAT, .value = RESET_COMPLETED,
+	};
+	struct accmap_replay_run r;
+	uint32_t s = setup_session(dev, format, buf);
+
+	if (!s)
+		return 0;
+	/*
+	 * Nothing in RAM completes the soft reset a session that ran does
+	 * when it goes: show it as done, so that release does not wait.
+	 */
+	CHECK_OK(run(dev, s, &reset_done, 1, &r));
+	return s;
 }
 
 /* Open the device and make a session on the window; 0 if that failed. */
@@ -165,65 +191,38 @@ static void test_write_read(void)
 	close(dev);
 }
 
-/* The root reaches the window only through WRITE_ROOT, in the format's form. */
-static void test_write_root(void)
-{
-	static const uint32_t formats[] = { ACCMAP_PGT_MALI_AARCH64_4K, ACCMAP_PGT_MALI_LPAE };
-	struct accmap_replay_op ops[] = {
-		WR(JS0_HEAD_NEXT_LO, 0xdead),
-		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = AS0_TRANSTAB_LO },
-		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = JS0_HEAD_NEXT_LO,
-		  .flags = ACCMAP_REPLAY_OP_HI },
-		{ .op = ACCMAP_REPLAY_OP_READ, .offset = AS0_TRANSTAB_LO },
-		{ .op = ACCMAP_REPLAY_OP_READ, .offset = JS0_HEAD_NEXT_LO },
-	};
-	uint32_t roots[2][2];
-	struct accmap_replay_run r;
-	uint32_t buf, s, i;
-	int dev = am_open();
-
-	if (!find_window(dev))
-		return;
-	for (i = 0; i < 2; i++) {
-		s = make_session(dev, formats[i], &buf);
-		if (!s)
-			return;
-		CHECK_OK(run(dev, s, ops, 4, &r));
-		roots[i][0] = r.value;
-		CHECK_OK(run(dev, s, &ops[4], 1, &r));
-		roots[i][1] = r.value;
-		CHECK(roots[i][1] != 0xdead, "WRITE_ROOT HI did not write");
-		CHECK(roots[i][0] & ~0xfffu || roots[i][1], "root is 0");
-	}
-	CHECK((roots[0][0] & 0xfff) == 0, "AArch64 root low bits %#x", roots[0][0] & 0xfff);
-	/* LPAE: table mode (3), read-inner (bit 2), share-outer (bit 4). */
-	CHECK((roots[1][0] & 0xfff) == 0x17, "LPAE root low bits %#x", roots[1][0] & 0xfff);
-	/* Two sessions, two sets of tables. */
-	CHECK((roots[0][0] & ~0xfffu) != (roots[1][0] & ~0xfffu) || roots[0][1] != roots[1][1],
-	      "two sessions share a root");
-	close(dev);
-}
-
 /*
- * A WRITE may not set an address space's TRANSTAB, nor a TRANSCFG mode
- * other than the session's format or unmapped.
+ * The root is a device address: it reaches TRANSTAB only through
+ * WRITE_ROOT, and nothing reads TRANSTAB back.  A WRITE may not set
+ * TRANSTAB, nor a TRANSCFG mode other than the session's format or
+ * unmapped.
  */
-static void test_write_policy(void)
+static void test_op_policy(void)
 {
 	static const struct {
-		uint32_t format, offset, value;
+		uint32_t format, op, flags, offset, value, mask;
 		bool ok;
 	} cases[] = {
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSTAB_LO, 0, false },
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSTAB_HI, 0, false },
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSTAB_LO + 15 * 0x40, 0, false },
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO, 6, true },
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO + 3 * 0x40, 1, true },
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO, 2, false },
-		{ ACCMAP_PGT_MALI_AARCH64_4K, AS0_TRANSCFG_LO, 0, false },
-		{ ACCMAP_PGT_MALI_LPAE, AS0_TRANSCFG_LO, 0, true },
-		{ ACCMAP_PGT_MALI_LPAE, AS0_TRANSCFG_LO, 6, false },
-		{ ACCMAP_PGT_MALI_LPAE, AS0_TRANSCFG_LO, 8, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE_ROOT, 0, AS0_TRANSTAB_LO, 0, 0, true },
+		{ 0, ACCMAP_REPLAY_OP_WRITE_ROOT, HI, AS0_TRANSTAB_HI, 0, 0, true },
+		{ 1, ACCMAP_REPLAY_OP_WRITE_ROOT, 0, AS0_TRANSTAB_LO + 7 * 0x40, 0, 0, true },
+		{ 0, ACCMAP_REPLAY_OP_WRITE_ROOT, 0, AS0_TRANSTAB_HI, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE_ROOT, HI, AS0_TRANSTAB_LO, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE_ROOT, 0, JS0_HEAD_NEXT_LO, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_READ, 0, AS0_TRANSTAB_LO, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_READ, 0, AS0_TRANSTAB_HI + 15 * 0x40, 0, 0, false },
+		{ 1, ACCMAP_REPLAY_OP_POLL, 0, AS0_TRANSTAB_LO, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSTAB_LO, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSTAB_HI, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSTAB_LO + 15 * 0x40, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO, 6, 0, true },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO + 3 * 0x40, 1, 0, true },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO, 2, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO, 0, 0, false },
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO, 0, 0, true },
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO, 6, 0, false },
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS0_TRANSCFG_LO, 8, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_READ, 0, AS0_TRANSCFG_LO, 0, 0, true },
 	};
 	struct accmap_replay_op ops[2] = { WR(JS0_HEAD_NEXT_LO, 1) };
 	struct accmap_replay_run r;
@@ -237,9 +236,12 @@ static void test_write_policy(void)
 	if (!s[0] || !s[1])
 		return;
 	for (i = 0; i < TAP_ARRAY_SIZE(cases); i++) {
-		ops[1] = (struct accmap_replay_op)WR(cases[i].offset, cases[i].value);
+		ops[1] = (struct accmap_replay_op){ .op = cases[i].op, .flags = cases[i].flags,
+						    .offset = cases[i].offset,
+						    .value = cases[i].value };
 		if (cases[i].ok) {
-			CHECK_OK(run(dev, s[cases[i].format], ops, 2, &r));
+			CHECK(!run(dev, s[cases[i].format], ops, 2, &r),
+			      "case %u: %s (reason %u)", i, strerror(errno), r.reason);
 			continue;
 		}
 		CHECK_ERR(run(dev, s[cases[i].format], ops, 2, &r), EINVAL);
@@ -247,6 +249,39 @@ static void test_write_policy(void)
 		      "case %u: done %u failed_op %u reason %u", i, r.done, r.failed_op,
 		      r.reason);
 	}
+	close(dev);
+}
+
+/*
+ * A session that ran soft-resets the GPU when it goes (its tables go with
+ * it); one that never ran leaves the window alone.
+ */
+static void test_release_resets(void)
+{
+	struct accmap_replay_op ops[] = { WR(GPU_COMMAND, 0) };
+	struct accmap_replay_op check = RD(GPU_COMMAND, 0);
+	struct accmap_replay_destroy d = { 0 };
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	CHECK_OK(run(dev, s, ops, 1, &r));
+	d.session = s;
+	CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_DESTROY, &d));
+
+	s = make_session(dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	check.value = 1;	/* SOFT_RESET */
+	CHECK_OK(run(dev, s, &check, 1, &r));
+	CHECK_OK(run(dev, s, ops, 1, &r));
+	d.session = setup_session(dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_DESTROY, &d));
+	check.value = 0;
+	CHECK_OK(run(dev, s, &check, 1, &r));
 	close(dev);
 }
 
@@ -417,8 +452,8 @@ static void test_sessions(void)
 static const struct tap_test tests[] = {
 	{ "query", test_query },
 	{ "write_read", test_write_read },
-	{ "write_root", test_write_root },
-	{ "write_policy", test_write_policy },
+	{ "op_policy", test_op_policy },
+	{ "release_resets", test_release_resets },
 	{ "bad_ops", test_bad_ops },
 	{ "poll_timeout", test_poll_timeout },
 	{ "wait_irq", test_wait_irq },
