@@ -416,7 +416,7 @@ static void test_mmu_fault(void)
 	if (!s)
 		return;
 	CHECK_ERR(run(dev, s, ops, 6, &r), EIO);
-	CHECK(r.done == 5 && r.failed_op == 4 && r.reason == ACCMAP_REPLAY_MMU_FAULT,
+	CHECK(r.done == 4 && r.failed_op == 4 && r.reason == ACCMAP_REPLAY_MMU_FAULT,
 	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
 	CHECK(r.fault_as == 0 && r.fault_status == 0x2c1 && r.fault_addr == 0x1200badd00ull,
 	      "fault as %u status %#x addr %#llx", r.fault_as, r.fault_status,
