@@ -196,8 +196,13 @@ static int accmap_replay_map_model(struct accmap_replay_session *s,
 	first = m->offset >> PAGE_SHIFT;
 	head = m->offset & ~PAGE_MASK;
 	npages = DIV_ROUND_UP(head + m->length, PAGE_SIZE);
+	/*
+	 * Like accmap's other kernel mappings of uncached buffers: Normal
+	 * non-cacheable, not Device memory, which faults on unaligned access.
+	 */
 	m->vaddr = vmap(&handle->pages[first], npages, VM_MAP,
-			accmap_pgprot(handle, PAGE_KERNEL));
+			accmap_handle_cached(handle) ? PAGE_KERNEL :
+			pgprot_writecombine(PAGE_KERNEL));
 	if (!m->vaddr)
 		return -ENOMEM;
 
