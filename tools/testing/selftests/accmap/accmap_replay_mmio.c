@@ -293,6 +293,7 @@ static void test_bad_ops(void)
 		WR(0x4000, 0),
 	};
 	struct accmap_replay_op check = RD(JS0_HEAD_NEXT_LO, 0);
+	struct accmap_replay_op zero = WR(JS0_HEAD_NEXT_LO, 0);
 	struct accmap_replay_run r;
 	uint32_t buf, s;
 	int dev;
@@ -300,6 +301,8 @@ static void test_bad_ops(void)
 	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
 	if (!s)
 		return;
+	CHECK_ERR(run(dev, s, &check, 0, &r), EINVAL);
+	CHECK_OK(run(dev, s, &zero, 1, &r));
 	CHECK_ERR(run(dev, s, ops, 2, &r), EINVAL);
 	CHECK(r.done == 0 && r.failed_op == 1 && r.reason == ACCMAP_REPLAY_INVALID,
 	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
