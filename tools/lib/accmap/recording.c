@@ -367,7 +367,10 @@ static int cmp_map_key(const void *a, const void *b)
 {
 	const struct map_key *x = a, *y = b;
 
-	return x->va < y->va ? -1 : x->va > y->va;
+	/* Ties by index: the later map of two at one address is blamed. */
+	if (x->va != y->va)
+		return x->va < y->va ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 static int cmp_sym_name(const void *a, const void *b)
@@ -1032,7 +1035,9 @@ static int cmp_u64_pair(const void *a, const void *b)
 {
 	const uint64_t *x = a, *y = b;
 
-	return x[0] < y[0] ? -1 : x[0] > y[0];
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
 static int parse_maps(struct rec_reader *r, struct accmap_recording *rec)
@@ -1080,6 +1085,10 @@ static int parse_maps(struct rec_reader *r, struct accmap_recording *rec)
 		}
 		if (content != ACCMAP_REC_CONTENT_DATA) {
 			ret = bad(r, e + MAP_CONTENT, "map %u: unknown content %u", i, content);
+			goto out;
+		}
+		if (!m->length) {
+			ret = bad(r, e + MAP_LENGTH, "map %u: length is 0", i);
 			goto out;
 		}
 		if (!d->entry || doff > d->size || m->length > d->size - doff) {
