@@ -36,12 +36,8 @@
 #define TEST_VA			0x100000ULL
 #define NOBODY			65534
 
-/*
- * The errno of SETUP for an index past the last target, and for a map
- * range past its buffer.
- */
-#define ERR_NO_TARGET		ENOENT
-#define ERR_PAST_BUFFER		ERANGE
+/* Sessions a client may have at once. */
+#define SESSIONS_MAX		64
 
 static const uint32_t formats[] = { ACCMAP_PGT_MALI_AARCH64_4K, ACCMAP_PGT_MALI_LPAE };
 static const char *const format_names[] = { "aarch64-4k", "lpae" };
@@ -126,8 +122,8 @@ static void map_init(struct accmap_replay_map *m, uint64_t va, uint64_t len, uin
 }
 
 /*
- * SETUP must fail with @err, blaming map @failed_map (0xffffffff: none);
- * a session made by mistake is destroyed.
+ * SETUP must fail with @err, blaming map @failed_map (0xffffffff: none),
+ * with session and table_pages 0; a session made by mistake is destroyed.
  */
 static void setup_expect(int dev, struct accmap_replay_setup *s, int err, uint32_t failed_map,
 			 const char *what)
@@ -142,6 +138,9 @@ static void setup_expect(int dev, struct accmap_replay_setup *s, int err, uint32
 	}
 	CHECK(s->failed_map == failed_map, "SETUP with %s: failed_map %#x, expected %#x", what,
 	      s->failed_map, failed_map);
+	CHECK(s->session == 0 && s->table_pages == 0,
+	      "SETUP with %s: session %#x, table_pages %#x on failure", what, s->session,
+	      s->table_pages);
 }
 
 /**
@@ -832,10 +831,10 @@ static void test_setup_errors(void)
 
 	RESET();
 	s.target = count;
-	setup_expect(dev, &s, ERR_NO_TARGET, UINT32_MAX, "target past the last");
+	setup_expect(dev, &s, ENOENT, UINT32_MAX, "target past the last");
 	RESET();
 	s.target = UINT32_MAX;
-	setup_expect(dev, &s, ERR_NO_TARGET, UINT32_MAX, "target 0xffffffff");
+	setup_expect(dev, &s, ENOENT, UINT32_MAX, "target 0xffffffff");
 	RESET();
 	s.format = ACCMAP_PGT_COUNT;
 	setup_expect(dev, &s, EINVAL, UINT32_MAX, "an unknown format");
@@ -897,13 +896,13 @@ static void test_setup_errors(void)
 	setup_expect(dev, &s, EINVAL, 1, "a map above 1 << 32 with va_bits 32");
 	RESET();
 	maps[1].offset = -pg;
-	setup_expect(dev, &s, ERR_PAST_BUFFER, 1, "offset + length wrapping around");
+	setup_expect(dev, &s, EINVAL, 1, "offset + length wrapping around");
 	RESET();
 	maps[1].offset = pg;
-	setup_expect(dev, &s, ERR_PAST_BUFFER, 1, "a range past the buffer's end");
+	setup_expect(dev, &s, EINVAL, 1, "a range past the buffer's end");
 	RESET();
 	maps[0].length = 3 * pg;
-	setup_expect(dev, &s, ERR_PAST_BUFFER, 0, "a length past the buffer's end");
+	setup_expect(dev, &s, EINVAL, 0, "a length past the buffer's end");
 	RESET();
 	maps[1].flags = 0;
 	setup_expect(dev, &s, EINVAL, 1, "no permission");
@@ -922,18 +921,29 @@ static void test_setup_errors(void)
 	maps[1].pad = 1;
 	setup_expect(dev, &s, EINVAL, 1, "map pad 1");
 
-	/* Overlaps: the second of the two maps is blamed. */
+	/* Overlaps: the later of the two maps is blamed. */
 	RESET();
 	maps[1].gpu_va = TEST_VA;
-	setup_expect(dev, &s, EINVAL, 1, "two maps at one VA");
+	setup_expect(dev, &s, EEXIST, 1, "two maps at one VA");
 	RESET();
 	maps[0].length = 2 * pg;
 	maps[1].gpu_va = TEST_VA + pg;
-	setup_expect(dev, &s, EINVAL, 1, "map 1 inside map 0");
+	setup_expect(dev, &s, EEXIST, 1, "map 1 inside map 0");
+	RESET();
+	maps[1].gpu_va = TEST_VA - pg;
+	maps[1].length = 2 * pg;
+	maps[1].id = id;
+	setup_expect(dev, &s, EEXIST, 1, "map 1 over the start of map 0");
 	RESET();
 	map_init(&maps[2], maps[1].gpu_va, pg, id2, ACCMAP_REPLAY_MAP_READ);
 	s.nr_maps = 3;
-	setup_expect(dev, &s, EINVAL, 2, "map 2 on map 1");
+	setup_expect(dev, &s, EEXIST, 2, "map 2 on map 1");
+	/* Several maps of one buffer, apart: fine. */
+	RESET();
+	maps[1].id = id;
+	maps[1].offset = pg;
+	if (CHECK(setup_raw(dev, &s) == 0, "SETUP of two maps of one buffer"))
+		destroy_raw(dev, s.session);
 
 	/* Handles. */
 	RESET();
@@ -958,6 +968,37 @@ static void test_setup_errors(void)
 		maps[1].flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_EXEC;
 		if (CHECK(setup_raw(dev, &s) == 0, "SETUP of a read-only buffer, READ | EXEC"))
 			destroy_raw(dev, s.session);
+	}
+
+	/* The 65th session of a client. */
+	{
+		uint32_t ids[SESSIONS_MAX + 1] = { 0 }, n, reused;
+
+		for (n = 0; n < SESSIONS_MAX; n++) {
+			RESET();
+			if (!CHECK(setup_raw(dev, &s) == 0, "SETUP of session %u", n + 1))
+				break;
+			ids[n] = s.session;
+			CHECK(s.session >= 1 && s.session <= SESSIONS_MAX,
+			      "session id %u outside 1..%d", s.session, SESSIONS_MAX);
+		}
+		if (n == SESSIONS_MAX) {
+			RESET();
+			setup_expect(dev, &s, ENOSPC, UINT32_MAX, "64 sessions already");
+			/* One goes: the only free id is handed out again. */
+			reused = ids[0];
+			CHECK(destroy_raw(dev, reused) == 0, "DESTROY");
+			ids[0] = 0;
+			RESET();
+			if (CHECK(setup_raw(dev, &s) == 0, "SETUP after a DESTROY")) {
+				ids[0] = s.session;
+				CHECK(s.session == reused, "session id %u, the free one is %u",
+				      s.session, reused);
+			}
+		}
+		for (n = 0; n < SESSIONS_MAX; n++)
+			if (ids[n])
+				destroy_raw(dev, ids[n]);
 	}
 
 	/* No refusal left a session behind. */
@@ -1142,7 +1183,22 @@ static void test_destroy_errors(void)
 	CHECK(run_raw(f.dev, f.session, &op, 1, &r) == 0, "RUN before DESTROY");
 	CHECK(destroy_raw(f.dev, f.session) == 0, "DESTROY");
 	CHECK(run_raw(f.dev, f.session, &op, 1, &r) == -ENOENT, "RUN after DESTROY");
+	CHECK(r.done == 0 && r.failed_op == UINT32_MAX && r.fault_as == UINT32_MAX,
+	      "RUN of a destroyed session: done %u, failed_op %#x, fault_as %#x", r.done,
+	      r.failed_op, r.fault_as);
 	CHECK(destroy_raw(f.dev, f.session) == -ENOENT, "second DESTROY");
+
+	/* Ids are handed out in turn: the destroyed one is not next. */
+	{
+		struct accmap_replay_setup s;
+		struct accmap_replay_map m;
+
+		map_init(&m, TEST_VA, page_size(), f.id, ACCMAP_REPLAY_MAP_READ);
+		setup_init(&s, &m, 1, f.target, ACCMAP_PGT_MALI_LPAE);
+		if (CHECK(setup_raw(f.dev, &s) == 0, "SETUP after DESTROY"))
+			CHECK(s.session != f.session, "the destroyed session's id %u came back",
+			      f.session);
+	}
 out:
 	fix_close(&f);
 }
