@@ -635,6 +635,7 @@ static const struct list_file list_files[] = {
 	{ "orphans", true, true },
 	{ "tags", true, true },
 	{ "heaps", false, false },
+	{ "replay", false, true },
 };
 
 #define LIST_NFILES	ARRAY_SIZE(list_files)
@@ -652,6 +653,9 @@ static void list_usage(FILE *f)
 		"               mapping, with the process that created them\n"
 		"  tags         buffers and bytes per tag, with the tag's label\n"
 		"  heaps        the heaps' bytes (as 'accmapctl heaps')\n"
+		"  replay       replay sessions: process, target, format, address space,\n"
+		"               maps, bytes mapped, page-table pages; totals; sessions\n"
+		"               per target\n"
 		"Without FILE: clients, allocations, orphans and tags.  Reading debugfs\n"
 		"needs root and a mounted debugfs:\n"
 		"  mount -t debugfs none %s\n"
@@ -775,7 +779,7 @@ static bool is_bytes_column(const char *file, char **header, size_t nheader,
 			    size_t c)
 {
 	static const char *const names[] = {
-		"size", "bytes", "total", "used", "free", "largest_free",
+		"size", "bytes", "total", "used", "free", "largest_free", "mapped",
 	};
 	size_t i;
 
@@ -872,6 +876,63 @@ static void print_tsv_table(const char *file, char *data, bool exact)
 	free(lines);
 }
 
+/*
+ * The replay file: a table of sessions, then "name<TAB>total" lines, then
+ * "target<TAB>name<TAB>sessions" lines.  The table is printed as the other
+ * files are, the rest under it.
+ */
+static void print_replay_file(char *data, bool exact)
+{
+	static const char *const totals[] = { "sessions", "mapped", "table_pages" };
+	char *line, *rest = NULL, *head;
+	struct table t;
+	size_t i;
+
+	/* The table ends before the first line that is a total. */
+	for (line = strchr(data, '\n'); line && line[1] && !rest; line = strchr(line + 1, '\n'))
+		for (i = 0; i < ARRAY_SIZE(totals); i++)
+			if (!strncmp(line + 1, totals[i], strlen(totals[i])) &&
+			    line[1 + strlen(totals[i])] == '\t')
+				rest = line + 1;
+
+	head = xrealloc(NULL, rest ? (size_t)(rest - data) + 1 : strlen(data) + 1, 1);
+	memcpy(head, data, rest ? (size_t)(rest - data) : strlen(data));
+	head[rest ? rest - data : (ptrdiff_t)strlen(data)] = '\0';
+	print_tsv_table("replay", head, exact);
+	free(head);
+	if (!rest)
+		return;
+
+	printf("\n");
+	table_init(&t, 2);
+	while (*rest) {
+		char *nl = strchr(rest, '\n'), **f;
+		bool bytes;
+		char b[32];
+		size_t n;
+
+		if (nl)
+			*nl = '\0';
+		n = split_tabs(rest, &f);
+		if (n == 3 && !strcmp(f[0], "target")) {
+			table_addf(&t, "target %s:", f[1]);
+			table_addf(&t, "%s session%s", f[2], strcmp(f[2], "1") ? "s" : "");
+		} else {
+			bytes = n == 2 && !strcmp(f[0], "mapped") && !exact && is_decimal(f[1]);
+			table_addf(&t, "%s:", f[0]);
+			if (bytes)
+				fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false);
+			table_add(&t, bytes ? b : n > 1 ? f[1] : "");
+		}
+		free(f);
+		if (!nl)
+			break;
+		rest = nl + 1;
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	enum { OPT_DEBUGFS = 256 };
@@ -957,7 +1018,10 @@ static int cmd_list(int argc, char **argv)
 			if (!first)
 				printf("\n");
 			printf("%s:\n", list_files[i].name);
-			print_tsv_table(list_files[i].name, data, exact);
+			if (!strcmp(list_files[i].name, "replay"))
+				print_replay_file(data, exact);
+			else
+				print_tsv_table(list_files[i].name, data, exact);
 		}
 		first = false;
 		free(data);
@@ -1845,24 +1909,34 @@ static double seconds_since(const struct timespec *t)
 	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
-/* Shown only for replays that last: after a second, then twice a second. */
-static int show_progress(void *arg, uint32_t done, uint32_t total)
+/*
+ * The progress line: for replays that last, after a second, then at most
+ * twice a second; @force prints the state at the end if a line was shown.
+ */
+static void print_progress(struct progress *p, uint32_t done, uint32_t total, bool force)
 {
-	struct progress *p = arg;
-
-	if (!p->enabled || seconds_since(&p->start) < 1.0 ||
-	    (p->shown && seconds_since(&p->last) < 0.5 && done != total))
-		return 0;
+	if (!p->enabled || (force && !p->shown))
+		return;
+	if (!force && (seconds_since(&p->start) < 1.0 ||
+		       (p->shown && seconds_since(&p->last) < 0.5)))
+		return;
 	fprintf(stderr, "%s%s: run %u/%u: %u/%u ops%s", p->tty ? "\r" : "", cmd_name, p->run,
 		p->runs, done, total, p->tty ? "" : "\n");
 	fflush(stderr);
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	p->shown = true;
+}
+
+static int show_progress(void *arg, uint32_t done, uint32_t total)
+{
+	print_progress(arg, done, total, false);
 	return 0;
 }
 
-static void end_progress(struct progress *p)
+/* The last state, if a line was shown, and the end of the line. */
+static void end_progress(struct progress *p, uint32_t done, uint32_t total)
 {
+	print_progress(p, done, total, true);
 	if (p->shown && p->tty)
 		fputc('\n', stderr);
 	p->shown = false;
@@ -2049,7 +2123,7 @@ static int cmd_replay(int argc, char **argv)
 				     inputs[i].sym);
 		}
 		if (ret) {
-			end_progress(&prog_line);
+			end_progress(&prog_line, 0, rec->nr_ops);
 			if (i == ninputs)
 				fail(ret, "restoring the recorded memory");
 			goto out;
@@ -2058,7 +2132,7 @@ static int cmd_replay(int argc, char **argv)
 		elapsed += r.elapsed_ns;
 		ops_done += r.done;
 		if (ret) {
-			end_progress(&prog_line);
+			end_progress(&prog_line, r.done, rec->nr_ops);
 			fail(ret, "run %u of %u", run + 1, repeat);
 			explain_replay_errno(ret);
 			explain_run(&r, r.failed_op < rec->nr_ops ? &rec->ops[r.failed_op] : NULL);
@@ -2070,7 +2144,7 @@ static int cmd_replay(int argc, char **argv)
 			goto out;
 		}
 	}
-	end_progress(&prog_line);
+	end_progress(&prog_line, rec->nr_ops, rec->nr_ops);
 
 	for (i = 0; i < noutputs; i++) {
 		void *data = xrealloc(NULL, outputs[i].len, 1);
