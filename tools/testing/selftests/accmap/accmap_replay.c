@@ -1241,6 +1241,11 @@ static void test_nonroot_eperm(void)
 			CHECK(am_free(dev, id) == 0, "FREE as nobody");
 		}
 		CHECK(run_raw(dev, 1, &op, 1, &r) == -EPERM, "RUN as nobody");
+		/* The outputs are written on EPERM too. */
+		CHECK(r.done == 0 && r.failed_op == UINT32_MAX && r.fault_as == UINT32_MAX &&
+		      r.fault_addr == 0 && r.fault_status == 0,
+		      "RUN as nobody: done %u, failed_op %#x, fault_as %#x", r.done, r.failed_op,
+		      r.fault_as);
 		CHECK(destroy_raw(dev, 1) == -EPERM, "DESTROY as nobody");
 		close(dev);
 		_exit(0);
