@@ -9,6 +9,8 @@
  * its import; a 2-D sub-rectangle goes in and out with strided copies; a
  * buffer of the demo's own memory is pinned with FROM_VA; a cached buffer
  * gets a cache write-back; the heaps and the page pool are queried.
+ * Last, a small matrix multiply is recorded on the software Mali model
+ * (replay target "sim") and replayed with new inputs.
  *
  * One line per step.  Exits 0 only if every step worked; otherwise 1, after
  * a line naming the failing step.
@@ -26,6 +28,8 @@
 #include <unistd.h>
 
 #include "accmap.h"
+#include "recording.h"
+#include "simdrv.h"
 #include "vgem_util.h"
 
 /* The Makefile defines __printf() to let the compiler check formats. */
@@ -54,6 +58,10 @@
 
 #define USER_SIZE	(16U * 1024U)
 #define CACHED_SIZE	(64U * 1024U)
+
+/* The recorded job: C = A x B, MAT_N x MAT_N int32. */
+#define MAT_N		32U
+#define MAT_ELEMS	(MAT_N * MAT_N)
 
 static int step;
 static const char *step_name = "start";
@@ -168,6 +176,136 @@ static size_t frame_mismatch(const uint8_t *frame, bool with_rect)
 			return i;
 	}
 	return FRAME_SIZE;
+}
+
+/* Matrix entries from a seed, small enough to read in a dump. */
+static void fill_matrix(int32_t *m, uint32_t seed)
+{
+	for (uint32_t i = 0; i < MAT_ELEMS; i++)
+		m[i] = (int32_t)((i * 2654435761U + seed * 40503U) >> 20) % 201 - 100;
+}
+
+/* The first element of @c that differs from the CPU's A x B, or MAT_ELEMS. */
+static uint32_t matmul_mismatch(const struct simdrv_workload *w, const int32_t *a,
+				const int32_t *b, const int32_t *c)
+{
+	int32_t want[MAT_ELEMS];
+	uint32_t i;
+
+	simdrv_reference(w, a, b, want);
+	for (i = 0; i < MAT_ELEMS && c[i] == want[i]; i++)
+		;
+	return i;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/*
+ * The last two steps: record a matrix multiply on the sim, then replay the
+ * recording, passed through the file format, with new inputs.
+ */
+static int record_and_replay(void)
+{
+	struct simdrv_workload w = {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = MAT_N, .n = MAT_N, .k = MAT_N,
+		.format = ACCMAP_PGT_MALI_AARCH64_4K,
+	};
+	int32_t a[MAT_ELEMS], b[MAT_ELEMS], c[MAT_ELEMS];
+	struct accmap_recording *rec = NULL, *back = NULL;
+	struct accmap_player *player = NULL;
+	struct accmap_rec_error err;
+	struct accmap_replay_run run;
+	struct simdrv_result res;
+	int dev = -1, ret, status = EXIT_FAILURE;
+	void *file = NULL;
+	size_t file_len;
+	uint32_t bad;
+
+	begin("record");
+	ret = accmap_open(&dev);
+	if (ret)
+		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
+	fill_matrix(a, 1);
+	fill_matrix(b, 2);
+	ret = simdrv_record(dev, &w, a, b, c, &rec, &res);
+	if (ret == -ENODEV) {
+		fail(ret, "no replay target \"%s\"", SIMDRV_TARGET);
+		goto out;
+	}
+	if (ret) {
+		fail(ret, "%ux%u matmul on \"%s\": run stopped at op %u, reason %u, job status %#x",
+		     MAT_N, MAT_N, SIMDRV_TARGET, res.run.failed_op, res.run.reason,
+		     res.job_status);
+		goto out;
+	}
+	bad = matmul_mismatch(&w, a, b, c);
+	if (bad != MAT_ELEMS) {
+		fail(0, "recorded run: c[%u] is %d, not what the CPU computes", bad, c[bad]);
+		goto out;
+	}
+	ret = accmap_rec_encode(rec, &file, &file_len, &err);
+	if (ret) {
+		fail(ret, "%s", err.msg);
+		goto out;
+	}
+	say("record", "%ux%u int32 matmul on \"%s\" (GPU_ID %#x): %u maps, %u ops, %.2f ms",
+	    MAT_N, MAT_N, SIMDRV_TARGET, res.gpu.gpu_id, rec->nr_maps, rec->nr_ops,
+	    ms(res.run.elapsed_ns));
+	say("record", "C matches the CPU; the recording takes %zu bytes", file_len);
+
+	begin("replay");
+	ret = accmap_rec_parse(file, file_len, "the recording", &back, &err);
+	if (ret) {
+		fail(ret, "%s", err.msg);
+		goto out;
+	}
+	ret = accmap_player_open(dev, back, NULL, &player, NULL);
+	if (ret) {
+		fail(ret, "accmap_player_open");
+		goto out;
+	}
+	fill_matrix(a, 3);
+	fill_matrix(b, 4);
+	ret = accmap_player_write_symbol(player, "a", a, sizeof(a));
+	if (!ret)
+		ret = accmap_player_write_symbol(player, "b", b, sizeof(b));
+	if (ret) {
+		fail(ret, "writing new a and b through their symbols");
+		goto out;
+	}
+	ret = accmap_player_run(player, NULL, NULL, &run);
+	if (ret) {
+		fail(ret, "replay stopped at op %u of %u, reason %u", run.failed_op, run.nr_ops,
+		     run.reason);
+		goto out;
+	}
+	memset(c, 0, sizeof(c));
+	ret = accmap_player_read_symbol(player, "output", c, sizeof(c));
+	if (ret) {
+		fail(ret, "reading symbol output");
+		goto out;
+	}
+	bad = matmul_mismatch(&w, a, b, c);
+	if (bad != MAT_ELEMS) {
+		fail(0, "replay: c[%u] is %d, not what the CPU computes", bad, c[bad]);
+		goto out;
+	}
+	say("replay", "new a, b written through their symbols; %u ops in session %u, %.2f ms",
+	    run.done, accmap_player_session(player), ms(run.elapsed_ns));
+	say("replay", "symbol output matches the CPU's A x B");
+	status = EXIT_SUCCESS;
+out:
+	ret = accmap_player_close(player);
+	if (ret && status == EXIT_SUCCESS)
+		status = fail(ret, "accmap_player_close");
+	accmap_rec_free(back);
+	accmap_rec_free(rec);
+	free(file);
+	accmap_close(dev);
+	return status;
 }
 
 int main(void)
@@ -450,6 +588,10 @@ int main(void)
 	if (ret)
 		return fail(ret, "accmap_close");
 	say("free", "ids %u, %u and %u freed, device closed", frame, user_id, cached_id);
+
+	/* ---- a GPU job, recorded and replayed with new inputs ---- */
+	if (record_and_replay())
+		return EXIT_FAILURE;
 
 	printf("accmap-demo: all %d steps passed\n", step);
 	return EXIT_SUCCESS;

@@ -367,6 +367,94 @@ int accmap_unmap(void *addr, size_t size);
  */
 int accmap_sync(int dmabuf_fd, uint64_t flags);
 
+/*
+ * Replay.  Every replay ioctl needs CAP_SYS_RAWIO (-EPERM otherwise); the
+ * contract of each is in <linux/accmap.h> and Documentation/userspace-api/.
+ * recording.h builds on these to load and run whole recordings.
+ */
+
+/* How many target indices accmap_replay_find_target() tries at most. */
+#define ACCMAP_REPLAY_TARGETS_MAX	256
+
+/**
+ * accmap_replay_query() - describe a replay target (ACCMAP_IOC_REPLAY_QUERY)
+ * @fd: accmap device file descriptor
+ * @index: target index, from 0
+ * @info: filled in on success
+ *
+ * @info is cleared and its @index set before the call.  Walking indices
+ * from 0 until -ENOENT lists every target.
+ *
+ * Return: 0, -EINVAL if @info is NULL, or the ioctl's negative errno
+ * (-ENOENT past the last target, -EPERM without CAP_SYS_RAWIO).
+ */
+int accmap_replay_query(int fd, uint32_t index,
+			struct accmap_replay_target_info *info);
+
+/**
+ * accmap_replay_find_target() - find a replay target by name
+ * @fd: accmap device file descriptor
+ * @name: the target's name, as accmap_replay_query() reports it
+ * @index: set to the target's index on success
+ * @info: if not NULL, filled in with the target's description on success
+ *
+ * Queries indices from 0 until a target has that name.
+ *
+ * Return: 0, -EINVAL if @name or @index is NULL, -ENODEV if no target has
+ * that name, or the negative errno of a query that failed otherwise.
+ */
+int accmap_replay_find_target(int fd, const char *name, uint32_t *index,
+			      struct accmap_replay_target_info *info);
+
+/**
+ * accmap_replay_setup() - build page tables for a session (ACCMAP_IOC_REPLAY_SETUP)
+ * @fd: accmap device file descriptor
+ * @setup: in: @maps, @nr_maps, @target, @format, @as, @va_bits (its @flags
+ *         and padding are not passed on: the library sends 0); out:
+ *         @session and @table_pages on success, @failed_map always
+ *
+ * The input fields are copied into a zeroed argument.  @failed_map is the
+ * index of the mapping a failure was caused by, or 0xffffffff.
+ *
+ * Return: 0, -EINVAL if @setup is NULL, or the ioctl's negative errno.
+ */
+int accmap_replay_setup(int fd, struct accmap_replay_setup *setup);
+
+/**
+ * accmap_replay_run() - run register operations (ACCMAP_IOC_REPLAY_RUN)
+ * @fd: accmap device file descriptor
+ * @session: session id from accmap_replay_setup()
+ * @ops: @nr_ops operations
+ * @nr_ops: 1 to ACCMAP_REPLAY_OPS_MAX
+ * @result: cleared, its inputs set from the other arguments, and filled
+ *          in by the kernel, on failure too: @result->done,
+ *          @result->failed_op, @result->reason and the fault fields say
+ *          where and why a run stopped
+ *
+ * Unlike every other call of the library, an interrupted run is not
+ * issued again: the kernel fails a run with -EINTR only for a fatal
+ * signal, and the operations it already carried out would run twice.
+ *
+ * Return: 0, -EINVAL if @ops or @result is NULL, or the ioctl's negative
+ * errno (-EIO for a strict READ mismatch or an MMU fault, -ETIMEDOUT,
+ * -EINVAL for a malformed op, -ENOENT for an unknown session).
+ */
+int accmap_replay_run(int fd, uint32_t session, const struct accmap_replay_op *ops,
+		      uint32_t nr_ops, struct accmap_replay_run *result);
+
+/**
+ * accmap_replay_destroy() - end a session (ACCMAP_IOC_REPLAY_DESTROY)
+ * @fd: accmap device file descriptor
+ * @session: session id
+ *
+ * The session's page tables go and its references on the mapped buffers
+ * are dropped.  Closing @fd destroys every session of the client.
+ *
+ * Return: 0, or the ioctl's negative errno (-ENOENT for an unknown
+ * session).
+ */
+int accmap_replay_destroy(int fd, uint32_t session);
+
 #ifdef __cplusplus
 }
 #endif

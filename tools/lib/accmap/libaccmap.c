@@ -358,3 +358,95 @@ int accmap_sync(int dmabuf_fd, uint64_t flags)
 
 	return ret == -1 ? neg_errno() : 0;
 }
+
+int accmap_replay_query(int fd, uint32_t index,
+			struct accmap_replay_target_info *info)
+{
+	if (!info)
+		return -EINVAL;
+
+	memset(info, 0, sizeof(*info));
+	info->index = index;
+	return accmap_ioctl(fd, ACCMAP_IOC_REPLAY_QUERY, info);
+}
+
+int accmap_replay_find_target(int fd, const char *name, uint32_t *index,
+			      struct accmap_replay_target_info *info)
+{
+	struct accmap_replay_target_info ti;
+	uint32_t i;
+	int ret;
+
+	if (!name || !index)
+		return -EINVAL;
+
+	for (i = 0; i < ACCMAP_REPLAY_TARGETS_MAX; i++) {
+		ret = accmap_replay_query(fd, i, &ti);
+		if (ret == -ENOENT)
+			break;
+		if (ret)
+			return ret;
+		ti.name[sizeof(ti.name) - 1] = '\0';
+		if (strcmp(ti.name, name))
+			continue;
+		*index = i;
+		if (info)
+			*info = ti;
+		return 0;
+	}
+	return -ENODEV;
+}
+
+int accmap_replay_setup(int fd, struct accmap_replay_setup *setup)
+{
+	struct accmap_replay_setup arg;
+	int ret;
+
+	if (!setup)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.maps = setup->maps;
+	arg.nr_maps = setup->nr_maps;
+	arg.target = setup->target;
+	arg.format = setup->format;
+	arg.as = setup->as;
+	arg.va_bits = setup->va_bits;
+	/* Written by the kernel on failure; this is "no mapping to blame". */
+	arg.failed_map = UINT32_MAX;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_REPLAY_SETUP, &arg);
+	setup->failed_map = arg.failed_map;
+	if (ret)
+		return ret;
+
+	setup->session = arg.session;
+	setup->table_pages = arg.table_pages;
+	return 0;
+}
+
+int accmap_replay_run(int fd, uint32_t session, const struct accmap_replay_op *ops,
+		      uint32_t nr_ops, struct accmap_replay_run *result)
+{
+	if (!ops || !result)
+		return -EINVAL;
+
+	memset(result, 0, sizeof(*result));
+	result->ops = (uintptr_t)ops;
+	result->nr_ops = nr_ops;
+	result->session = session;
+	result->failed_op = UINT32_MAX;
+	result->fault_as = UINT32_MAX;
+	/* Not restarted: see accmap.h. */
+	if (ioctl(fd, ACCMAP_IOC_REPLAY_RUN, result) == -1)
+		return neg_errno();
+	return 0;
+}
+
+int accmap_replay_destroy(int fd, uint32_t session)
+{
+	struct accmap_replay_destroy arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.session = session;
+	return accmap_ioctl(fd, ACCMAP_IOC_REPLAY_DESTROY, &arg);
+}

@@ -1,0 +1,1663 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap replay on the software Mali model, the "sim" target: the four
+ * replay ioctls errno by errno, a matrix multiply recorded through
+ * libaccmap's recording code and replayed with new inputs in both GPU
+ * page-table formats, MMU faults and timeouts as runs report them,
+ * CAP_SYS_RAWIO, and teardown when a process is killed mid-run or closes
+ * the device.  The recording reader's checks run here too (no device
+ * needed for those).
+ *
+ * The job descriptors and register ops come from tools/accmap/simdrv.c,
+ * the tiny driver accmapctl record uses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accmap.h"
+#include "accmap_util.h"
+#include "recording.h"
+#include "simdrv.h"
+#include "tap.h"
+
+/* Where the tests map their one-page buffers. */
+#define TEST_VA			0x100000ULL
+#define NOBODY			65534
+
+/* Sessions a client may have at once. */
+#define SESSIONS_MAX		64
+
+static const uint32_t formats[] = { ACCMAP_PGT_MALI_AARCH64_4K, ACCMAP_PGT_MALI_LPAE };
+static const char *const format_names[] = { "aarch64-4k", "lpae" };
+
+static const char *err_name(int err)
+{
+	const char *name;
+
+	if (!err)
+		return "0";
+	name = strerrorname_np(err < 0 ? -err : err);
+	return name ? name : "unknown errno";
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Index and description of the sim target; fails the test if none. */
+static bool find_sim(int dev, uint32_t *index, struct accmap_replay_target_info *info)
+{
+	int ret = accmap_replay_find_target(dev, SIMDRV_TARGET, index, info);
+
+	return CHECK(ret == 0, "no replay target \"%s\": %s", SIMDRV_TARGET, err_name(ret));
+}
+
+/* ---- raw ioctls with garbage in every output ---- */
+
+static void setup_init(struct accmap_replay_setup *s, const struct accmap_replay_map *maps,
+		       uint32_t nr_maps, uint32_t target, uint32_t format)
+{
+	memset(s, 0, sizeof(*s));
+	s->maps = (uintptr_t)maps;
+	s->nr_maps = nr_maps;
+	s->target = target;
+	s->format = format;
+	s->as = 0;
+	s->va_bits = 48;
+}
+
+static int setup_raw(int dev, struct accmap_replay_setup *s)
+{
+	s->session = GARBAGE_U32;
+	s->failed_map = GARBAGE_U32;
+	s->table_pages = GARBAGE_U32;
+	return raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, s);
+}
+
+static int run_raw(int dev, uint32_t session, const struct accmap_replay_op *ops, uint32_t n,
+		   struct accmap_replay_run *r)
+{
+	memset(r, GARBAGE_BYTE, sizeof(*r));
+	r->ops = (uintptr_t)ops;
+	r->nr_ops = n;
+	r->session = session;
+	r->flags = 0;
+	r->pad = 0;
+	return raw_ioctl(dev, ACCMAP_IOC_REPLAY_RUN, r);
+}
+
+static int destroy_raw(int dev, uint32_t session)
+{
+	struct accmap_replay_destroy d = { .session = session, .pad = 0 };
+
+	return raw_ioctl(dev, ACCMAP_IOC_REPLAY_DESTROY, &d);
+}
+
+static void map_init(struct accmap_replay_map *m, uint64_t va, uint64_t len, uint32_t id,
+		     uint32_t flags)
+{
+	memset(m, 0, sizeof(*m));
+	m->gpu_va = va;
+	m->offset = 0;
+	m->length = len;
+	m->id = id;
+	m->flags = flags;
+	m->attr = 0;
+}
+
+/*
+ * SETUP must fail with @err, blaming map @failed_map (0xffffffff: none),
+ * with session and table_pages 0; a session made by mistake is destroyed.
+ */
+static void setup_expect(int dev, struct accmap_replay_setup *s, int err, uint32_t failed_map,
+			 const char *what)
+{
+	int ret = setup_raw(dev, s);
+
+	if (!CHECK(ret == -err, "SETUP with %s: %s, expected %s", what, err_name(ret),
+		   err_name(err))) {
+		if (!ret)
+			destroy_raw(dev, s->session);
+		return;
+	}
+	CHECK(s->failed_map == failed_map, "SETUP with %s: failed_map %#x, expected %#x", what,
+	      s->failed_map, failed_map);
+	CHECK(s->session == 0 && s->table_pages == 0,
+	      "SETUP with %s: session %#x, table_pages %#x on failure", what, s->session,
+	      s->table_pages);
+}
+
+/**
+ * struct fix - a session over one read-write page at TEST_VA
+ * @dev:     the device
+ * @target:  the sim's index
+ * @info:    the sim
+ * @id:      the buffer
+ * @session: the session
+ */
+struct fix {
+	int dev;
+	uint32_t target;
+	struct accmap_replay_target_info info;
+	uint32_t id;
+	uint32_t session;
+};
+
+static bool fix_open(struct fix *f, uint32_t format)
+{
+	struct accmap_replay_setup s;
+	struct accmap_replay_map m;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->dev = am_open();
+	if (f->dev < 0 || !find_sim(f->dev, &f->target, &f->info) ||
+	    am_buffer(f->dev, page_size(), 0, &f->id, false) < 0)
+		return false;
+	map_init(&m, TEST_VA, page_size(), f->id, ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE);
+	setup_init(&s, &m, 1, f->target, format);
+	ret = setup_raw(f->dev, &s);
+	if (!CHECK(ret == 0, "SETUP of one page: %s", err_name(ret)))
+		return false;
+	f->session = s.session;
+	return true;
+}
+
+static void fix_close(struct fix *f)
+{
+	if (f->dev >= 0)
+		close(f->dev);
+	f->dev = -1;
+}
+
+/* ---- debugfs: the replay file's totals and the other tables' rows ---- */
+
+/**
+ * struct counts - what the device holds, as debugfs says
+ * @sessions:    "sessions" total of the replay file
+ * @table_pages: "table_pages" total of the replay file
+ * @clients:     rows of clients
+ * @allocations: rows of allocations
+ * @orphans:     rows of orphans
+ */
+struct counts {
+	unsigned long long sessions;
+	unsigned long long table_pages;
+	size_t clients;
+	size_t allocations;
+	size_t orphans;
+};
+
+/* The value of the last "name<TAB>N" line of @text, or ~0ULL. */
+static unsigned long long total_line(const char *text, const char *name)
+{
+	unsigned long long v = ~0ULL;
+	size_t len = strlen(name);
+	const char *p = text;
+
+	while (*p) {
+		if (!strncmp(p, name, len) && p[len] == '\t') {
+			char *end;
+
+			v = strtoull(p + len + 1, &end, 10);
+			if (*end != '\n')
+				v = ~0ULL;
+		}
+		p += strcspn(p, "\n");
+		if (*p)
+			p++;
+	}
+	return v;
+}
+
+static char *read_text(const char *path)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !buf)
+		goto fail;
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *p = realloc(buf, 2 * cap + 1);
+
+			if (!p)
+				goto fail;
+			buf = p;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static bool read_counts(struct counts *c)
+{
+	static const char *const tables[] = { "clients", "allocations", "orphans" };
+	size_t *rows[] = { &c->clients, &c->allocations, &c->orphans };
+	char *text = read_text(ACCMAP_DEBUGFS_DIR "/replay");
+	bool ok;
+
+	if (!CHECK(text, "read %s/replay: %s", ACCMAP_DEBUGFS_DIR, strerror(errno)))
+		return false;
+	c->sessions = total_line(text, "sessions");
+	c->table_pages = total_line(text, "table_pages");
+	ok = CHECK(c->sessions != ~0ULL && c->table_pages != ~0ULL,
+		   "debugfs replay has no sessions and table_pages totals:\n%s", text);
+	free(text);
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(tables); i++) {
+		struct dbg_table t;
+
+		if (!dbg_read(tables[i], &t))
+			return false;
+		*rows[i] = t.nrows;
+		dbg_free(&t);
+	}
+	return ok;
+}
+
+/* Polls debugfs for up to @ms until it shows @want; false if it never does. */
+static bool counts_settle(const struct counts *want, unsigned int ms, struct counts *got)
+{
+	for (unsigned int waited = 0;; waited += 20) {
+		if (!read_counts(got))
+			return false;
+		if (got->sessions == want->sessions && got->table_pages == want->table_pages &&
+		    got->clients == want->clients && got->allocations == want->allocations &&
+		    got->orphans == want->orphans)
+			return true;
+		if (waited >= ms)
+			return false;
+		usleep(20 * 1000);
+	}
+}
+
+static bool check_counts_back(const struct counts *before, const char *when)
+{
+	struct counts now = { 0 };
+
+	if (counts_settle(before, 1000, &now))
+		return true;
+	return CHECK(false,
+		     "%s: debugfs sessions %llu table_pages %llu clients %zu allocations %zu orphans %zu, before %llu %llu %zu %zu %zu",
+		     when, now.sessions, now.table_pages, now.clients, now.allocations,
+		     now.orphans, before->sessions, before->table_pages, before->clients,
+		     before->allocations, before->orphans);
+}
+
+/* The live sessions of the sim, as REPLAY_QUERY counts them. */
+static uint32_t sim_sessions(int dev)
+{
+	struct accmap_replay_target_info info;
+	uint32_t index;
+
+	if (accmap_replay_find_target(dev, SIMDRV_TARGET, &index, &info))
+		return UINT32_MAX;
+	return info.sessions;
+}
+
+/* ==== REPLAY_QUERY ==== */
+
+static void test_query_sim(void)
+{
+	struct accmap_replay_target_info info;
+	int dev = am_open(), ret;
+	uint32_t i, sims = 0;
+
+	if (dev < 0)
+		return;
+	for (i = 0; i < ACCMAP_REPLAY_TARGETS_MAX; i++) {
+		memset(&info, GARBAGE_BYTE, sizeof(info));
+		info.index = i;
+		ret = raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info);
+		if (ret == -ENOENT)
+			break;
+		if (!CHECK(ret == 0, "QUERY(%u): %s", i, err_name(ret)))
+			break;
+		CHECK(info.index == i, "QUERY(%u) changed index to %u", i, info.index);
+		CHECK(memchr(info.name, '\0', sizeof(info.name)) && info.name[0],
+		      "QUERY(%u): name is empty or not NUL-terminated", i);
+		CHECK(info.window_size && info.window_size != GARBAGE_U64 && info.as_count &&
+		      info.as_count <= 16 && info.sessions != GARBAGE_U32,
+		      "QUERY(%u): window %#llx, %u address spaces, %u sessions", i,
+		      (unsigned long long)info.window_size, info.as_count, info.sessions);
+		CHECK(info.formats && !(info.formats & ~((1U << ACCMAP_PGT_COUNT) - 1)),
+		      "QUERY(%u): formats %#x", i, info.formats);
+		if (strcmp(info.name, SIMDRV_TARGET))
+			continue;
+		sims++;
+		CHECK(info.flags & ACCMAP_REPLAY_TARGET_SIM, "sim flags %#x lack TARGET_SIM",
+		      info.flags);
+		CHECK(info.formats == ((1U << ACCMAP_PGT_MALI_AARCH64_4K) |
+				       (1U << ACCMAP_PGT_MALI_LPAE)),
+		      "sim formats %#x, expected both", info.formats);
+		CHECK(info.window_size >= SIMDRV_AS(info.as_count - 1) + 0x40,
+		      "sim window of %#llx bytes ends before its address spaces",
+		      (unsigned long long)info.window_size);
+	}
+	CHECK(sims == 1, "%u targets named \"%s\"", sims, SIMDRV_TARGET);
+
+	/* Past the end, and far past it. */
+	for (uint32_t past = i; past < i + 3; past++) {
+		memset(&info, GARBAGE_BYTE, sizeof(info));
+		info.index = past;
+		CHECK(raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info) == -ENOENT,
+		      "QUERY(%u) past the last target", past);
+	}
+	info.index = UINT32_MAX;
+	CHECK(raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info) == -ENOENT, "QUERY(0xffffffff)");
+	CHECK(raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, NULL) == -EFAULT, "QUERY(NULL)");
+	close(dev);
+}
+
+/* ==== recording, replay with new inputs ==== */
+
+static void fill_random(int32_t *v, uint32_t n, unsigned int *seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (int32_t)((uint32_t)rand_r(seed) << 16 ^ (uint32_t)rand_r(seed));
+}
+
+/* Index of the first element that differs, or n. */
+static uint32_t first_diff(const int32_t *x, const int32_t *y, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && x[i] == y[i]; i++)
+		;
+	return i;
+}
+
+static void explain_result(const char *what, int ret, const struct simdrv_result *res)
+{
+	tap_diag("%s: %s; run done %u of %u, failed_op %u, reason %u, value %#x", what,
+		 err_name(ret), res->run.done, res->run.nr_ops, res->run.failed_op,
+		 res->run.reason, res->run.value);
+	tap_diag("fault in AS %u at %#llx, status %#x; job status %#x", res->run.fault_as,
+		 (unsigned long long)res->run.fault_addr, res->run.fault_status,
+		 res->job_status);
+}
+
+/*
+ * Records @w with random inputs, checks the recorded run against the CPU,
+ * passes the recording through the file format (in memory, or through
+ * @path), and replays it @runs times with new inputs written through the
+ * symbols, each output checked against the CPU.
+ */
+static void record_and_replay(const struct simdrv_workload *w, unsigned int runs,
+			      const char *path)
+{
+	struct accmap_recording *rec = NULL, *back = NULL;
+	unsigned int seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
+	int32_t *a = NULL, *b = NULL, *c = NULL, *want = NULL;
+	struct accmap_player *player = NULL;
+	struct accmap_rec_error err;
+	struct simdrv_result res;
+	struct accmap_replay_run r;
+	uint32_t ea, eb, ec, i, failed;
+	void *buf = NULL;
+	size_t len;
+	int dev, ret;
+
+	tap_diag("%s, format %s, seed %u", w->op == ACCMAP_SIM_OP_MATMUL_I32 ? "matmul" : "vadd",
+		 format_names[w->format], seed);
+	dev = am_open();
+	if (dev < 0 || !CHECK(simdrv_elems(w, &ea, &eb, &ec) == 0, "workload beyond limits"))
+		goto out;
+	a = malloc(ea * sizeof(*a));
+	b = malloc(eb * sizeof(*b));
+	c = malloc(ec * sizeof(*c));
+	want = malloc(ec * sizeof(*want));
+	if (!CHECK(a && b && c && want, "malloc"))
+		goto out;
+
+	fill_random(a, ea, &seed);
+	fill_random(b, eb, &seed);
+	memset(c, 0, ec * sizeof(*c));
+	ret = simdrv_record(dev, w, a, b, c, &rec, &res);
+	if (!CHECK(ret == 0, "simdrv_record: %s", err_name(ret))) {
+		explain_result("record", ret, &res);
+		goto out;
+	}
+	simdrv_reference(w, a, b, want);
+	i = first_diff(c, want, ec);
+	if (!CHECK(i == ec, "recorded run: c[%u] = %d, the CPU says %d", i, c[i], want[i]))
+		goto out;
+
+	/* Through the file format and back. */
+	if (path) {
+		ret = accmap_rec_save(rec, path, &err);
+		if (!CHECK(ret == 0, "accmap_rec_save: %s", err.msg))
+			goto out;
+		ret = accmap_rec_load(path, &back, &err);
+		unlink(path);
+		if (!CHECK(ret == 0, "accmap_rec_load: %s", err.msg))
+			goto out;
+	} else {
+		ret = accmap_rec_encode(rec, &buf, &len, &err);
+		if (!CHECK(ret == 0, "accmap_rec_encode: %s", err.msg))
+			goto out;
+		ret = accmap_rec_parse(buf, len, "in memory", &back, &err);
+		if (!CHECK(ret == 0, "accmap_rec_parse: %s", err.msg))
+			goto out;
+	}
+	CHECK(back->nr_maps == rec->nr_maps && back->nr_ops == rec->nr_ops &&
+	      back->nr_symbols == 5 && back->format == w->format &&
+	      !memcmp(back->ops, rec->ops, rec->nr_ops * sizeof(*rec->ops)),
+	      "the recording read back differs from the one written");
+
+	ret = accmap_player_open(dev, back, NULL, &player, &failed);
+	if (!CHECK(ret == 0, "accmap_player_open: %s (map %u)", err_name(ret), failed))
+		goto out;
+	for (unsigned int run = 0; run < runs; run++) {
+		ret = accmap_player_restore(player);
+		if (!CHECK(ret == 0, "run %u: restore: %s", run, err_name(ret)))
+			break;
+		fill_random(a, ea, &seed);
+		fill_random(b, eb, &seed);
+		ret = accmap_player_write_symbol(player, "a", a, ea * sizeof(*a));
+		if (!ret)
+			ret = accmap_player_write_symbol(player, "b", b, eb * sizeof(*b));
+		if (!CHECK(ret == 0, "run %u: writing a and b: %s", run, err_name(ret)))
+			break;
+		ret = accmap_player_run(player, NULL, NULL, &r);
+		if (!CHECK(ret == 0, "run %u: %s, failed_op %u reason %u value %#x", run,
+			   err_name(ret), r.failed_op, r.reason, r.value))
+			break;
+		CHECK(r.done == back->nr_ops && r.elapsed_ns > 0,
+		      "run %u: done %u of %u, elapsed %llu ns", run, r.done, back->nr_ops,
+		      (unsigned long long)r.elapsed_ns);
+		memset(c, 0, ec * sizeof(*c));
+		ret = accmap_player_read_symbol(player, run & 1 ? "output" : "c", c,
+						ec * sizeof(*c));
+		if (!CHECK(ret == 0, "run %u: reading c: %s", run, err_name(ret)))
+			break;
+		simdrv_reference(w, a, b, want);
+		i = first_diff(c, want, ec);
+		if (!CHECK(i == ec, "run %u: c[%u] = %d, the CPU says %d", run, i, c[i], want[i]))
+			break;
+	}
+	CHECK(accmap_player_close(player) == 0, "accmap_player_close");
+out:
+	accmap_rec_free(back);
+	accmap_rec_free(rec);
+	free(buf);
+	free(want);
+	free(c);
+	free(b);
+	free(a);
+	if (dev >= 0)
+		close(dev);
+}
+
+static void matmul_100(uint32_t format)
+{
+	struct simdrv_workload w = {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 100, .n = 100, .k = 100, .format = format,
+	};
+
+	record_and_replay(&w, 10, NULL);
+}
+
+static void test_matmul_aarch64(void)
+{
+	matmul_100(ACCMAP_PGT_MALI_AARCH64_4K);
+}
+
+static void test_matmul_lpae(void)
+{
+	matmul_100(ACCMAP_PGT_MALI_LPAE);
+}
+
+/* Another shape, another AS and slot, through a file. */
+static void test_vadd_file(void)
+{
+	char path[] = "/tmp/accmap_replay.XXXXXX";
+	int fd = mkstemp(path);
+
+	if (!CHECK(fd >= 0, "mkstemp: %s", strerror(errno)))
+		return;
+	close(fd);
+	for (size_t f = 0; f < TAP_ARRAY_SIZE(formats); f++) {
+		struct simdrv_workload w = {
+			.op = ACCMAP_SIM_OP_VADD_I32, .m = 1, .n = 3000, .k = 1,
+			.format = formats[f], .as = 2, .slot = 1, .va_bits = 40,
+		};
+
+		record_and_replay(&w, 3, path);
+	}
+	unlink(path);
+}
+
+static int count_progress(void *arg, uint32_t done, uint32_t total)
+{
+	uint32_t *calls = arg;
+
+	calls[0]++;
+	CHECK(done == calls[0] * calls[1] || done == total,
+	      "progress call %u says %u of %u done", calls[0], done, total);
+	/* calls[2]: stop after that many calls (0: never). */
+	return calls[2] && calls[0] == calls[2];
+}
+
+/* The player's batches: every batch reported, a stop honoured. */
+static void test_player_batches(void)
+{
+	struct simdrv_workload w = {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 8, .n = 8, .k = 8,
+	};
+	int32_t a[64], b[64], c[64], want[64];
+	struct accmap_player_options opts = { .batch = 5 };
+	struct accmap_recording *rec = NULL;
+	struct accmap_player *player = NULL;
+	unsigned int seed = 7;
+	struct simdrv_result res;
+	struct accmap_replay_run r;
+	uint32_t calls[3];
+	int dev = am_open(), ret;
+
+	if (dev < 0)
+		return;
+	fill_random(a, 64, &seed);
+	fill_random(b, 64, &seed);
+	ret = simdrv_record(dev, &w, a, b, c, &rec, &res);
+	if (!CHECK(ret == 0, "simdrv_record: %s", err_name(ret)))
+		goto out;
+	ret = accmap_player_open(dev, rec, &opts, &player, NULL);
+	if (!CHECK(ret == 0, "accmap_player_open: %s", err_name(ret)))
+		goto out;
+
+	calls[0] = 0;
+	calls[1] = 5;
+	calls[2] = 0;
+	ret = accmap_player_run(player, count_progress, calls, &r);
+	CHECK(ret == 0 && r.done == rec->nr_ops, "batched run: %s, done %u of %u",
+	      err_name(ret), r.done, rec->nr_ops);
+	CHECK(calls[0] == (rec->nr_ops + 4) / 5, "%u progress calls for %u ops in 5s",
+	      calls[0], rec->nr_ops);
+	CHECK(accmap_player_read_symbol(player, "c", c, sizeof(c)) == 0, "read c");
+	simdrv_reference(&w, a, b, want);
+	CHECK(!memcmp(c, want, sizeof(c)), "batched run computed another c");
+
+	/* Stopped after two batches: ten ops ran. */
+	CHECK(accmap_player_restore(player) == 0, "restore");
+	calls[0] = 0;
+	calls[2] = 2;
+	ret = accmap_player_run(player, count_progress, calls, &r);
+	CHECK(ret == -ECANCELED && r.done == 10 && r.failed_op == UINT32_MAX,
+	      "stopped run: %s, done %u, failed_op %#x", err_name(ret), r.done, r.failed_op);
+out:
+	accmap_player_close(player);
+	accmap_rec_free(rec);
+	close(dev);
+}
+
+/* ==== faults and timeouts ==== */
+
+/*
+ * A 1x1x1 matmul whose job chain starts at @head, and whose A is at
+ * @a_va; the maps are the descriptor, A, B and C, one page each.  Runs it
+ * and checks that the run reports an MMU fault at @fault_va in @as.
+ */
+static void fault_case(uint32_t format, uint32_t as, bool bad_head, const char *what)
+{
+	const uint64_t va_desc = 0x40000000, va_a = 0x40100000, va_b = 0x40200000;
+	const uint64_t va_c = 0x40300000, hole = 0x40800000;
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct accmap_replay_target_info info;
+	struct accmap_recording *rec = NULL;
+	struct accmap_player *player = NULL;
+	struct accmap_sim_job job = {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 1, .n = 1, .k = 1,
+		.a = bad_head ? va_a : hole, .b = va_b, .c = va_c,
+	};
+	/* The model reads the header, or A, from its first byte on. */
+	const uint64_t fault_va = hole;
+	struct simdrv_submit sub = {
+		.format = format, .as = as, .slot = 0, .timeout_us = 2000000,
+		.head = bad_head ? hole : va_desc,
+	};
+	struct accmap_replay_run r;
+	struct simdrv_gpu gpu;
+	uint8_t page[4096] = { 0 };
+	uint32_t target, nops, cmd_next;
+	int dev = am_open(), ret;
+
+	if (dev < 0 || !find_sim(dev, &target, &info))
+		goto out;
+	if (as >= info.as_count)
+		as = info.as_count - 1;
+	sub.as = as;
+	simdrv_encode_job(page, &job, 0);
+	ret = accmap_rec_create(SIMDRV_TARGET, format, as, 40, &rec);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_desc, 4096, 3, 0, page);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_a, 4096, 1, 0, NULL);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_b, 4096, 1, 0, NULL);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_c, 4096, 3, 0, NULL);
+	if (!CHECK(ret == 0, "%s: building the recording: %s", what, err_name(ret)))
+		goto out;
+	ret = accmap_player_open(dev, rec, NULL, &player, NULL);
+	if (!CHECK(ret == 0, "%s: accmap_player_open: %s", what, err_name(ret)))
+		goto out;
+	ret = simdrv_probe(dev, accmap_player_session(player), info.gpu_id, &gpu);
+	if (!CHECK(ret == 0, "%s: simdrv_probe: %s", what, err_name(ret)))
+		goto out;
+	nops = simdrv_build_ops(&gpu, &sub, ops);
+	for (cmd_next = 0; cmd_next < nops; cmd_next++)
+		if (ops[cmd_next].op == ACCMAP_REPLAY_OP_WRITE &&
+		    ops[cmd_next].offset == SIMDRV_JS(0) + SIMDRV_JS_COMMAND_NEXT)
+			break;
+	if (!CHECK(accmap_rec_set_ops(rec, ops, nops) == 0, "accmap_rec_set_ops"))
+		goto out;
+
+	ret = accmap_player_run(player, NULL, NULL, &r);
+	CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
+	      "%s (%s, AS %u): run %s, reason %u, expected EIO and MMU_FAULT", what,
+	      format_names[format], as, err_name(ret), r.reason);
+	CHECK(r.fault_addr == fault_va && r.fault_as == as,
+	      "%s (%s): fault at %#llx in AS %u, expected %#llx in AS %u", what,
+	      format_names[format], (unsigned long long)r.fault_addr, r.fault_as,
+	      (unsigned long long)fault_va, as);
+	/* A translation fault (0xc0 + level), on a read. */
+	CHECK((r.fault_status & 0xf8) == 0xc0 && (r.fault_status >> 8 & 3) == 2,
+	      "%s: FAULTSTATUS %#x is not a translation fault on a read", what,
+	      r.fault_status);
+	CHECK(r.failed_op > cmd_next && r.failed_op < nops && r.done == r.failed_op,
+	      "%s: failed_op %u, done %u: the job starts at op %u of %u", what, r.failed_op,
+	      r.done, cmd_next, nops);
+out:
+	accmap_player_close(player);
+	accmap_rec_free(rec);
+	if (dev >= 0)
+		close(dev);
+}
+
+static void test_fault_unmapped_head(void)
+{
+	for (size_t f = 0; f < TAP_ARRAY_SIZE(formats); f++)
+		fault_case(formats[f], 1, true, "job chain at an unmapped VA");
+}
+
+static void test_fault_unmapped_operand(void)
+{
+	for (size_t f = 0; f < TAP_ARRAY_SIZE(formats); f++)
+		fault_case(formats[f], 3, false, "matrix A at an unmapped VA");
+}
+
+static void timeout_case(struct fix *f, const struct accmap_replay_op *wait, const char *what)
+{
+	struct accmap_replay_op ops[3] = {
+		{ .op = ACCMAP_REPLAY_OP_READ, .offset = SIMDRV_GPU_ID },
+		{ .op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1000 },
+		*wait,
+	};
+	struct accmap_replay_run r;
+	uint64_t t0, wall, timeout_ns = wait->timeout_us * 1000ULL;
+	int ret;
+
+	t0 = now_ns();
+	ret = run_raw(f->dev, f->session, ops, 3, &r);
+	wall = now_ns() - t0;
+	CHECK(ret == -ETIMEDOUT && r.reason == ACCMAP_REPLAY_TIMEOUT && r.failed_op == 2 &&
+	      r.done == 2, "%s: %s, reason %u, failed_op %u, done %u; expected ETIMEDOUT at op 2",
+	      what, err_name(ret), r.reason, r.failed_op, r.done);
+	CHECK(wall >= timeout_ns && wall < timeout_ns + 1000000000ULL,
+	      "%s: a %u us timeout took %llu us", what, wait->timeout_us,
+	      (unsigned long long)(wall / 1000));
+	CHECK(r.elapsed_ns >= timeout_ns && r.elapsed_ns <= wall,
+	      "%s: elapsed_ns %llu for a %u us timeout (%llu ns measured outside)", what,
+	      (unsigned long long)r.elapsed_ns, wait->timeout_us, (unsigned long long)wall);
+	CHECK(r.fault_as == UINT32_MAX && r.fault_addr == 0 && r.fault_status == 0,
+	      "%s: fault fields %u %#llx %#x without a fault", what, r.fault_as,
+	      (unsigned long long)r.fault_addr, r.fault_status);
+}
+
+static void test_poll_timeout(void)
+{
+	struct accmap_replay_op poll = {
+		.op = ACCMAP_REPLAY_OP_POLL, .offset = SIMDRV_JOB_IRQ_RAWSTAT, .mask = 1,
+		.value = 1, .timeout_us = 500000,
+	};
+	struct accmap_replay_op wait = {
+		.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .irq = ACCMAP_REPLAY_IRQ_JOB,
+		.mask = SIMDRV_JOB_IRQ_DONE(0), .timeout_us = 300000,
+	};
+	struct accmap_replay_run r;
+	uint32_t v = GARBAGE_U32;
+	struct fix f;
+
+	if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		goto out;
+	/* Nothing ran on the fresh model: no job interrupt is raised. */
+	if (!CHECK(simdrv_read_reg(f.dev, f.session, SIMDRV_JOB_IRQ_RAWSTAT, &v) == 0 && v == 0,
+		   "JOB_IRQ_RAWSTAT reads %#x on a fresh session", v))
+		goto out;
+	timeout_case(&f, &poll, "POLL of a bit that stays 0");
+	timeout_case(&f, &wait, "WAIT_IRQ for a job that never ran");
+	/* POLL reports the value it last read. */
+	poll.timeout_us = 1000;
+	poll.mask = UINT32_MAX;
+	poll.value = 0x12345678;
+	run_raw(f.dev, f.session, &poll, 1, &r);
+	CHECK(r.reason == ACCMAP_REPLAY_TIMEOUT && r.value == 0,
+	      "POLL timeout: reason %u, value %#x (reads 0)", r.reason, r.value);
+out:
+	fix_close(&f);
+}
+
+/* ==== errnos ==== */
+
+static void test_setup_errors(void)
+{
+	const uint64_t pg = page_size();
+	struct accmap_replay_map maps[3];
+	struct accmap_replay_setup s;
+	struct accmap_replay_target_info info;
+	uint32_t target, id, id2, unalloc, ro_id = 0, count, sessions;
+	void *ro = MAP_FAILED;
+	int dev = am_open();
+
+	if (dev < 0 || !find_sim(dev, &target, &info) ||
+	    am_buffer(dev, 2 * pg, 0, &id, false) < 0 || am_buffer(dev, pg, 0, &id2, false) < 0 ||
+	    !CHECK(am_create(dev, pg, &unalloc) == 0, "CREATE"))
+		goto out;
+	for (count = 0; accmap_replay_query(dev, count, &info) == 0; count++)
+		;
+	find_sim(dev, &target, &info);
+	sessions = info.sessions;
+
+#define RESET()	do {								\
+		map_init(&maps[0], TEST_VA, pg, id, ACCMAP_REPLAY_MAP_READ);	\
+		map_init(&maps[1], TEST_VA + 16 * pg, pg, id2,			\
+			 ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE);	\
+		setup_init(&s, maps, 2, target, ACCMAP_PGT_MALI_AARCH64_4K);	\
+	} while (0)
+
+	/* The reference: this one works. */
+	RESET();
+	if (CHECK(setup_raw(dev, &s) == 0, "SETUP of two maps")) {
+		CHECK(s.session && s.session != GARBAGE_U32 && s.failed_map == UINT32_MAX &&
+		      s.table_pages && s.table_pages != GARBAGE_U32,
+		      "SETUP: session %#x failed_map %#x table_pages %#x", s.session,
+		      s.failed_map, s.table_pages);
+		destroy_raw(dev, s.session);
+	}
+
+	for (unsigned int bit = 0; bit < 32; bit++) {
+		RESET();
+		s.flags = 1U << bit;
+		setup_expect(dev, &s, EINVAL, UINT32_MAX, "a flag");
+	}
+	RESET();
+	s.pad = 1;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "pad 1");
+
+	RESET();
+	s.target = count;
+	setup_expect(dev, &s, ENOENT, UINT32_MAX, "target past the last");
+	RESET();
+	s.target = UINT32_MAX;
+	setup_expect(dev, &s, ENOENT, UINT32_MAX, "target 0xffffffff");
+	RESET();
+	s.format = ACCMAP_PGT_COUNT;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "an unknown format");
+	RESET();
+	s.format = UINT32_MAX;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "format 0xffffffff");
+	RESET();
+	s.as = info.as_count;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "AS as_count");
+	RESET();
+	s.as = UINT32_MAX;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "AS 0xffffffff");
+	RESET();
+	s.va_bits = ACCMAP_REPLAY_VA_BITS_MIN - 1;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "va_bits 31");
+	RESET();
+	s.va_bits = ACCMAP_REPLAY_VA_BITS_MAX + 1;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "va_bits 49");
+	RESET();
+	s.va_bits = 0;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "va_bits 0");
+	RESET();
+	s.nr_maps = 0;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "no maps");
+	RESET();
+	s.nr_maps = ACCMAP_REPLAY_MAPS_MAX + 1;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "too many maps");
+	RESET();
+	s.nr_maps = UINT32_MAX;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "nr_maps 0xffffffff");
+	RESET();
+	s.maps = 0;
+	setup_expect(dev, &s, EFAULT, UINT32_MAX, "maps NULL");
+
+	/* Each field of map 1 in turn. */
+	RESET();
+	maps[1].gpu_va += 1;
+	setup_expect(dev, &s, EINVAL, 1, "gpu_va not page aligned");
+	RESET();
+	maps[1].offset = 1;
+	setup_expect(dev, &s, EINVAL, 1, "offset not page aligned");
+	RESET();
+	maps[1].length = 0;
+	setup_expect(dev, &s, EINVAL, 1, "length 0");
+	RESET();
+	maps[1].length = pg + 1;
+	setup_expect(dev, &s, EINVAL, 1, "length not page aligned");
+	RESET();
+	maps[1].gpu_va = -pg;
+	maps[1].length = 2 * pg;
+	setup_expect(dev, &s, EINVAL, 1, "gpu_va + length wrapping around");
+	RESET();
+	maps[1].gpu_va = (1ULL << 48) - pg;
+	maps[1].length = 2 * pg;
+	setup_expect(dev, &s, EINVAL, 1, "a map crossing 1 << va_bits");
+	RESET();
+	s.va_bits = 32;
+	maps[1].gpu_va = 1ULL << 32;
+	setup_expect(dev, &s, EINVAL, 1, "a map above 1 << 32 with va_bits 32");
+	RESET();
+	maps[1].offset = -pg;
+	setup_expect(dev, &s, EINVAL, 1, "offset + length wrapping around");
+	RESET();
+	maps[1].offset = pg;
+	setup_expect(dev, &s, EINVAL, 1, "a range past the buffer's end");
+	RESET();
+	maps[0].length = 3 * pg;
+	setup_expect(dev, &s, EINVAL, 0, "a length past the buffer's end");
+	RESET();
+	maps[1].flags = 0;
+	setup_expect(dev, &s, EINVAL, 1, "no permission");
+	RESET();
+	maps[1].flags = ACCMAP_REPLAY_MAP_WRITE;
+	setup_expect(dev, &s, EINVAL, 1, "WRITE without READ");
+	for (unsigned int bit = 3; bit < 32; bit++) {
+		RESET();
+		maps[1].flags |= 1U << bit;
+		setup_expect(dev, &s, EINVAL, 1, "an unknown map flag");
+	}
+	RESET();
+	maps[1].attr = ACCMAP_REPLAY_ATTR_MAX + 1;
+	setup_expect(dev, &s, EINVAL, 1, "attr 8");
+	RESET();
+	maps[1].pad = 1;
+	setup_expect(dev, &s, EINVAL, 1, "map pad 1");
+
+	/* Overlaps: the later of the two maps is blamed. */
+	RESET();
+	maps[1].gpu_va = TEST_VA;
+	setup_expect(dev, &s, EEXIST, 1, "two maps at one VA");
+	RESET();
+	maps[0].length = 2 * pg;
+	maps[1].gpu_va = TEST_VA + pg;
+	setup_expect(dev, &s, EEXIST, 1, "map 1 inside map 0");
+	RESET();
+	maps[1].gpu_va = TEST_VA - pg;
+	maps[1].length = 2 * pg;
+	maps[1].id = id;
+	setup_expect(dev, &s, EEXIST, 1, "map 1 over the start of map 0");
+	RESET();
+	map_init(&maps[2], maps[1].gpu_va, pg, id2, ACCMAP_REPLAY_MAP_READ);
+	s.nr_maps = 3;
+	setup_expect(dev, &s, EEXIST, 2, "map 2 on map 1");
+	/* Several maps of one buffer, apart: fine. */
+	RESET();
+	maps[1].id = id;
+	maps[1].offset = pg;
+	if (CHECK(setup_raw(dev, &s) == 0, "SETUP of two maps of one buffer"))
+		destroy_raw(dev, s.session);
+
+	/* Handles. */
+	RESET();
+	maps[1].id = id2 + 1000;
+	setup_expect(dev, &s, ENOENT, 1, "an unknown id");
+	RESET();
+	maps[1].id = 0;
+	setup_expect(dev, &s, ENOENT, 1, "id 0");
+	RESET();
+	maps[1].id = unalloc;
+	setup_expect(dev, &s, ENODATA, 1, "a handle without memory");
+
+	/* A read-only buffer: mapped for reading, never for writing. */
+	ro = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (CHECK(ro != MAP_FAILED, "mmap") &&
+	    CHECK(accmap_from_va(dev, ro, pg, 0, 0, &ro_id) == 0, "FROM_VA read-only")) {
+		RESET();
+		maps[1].id = ro_id;
+		setup_expect(dev, &s, EACCES, 1, "WRITE of a read-only buffer");
+		RESET();
+		maps[1].id = ro_id;
+		maps[1].flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_EXEC;
+		if (CHECK(setup_raw(dev, &s) == 0, "SETUP of a read-only buffer, READ | EXEC"))
+			destroy_raw(dev, s.session);
+	}
+
+	/* The 65th session of a client. */
+	{
+		uint32_t ids[SESSIONS_MAX + 1] = { 0 }, n, reused;
+
+		for (n = 0; n < SESSIONS_MAX; n++) {
+			RESET();
+			if (!CHECK(setup_raw(dev, &s) == 0, "SETUP of session %u", n + 1))
+				break;
+			ids[n] = s.session;
+			CHECK(s.session >= 1 && s.session <= SESSIONS_MAX,
+			      "session id %u outside 1..%d", s.session, SESSIONS_MAX);
+		}
+		if (n == SESSIONS_MAX) {
+			RESET();
+			setup_expect(dev, &s, ENOSPC, UINT32_MAX, "64 sessions already");
+			/* One goes: the only free id is handed out again. */
+			reused = ids[0];
+			CHECK(destroy_raw(dev, reused) == 0, "DESTROY");
+			ids[0] = 0;
+			RESET();
+			if (CHECK(setup_raw(dev, &s) == 0, "SETUP after a DESTROY")) {
+				ids[0] = s.session;
+				CHECK(s.session == reused, "session id %u, the free one is %u",
+				      s.session, reused);
+			}
+		}
+		for (n = 0; n < SESSIONS_MAX; n++)
+			if (ids[n])
+				destroy_raw(dev, ids[n]);
+	}
+
+	/* No refusal left a session behind. */
+	CHECK(sim_sessions(dev) == sessions, "QUERY counts %u sessions, %u before",
+	      sim_sessions(dev), sessions);
+#undef RESET
+out:
+	if (ro != MAP_FAILED)
+		munmap(ro, pg);
+	if (dev >= 0)
+		close(dev);
+}
+
+static void run_expect_invalid(struct fix *f, const struct accmap_replay_op *bad, const char *what)
+{
+	struct accmap_replay_op ops[4] = {
+		{ .op = ACCMAP_REPLAY_OP_READ, .offset = SIMDRV_GPU_ID },
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_JOB_IRQ_CLEAR, .value = 0 },
+		{ .op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1 },
+		*bad,
+	};
+	struct accmap_replay_run r;
+	int ret = run_raw(f->dev, f->session, ops, 4, &r);
+
+	if (!CHECK(ret == -EINVAL, "RUN with %s: %s, expected EINVAL", what, err_name(ret)))
+		return;
+	CHECK(r.reason == ACCMAP_REPLAY_INVALID && r.failed_op == 3 && r.done == 0,
+	      "RUN with %s: reason %u, failed_op %u, done %u; expected INVALID, 3, 0", what,
+	      r.reason, r.failed_op, r.done);
+}
+
+static void test_run_errors(void)
+{
+	const struct accmap_replay_op ok = { .op = ACCMAP_REPLAY_OP_READ, .offset = 0 };
+	struct accmap_replay_op op;
+	struct accmap_replay_run r;
+	uint32_t gpu_id = 0, window;
+	struct fix f;
+	int ret;
+
+	if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		goto out;
+	window = (uint32_t)f.info.window_size;
+
+	/* The argument itself. */
+	for (unsigned int bit = 0; bit < 32; bit++) {
+		memset(&r, 0, sizeof(r));
+		r.ops = (uintptr_t)&ok;
+		r.nr_ops = 1;
+		r.session = f.session;
+		r.flags = 1U << bit;
+		CHECK(raw_ioctl(f.dev, ACCMAP_IOC_REPLAY_RUN, &r) == -EINVAL, "RUN flags %#x",
+		      1U << bit);
+	}
+	memset(&r, 0, sizeof(r));
+	r.ops = (uintptr_t)&ok;
+	r.nr_ops = 1;
+	r.session = f.session;
+	r.pad = 1;
+	CHECK(raw_ioctl(f.dev, ACCMAP_IOC_REPLAY_RUN, &r) == -EINVAL, "RUN pad 1");
+	CHECK(run_raw(f.dev, f.session, &ok, 0, &r) == -EINVAL, "RUN of 0 ops");
+	CHECK(run_raw(f.dev, f.session, &ok, ACCMAP_REPLAY_OPS_MAX + 1, &r) == -EINVAL,
+	      "RUN of ACCMAP_REPLAY_OPS_MAX + 1 ops");
+	CHECK(run_raw(f.dev, f.session, NULL, 1, &r) == -EFAULT, "RUN of ops at NULL");
+	CHECK(run_raw(f.dev, f.session + 1000, &ok, 1, &r) == -ENOENT, "RUN of an unknown session");
+	CHECK(run_raw(f.dev, 0, &ok, 1, &r) == -ENOENT, "RUN of session 0");
+
+	/* Every field of an op, each op kind. */
+#define BAD(...)	do {							\
+		op = (struct accmap_replay_op){ __VA_ARGS__ };			\
+		run_expect_invalid(&f, &op, #__VA_ARGS__);			\
+	} while (0)
+	BAD(.op = 0);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE_ROOT + 1);
+	BAD(.op = UINT32_MAX);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .pad = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .flags = ACCMAP_REPLAY_OP_STRICT);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .flags = 1U << 2);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .offset = 2);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .offset = window);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .offset = 0xfffffffc);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .mask = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .timeout_us = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE, .irq = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_HI);
+	BAD(.op = ACCMAP_REPLAY_OP_READ, .offset = window);
+	BAD(.op = ACCMAP_REPLAY_OP_READ, .offset = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_READ, .timeout_us = 10);
+	BAD(.op = ACCMAP_REPLAY_OP_POLL, .mask = 1, .timeout_us = 0);
+	BAD(.op = ACCMAP_REPLAY_OP_POLL, .mask = 1,
+	    .timeout_us = ACCMAP_REPLAY_TIMEOUT_MAX_US + 1);
+	BAD(.op = ACCMAP_REPLAY_OP_POLL, .mask = 1, .timeout_us = 1,
+	    .flags = ACCMAP_REPLAY_OP_STRICT);
+	BAD(.op = ACCMAP_REPLAY_OP_POLL, .mask = 1, .timeout_us = 1, .offset = window);
+	BAD(.op = ACCMAP_REPLAY_OP_POLL, .mask = 1, .timeout_us = 1, .irq = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 0, .timeout_us = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1, .timeout_us = 0);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1,
+	    .timeout_us = ACCMAP_REPLAY_TIMEOUT_MAX_US + 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1, .timeout_us = 1,
+	    .irq = ACCMAP_REPLAY_IRQ_COUNT);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1, .timeout_us = 1, .offset = 4);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1, .timeout_us = 1, .value = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1, .timeout_us = 1,
+	    .flags = ACCMAP_REPLAY_OP_HI);
+	BAD(.op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = ACCMAP_REPLAY_DELAY_MAX_US + 1);
+	BAD(.op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1, .offset = 4);
+	BAD(.op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1, .value = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1, .mask = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1, .irq = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = SIMDRV_AS(0), .value = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = SIMDRV_AS(0), .mask = 1);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = SIMDRV_AS(0),
+	    .flags = ACCMAP_REPLAY_OP_STRICT);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = window);
+	BAD(.op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = SIMDRV_AS(0), .timeout_us = 1);
+#undef BAD
+
+	/* A strict READ that sees another value: EIO, and the value. */
+	if (!CHECK(simdrv_read_reg(f.dev, f.session, SIMDRV_GPU_ID, &gpu_id) == 0, "GPU_ID"))
+		goto out;
+	CHECK(gpu_id == f.info.gpu_id, "GPU_ID reads %#x, QUERY says %#x", gpu_id,
+	      f.info.gpu_id);
+	{
+		struct accmap_replay_op ops[3] = {
+			{ .op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_STRICT,
+			  .offset = SIMDRV_GPU_ID, .mask = UINT32_MAX, .value = gpu_id },
+			{ .op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_STRICT,
+			  .offset = SIMDRV_GPU_ID, .mask = 0xffff, .value = gpu_id ^ 0x10000 },
+			{ .op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_STRICT,
+			  .offset = SIMDRV_GPU_ID, .mask = 0xff, .value = gpu_id ^ 1 },
+		};
+
+		/* Bits outside the mask do not count: ops 0 and 1 match. */
+		ret = run_raw(f.dev, f.session, ops, 3, &r);
+		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MISMATCH && r.failed_op == 2 &&
+		      r.done == 2 && r.value == gpu_id,
+		      "strict READ mismatch: %s, reason %u, failed_op %u, done %u, value %#x (GPU_ID %#x)",
+		      err_name(ret), r.reason, r.failed_op, r.done, r.value, gpu_id);
+		/* Not strict: a mismatch is no failure. */
+		ops[2].flags = 0;
+		ret = run_raw(f.dev, f.session, ops, 3, &r);
+		CHECK(ret == 0 && r.done == 3 && r.failed_op == UINT32_MAX &&
+		      r.reason == ACCMAP_REPLAY_OK && r.fault_as == UINT32_MAX &&
+		      r.fault_addr == 0 && r.fault_status == 0 && r.elapsed_ns != GARBAGE_U64,
+		      "READ run: %s, done %u, failed_op %#x, reason %u, fault %u %#llx %#x",
+		      err_name(ret), r.done, r.failed_op, r.reason, r.fault_as,
+		      (unsigned long long)r.fault_addr, r.fault_status);
+		CHECK(r.ops == (uintptr_t)ops && r.nr_ops == 3 && r.session == f.session &&
+		      r.flags == 0, "RUN changed its input fields");
+	}
+out:
+	fix_close(&f);
+}
+
+static void test_destroy_errors(void)
+{
+	struct accmap_replay_destroy d;
+	struct accmap_replay_run r;
+	struct accmap_replay_op op = { .op = ACCMAP_REPLAY_OP_READ };
+	struct fix f;
+	int other;
+
+	if (!fix_open(&f, ACCMAP_PGT_MALI_LPAE))
+		goto out;
+	d.session = f.session;
+	d.pad = 1;
+	CHECK(raw_ioctl(f.dev, ACCMAP_IOC_REPLAY_DESTROY, &d) == -EINVAL, "DESTROY pad 1");
+	CHECK(destroy_raw(f.dev, f.session + 1000) == -ENOENT, "DESTROY of an unknown session");
+	CHECK(destroy_raw(f.dev, 0) == -ENOENT, "DESTROY of session 0");
+
+	/* Session ids belong to their client. */
+	other = am_open();
+	if (other >= 0) {
+		CHECK(run_raw(other, f.session, &op, 1, &r) == -ENOENT,
+		      "RUN of another client's session");
+		CHECK(destroy_raw(other, f.session) == -ENOENT,
+		      "DESTROY of another client's session");
+		close(other);
+	}
+
+	CHECK(run_raw(f.dev, f.session, &op, 1, &r) == 0, "RUN before DESTROY");
+	CHECK(destroy_raw(f.dev, f.session) == 0, "DESTROY");
+	CHECK(run_raw(f.dev, f.session, &op, 1, &r) == -ENOENT, "RUN after DESTROY");
+	CHECK(r.done == 0 && r.failed_op == UINT32_MAX && r.fault_as == UINT32_MAX,
+	      "RUN of a destroyed session: done %u, failed_op %#x, fault_as %#x", r.done,
+	      r.failed_op, r.fault_as);
+	CHECK(destroy_raw(f.dev, f.session) == -ENOENT, "second DESTROY");
+
+	/* Ids are handed out in turn: the destroyed one is not next. */
+	{
+		struct accmap_replay_setup s;
+		struct accmap_replay_map m;
+
+		map_init(&m, TEST_VA, page_size(), f.id, ACCMAP_REPLAY_MAP_READ);
+		setup_init(&s, &m, 1, f.target, ACCMAP_PGT_MALI_LPAE);
+		if (CHECK(setup_raw(f.dev, &s) == 0, "SETUP after DESTROY"))
+			CHECK(s.session != f.session, "the destroyed session's id %u came back",
+			      f.session);
+	}
+out:
+	fix_close(&f);
+}
+
+/* ==== who may replay ==== */
+
+static void test_nonroot_eperm(void)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		return;
+	if (pid == 0) {
+		struct accmap_replay_target_info info = { .index = 0 };
+		struct accmap_replay_op op = { .op = ACCMAP_REPLAY_OP_READ };
+		struct accmap_replay_setup s;
+		struct accmap_replay_map m;
+		struct accmap_replay_run r;
+		char data[64] = "replay", back[64];
+		uint32_t id;
+		int dev;
+
+		if (!CHECK(setgroups(0, NULL) == 0 && setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+			   setresuid(NOBODY, NOBODY, NOBODY) == 0, "dropping root: %s",
+			   strerror(errno)))
+			_exit(1);
+		dev = am_open();
+		if (dev < 0)
+			_exit(1);
+		CHECK(raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info) == -EPERM, "QUERY as nobody");
+		if (CHECK(am_buffer(dev, page_size(), 0, &id, false) == 0, "buffer as nobody")) {
+			CHECK(am_write(dev, id, 0, data, sizeof(data)) == 0 &&
+			      am_read(dev, id, 0, back, sizeof(back)) == 0 &&
+			      !memcmp(data, back, sizeof(data)), "WRITE and READ as nobody");
+			map_init(&m, TEST_VA, page_size(), id, ACCMAP_REPLAY_MAP_READ);
+			setup_init(&s, &m, 1, 0, ACCMAP_PGT_MALI_AARCH64_4K);
+			CHECK(setup_raw(dev, &s) == -EPERM, "SETUP as nobody");
+			CHECK(am_free(dev, id) == 0, "FREE as nobody");
+		}
+		CHECK(run_raw(dev, 1, &op, 1, &r) == -EPERM, "RUN as nobody");
+		/* The outputs are written on EPERM too. */
+		CHECK(r.done == 0 && r.failed_op == UINT32_MAX && r.fault_as == UINT32_MAX &&
+		      r.fault_addr == 0 && r.fault_status == 0,
+		      "RUN as nobody: done %u, failed_op %#x, fault_as %#x", r.done, r.failed_op,
+		      r.fault_as);
+		CHECK(destroy_raw(dev, 1) == -EPERM, "DESTROY as nobody");
+		close(dev);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited with %#x", status);
+}
+
+/* ==== teardown ==== */
+
+/* The system call @pid is in, from /proc/PID/syscall; -1 if unknown. */
+static long in_syscall(pid_t pid)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+}
+
+static void test_kill_mid_run(void)
+{
+	struct counts before, during;
+	struct pollfd pfd;
+	int pipefd[2], status = 0, dev = am_open();
+	uint64_t t0, reap_ns = 0;
+	bool in_ioctl = false;
+	pid_t pid, got = 0;
+	char byte = 0;
+
+	if (dev < 0 || !read_counts(&before) || !CHECK(pipe(pipefd) == 0, "pipe"))
+		goto out;
+	pid = fork();
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		goto out;
+	if (pid == 0) {
+		/* 64 polls of 10 s each that never succeed: over ten minutes. */
+		static struct accmap_replay_op ops[64];
+		struct accmap_replay_run r;
+		struct fix f;
+
+		close(pipefd[0]);
+		if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+			_exit(1);
+		for (size_t i = 0; i < TAP_ARRAY_SIZE(ops); i++) {
+			ops[i].op = ACCMAP_REPLAY_OP_POLL;
+			ops[i].offset = SIMDRV_GPU_ID;
+			ops[i].mask = 1;
+			ops[i].value = ~f.info.gpu_id & 1;
+			ops[i].timeout_us = ACCMAP_REPLAY_TIMEOUT_MAX_US;
+		}
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(1);
+		run_raw(f.dev, f.session, ops, TAP_ARRAY_SIZE(ops), &r);
+		CHECK(false, "the long run returned (reason %u) instead of being killed", r.reason);
+		_exit(1);
+	}
+	close(pipefd[1]);
+	pfd.fd = pipefd[0];
+	pfd.events = POLLIN;
+	if (!CHECK(poll(&pfd, 1, 10000) == 1 && read(pipefd[0], &byte, 1) == 1 && byte == 'r',
+		   "the child never set up its session")) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		goto out_pipe;
+	}
+	/* Wait until it sleeps in the ioctl, then a little longer. */
+	for (int i = 0; i < 200 && !in_ioctl; i++) {
+		in_ioctl = in_syscall(pid) == SYS_ioctl;
+		if (!in_ioctl)
+			usleep(10 * 1000);
+	}
+	if (!in_ioctl)
+		tap_diag("could not see the child in ioctl(2) (/proc/%d/syscall)", (int)pid);
+	usleep(200 * 1000);
+	if (read_counts(&during))
+		CHECK(during.sessions == before.sessions + 1 &&
+		      during.table_pages > before.table_pages,
+		      "during the run: %llu sessions, %llu table pages; before %llu, %llu",
+		      during.sessions, during.table_pages, before.sessions, before.table_pages);
+	CHECK(sim_sessions(dev) == (uint32_t)before.sessions + 1,
+	      "QUERY counts %u sessions during the run", sim_sessions(dev));
+
+	t0 = now_ns();
+	CHECK(kill(pid, SIGKILL) == 0, "kill: %s", strerror(errno));
+	while (now_ns() - t0 < 5000000000ULL) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got)
+			break;
+		usleep(5 * 1000);
+	}
+	reap_ns = now_ns() - t0;
+	if (!got)
+		waitpid(pid, &status, 0);
+	CHECK(got == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "the child was not reaped as killed (status %#x)", status);
+	CHECK(reap_ns < 2000000000ULL, "the killed child took %llu ms to die",
+	      (unsigned long long)(reap_ns / 1000000));
+	tap_diag("killed mid-run, reaped after %llu ms", (unsigned long long)(reap_ns / 1000000));
+	check_counts_back(&before, "after the kill");
+	CHECK(sim_sessions(dev) == (uint32_t)before.sessions,
+	      "QUERY counts %u sessions after the kill, %llu before", sim_sessions(dev),
+	      before.sessions);
+out_pipe:
+	close(pipefd[0]);
+out:
+	if (dev >= 0)
+		close(dev);
+}
+
+static void test_close_destroys(void)
+{
+	struct counts before, during;
+	struct accmap_replay_setup s;
+	struct accmap_replay_map m;
+	uint32_t target, id, pages = 0;
+	struct accmap_replay_target_info info;
+	int dev, watcher = am_open();
+
+	if (watcher < 0 || !read_counts(&before))
+		goto out;
+	dev = am_open();
+	if (dev < 0 || !find_sim(dev, &target, &info) ||
+	    am_buffer(dev, 4 * page_size(), 0, &id, false) < 0)
+		goto out_dev;
+	for (uint32_t i = 0; i < 3; i++) {
+		map_init(&m, TEST_VA << i, 4 * page_size(), id, ACCMAP_REPLAY_MAP_READ);
+		setup_init(&s, &m, 1, target, formats[i % 2]);
+		if (!CHECK(setup_raw(dev, &s) == 0, "SETUP %u", i))
+			goto out_dev;
+		pages += s.table_pages;
+	}
+	/* The sessions hold the buffer: freeing its id takes nothing away. */
+	CHECK(am_free(dev, id) == 0, "FREE of the mapped buffer");
+	if (read_counts(&during))
+		CHECK(during.sessions == before.sessions + 3 &&
+		      during.table_pages == before.table_pages + pages,
+		      "with 3 sessions of %u table pages: debugfs %llu sessions, %llu table pages; before %llu, %llu",
+		      pages, during.sessions, during.table_pages, before.sessions,
+		      before.table_pages);
+	CHECK(sim_sessions(watcher) == (uint32_t)before.sessions + 3,
+	      "QUERY counts %u sessions with 3 open", sim_sessions(watcher));
+out_dev:
+	if (dev >= 0)
+		close(dev);
+	check_counts_back(&before, "after closing the device");
+	CHECK(sim_sessions(watcher) == (uint32_t)before.sessions,
+	      "QUERY counts %u sessions after the close", sim_sessions(watcher));
+out:
+	if (watcher >= 0)
+		close(watcher);
+}
+
+/* ==== the recording reader (no device) ==== */
+
+static struct accmap_recording *sample_recording(void)
+{
+	static uint8_t desc[4096], a[8192];
+	const struct accmap_replay_op ops[] = {
+		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = SIMDRV_AS(0) },
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_JS(0) + SIMDRV_JS_COMMAND_NEXT,
+		  .value = 1 },
+		{ .op = ACCMAP_REPLAY_OP_WAIT_IRQ, .mask = 1, .timeout_us = 1000 },
+	};
+	struct accmap_recording *rec = NULL;
+	int ret;
+
+	fill_pattern(desc, sizeof(desc), 0, 1);
+	fill_pattern(a, sizeof(a), 0, 2);
+	ret = accmap_rec_create("sim", ACCMAP_PGT_MALI_LPAE, 1, 40, &rec);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, 0x10000, 4096, 3, 0, desc);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, 0x20000, 8192, 1, 2, a);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, 0x40000, 4096 * 3, 7, 7, NULL);
+	if (!ret)
+		ret = accmap_rec_set_ops(rec, ops, TAP_ARRAY_SIZE(ops));
+	if (!ret)
+		ret = accmap_rec_add_symbol(rec, "a", 0x20000, 8000, ACCMAP_REC_SYM_INPUT);
+	if (!ret)
+		ret = accmap_rec_add_symbol(rec, "out.put-1", 0x40010, 100, ACCMAP_REC_SYM_OUTPUT);
+	if (!ret)
+		ret = accmap_rec_set_note(rec, "sample\trecording\n");
+	if (!CHECK(ret == 0, "building the sample recording: %s", err_name(ret))) {
+		accmap_rec_free(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+static uint32_t le32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void le32_put(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* File offset of the section of @type in an encoded recording, or 0. */
+static uint32_t section_at(const uint8_t *buf, uint32_t type)
+{
+	uint32_t n = le32_at(buf + 28), table = le32_at(buf + 32);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (le32_at(buf + table + i * ACCMAP_REC_SECTION_SIZE) == type)
+			return le32_at(buf + table + i * ACCMAP_REC_SECTION_SIZE + 8);
+	return 0;
+}
+
+/* Entry of the section table for @type. */
+static uint32_t section_entry(const uint8_t *buf, uint32_t type)
+{
+	uint32_t n = le32_at(buf + 28), table = le32_at(buf + 32);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (le32_at(buf + table + i * ACCMAP_REC_SECTION_SIZE) == type)
+			return table + i * ACCMAP_REC_SECTION_SIZE;
+	return 0;
+}
+
+static void test_recording_roundtrip(void)
+{
+	struct accmap_recording *rec = sample_recording(), *back = NULL;
+	struct accmap_rec_error err;
+	void *buf = NULL, *buf2 = NULL;
+	size_t len, len2;
+
+	if (!rec)
+		return;
+	if (!CHECK(accmap_rec_encode(rec, &buf, &len, &err) == 0, "encode: %s", err.msg) ||
+	    !CHECK(accmap_rec_parse(buf, len, "sample", &back, &err) == 0, "parse: %s", err.msg))
+		goto out;
+	CHECK(!strcmp(back->target, "sim") && back->format == ACCMAP_PGT_MALI_LPAE &&
+	      back->as == 1 && back->va_bits == 40 && back->nr_maps == 3 && back->nr_ops == 3 &&
+	      back->nr_symbols == 2 && back->note && !strcmp(back->note, "sample\trecording\n"),
+	      "header, counts or note changed on the way");
+	for (uint32_t i = 0; i < 3; i++) {
+		const struct accmap_rec_map *x = &rec->maps[i], *y = &back->maps[i];
+
+		CHECK(x->gpu_va == y->gpu_va && x->length == y->length && x->flags == y->flags &&
+		      x->attr == y->attr && !x->data == !y->data &&
+		      (!x->data || !memcmp(x->data, y->data, x->length)),
+		      "map %u changed on the way", i);
+	}
+	CHECK(!memcmp(rec->ops, back->ops, 3 * sizeof(*rec->ops)), "ops changed on the way");
+	CHECK(!memcmp(rec->symbols, back->symbols, 2 * sizeof(*rec->symbols)),
+	      "symbols changed on the way");
+	CHECK(accmap_rec_find_symbol(back, "out.put-1") == &back->symbols[1] &&
+	      !accmap_rec_find_symbol(back, "out") &&
+	      accmap_rec_find_map(back, 0x40010, 100) == 2 &&
+	      accmap_rec_find_map(back, 0x21000, 0x1001) == -ERANGE,
+	      "symbol or map lookup");
+	if (CHECK(accmap_rec_encode(back, &buf2, &len2, &err) == 0, "encode again: %s", err.msg))
+		CHECK(len2 == len && !memcmp(buf, buf2, len), "encoding is not deterministic");
+out:
+	free(buf2);
+	free(buf);
+	accmap_rec_free(back);
+	accmap_rec_free(rec);
+}
+
+/* Parsing @bad must fail with @want_err, blaming offset @want_off. */
+static void check_reject(const uint8_t *bad, size_t len, const char *what, int want_err,
+			 uint64_t want_off)
+{
+	struct accmap_recording *back;
+	struct accmap_rec_error err;
+	int ret;
+
+	ret = accmap_rec_parse(bad, len, "bad", &back, &err);
+	if (!ret)
+		accmap_rec_free(back);
+	CHECK(ret == -want_err && err.offset == want_off,
+	      "%s: %s at offset %#llx (%s), expected %s at %#llx", what, err_name(ret),
+	      (unsigned long long)err.offset, err.msg, err_name(want_err),
+	      (unsigned long long)want_off);
+}
+
+/*
+ * The reader refuses damaged files: each case changes a copy of a good
+ * encoding, and names the errno and the file offset it must report.
+ */
+static void test_recording_rejects(void)
+{
+	struct accmap_recording *rec = sample_recording(), *back;
+	struct accmap_rec_error err;
+	uint32_t maps, ops, syms, data_entry, maps_entry;
+	uint8_t *good = NULL, *bad = NULL;
+	size_t len;
+	int ret;
+
+	if (!rec || !CHECK(accmap_rec_encode(rec, (void **)&good, &len, &err) == 0, "encode"))
+		goto out;
+	bad = malloc(len);
+	if (!CHECK(bad, "malloc"))
+		goto out;
+	maps = section_at(good, ACCMAP_REC_SECT_MAPS);
+	ops = section_at(good, ACCMAP_REC_SECT_OPS);
+	syms = section_at(good, ACCMAP_REC_SECT_SYMBOLS);
+	maps_entry = section_entry(good, ACCMAP_REC_SECT_MAPS);
+	data_entry = section_entry(good, ACCMAP_REC_SECT_DATA);
+	if (!CHECK(maps && ops && syms && maps_entry && data_entry, "sections not found"))
+		goto out;
+
+	/* Every truncation, and nothing: not a valid file. */
+	for (size_t l = 0; l < len; l++) {
+		ret = accmap_rec_parse(good, l, "cut", &back, &err);
+		if (!CHECK(ret == -EBADMSG, "a file cut to %zu of %zu bytes: %s", l, len,
+			   err_name(ret))) {
+			if (!ret)
+				accmap_rec_free(back);
+			break;
+		}
+	}
+
+#define CASE(what, want_err, want_off, change)	do {				\
+		memcpy(bad, good, len);						\
+		change;								\
+		check_reject(bad, len, what, want_err, want_off);		\
+	} while (0)
+
+	CASE("bad magic", EBADMSG, 0, bad[0] = 'X');
+	CASE("version 2", EOPNOTSUPP, 8, le32_put(bad + 8, 2));
+	CASE("version 0", EBADMSG, 8, le32_put(bad + 8, 0));
+	CASE("header size 64", EBADMSG, 12, le32_put(bad + 12, 64));
+	CASE("file size too large", EBADMSG, len, le32_put(bad + 16, (uint32_t)len + 1));
+	CASE("file size too small", EBADMSG, len - 8, le32_put(bad + 16, (uint32_t)len - 8));
+	CASE("header flags", EBADMSG, 24, bad[24] = 1);
+	CASE("no sections", EBADMSG, 28, le32_put(bad + 28, 0));
+	CASE("2^32 - 1 sections", EBADMSG, 28, le32_put(bad + 28, UINT32_MAX));
+	CASE("section table past the end", EBADMSG, 32, le32_put(bad + 32, (uint32_t)len));
+	CASE("unknown format", EOPNOTSUPP, 44, le32_put(bad + 44, ACCMAP_PGT_COUNT));
+	CASE("AS 16", EBADMSG, 48, le32_put(bad + 48, 16));
+	CASE("va_bits 49", EBADMSG, 52, le32_put(bad + 52, 49));
+	CASE("target not terminated", EBADMSG, 64, memset(bad + 64, 'x', 32));
+	CASE("reserved header byte", EBADMSG, 96, bad[127] = 1);
+	CASE("MAPS count 2^32 - 1", EBADMSG, maps_entry + 24,
+	     le32_put(bad + maps_entry + 24, UINT32_MAX));
+	CASE("MAPS past the end", EBADMSG, maps_entry + 8,
+	     le32_put(bad + maps_entry + 8, (uint32_t)len));
+	CASE("MAPS on the section table", EBADMSG, maps_entry + 8,
+	     le32_put(bad + maps_entry + 8, ACCMAP_REC_HEADER_SIZE));
+	CASE("unknown required section", EOPNOTSUPP, data_entry, le32_put(bad + data_entry, 99));
+	CASE("map 0 gpu_va unaligned", EBADMSG, maps + 0, bad[maps] |= 1);
+	CASE("map 1 length 0", EBADMSG, maps + 40 + 8, memset(bad + maps + 40 + 8, 0, 8));
+	CASE("map 1 without READ", EBADMSG, maps + 40 + 16, bad[maps + 40 + 16] = 2);
+	CASE("map 2 attr 8", EBADMSG, maps + 80 + 20, bad[maps + 80 + 20] = 8);
+	CASE("map 2 unknown content", EBADMSG, maps + 80 + 24, bad[maps + 80 + 24] = 2);
+	CASE("map 1 contents past DATA", EBADMSG, maps + 40 + 32,
+	     le32_put(bad + maps + 40 + 32, 4096 * 2));
+	CASE("map 1 contents on map 0's", EBADMSG, maps + 40 + 32,
+	     le32_put(bad + maps + 40 + 32, 0));
+	CASE("map 1 on map 0", EBADMSG, maps + 40, le32_put(bad + maps + 40, 0x10000));
+	CASE("map 2 above va_bits", EBADMSG, maps + 80 + 8, bad[maps + 80 + 5] = 0x01);
+	CASE("op 1 unknown", EBADMSG, ops + 32, le32_put(bad + ops + 32, 9));
+	CASE("op 2 pad", EBADMSG, ops + 64 + 28, bad[ops + 64 + 28] = 1);
+	CASE("op 2 timeout 0", EBADMSG, ops + 64 + 20, le32_put(bad + ops + 64 + 20, 0));
+	CASE("symbol 0 name with a space", EBADMSG, syms, bad[syms] = ' ');
+	CASE("symbol 1 named as symbol 0", EBADMSG, syms + 56,
+	     memcpy(bad + syms + 56, bad + syms, 32));
+	CASE("symbol 0 outside its map", EBADMSG, syms + 32,
+	     le32_put(bad + syms + 32, 0x21000));
+	CASE("symbol 0 flags", EBADMSG, syms + 48, bad[syms + 48] = 4);
+	/* An unknown section that may be skipped is. */
+	memcpy(bad, good, len);
+	le32_put(bad + data_entry, 99);
+	le32_put(bad + data_entry + 4, ACCMAP_REC_SECT_OPTIONAL);
+	ret = accmap_rec_parse(bad, len, "bad", &back, &err);
+	/* ... but then the maps' contents have no DATA section. */
+	CHECK(ret == -EBADMSG, "contents without a DATA section: %s", err_name(ret));
+	if (!ret)
+		accmap_rec_free(back);
+#undef CASE
+out:
+	free(bad);
+	free(good);
+	accmap_rec_free(rec);
+}
+
+static const struct tap_test tests[] = {
+	{ "recording_roundtrip", test_recording_roundtrip },
+	{ "recording_rejects", test_recording_rejects },
+	{ "query_sim", test_query_sim },
+	{ "setup_errors", test_setup_errors },
+	{ "run_errors", test_run_errors },
+	{ "destroy_errors", test_destroy_errors },
+	{ "nonroot_eperm", test_nonroot_eperm },
+	{ "matmul_aarch64", test_matmul_aarch64 },
+	{ "matmul_lpae", test_matmul_lpae },
+	{ "vadd_file", test_vadd_file },
+	{ "player_batches", test_player_batches },
+	{ "fault_unmapped_head", test_fault_unmapped_head },
+	{ "fault_unmapped_operand", test_fault_unmapped_operand },
+	{ "poll_timeout", test_poll_timeout },
+	{ "kill_mid_run", test_kill_mid_run },
+	{ "close_destroys", test_close_destroys },
+};
+
+int main(void)
+{
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}
