@@ -4,8 +4,10 @@
 # The operator's part of the demo guest (busybox sh), run by init.sh after
 # accmap-demo: accmapctl heaps, pool and an uncached alloc, then, while a
 # background "accmapctl alloc --hold" keeps a 4 MiB buffer under tag 9,
-# label that tag and list who holds what.  run.sh packs it as
-# /demo-accmapctl.sh.
+# label that tag and list who holds what; then GPU replay: list the
+# targets, record two 64x64 matmuls on the software Mali model (seeds 1
+# and 2), and replay the first three times with the second's inputs: its
+# output must equal the second's.  run.sh packs it as /demo-accmapctl.sh.
 #
 #   sh /demo-accmapctl.sh [TIMEOUT]
 #
@@ -64,5 +66,26 @@ wait "$holder"
 rc=$?
 echo "# accmapctl alloc --hold (pid $holder) stopped: exit $rc"
 [ "$rc" = 0 ] || failed "alloc 4M --tag 9 --hold (exit $rc)"
+
+# GPU replay on the software model.  "record" checks its own run against
+# the CPU before saving; a replay of seed 2's recording gives its inputs
+# and output, and seed 1's recording replayed with those inputs must give
+# the same output.
+if ctl targets; then
+	grep -q 'sim' "$out" || failed "targets (no sim)"
+fi
+ctl record --size 64 --seed 1 /tmp/m1.amr
+ctl record --size 64 --seed 2 /tmp/m2.amr
+ctl show /tmp/m1.amr
+# Seed 2's inputs, fed to seed 1's recording, give seed 2's output.
+ctl replay /tmp/m2.amr --output a=/tmp/a2.bin --output b=/tmp/b2.bin \
+	--output c=/tmp/c2.bin -q
+ctl replay /tmp/m1.amr --input a=/tmp/a2.bin --input b=/tmp/b2.bin \
+	--output c=/tmp/c1.bin --repeat 3
+if cmp /tmp/c1.bin /tmp/c2.bin; then
+	echo "# replay of m1.amr with m2.amr's inputs: output equals m2.amr's"
+else
+	failed "replay with new inputs (output differs)"
+fi
 
 exit "$status"
