@@ -4,6 +4,7 @@
  *
  *   accmapctl [-d DEVICE] heaps | pool | list | alloc | info | label ...
  *   accmapctl [-d DEVICE] targets | record | replay | show ...
+ *   accmapctl import-gpureplay DIR OUT
  *
  * Exit status: 0 on success, 1 when a call fails (the message names the
  * call and gives strerror), 2 on a usage error.  Everything that talks to
@@ -29,6 +30,7 @@
 #include <linux/magic.h>
 
 #include "accmap.h"
+#include "gpureplay.h"
 #include "recording.h"
 #include "simdrv.h"
 
@@ -2367,6 +2369,102 @@ static int cmd_show(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
+/* import-gpureplay */
+
+static void import_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s import-gpureplay [-q] DIR OUT\n"
+		"\n"
+		"Converts a GPUReplay recording of a Mali GPU (the files gr_pgt,\n"
+		"gr_mem_contents, gr_io_history and gr_sync_as in DIR) into the\n"
+		"accmap recording OUT, for 'replay' on the software Mali model:\n"
+		"the regions become maps (permissions from the kbase region flags),\n"
+		"the register log becomes ops (TRANSTAB writes become WRITE_ROOT,\n"
+		"busy reads become POLL, job ends WAIT_IRQ, delays are left out),\n"
+		"and the last two synced ranges become the symbols 'input' and\n"
+		"'output'.  Needs no device.\n"
+		"\n"
+		"  -q, --quiet   print nothing on success\n"
+		"  -h, --help    this text\n",
+		prog);
+}
+
+static int cmd_import_gpureplay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct accmap_recording *rec = NULL;
+	struct gpureplay_input in;
+	struct gpureplay_stats st;
+	struct accmap_rec_error err;
+	bool quiet = false;
+	int ret, c;
+
+	begin_options(argv);
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			import_usage(stdout);
+			return EXIT_SUCCESS;
+		default:
+			return bad_option();
+		}
+	}
+	if (argc - optind < 2)
+		return usage_error("need DIR and OUT");
+	if (argc - optind > 2)
+		return usage_error("unexpected argument '%s'", argv[optind + 2]);
+
+	ret = gpureplay_load(argv[optind], &in, &err);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", cmd_name, err.msg);
+		return EXIT_FAILURE;
+	}
+	ret = gpureplay_import(&in, &rec, &st, &err);
+	gpureplay_unload(&in);
+	if (ret) {
+		fprintf(stderr, "%s: %s/%s\n", cmd_name, argv[optind],
+			err.msg[0] ? err.msg : strerror(-ret));
+		return EXIT_FAILURE;
+	}
+	ret = accmap_rec_save(rec, argv[optind + 1], &err);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", cmd_name,
+			err.msg[0] ? err.msg : strerror(-ret));
+		accmap_rec_free(rec);
+		return EXIT_FAILURE;
+	}
+	if (!quiet) {
+		printf("%s: AS %u, GPU_ID 0x%08x, target %s\n", argv[optind + 1],
+		       rec->as, rec->gpu_id, rec->target);
+		printf("regions:  %u (%u with contents): %llu pages of contents, %llu zero-filled, %u maps\n",
+		       st.regions, st.valid_regions, (unsigned long long)st.pages,
+		       (unsigned long long)st.zero_pages, st.maps);
+		printf("accesses: %u (%u reads, %u writes), %u job chains\n",
+		       st.lines, st.reads, st.writes, st.jobs);
+		printf("ops:      %u (%u POLL, %u WAIT_IRQ, %u WRITE_ROOT); %u reads folded, %u TRANSTAB reads dropped, %u flush IDs replaced\n",
+		       st.ops, st.polls, st.wait_irqs, st.write_roots, st.collapsed,
+		       st.dropped, st.flush_ids);
+		printf("gr_pgt:   %u table pages, %llu leaves: %llu outside the maps, %llu stale, %llu tables missing\n",
+		       st.pgt_pages, (unsigned long long)st.pgt_leaves,
+		       (unsigned long long)st.leaves_unmapped,
+		       (unsigned long long)st.leaves_stale,
+		       (unsigned long long)st.tables_missing);
+		printf("delays:   %llu ns recorded, left out\n",
+		       (unsigned long long)st.recorded_ns);
+	}
+	accmap_rec_free(rec);
+	return EXIT_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
 /* Top level */
 
 /**
@@ -2394,6 +2492,8 @@ static const struct command commands[] = {
 	{ "record", cmd_record, record_usage, "record a compute job on the software Mali model" },
 	{ "replay", cmd_replay, replay_usage, "replay a recording with new inputs" },
 	{ "show", cmd_show, show_usage, "check and describe a recording file" },
+	{ "import-gpureplay", cmd_import_gpureplay, import_usage,
+	  "convert a GPUReplay recording of a Mali GPU" },
 };
 
 #define NCOMMANDS	ARRAY_SIZE(commands)

@@ -185,6 +185,24 @@ for p in "${progs[@]}"; do
 	cp "$work/bin/$p" "$root/tests/$p"
 done
 printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
+# accmap_gpureplay imports GPUReplay's MNIST recording from
+# /data/gpureplay-mnist.  It is kept outside the repository, in
+# ../shared/recordings beside it (or beside the directory of a worktree);
+# ACCMAP_GPUREPLAY_DIR names another place.
+if printf '%s\n' "${progs[@]}" | grep -qx accmap_gpureplay; then
+	gr_dir=${ACCMAP_GPUREPLAY_DIR:-}
+	if [ -z "$gr_dir" ]; then
+		for d in "$ACCMAP_ROOT/.." "$ACCMAP_ROOT/../.."; do
+			gr_dir=$d/shared/recordings/gpureplay-mnist
+			[ -d "$gr_dir" ] && break
+		done
+	fi
+	mkdir -p "$root/data/gpureplay-mnist"
+	for f in gr_pgt gr_mem_contents gr_io_history gr_sync_as; do
+		[ -f "$gr_dir/$f" ] || die "$gr_dir/$f missing (set ACCMAP_GPUREPLAY_DIR)"
+		cp "$gr_dir/$f" "$root/data/gpureplay-mnist/$f"
+	done
+fi
 if [ "$mode" = demo ]; then
 	cp "$ACCMAP_ROOT/tools/testing/vm/demo-accmapctl.sh" "$root/demo-accmapctl.sh"
 	echo demo >"$root/etc/accmap-mode"
