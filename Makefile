@@ -11,6 +11,8 @@
 #   make demo           accmap-demo in an arm64 guest (qemu TCG)
 #   make check          every test tier; last line "N passed, N failed"
 #   make kunit | kunit-debug | vm-test [VM_ARCH=amd64|arm64] | lint | dkms-test
+#   make fuzz-check     the GPUReplay importer's hostile inputs (seconds)
+#   make fuzz [FUZZ_SECONDS=300] [FUZZ_JOBS=1]   libFuzzer on the importer
 
 ACCMAP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 ACCMAP_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/accmap
@@ -26,10 +28,12 @@ KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build), \
 	     /lib/modules/$(KVER)/build)
 
 VM_ARCH ?= amd64
+FUZZ_SECONDS ?= 300
+FUZZ_JOBS ?= 1
 SCRIPTS := $(ACCMAP_ROOT)/tools/testing
 
 .PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
-	demo lint dkms-test check help
+	demo lint dkms-test check fuzz fuzz-check help
 
 all: modules
 
@@ -73,6 +77,12 @@ lint: deps
 
 dkms-test: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/dkms-test.sh
+
+fuzz-check: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/fuzz/run.sh check
+
+fuzz: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/fuzz/run.sh fuzz $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 check: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/check.sh

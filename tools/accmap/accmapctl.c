@@ -2444,16 +2444,19 @@ static int cmd_import_gpureplay(int argc, char **argv)
 	if (!quiet) {
 		printf("%s: AS %u, GPU_ID 0x%08x, target %s\n", argv[optind + 1],
 		       rec->as, rec->gpu_id, rec->target);
-		printf("regions:  %u (%u with contents): %llu pages of contents, %llu zero-filled, %u maps\n",
-		       st.regions, st.valid_regions, (unsigned long long)st.pages,
-		       (unsigned long long)st.zero_pages, st.maps);
+		printf("regions:  %u (%u with contents): ", st.regions, st.valid_regions);
+		printf("%llu pages of contents, %llu zero-filled, %u maps\n",
+		       (unsigned long long)st.pages, (unsigned long long)st.zero_pages,
+		       st.maps);
 		printf("accesses: %u (%u reads, %u writes), %u job chains\n",
 		       st.lines, st.reads, st.writes, st.jobs);
-		printf("ops:      %u (%u POLL, %u WAIT_IRQ, %u WRITE_ROOT); %u reads folded, %u TRANSTAB reads dropped, %u flush IDs replaced\n",
-		       st.ops, st.polls, st.wait_irqs, st.write_roots, st.collapsed,
-		       st.dropped, st.flush_ids);
-		printf("gr_pgt:   %u table pages, %llu leaves: %llu outside the maps, %llu stale, %llu tables missing\n",
-		       st.pgt_pages, (unsigned long long)st.pgt_leaves,
+		printf("ops:      %u (%u POLL, %u WAIT_IRQ, %u WRITE_ROOT); ", st.ops,
+		       st.polls, st.wait_irqs, st.write_roots);
+		printf("%u reads folded, %u TRANSTAB reads dropped, %u flush IDs replaced\n",
+		       st.collapsed, st.dropped, st.flush_ids);
+		printf("gr_pgt:   %u table pages, %llu leaves: ", st.pgt_pages,
+		       (unsigned long long)st.pgt_leaves);
+		printf("%llu outside the maps, %llu stale, %llu tables missing\n",
 		       (unsigned long long)st.leaves_unmapped,
 		       (unsigned long long)st.leaves_stale,
 		       (unsigned long long)st.tables_missing);

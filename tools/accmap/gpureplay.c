@@ -38,7 +38,7 @@
 #endif
 
 #define GR_PAGE			4096ULL
-#define GR_VA_END		(1ULL << GPUREPLAY_VA_BITS)
+#define GR_VA_END		0x1000000000000ULL	/* 1 << GPUREPLAY_VA_BITS */
 
 /* gr_mem_contents */
 #define GR_REGION_HDR		29
@@ -55,8 +55,8 @@
 #define GR_SYNC_REC		24
 
 /* kbase region flags (struct kbase_va_region), the bits the import uses. */
-#define KB_REG_GPU_WR		(1U << 2)
-#define KB_REG_GPU_NX		(1U << 3)
+#define KB_REG_GPU_WR		0x4U		/* bit 2 */
+#define KB_REG_GPU_NX		0x8U		/* bit 3 */
 #define KB_REG_MEMATTR_SHIFT	16
 #define KB_REG_MEMATTR_MASK	0x7U
 
@@ -71,7 +71,7 @@
 #define PTE_AP_SHIFT		6
 #define PTE_AP_MASK		0x3ULL
 #define PTE_AP_RW		0x1ULL
-#define PTE_NX			(1ULL << 54)
+#define PTE_NX			0x0040000000000000ULL	/* bit 54 */
 
 /* The Mali register map (job manager GPUs), the registers the import uses. */
 #define MALI_GPU_ID		0x0000

@@ -28,13 +28,13 @@
 
 /* Limits of the importer. */
 #define GPUREPLAY_REGIONS_MAX	4096		/* regions in gr_mem_contents */
-#define GPUREPLAY_MAPPED_MAX	(16ULL << 30)	/* bytes over all regions */
+#define GPUREPLAY_MAPPED_MAX	0x400000000ULL	/* bytes over all regions: 16 GiB */
 #define GPUREPLAY_PGT_PAGES_MAX	65536		/* table pages in gr_pgt */
 #define GPUREPLAY_SYNC_MAX	4096		/* ranges in gr_sync_as */
 #define GPUREPLAY_LINE_MAX	128		/* bytes in a gr_io_history line */
 #define GPUREPLAY_LINES_MAX	ACCMAP_REPLAY_OPS_MAX
-#define GPUREPLAY_MEM_FILE_MAX	(1ULL << 30)	/* gpureplay_load(): gr_mem_contents */
-#define GPUREPLAY_FILE_MAX	(64ULL << 20)	/* gpureplay_load(): the others */
+#define GPUREPLAY_MEM_FILE_MAX	0x40000000ULL	/* gpureplay_load(): gr_mem_contents, 1 GiB */
+#define GPUREPLAY_FILE_MAX	0x4000000ULL	/* gpureplay_load(): the others, 64 MiB */
 
 /* What the imported recording asks of the replay target. */
 #define GPUREPLAY_WINDOW_SIZE	0x4000		/* Mali register window */

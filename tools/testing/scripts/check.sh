@@ -3,7 +3,8 @@
 #
 # Runs every test tier, one after the other (they share two cores), and
 # keeps going when one fails:
-#   kunit, kunit-debug, vm-test amd64, vm-test arm64, lint, dkms-test
+#   kunit, kunit-debug, vm-test amd64, vm-test arm64, lint, dkms-test,
+#   fuzz-corpus (the GPUReplay importer's hostile inputs, on the host)
 # Prints each tier's result, its time, and as the very last line the grand
 # total "N passed, N failed".  Exits non-zero if anything failed.
 # Each tier's full output: $CACHE/logs/check-<tier>.log.
@@ -21,6 +22,7 @@ tiers=(
 	"vm-arm64|$t/vm/run.sh arm64"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
+	"fuzz-corpus|$t/fuzz/run.sh check"
 )
 
 start_all=$SECONDS

@@ -18,7 +18,8 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev kmod cpio xz-utils
       linux-headers-amd64 linux-source-6.1
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross
       qemu-system-x86 qemu-system-arm
-      sparse dkms busybox-static shellcheck device-tree-compiler)
+      sparse dkms busybox-static shellcheck device-tree-compiler
+      clang libclang-rt-14-dev)
 
 stamp=$CACHE/.deps-ok
 mkdir -p "$CACHE"

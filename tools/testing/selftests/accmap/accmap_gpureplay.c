@@ -123,7 +123,7 @@ static unsigned int chain_heads(const struct accmap_recording *rec, uint64_t *he
 static unsigned int list_descriptors(struct accmap_player *player, const uint64_t *heads,
 				     unsigned int nheads, uint64_t *jd)
 {
-	unsigned int n = 0, c, len;
+	unsigned int n = 0, c, len, type;
 	uint8_t hdr[JD_SIZE];
 	uint64_t va;
 	int ret;
@@ -140,9 +140,10 @@ static unsigned int list_descriptors(struct accmap_player *player, const uint64_
 			if (!CHECK(ret == 0, "chain %u: descriptor %#llx: %s", c,
 				   (unsigned long long)va, err_name(ret)))
 				return 0;
-			if (!CHECK(hdr[JD_TYPE] >> 1 >= JD_TYPE_MIN && hdr[JD_TYPE] >> 1 <= JD_TYPE_MAX,
+			type = hdr[JD_TYPE] >> 1;
+			if (!CHECK(type >= JD_TYPE_MIN && type <= JD_TYPE_MAX,
 				   "chain %u: descriptor %#llx: job type %u", c,
-				   (unsigned long long)va, hdr[JD_TYPE] >> 1))
+				   (unsigned long long)va, type))
 				return 0;
 			jd[n++] = va;
 			va = get_le(hdr + JD_NEXT, hdr[JD_TYPE] & 1 ? 8 : 4);
@@ -197,6 +198,7 @@ static void test_import(void)
 static void test_replay_mnist(void)
 {
 	const struct accmap_rec_symbol *in_sym, *out_sym;
+	const struct accmap_replay_op *op;
 	uint8_t *input = NULL, *output = NULL, *first = NULL;
 	struct accmap_player *player = NULL;
 	unsigned int nheads, ndesc = 0, round, i, done;
@@ -259,10 +261,11 @@ static void test_replay_mnist(void)
 			   "round %u: run %s, reason %u, done %u of %u, failed_op %u, value %#x",
 			   round, err_name(ret), run.reason, run.done, rec->nr_ops,
 			   run.failed_op, run.value)) {
-			if (run.failed_op < rec->nr_ops)
+			if (run.failed_op < rec->nr_ops) {
+				op = &rec->ops[run.failed_op];
 				tap_diag("failed op: op %u offset %#x value %#x mask %#x",
-					 rec->ops[run.failed_op].op, rec->ops[run.failed_op].offset,
-					 rec->ops[run.failed_op].value, rec->ops[run.failed_op].mask);
+					 op->op, op->offset, op->value, op->mask);
+			}
 			break;
 		}
 		CHECK(run.fault_as == UINT32_MAX && !run.fault_status,

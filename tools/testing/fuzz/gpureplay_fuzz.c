@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer harness of the GPUReplay importer (tools/accmap/gpureplay.c).
+ *
+ * One input holds the four files: a 12-byte header of three little-endian
+ * u32 lengths (gr_pgt, gr_mem_contents, gr_io_history), then those files'
+ * bytes in that order, then gr_sync_as (the rest).  Lengths larger than
+ * what is left are cut to it, so every input means something.
+ *
+ * Whatever the input, the import must not crash, read outside the
+ * buffers or leak; and a recording it accepts must encode and read back,
+ * as accmapctl writes it to a file.  tools/testing/fuzz/run.sh builds and
+ * runs it; gpureplay_test.c runs the same function over the corpus.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpureplay.h"
+#include "gpureplay_fuzz.h"
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void gpureplay_fuzz_split(const uint8_t *data, size_t size,
+			  struct gpureplay_input *in)
+{
+	size_t len[3], off = GPUREPLAY_FUZZ_HDR, i;
+	const uint8_t *part[3];
+
+	memset(in, 0, sizeof(*in));
+	if (size < GPUREPLAY_FUZZ_HDR)
+		return;
+	for (i = 0; i < 3; i++) {
+		len[i] = get32(data + 4 * i);
+		if (len[i] > size - off)
+			len[i] = size - off;
+		part[i] = data + off;
+		off += len[i];
+	}
+	in->pgt = part[0];
+	in->pgt_len = len[0];
+	in->mem = part[1];
+	in->mem_len = len[1];
+	in->io = part[2];
+	in->io_len = len[2];
+	in->sync = data + off;
+	in->sync_len = size - off;
+}
+
+int gpureplay_fuzz_one(const uint8_t *data, size_t size,
+		       struct accmap_rec_error *err)
+{
+	struct accmap_recording *rec = NULL, *back = NULL;
+	struct accmap_rec_error perr;
+	struct gpureplay_input in;
+	size_t len = 0;
+	void *buf = NULL;
+	int ret;
+
+	gpureplay_fuzz_split(data, size, &in);
+	ret = gpureplay_import(&in, &rec, NULL, err);
+	if (ret)
+		return ret;
+	/* An accepted recording always reads back. */
+	if (accmap_rec_encode(rec, &buf, &len, &perr) ||
+	    accmap_rec_parse(buf, len, "fuzz", &back, &perr))
+		abort();
+	if (back->nr_maps != rec->nr_maps || back->nr_ops != rec->nr_ops)
+		abort();
+	accmap_rec_free(back);
+	free(buf);
+	accmap_rec_free(rec);
+	return 0;
+}
+
+/*
+ * libFuzzer's entry point; run.sh gives its name, which kernel style would
+ * not spell, as -DGPUREPLAY_FUZZ_ENTRY=...
+ */
+#ifdef GPUREPLAY_FUZZ_ENTRY
+int GPUREPLAY_FUZZ_ENTRY(const uint8_t *data, size_t size);
+
+int GPUREPLAY_FUZZ_ENTRY(const uint8_t *data, size_t size)
+{
+	struct accmap_rec_error err;
+
+	gpureplay_fuzz_one(data, size, &err);
+	return 0;
+}
+#endif
