@@ -69,8 +69,11 @@ fuzz)
 		"$work/corpus" "$fuzz/corpus/gpureplay" >"$work/logs/fuzz.log" 2>&1)
 	rc=$?
 	set -e
-	# One run logs to fuzz.log, -jobs runs to fuzz-N.log each.
-	execs=$(cat "$work"/logs/fuzz*.log | sed -n 's/^stat::number_of_executed_units: *//p' |
+	# One job logs to fuzz.log; with -jobs, each job to fuzz-N.log (and
+	# fuzz.log repeats them).
+	logs=("$work/logs/fuzz.log")
+	[ "$jobs" -gt 1 ] && logs=("$work"/logs/fuzz-*.log)
+	execs=$(cat "${logs[@]}" | sed -n 's/^stat::number_of_executed_units: *//p' |
 		awk '{ s += $1 } END { print s + 0 }')
 	crashes=$(find "$work/crashes" -type f -newer "$work/gpureplay_fuzz" | wc -l)
 	say "$execs executions in $((SECONDS - start)) s ($jobs job(s)), $crashes crash(es), exit $rc"
