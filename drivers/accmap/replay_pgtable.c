@@ -202,12 +202,12 @@ static struct pgt_table *pgt_table_alloc(struct accmap_pgt *pgt,
 {
 	struct pgt_table *t;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return NULL;
 	if (level < PGT_LAST_LEVEL) {
 		t->next = kcalloc(ACCMAP_PGT_ENTRIES, sizeof(*t->next),
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 		if (!t->next)
 			goto err_free_shadow;
 	}
@@ -277,7 +277,7 @@ struct accmap_pgt *accmap_pgt_create(u32 format, u32 va_bits,
 	    !ops->free)
 		return ERR_PTR(-EINVAL);
 
-	pgt = kzalloc(sizeof(*pgt), GFP_KERNEL);
+	pgt = kzalloc(sizeof(*pgt), GFP_KERNEL_ACCOUNT);
 	if (!pgt)
 		return ERR_PTR(-ENOMEM);
 	pgt->fmt = &pgt_formats[format];

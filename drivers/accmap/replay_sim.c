@@ -802,13 +802,13 @@ static void *sim_pgt_alloc(void *priv, u64 *dma)
 
 	if (!sim)
 		return NULL;
-	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!page)
 		return NULL;
 	va = page_address(page);
 	pa = page_to_phys(page);
 	if (!sim_frame(pa, &frame) ||
-	    xa_insert(&sim->tables, frame, va, GFP_KERNEL)) {
+	    xa_insert(&sim->tables, frame, va, GFP_KERNEL_ACCOUNT)) {
 		__free_page(page);
 		return NULL;
 	}
@@ -870,7 +870,7 @@ static void sim_add_memory(struct accmap_replay_session *s, u64 dma,
 	for (a = first; a < end; a += SIM_FRAME_SIZE) {
 		if (!sim_frame(a, &frame))
 			return;
-		ret = xa_insert(&sim->mem, frame, kva + (a - dma), GFP_KERNEL);
+		ret = xa_insert(&sim->mem, frame, kva + (a - dma), GFP_KERNEL_ACCOUNT);
 		if (ret == -ENOMEM) {
 			pr_warn_ratelimited("sim: no memory to index buffer memory\n");
 			return;
@@ -1526,7 +1526,7 @@ static int sim_open(struct accmap_replay_session *s)
 	struct sim *sim;
 	unsigned int i;
 
-	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
+	sim = kzalloc(sizeof(*sim), GFP_KERNEL_ACCOUNT);
 	if (!sim)
 		return -ENOMEM;
 	spin_lock_init(&sim->lock);

@@ -1453,20 +1453,6 @@ static const char *fmt_formats(char *buf, size_t len, uint32_t formats)
 	return buf;
 }
 
-static const char *const op_names[] = {
-	[ACCMAP_REPLAY_OP_WRITE] = "WRITE",
-	[ACCMAP_REPLAY_OP_READ] = "READ",
-	[ACCMAP_REPLAY_OP_POLL] = "POLL",
-	[ACCMAP_REPLAY_OP_WAIT_IRQ] = "WAIT_IRQ",
-	[ACCMAP_REPLAY_OP_DELAY] = "DELAY",
-	[ACCMAP_REPLAY_OP_WRITE_ROOT] = "WRITE_ROOT",
-};
-
-static const char *op_name(uint32_t op)
-{
-	return op && op < ARRAY_SIZE(op_names) ? op_names[op] : "?";
-}
-
 static const char *const reason_names[] = {
 	[ACCMAP_REPLAY_OK] = "OK",
 	[ACCMAP_REPLAY_INVALID] = "INVALID",
@@ -1500,8 +1486,8 @@ static void explain_run(const struct accmap_replay_run *r, const struct accmap_r
 {
 	if (op && r->failed_op < r->nr_ops)
 		note("stopped at op %u of %u (%s offset 0x%x mask 0x%x value 0x%x): %s, read 0x%x",
-		     r->failed_op, r->nr_ops, op_name(op->op), op->offset, op->mask, op->value,
-		     reason_name(r->reason), r->value);
+		     r->failed_op, r->nr_ops, accmap_rec_op_name(op->op), op->offset, op->mask,
+		     op->value, reason_name(r->reason), r->value);
 	else
 		note("stopped after %u of %u ops: %s", r->done, r->nr_ops,
 		     reason_name(r->reason));
@@ -2214,7 +2200,7 @@ static void show_usage(FILE *f)
 
 static void show_op(uint32_t i, const struct accmap_replay_op *op)
 {
-	printf("  %6u  %-10s", i, op_name(op->op));
+	printf("  %6u  %-10s", i, accmap_rec_op_name(op->op));
 	switch (op->op) {
 	case ACCMAP_REPLAY_OP_WRITE:
 		printf("  [0x%04x] = 0x%08x\n", op->offset, op->value);
@@ -2249,7 +2235,7 @@ static int cmd_show(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint32_t kinds[ARRAY_SIZE(op_names)] = { 0 };
+	uint32_t kinds[ACCMAP_REPLAY_OP_WRITE_ROOT + 1] = { 0 };
 	uint64_t mapped = 0, contents = 0;
 	struct accmap_recording *rec;
 	struct accmap_rec_error err;
@@ -2344,7 +2330,7 @@ static int cmd_show(int argc, char **argv)
 	for (i = 1; i < ARRAY_SIZE(kinds); i++) {
 		if (!kinds[i])
 			continue;
-		printf("%s%s %u", first ? "" : ", ", op_names[i], kinds[i]);
+		printf("%s%s %u", first ? "" : ", ", accmap_rec_op_name(i), kinds[i]);
 		first = false;
 	}
 	printf(")\n");

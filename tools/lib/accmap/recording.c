@@ -426,7 +426,7 @@ static const char *const op_names[] = {
 	[ACCMAP_REPLAY_OP_WRITE_ROOT] = "WRITE_ROOT",
 };
 
-static const char *op_name(uint32_t op)
+const char *accmap_rec_op_name(uint32_t op)
 {
 	return op && op < NR_OP_RULES ? op_names[op] : "unknown";
 }
@@ -507,7 +507,7 @@ static int rec_check_contents(const struct accmap_recording *rec, const struct r
 		why = op_problem(&rec->ops[i], &field);
 		if (why) {
 			ret = rec_error(err, name, at(w->ops, w->op_size, i, field), ret,
-					"op %u (%s %u): %s", i, op_name(rec->ops[i].op),
+					"op %u (%s %u): %s", i, accmap_rec_op_name(rec->ops[i].op),
 					rec->ops[i].op, why);
 			goto out;
 		}

@@ -254,6 +254,14 @@ const struct accmap_rec_symbol *
 accmap_rec_find_symbol(const struct accmap_recording *rec, const char *name);
 
 /**
+ * accmap_rec_op_name() - the name of a replay operation
+ * @op: ACCMAP_REPLAY_OP_*
+ *
+ * Return: "WRITE", "READ", ... or "unknown" for a value no op has.
+ */
+const char *accmap_rec_op_name(uint32_t op);
+
+/**
  * accmap_rec_find_map() - the map a range of GPU memory lies in
  * @rec: the recording
  * @gpu_va: first byte of the range
