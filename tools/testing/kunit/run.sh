@@ -66,48 +66,7 @@ root=$ACCMAP_ROOT
 # while holding the build lock.
 acquire_build_lock
 
-# --- graft ------------------------------------------------------------
-link() {	# link TARGET NAME: make NAME a symlink to TARGET, if not already
-	local target=$1 name=$2
-	if [ -L "$name" ]; then
-		[ "$(readlink "$name")" = "$target" ] && return 0
-		say "repointing $name -> $target"
-	elif [ -e "$name" ]; then
-		die "$name exists and is not a symlink; remove it (or the whole $src)"
-	fi
-	ln -sfn "$target" "$name"
-}
-
-if [ -L "$src/drivers/accmap" ] &&
-   [ "$(readlink "$src/drivers/accmap")" != "$root/drivers/accmap" ]; then
-	# Another checkout's files may be older than our objects: make would
-	# keep them.  Drop the driver's objects from every profile's tree.
-	rm -rf "$CACHE"/kunit-*/drivers/accmap
-fi
-link "$root/drivers/accmap" "$src/drivers/accmap"
-link "$root/include/uapi/linux/accmap.h" "$src/include/uapi/linux/accmap.h"
-
-kconfig_line='source "drivers/accmap/Kconfig"'
-if ! grep -qxF "$kconfig_line" "$src/drivers/Kconfig"; then
-	say "adding accmap to drivers/Kconfig"
-	last_endmenu=$(grep -n '^endmenu' "$src/drivers/Kconfig" | tail -n1 | cut -d: -f1)
-	[ -n "$last_endmenu" ] || die "no endmenu in $src/drivers/Kconfig"
-	sed -i "${last_endmenu}i $kconfig_line\n" "$src/drivers/Kconfig"
-fi
-
-# Listing accmap/ under two symbols is safe in kbuild: subdir-ym is
-# $(sort)ed (so the directory is descended once), obj-m drops anything also
-# in obj-y, and the built-in.a/modules.order rules use $^, which make
-# de-duplicates.
-# An existing line counts whatever its spacing.
-for sym in CONFIG_ACCMAP CONFIG_ACCMAP_KUNIT_TEST; do
-	if ! grep -qE "^obj-\\\$\\($sym\\)[[:space:]]*\\+=[[:space:]]*accmap/[[:space:]]*\$" \
-		"$src/drivers/Makefile"; then
-		say "adding obj-\$($sym) += accmap/ to drivers/Makefile"
-		# shellcheck disable=SC2016 # make syntax, written literally
-		printf 'obj-$(%s)\t+= accmap/\n' "$sym" >>"$src/drivers/Makefile"
-	fi
-done
+graft_accmap "$src"
 
 # --- run --------------------------------------------------------------
 build_dir=$CACHE/kunit-$profile

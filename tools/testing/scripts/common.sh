@@ -152,3 +152,59 @@ acquire_build_lock() {
 			die "gave up waiting for the other kunit.py run"
 	done
 }
+
+# graft_accmap SRC: links this checkout's driver and uAPI header into the
+# kernel tree SRC and adds it to drivers/Kconfig and drivers/Makefile (all
+# idempotent), so that KUnit can build it in and the test kernels can
+# parse their Kconfig.  The graft is shared by every checkout using this
+# cache: call it only while holding the build lock.
+graft_accmap() {
+	local src=$1
+	local root=$ACCMAP_ROOT
+
+	[ -f "$root/drivers/accmap/Kconfig" ] || die "no drivers/accmap/Kconfig in $root"
+	if [ -L "$src/drivers/accmap" ] &&
+	   [ "$(readlink "$src/drivers/accmap")" != "$root/drivers/accmap" ]; then
+		# Another checkout's files may be older than our objects: make
+		# would keep them.  Drop the driver's objects from every tree.
+		rm -rf "$CACHE"/kunit-*/drivers/accmap
+	fi
+	graft_link "$root/drivers/accmap" "$src/drivers/accmap"
+	graft_link "$root/include/uapi/linux/accmap.h" "$src/include/uapi/linux/accmap.h"
+
+	local kconfig_line='source "drivers/accmap/Kconfig"'
+	if ! grep -qxF "$kconfig_line" "$src/drivers/Kconfig"; then
+		say "adding accmap to drivers/Kconfig"
+		local last_endmenu
+		last_endmenu=$(grep -n '^endmenu' "$src/drivers/Kconfig" | tail -n1 | cut -d: -f1)
+		[ -n "$last_endmenu" ] || die "no endmenu in $src/drivers/Kconfig"
+		sed -i "${last_endmenu}i $kconfig_line\n" "$src/drivers/Kconfig"
+	fi
+
+	# Listing accmap/ under two symbols is safe in kbuild: subdir-ym is
+	# $(sort)ed (so the directory is descended once), obj-m drops
+	# anything also in obj-y, and the built-in.a/modules.order rules use
+	# $^, which make de-duplicates.  An existing line counts whatever its
+	# spacing.
+	local sym
+	for sym in CONFIG_ACCMAP CONFIG_ACCMAP_KUNIT_TEST; do
+		if ! grep -qE "^obj-\\\$\\($sym\\)[[:space:]]*\\+=[[:space:]]*accmap/[[:space:]]*\$" \
+			"$src/drivers/Makefile"; then
+			say "adding obj-\$($sym) += accmap/ to drivers/Makefile"
+			# shellcheck disable=SC2016 # make syntax, written literally
+			printf 'obj-$(%s)\t+= accmap/\n' "$sym" >>"$src/drivers/Makefile"
+		fi
+	done
+}
+
+# graft_link TARGET NAME: makes NAME a symlink to TARGET, if not already.
+graft_link() {
+	local target=$1 name=$2
+	if [ -L "$name" ]; then
+		[ "$(readlink "$name")" = "$target" ] && return 0
+		say "repointing $name -> $target"
+	elif [ -e "$name" ]; then
+		die "$name exists and is not a symlink; remove it (or the whole tree)"
+	fi
+	ln -sfn "$target" "$name"
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds one of accmap's two amd64 test kernels from Debian's
+# linux-source-6.1 (unpacked once into the cache):
+#
+#   tools/testing/vm/build-kernel.sh debug|perf
+#
+#   debug  KASAN, lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST, DEBUG_VM
+#          and friends: the fuzz and stress tier of make check
+#   perf   no debug options: make bench
+#
+# Both are allnoconfig plus kernel/base.config plus kernel/<flavor>.config
+# (dma-buf heaps, udmabuf, vgem and debugfs built in; accmap itself is
+# built out of tree as a module by the VM harness).  The build tree is
+# $CACHE/kernel-<flavor>, outside git's view.  A stamp records what was
+# built (fragments, source package version, compiler, this script); when
+# nothing changed, the script returns at once without running make.
+#
+# Every option line of the fragments must reach the final .config
+# (Kconfig silently drops options whose dependencies are not met): the
+# build fails otherwise.
+set -euo pipefail
+
+flavor=${1:-}
+TIER=kernel-$flavor
+# shellcheck source=tools/testing/scripts/common.sh
+. "$(dirname "$0")/../scripts/common.sh"
+
+case $flavor in
+debug | perf) ;;
+*) die "usage: $0 debug|perf" ;;
+esac
+KERNEL_BUILD_TIMEOUT=${ACCMAP_KERNEL_BUILD_TIMEOUT:-2700}
+
+frag_dir=$ACCMAP_ROOT/tools/testing/vm/kernel
+out=$CACHE/kernel-$flavor
+image=$out/arch/x86/boot/bzImage
+
+ensure_deps
+src=$(linux_source)
+
+key=$( {
+	cat "$frag_dir/base.config" "$frag_dir/$flavor.config" "$0"
+	dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null || true
+	gcc --version | head -n 1
+} | sha256sum | cut -d' ' -f1)
+
+if [ -f "$image" ] && [ "$(cat "$out/.accmap-stamp" 2>/dev/null)" = "$key" ]; then
+	say "$flavor kernel up to date: $image ($(cat "$out/include/config/kernel.release"))"
+	exit 0
+fi
+
+# The source tree's Kconfig sources drivers/accmap/Kconfig through the
+# KUnit graft: make sure it points at a checkout that exists.
+acquire_build_lock
+graft_accmap "$src"
+
+mkdir -p "$out" "$CACHE/logs"
+log=$CACHE/logs/kernel-$flavor.log
+cat "$frag_dir/base.config" "$frag_dir/$flavor.config" >"$out/fragment.config"
+rm -f "$out/.accmap-stamp"
+
+say "configuring $out (allnoconfig + base.config + $flavor.config)"
+make -C "$src" O="$out" KCONFIG_ALLCONFIG="$out/fragment.config" \
+	allnoconfig >"$log" 2>&1 || { tail -n 30 "$log" >&2; die "allnoconfig failed"; }
+
+# Check every option of the fragments against the result.
+missing=()
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=n)
+		opt=${line%%=*}
+		grep -q "^$opt=" "$out/.config" && missing+=("$line")
+		;;
+	CONFIG_*=*)
+		grep -qxF "$line" "$out/.config" || missing+=("$line")
+		;;
+	esac
+done <"$out/fragment.config"
+if [ "${#missing[@]}" -gt 0 ]; then
+	warn "options that did not reach $out/.config (unmet dependencies?):"
+	printf '%s\n' "${missing[@]}" | indent >&2
+	die "configuration of the $flavor kernel is incomplete"
+fi
+
+say "building the $flavor kernel (-j$(nproc); log $log)"
+start=$SECONDS
+if ! timeout -k 30 "$KERNEL_BUILD_TIMEOUT" \
+	make -C "$src" O="$out" -j"$(nproc)" bzImage modules >>"$log" 2>&1; then
+	tail -n 40 "$log" >&2
+	die "the $flavor kernel did not build (log $log)"
+fi
+[ -f "$image" ] || die "no $image after the build"
+echo "$key" >"$out/.accmap-stamp"
+say "built $image ($(cat "$out/include/config/kernel.release")) in $((SECONDS - start)) s"
