@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/math.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
