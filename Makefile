@@ -10,7 +10,11 @@
 #   make clean
 #   make demo           accmap-demo in an arm64 guest (qemu TCG)
 #   make check          every test tier; last line "N passed, N failed"
-#   make kunit | kunit-debug | vm-test [VM_ARCH=amd64|arm64] | lint | dkms-test
+#   make kunit | kunit-debug | lint | dkms-test
+#   make vm-test [VM_ARCH=amd64|arm64|amd64-debug|amd64-perf]
+#   make kernels        build (or find up to date) the debug and perf kernels
+#   make bench          benchmarks in one boot of the perf kernel; report in
+#                       $(ACCMAP_CACHE)/bench
 #   make fuzz-check     the GPUReplay importer's hostile inputs (seconds)
 #   make fuzz [FUZZ_SECONDS=300] [FUZZ_JOBS=1]   libFuzzer on the importer
 
@@ -33,7 +37,7 @@ FUZZ_JOBS ?= 1
 SCRIPTS := $(ACCMAP_ROOT)/tools/testing
 
 .PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
-	demo lint dkms-test check fuzz fuzz-check help
+	demo lint dkms-test check fuzz fuzz-check help kernels bench
 
 all: modules
 
@@ -71,6 +75,13 @@ vm-test: deps
 
 demo: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh arm64 demo
+
+kernels: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh debug
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh perf
+
+bench: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh amd64-perf bench
 
 lint: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/lint.sh

@@ -3,8 +3,10 @@
 #
 # Runs every test tier, one after the other (they share two cores), and
 # keeps going when one fails:
-#   kunit, kunit-debug, vm-test amd64, vm-test arm64, lint, dkms-test,
-#   fuzz-corpus (the GPUReplay importer's hostile inputs, on the host)
+#   kunit, kunit-debug, vm-test amd64, vm-test arm64, vm-test amd64-debug
+#   (accmap's KASAN/lockdep/kmemleak kernel, built on first use), lint,
+#   dkms-test, fuzz-corpus (the GPUReplay importer's hostile inputs, on the
+#   host)
 # Prints each tier's result, its time, and as the very last line the grand
 # total "N passed, N failed".  Exits non-zero if anything failed.
 # Each tier's full output: $CACHE/logs/check-<tier>.log.
@@ -20,6 +22,7 @@ tiers=(
 	"kunit-debug|$t/kunit/run.sh debug"
 	"vm-amd64|$t/vm/run.sh amd64"
 	"vm-arm64|$t/vm/run.sh arm64"
+	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
 	"fuzz-corpus|$t/fuzz/run.sh check"
@@ -65,7 +68,7 @@ for entry in "${tiers[@]}"; do
 	total_fail=$((total_fail + f))
 	verdict=PASS
 	[ "$f" = 0 ] && [ "$status" = 0 ] || verdict=FAIL
-	summary+=("$(printf '%-12s %s  %4d passed, %3d failed  (%d s)' \
+	summary+=("$(printf '%-15s %s  %4d passed, %3d failed  (%d s)' \
 		"$name" "$verdict" "$p" "$f" "$secs")")
 done
 

@@ -19,7 +19,7 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev kmod cpio xz-utils
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross
       qemu-system-x86 qemu-system-arm
       sparse dkms busybox-static shellcheck device-tree-compiler
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev gnuplot-nox)
 
 stamp=$CACHE/.deps-ok
 mkdir -p "$CACHE"

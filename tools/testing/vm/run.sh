@@ -1,45 +1,75 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boots a stock Debian 6.1 kernel in qemu (TCG) with accmap.ko and runs the
-# user-space selftests (or the demo) against it.
+# Boots a kernel in qemu (TCG) with accmap.ko and runs the user-space
+# selftests (or the demo, or the benchmarks) against it.
 #
-#   tools/testing/vm/run.sh [amd64|arm64] [TESTS|demo]
+#   tools/testing/vm/run.sh [TARGET] [TESTS|demo|bench]
+#
+# TARGET is one of
+#   amd64, arm64   the stock Debian 6.1 kernel of that architecture
+#   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
+#   amd64-perf     accmap's perf kernel (no debug options)
+# The last two are built from linux-source-6.1 by build-kernel.sh (seconds
+# when already built); they have the dma-buf heaps, udmabuf and vgem built
+# in, where the stock kernels load vgem as a module.
 #
 # TESTS is optional: a file with one test name per line, or a comma
 # separated list of names, picked from the selftests' tests.list (default:
-# all of them, in tests.list order).  "demo" runs accmap-demo instead.
+# all of them, in tests.list order).  "demo" runs accmap-demo instead;
+# "bench" runs tools/accmap/bench and writes its report to
+# $CACHE/bench (tools/accmap/bench-report.sh).
 #
-# Steps: build accmap.ko against the distro's headers for that ABI (the
-# arm64 one cross-compiled), build the selftests statically, pack a busybox
-# initramfs with the distro's drm/vgem modules (dependencies taken from
-# modules.dep), boot the distro kernel under a timeout, parse the console.
-# Build trees, the initramfs and the console log live in $CACHE/vm/<arch>.
+# Steps: build accmap.ko against the kernel's build tree (the arm64 one
+# cross-compiled), build the user programs statically, pack a busybox
+# initramfs (with the distro's drm/vgem modules for a stock kernel,
+# dependencies taken from modules.dep), boot the kernel under a timeout,
+# parse the console.  Build trees, the initramfs and the console log live
+# in $CACHE/vm/<target>.
 #
 # Passes only if the guest reached its end marker, accmap.ko loaded and
 # unloaded, at least one test ran, every TAP result is "ok" (SKIP counts
 # as a failure), every test program exited 0, and the kernel log holds no
-# warning, oops, lockdep or KASAN report and no taint beyond the expected
-# O (out-of-tree) and E (unsigned) flags.
+# warning, oops, lockdep, KASAN, kmemleak or debug-objects report and no
+# taint beyond the expected O (out-of-tree) and E (unsigned) flags.  On
+# the debug kernel the guest asks kmemleak for a scan once accmap is
+# unloaded (any leak fails the run), and lockdep must still be on at the
+# end (a checker that turned itself off would hide later reports).
 #
 # Last line: "N passed, N failed" (TAP results, plus one failure for each
 # check above that does not hold).
 set -euo pipefail
 
-arch=${1:-amd64}
+target=${1:-amd64}
 mode=${2:-tests}
-TIER=vm-$arch
+TIER=vm-$target
+arch=${target%%-*}
+flavor=
+[ "$arch" = "$target" ] || flavor=${target#*-}
 # shellcheck source=tools/testing/scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 
-QEMU_TIMEOUT=${ACCMAP_QEMU_TIMEOUT:-600}
-TEST_TIMEOUT=${ACCMAP_TEST_TIMEOUT:-240}
+case $target in
+amd64 | arm64 | amd64-debug | amd64-perf) ;;
+*) die "usage: $0 [amd64|arm64|amd64-debug|amd64-perf] [TESTS|demo|bench]" ;;
+esac
+# The debug kernel runs everything several times slower; the benchmarks
+# repeat every case.
+case $flavor/$mode in
+debug/*) default_qemu=3000 default_test=900 ;;
+*/bench) default_qemu=2400 default_test=2100 ;;
+*) default_qemu=600 default_test=240 ;;
+esac
+QEMU_TIMEOUT=${ACCMAP_QEMU_TIMEOUT:-$default_qemu}
+TEST_TIMEOUT=${ACCMAP_TEST_TIMEOUT:-$default_test}
 BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
 
 ensure_deps
 abi=$(kernel_abi)
 kver=$abi-$arch
 image=$CACHE/$arch/image
+mem=1024
+[ "$mode" = bench ] && mem=2048
 
 case $arch in
 amd64)
@@ -47,7 +77,7 @@ amd64)
 	make_args=()
 	cc=gcc
 	busybox=$(command -v busybox || echo /bin/busybox)
-	qemu=(qemu-system-x86_64 -accel tcg -m 1024 -smp 2)
+	qemu=(qemu-system-x86_64 -accel tcg -m "$mem" -smp 2)
 	console=ttyS0
 	;;
 arm64)
@@ -55,7 +85,7 @@ arm64)
 	make_args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 	cc=aarch64-linux-gnu-gcc
 	busybox=$CACHE/arm64/busybox/bin/busybox
-	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m 1024 -smp 2)
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m "$mem" -smp 2)
 	console=ttyAMA0
 	;;
 *)
@@ -63,19 +93,33 @@ arm64)
 	;;
 esac
 
-vmlinuz=$image/boot/vmlinuz-$kver
-moddir=$image/lib/modules/$kver
-for f in "$kdir/Makefile" "$vmlinuz" "$moddir/modules.order" "$busybox"; do
+if [ -n "$flavor" ]; then
+	# accmap's own kernel: built (or found up to date) first.
+	"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" "$flavor" ||
+		die "the $flavor kernel is not available"
+	kdir=$CACHE/kernel-$flavor
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+	kver=$(cat "$kdir/include/config/kernel.release")
+	moddir=
+	need=("$kdir/Makefile" "$vmlinuz" "$busybox")
+else
+	vmlinuz=$image/boot/vmlinuz-$kver
+	moddir=$image/lib/modules/$kver
+	need=("$kdir/Makefile" "$vmlinuz" "$moddir/modules.order" "$busybox")
+fi
+for f in "${need[@]}"; do
 	[ -e "$f" ] || die "$f missing: run tools/testing/scripts/install-deps.sh"
 done
 
-work=$CACHE/vm/$arch
+work=$CACHE/vm/$target
 mkdir -p "$work"
 # One run per architecture at a time: they share $work.
 exec 8>"$work/.lock"
 flock -w "$QEMU_TIMEOUT" 8 || die "another vm-test $arch run holds $work/.lock"
 log=$work/console.log
-[ "$mode" = demo ] && log=$work/console-demo.log
+case $mode in
+demo | bench) log=$work/console-$mode.log ;;
+esac
 
 # Carveout heaps of the guest (memmap= / device tree, module parameter).
 # shellcheck source=tools/testing/vm/carveouts.sh
@@ -93,16 +137,27 @@ fi
 ko=$work/src/drivers/accmap/accmap.ko
 [ -f "$ko" ] || die "build produced no $ko"
 
-# The vermagic must equal the one of the distro's own modules.
-want=$(modinfo -F vermagic "$(find "$moddir/kernel/drivers/gpu/drm" -name 'drm.ko*' | head -n1)")
+# The vermagic must equal the one of the distro's own modules, or name
+# the release of our own kernel.
 have=$(modinfo -F vermagic "$ko")
-[ "$want" = "$have" ] || die "vermagic mismatch: accmap.ko '$have', kernel '$want'"
+if [ -n "$moddir" ]; then
+	want=$(modinfo -F vermagic "$(find "$moddir/kernel/drivers/gpu/drm" -name 'drm.ko*' | head -n1)")
+	[ "$want" = "$have" ] || die "vermagic mismatch: accmap.ko '$have', kernel '$want'"
+else
+	[ "${have%% *}" = "$kver" ] || die "vermagic mismatch: accmap.ko '$have', kernel $kver"
+fi
 say "accmap.ko vermagic: $have"
 
 # --- user-space programs ------------------------------------------------
 rm -rf "${work:?}/bin"
 mkdir -p "$work/bin"
-if [ "$mode" = demo ]; then
+if [ "$mode" = bench ]; then
+	say "building bench ($cc)"
+	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/accmap" CC="$cc" \
+		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
+		{ tail -n 40 "$work/user-build.log" >&2; die "bench build failed"; }
+	progs=(bench)
+elif [ "$mode" = demo ]; then
 	say "building accmap-demo ($cc)"
 	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/accmap" CC="$cc" \
 		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
@@ -142,21 +197,24 @@ for p in "${progs[@]}"; do
 done
 
 # --- modules for the importer (vgem) -------------------------------------
-# The .deb ships no modules.dep (depmod runs at install time): make one.
-if [ ! -s "$moddir/modules.dep" ]; then
-	say "depmod for $kver"
-	depmod -b "$image" "$kver"
-fi
-vgem_line=$(grep -E '(^|/)vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" || true)
-[ -n "$vgem_line" ] || die "vgem is not in $moddir/modules.dep"
-# modules.dep lists a module's dependencies so that the last one loads
-# first; load them in reverse order, then the module itself.
-read -r -a deps <<<"${vgem_line#*:}"
+# (Our own kernels have vgem built in.)
 load=()
-for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
-	load+=("${deps[i]}")
-done
-load+=("${vgem_line%%:*}")
+if [ -n "$moddir" ]; then
+	# The .deb ships no modules.dep (depmod runs at install time): make one.
+	if [ ! -s "$moddir/modules.dep" ]; then
+		say "depmod for $kver"
+		depmod -b "$image" "$kver"
+	fi
+	vgem_line=$(grep -E '(^|/)vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" || true)
+	[ -n "$vgem_line" ] || die "vgem is not in $moddir/modules.dep"
+	# modules.dep lists a module's dependencies so that the last one loads
+	# first; load them in reverse order, then the module itself.
+	read -r -a deps <<<"${vgem_line#*:}"
+	for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
+		load+=("${deps[i]}")
+	done
+	load+=("${vgem_line%%:*}")
+fi
 
 # --- initramfs ------------------------------------------------------------
 root=$work/initramfs
@@ -189,7 +247,7 @@ printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
 # /data/gpureplay-mnist.  It is kept outside the repository, in
 # ../shared/recordings beside it (or beside the directory of a worktree);
 # ACCMAP_GPUREPLAY_DIR names another place.
-if printf '%s\n' "${progs[@]}" | grep -qx accmap_gpureplay; then
+if printf '%s\n' "${progs[@]}" | grep -qxE 'accmap_gpureplay|bench'; then
 	gr_dir=${ACCMAP_GPUREPLAY_DIR:-}
 	if [ -z "$gr_dir" ]; then
 		for d in "$ACCMAP_ROOT/.." "$ACCMAP_ROOT/../.."; do
@@ -206,6 +264,8 @@ fi
 if [ "$mode" = demo ]; then
 	cp "$ACCMAP_ROOT/tools/testing/vm/demo-accmapctl.sh" "$root/demo-accmapctl.sh"
 	echo demo >"$root/etc/accmap-mode"
+elif [ "$mode" = bench ]; then
+	echo bench >"$root/etc/accmap-mode"
 else
 	echo tests >"$root/etc/accmap-mode"
 fi
@@ -260,7 +320,21 @@ passed=$((passed + refused))
 grep -q '^@@accmap-vm devnode ok' "$log" || fail "/dev/accmap did not appear"
 grep -q '^@@accmap-vm rmmod ok' "$log" || fail "rmmod accmap failed (reference leak?)"
 
-if [ "$mode" = demo ]; then
+if [ "$mode" = bench ]; then
+	rc=$(sed -n 's/^@@accmap-vm bench-end rc=//p' "$log")
+	if [ "$rc" = 0 ]; then
+		passed=1
+	else
+		fail "bench exited ${rc:-?}"
+	fi
+	report=$CACHE/bench
+	mkdir -p "$report"
+	if "$ACCMAP_ROOT/tools/accmap/bench-report.sh" "$log" "$report"; then
+		say "report: $report/bench.md, $report/bench.png"
+	else
+		fail "bench-report.sh could not make the report"
+	fi
+elif [ "$mode" = demo ]; then
 	rc=$(sed -n 's/^@@accmap-vm demo-end rc=//p' "$log")
 	if [ "$rc" = 0 ]; then
 		passed=1
@@ -322,7 +396,7 @@ fi
 # The whole kernel log (the stock kernels boot clean under TCG, so a hit
 # before the modules load is reported too, marked as such).
 dmesg_all=$(sed -n '/^@@accmap-vm dmesg-begin/,/^@@accmap-vm dmesg-end/p' "$log")
-bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|general protection fault|Unable to handle'
+bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|general protection fault|Unable to handle|ODEBUG|suspected memory leak'
 if bad=$(printf '%s\n' "$dmesg_all" |
 	awk '/accmap-vm: loading modules/ { after = 1 }
 	     $0 ~ re { print (after ? "" : "(before accmap loaded) ") $0; found = 1 }
@@ -331,6 +405,31 @@ if bad=$(printf '%s\n' "$dmesg_all" |
 	printf '%s\n' "$bad" | head -n 30 | indent >&2
 	fail "kernel reported problems (full log: $log)"
 fi
+# The debug kernel: kmemleak's report after the scan must be empty, and
+# lockdep must not have turned itself off (it does after its first report,
+# or when it runs out of table space).
+if [ "$flavor" = debug ]; then
+	leaks=$(sed -n '/^@@accmap-vm kmemleak-begin/,/^@@accmap-vm kmemleak-end/p' "$log" |
+		grep -c '^unreferenced object' || true)
+	if ! grep -q '^@@accmap-vm kmemleak-end' "$log"; then
+		fail "no kmemleak scan result"
+	elif [ "$leaks" != 0 ]; then
+		sed -n '/^@@accmap-vm kmemleak-begin/,/^@@accmap-vm kmemleak-end/p' "$log" |
+			head -n 40 | indent >&2
+		fail "kmemleak: $leaks unreferenced object(s)"
+	else
+		say "kmemleak: no leak"
+		passed=$((passed + 1))
+	fi
+	locks=$(sed -n 's/^@@accmap-vm debug-locks //p' "$log")
+	if [ "$locks" = 1 ]; then
+		say "lockdep still on at the end"
+		passed=$((passed + 1))
+	else
+		fail "lockdep was off at the end (debug_locks '${locks:-?}')"
+	fi
+fi
+
 # Loading an unsigned out-of-tree module taints with O (4096) and E (8192)
 # and logs "loading out-of-tree module taints kernel" and "module
 # verification failed: signature and/or required key missing - tainting
