@@ -7,8 +7,13 @@
  * importers which compare dma-bufs see one buffer.  Each dma-buf and each
  * vma holds a reference on the handle.
  *
- * User mappings are filled lazily: the fault handler inserts the page at
- * the faulting address as a PFN with the mapping's memory attribute.
+ * User mappings are filled lazily: a fault inserts, as PFNs with the
+ * mapping's memory attribute, the pages of the faulting address's 2 MiB
+ * block of virtual addresses (one page table's worth on 4 KiB pages)
+ * that the mapping covers.  Buffers are mostly written whole by the CPU,
+ * so this takes one fault where page-at-a-time takes 512, as a
+ * transparent huge page does for anonymous memory; a page already
+ * present is left as it is.
  */
 
 #include <linux/dma-buf.h>
@@ -18,6 +23,7 @@
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -212,17 +218,42 @@ static void accmap_vm_close(struct vm_area_struct *vma)
 	accmap_handle_put(handle);
 }
 
+/* Bytes of virtual address space one fault fills, at most. */
+#define ACCMAP_FAULT_AROUND	SZ_2M
+
 static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct accmap_handle *handle = vma->vm_private_data;
+	unsigned long start, end, addr, pgoff;
+	vm_fault_t ret;
 
 	/* vm_pgoff is the offset into the buffer; mmap checked the range. */
 	if (vmf->pgoff >= handle->npages)
 		return VM_FAULT_SIGBUS;
 
-	return vmf_insert_pfn(vma, vmf->address,
-			      accmap_handle_pfn(handle, vmf->pgoff));
+	/* The faulting page first: its result is the fault's result. */
+	ret = vmf_insert_pfn(vma, vmf->address,
+			     accmap_handle_pfn(handle, vmf->pgoff));
+	if (ret != VM_FAULT_NOPAGE)
+		return ret;
+
+	/*
+	 * Then the rest of the block around it.  A failure here (no memory
+	 * for a page table) is not the fault's: the page will fault itself.
+	 */
+	start = max(vma->vm_start, ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND));
+	end = min(vma->vm_end, ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND) +
+		  ACCMAP_FAULT_AROUND);
+	pgoff = vma->vm_pgoff + ((start - vma->vm_start) >> PAGE_SHIFT);
+	for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
+		if (addr == (vmf->address & PAGE_MASK))
+			continue;
+		if (vmf_insert_pfn(vma, addr, accmap_handle_pfn(handle, pgoff)) !=
+		    VM_FAULT_NOPAGE)
+			break;
+	}
+	return VM_FAULT_NOPAGE;
 }
 
 static const struct vm_operations_struct accmap_vm_ops = {

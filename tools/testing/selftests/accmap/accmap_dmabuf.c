@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -796,6 +797,80 @@ out:
 	close(dev);
 }
 
+/* Minor faults this process has taken so far. */
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_minflt;
+}
+
+/*
+ * A fault maps the 2 MiB-aligned block of addresses around it that the
+ * mapping covers, not one page: writing every page of an 8 MiB mapping
+ * takes at most one fault per block (5 when the mapping is not 2 MiB
+ * aligned), where page-at-a-time takes 2048.  A mapping that covers part
+ * of a block (here: 3 pages at an offset) gets only its own pages, and
+ * every page still reads zero first and keeps what is written to it.
+ */
+static void test_mmap_fault_around(void)
+{
+	size_t pg = page_size();
+	size_t len = 8 << 20, pages = len / pg;
+	size_t blocks = len / (2 << 20) + 1;
+	int dev = am_open();
+	uint8_t *p, *part;
+	long before, faults;
+	uint32_t id;
+	int fd;
+
+	if (dev < 0)
+		return;
+	fd = am_buffer(dev, len, 0, &id, true);
+	if (fd < 0)
+		goto out;
+	p = map_shared(fd, len, PROT_READ | PROT_WRITE, 0);
+	if (!p)
+		goto out_fd;
+	before = minor_faults();
+	for (size_t i = 0; i < pages; i++) {
+		if (p[i * pg + 9]) {
+			CHECK(false, "page %zu not zero at first touch", i);
+			break;
+		}
+		p[i * pg + 9] = (uint8_t)i | 1;
+	}
+	faults = minor_faults() - before;
+	CHECK(faults >= 1 && (size_t)faults <= blocks,
+	      "writing %zu pages took %ld faults, want 1..%zu", pages, faults, blocks);
+	tap_diag("%zu pages made usable by %ld faults", pages, faults);
+
+	/* 3 pages at offset 100: the neighbouring pages are not this vma's. */
+	part = map_shared(fd, 3 * pg, PROT_READ, 100 * pg);
+	if (part) {
+		before = minor_faults();
+		for (size_t i = 0; i < 3; i++)
+			CHECK(part[i * pg + 9] == ((uint8_t)(100 + i) | 1),
+			      "page %zu of the partial mapping lost its byte", i);
+		faults = minor_faults() - before;
+		CHECK(faults == 1, "3 pages of a partial mapping took %ld faults, want 1", faults);
+		munmap(part, 3 * pg);
+	}
+	for (size_t i = 0; i < pages; i++) {
+		if (p[i * pg + 9] != ((uint8_t)i | 1)) {
+			CHECK(false, "page %zu lost the byte written to it", i);
+			break;
+		}
+	}
+	munmap(p, len);
+out_fd:
+	close(fd);
+out:
+	close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "mmap_fresh_zero", test_mmap_fresh_zero },
 	{ "mmap_reused_memory_zero", test_mmap_reused_memory_zero },
@@ -803,6 +878,7 @@ static const struct tap_test tests[] = {
 	{ "mmap_second_fd", test_mmap_second_fd },
 	{ "mmap_offset", test_mmap_offset },
 	{ "mmap_fault_order", test_mmap_fault_order },
+	{ "mmap_fault_around", test_mmap_fault_around },
 	{ "mmap_beyond_size", test_mmap_beyond_size },
 	{ "mmap_private_refused", test_mmap_private_refused },
 	{ "mmap_split_and_fork", test_mmap_split_and_fork },
