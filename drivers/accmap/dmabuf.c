@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
+#include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -221,6 +222,28 @@ static void accmap_vm_close(struct vm_area_struct *vma)
 /* Bytes of virtual address space one fault fills, at most. */
 #define ACCMAP_FAULT_AROUND	SZ_2M
 
+/*
+ * Maps one page of the buffer at @addr.  In a writable mapping the entry
+ * is made young and dirty up front, even for a read fault: nothing writes
+ * these pages back, and CPUs that track dirtiness in software (arm64
+ * without hardware DBM, such as the Cortex-A57) would otherwise fault
+ * once more on the first write to every page.  Without special PTEs the
+ * mixed-map call would refcount the page, and later kernels (6.12 among
+ * them) no longer export it to modules: those take the plain PFN path
+ * (and the extra write fault on such CPUs).
+ */
+static vm_fault_t accmap_insert(struct vm_fault *vmf, unsigned long addr,
+				unsigned long pfn)
+{
+#ifdef ACCMAP_HAVE_INSERT_MKWRITE
+	if (IS_ENABLED(CONFIG_ARCH_HAS_PTE_SPECIAL) &&
+	    (vmf->vma->vm_flags & VM_WRITE))
+		return vmf_insert_mixed_mkwrite(vmf->vma, addr,
+						__pfn_to_pfn_t(pfn, PFN_SPECIAL));
+#endif
+	return vmf_insert_pfn(vmf->vma, addr, pfn);
+}
+
 static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -233,8 +256,8 @@ static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 
 	/* The faulting page first: its result is the fault's result. */
-	ret = vmf_insert_pfn(vma, vmf->address,
-			     accmap_handle_pfn(handle, vmf->pgoff));
+	ret = accmap_insert(vmf, vmf->address & PAGE_MASK,
+			    accmap_handle_pfn(handle, vmf->pgoff));
 	if (ret != VM_FAULT_NOPAGE)
 		return ret;
 
@@ -249,7 +272,7 @@ static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
 	for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
 		if (addr == (vmf->address & PAGE_MASK))
 			continue;
-		if (vmf_insert_pfn(vma, addr, accmap_handle_pfn(handle, pgoff)) !=
+		if (accmap_insert(vmf, addr, accmap_handle_pfn(handle, pgoff)) !=
 		    VM_FAULT_NOPAGE)
 			break;
 	}
