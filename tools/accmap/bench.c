@@ -1,0 +1,1923 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench: accmap against the memory a user would otherwise pick, measured
+ * side by side in one run.  Documentation/admin-guide/bench.rst says what
+ * is measured and how to read the result.
+ *
+ *   1. alloc-to-usable: allocate, map, write every page, unmap, free; accmap
+ *      with a warm and a cold page pool, the system dma-buf heap, udmabuf
+ *      over a sealed memfd, a vgem dumb buffer exported with PRIME, a memfd,
+ *      and anonymous memory (the floor);
+ *   2. WRITE and READ ioctl bandwidth against memcpy() of the same bytes;
+ *   3. first-touch faults of an accmap mapping against anonymous memory;
+ *   4. handle operations per second with 1k and with 100k live handles;
+ *   5. GPUReplay's MNIST recording: import, setup and replay on the "sim"
+ *      target against memcpy() of the bytes of its maps.
+ *
+ * Every figure is the median of repeated samples timed with
+ * CLOCK_MONOTONIC; every case is run once untimed first, and the cases of
+ * one size take turns, starting with another case each round, so that
+ * drift hits them all alike.  A peer the kernel lacks is reported "n/a"
+ * with the reason.
+ *
+ * All output is on stdout.  Progress lines are plain text; the report is
+ * Markdown on lines starting with "@md ", and the data of the plots
+ * (gnuplot format) on lines starting with "@dat ".
+ * tools/accmap/bench-report.sh turns them into bench.md, bench.dat and
+ * bench.png.  Exit status: 0 if every measurement that was attempted
+ * worked (missed targets and absent peers included), 1 if one failed,
+ * 2 on a usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/dma-heap.h>
+#include <linux/udmabuf.h>
+
+#include "accmap.h"
+#include "gpureplay.h"
+#include "recording.h"
+#include "vgem_util.h"
+
+/* The Makefile defines __printf() to let the compiler check formats. */
+#ifndef __printf
+#define __printf(a, b)
+#endif
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define KIB			1024UL
+#define MIB			(1024UL * 1024UL)
+
+#define REPS_MAX		201
+/* The prefixes of the lines for tools/accmap/bench-report.sh. */
+#define MD_PREFIX		"@md "
+#define DAT_PREFIX		"@dat "
+#define DMA_HEAP_PATH		"/dev/dma_heap/system"
+#define UDMABUF_PATH		"/dev/udmabuf"
+#define THP_PATH		"/sys/kernel/mm/transparent_hugepage/enabled"
+#define CLOCKSOURCE_PATH	"/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+/*
+ * The coarsest clock the figures are worth anything with: a 4 KiB
+ * allocation takes some tens of microseconds under TCG.  A guest whose
+ * TSC failed calibration runs on jiffies (4 ms at HZ=250).
+ */
+#define CLOCK_GRANULARITY_MAX_NS	10000ULL
+#define CLOCK_PROBES		20
+#define MNIST_DIR_DEFAULT	"/data/gpureplay-mnist"
+
+/* How long to wait for the pool's worker to zero what was freed. */
+#define POOL_IDLE_TIMEOUT_NS	(10ULL * 1000000000ULL)
+#define POOL_IDLE_POLL_US	200
+/* The sleep before every timed alloc-to-usable sample (see settle()). */
+#define SETTLE_US		2000
+
+/* Handle operations: live handles of the two clients, ops per sample. */
+#define HANDLES_SMALL		1000U
+#define HANDLES_LARGE		100000U
+#define INFO_PER_SAMPLE		2000U
+#define PAIRS_PER_SAMPLE	1000U
+#define HANDLE_SIZE		4096U
+#define RNG_SEED		0x2545f4914f6cdd1dULL
+
+static const size_t sizes[] = { 4 * KIB, 64 * KIB, 1 * MIB, 8 * MIB, 32 * MIB };
+#define NSIZES			ARRAY_SIZE(sizes)
+static const size_t touch_sizes[] = { 1 * MIB, 8 * MIB, 32 * MIB };
+#define NTOUCH			ARRAY_SIZE(touch_sizes)
+
+/* Repetitions per section: the whole run stays near 10 min under TCG. */
+struct reps {
+	unsigned int alloc_small;	/* alloc-to-usable up to 1 MiB */
+	unsigned int alloc_large;	/* alloc-to-usable 8 and 32 MiB */
+	unsigned int rw;
+	unsigned int touch;
+	unsigned int handles;
+	unsigned int mnist;
+};
+
+static struct reps reps = {
+	.alloc_small = 101, .alloc_large = 51, .rw = 51, .touch = 51,
+	.handles = 51, .mnist = 21,
+};
+
+/* The samples of one case; err is the first error, which voids them. */
+struct series {
+	unsigned int n;
+	int err;
+	double v[REPS_MAX];
+};
+
+static bool failed;	/* some measurement failed: exit 1 */
+static long page_size;
+
+/* ---- output --------------------------------------------------------- */
+
+__printf(1, 2) static void md(const char *fmt, ...);
+__printf(1, 2) static void dat(const char *fmt, ...);
+__printf(1, 2) static void progress(const char *fmt, ...);
+
+static void md(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(MD_PREFIX, stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void dat(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(DAT_PREFIX, stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t start_ns;
+
+static void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("bench: [%4.0f s] ", (double)(now_ns() - start_ns) / 1e9);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* The smallest step CLOCK_MONOTONIC was seen to take. */
+static uint64_t clock_granularity(void)
+{
+	uint64_t best = UINT64_MAX, t0, t1;
+	unsigned int i;
+
+	for (i = 0; i < CLOCK_PROBES; i++) {
+		t0 = now_ns();
+		do
+			t1 = now_ns();
+		while (t1 == t0);
+		if (t1 - t0 < best)
+			best = t1 - t0;
+	}
+	return best;
+}
+
+static const char *size_name(size_t size)
+{
+	static char buf[4][32];
+	static unsigned int next;
+	char *s = buf[next++ % ARRAY_SIZE(buf)];
+
+	if (size >= MIB && size % MIB == 0)
+		snprintf(s, sizeof(buf[0]), "%zu MiB", size / MIB);
+	else
+		snprintf(s, sizeof(buf[0]), "%zu KiB", size / KIB);
+	return s;
+}
+
+/* Three significant digits or so, for a table cell. */
+static const char *num(double v)
+{
+	static char buf[16][24];
+	static unsigned int next;
+	char *s = buf[next++ % ARRAY_SIZE(buf)];
+
+	if (isnan(v))
+		snprintf(s, sizeof(buf[0]), "n/a");
+	else if (v >= 100 || v == 0)
+		snprintf(s, sizeof(buf[0]), "%.0f", v);
+	else if (v >= 10)
+		snprintf(s, sizeof(buf[0]), "%.1f", v);
+	else if (v >= 1)
+		snprintf(s, sizeof(buf[0]), "%.2f", v);
+	else
+		snprintf(s, sizeof(buf[0]), "%.3f", v);
+	return s;
+}
+
+static const char *ratio(double v)
+{
+	static char buf[16][24];
+	static unsigned int next;
+	char *s = buf[next++ % ARRAY_SIZE(buf)];
+
+	if (isnan(v))
+		snprintf(s, sizeof(buf[0]), "n/a");
+	else
+		snprintf(s, sizeof(buf[0]), "%.2fx", v);
+	return s;
+}
+
+/* A number for the plot data; gnuplot skips "NaN". */
+static const char *datnum(double v)
+{
+	static char buf[8][32];
+	static unsigned int next;
+	char *s = buf[next++ % ARRAY_SIZE(buf)];
+
+	if (isnan(v))
+		snprintf(s, sizeof(buf[0]), "NaN");
+	else
+		snprintf(s, sizeof(buf[0]), "%.4f", v);
+	return s;
+}
+
+/* ---- samples ------------------------------------------------------------ */
+
+static void series_add(struct series *s, int err, double v)
+{
+	if (err) {
+		if (!s->err)
+			s->err = err;
+		failed = true;
+		return;
+	}
+	if (s->n < REPS_MAX)
+		s->v[s->n++] = v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median, or NaN if the series failed or is empty. */
+static double median(const struct series *s)
+{
+	double v[REPS_MAX];
+
+	if (s->err || !s->n)
+		return NAN;
+	memcpy(v, s->v, s->n * sizeof(v[0]));
+	qsort(v, s->n, sizeof(v[0]), cmp_double);
+	if (s->n % 2)
+		return v[s->n / 2];
+	return (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
+}
+
+static double div_or_nan(double a, double b)
+{
+	if (isnan(a) || isnan(b) || b == 0)
+		return NAN;
+	return a / b;
+}
+
+/* A table cell for a series: its median, or why there is none. */
+static const char *cell(const struct series *s, double scale)
+{
+	static char buf[8][64];
+	static unsigned int next;
+	char *c = buf[next++ % ARRAY_SIZE(buf)];
+
+	if (s->err)
+		snprintf(c, sizeof(buf[0]), "failed: %s", strerror(-s->err));
+	else if (!s->n)
+		snprintf(c, sizeof(buf[0]), "n/a");
+	else
+		snprintf(c, sizeof(buf[0]), "%s", num(median(s) * scale));
+	return c;
+}
+
+/* Keeps the compiler from dropping stores nobody reads. */
+static void clobber(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/* Writes one 8-byte word in every page: the memory is usable. */
+static void touch(void *p, size_t size)
+{
+	size_t off;
+
+	for (off = 0; off < size; off += (size_t)page_size)
+		*(uint64_t *)((char *)p + off) = off | 1;
+	clobber(p);
+}
+
+static void *anon_buffer(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0x5a, size);
+	return p;
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* ---- the peers of alloc-to-usable ------------------------------------ */
+
+enum peer {
+	P_WARM,
+	P_COLD,
+	P_HEAP,
+	P_UDMABUF,
+	P_VGEM,
+	P_MEMFD,
+	P_ANON,
+	P_ANON4K,
+	NPEERS
+};
+
+static const char *const peer_names[NPEERS] = {
+	[P_WARM] = "accmap warm",
+	[P_COLD] = "accmap cold",
+	[P_HEAP] = "dma-buf heap",
+	[P_UDMABUF] = "udmabuf",
+	[P_VGEM] = "vgem",
+	[P_MEMFD] = "memfd",
+	[P_ANON] = "anon (floor)",
+	[P_ANON4K] = "anon, no THP",
+};
+
+/* Short names for the data file's columns. */
+static const char *const peer_keys[NPEERS] = {
+	[P_WARM] = "accmap_warm",
+	[P_COLD] = "accmap_cold",
+	[P_HEAP] = "dma_heap",
+	[P_UDMABUF] = "udmabuf",
+	[P_VGEM] = "vgem",
+	[P_MEMFD] = "memfd",
+	[P_ANON] = "anon",
+	[P_ANON4K] = "anon_nothp",
+};
+
+/**
+ * struct pool_tally - what the pool gave the timed allocations of one case
+ * @hits: blocks from the pool
+ * @misses: blocks from the page allocator
+ * @not_ready: samples that did not start in the wanted pool state (warm:
+ *             the worker had not zeroed everything in time; cold: bytes
+ *             were still pooled after draining)
+ */
+struct pool_tally {
+	uint64_t hits;
+	uint64_t misses;
+	unsigned int not_ready;
+};
+
+/* The steps of an accmap alloc-to-usable cycle, timed one by one. */
+enum phase {
+	PH_CREATE,
+	PH_ALLOC,
+	PH_GET_FD,
+	PH_MMAP,
+	PH_TOUCH,
+	PH_MUNMAP,
+	PH_CLOSE,
+	PH_FREE,
+	NPHASES
+};
+
+static const char *const phase_names[NPHASES] = {
+	[PH_CREATE] = "CREATE",
+	[PH_ALLOC] = "ALLOC",
+	[PH_GET_FD] = "GET_FD",
+	[PH_MMAP] = "mmap",
+	[PH_TOUCH] = "write pages",
+	[PH_MUNMAP] = "munmap",
+	[PH_CLOSE] = "close dma-buf",
+	[PH_FREE] = "FREE",
+};
+
+/*
+ * The cases timed step by step: both accmap cases, and the dma-buf heap
+ * for comparison (its ALLOC step is DMA_HEAP_IOCTL_ALLOC, which exports
+ * too; it has no CREATE, GET_FD or FREE).
+ */
+enum { A_WARM, A_COLD, A_HEAP, A_PHASED };
+
+static const enum peer phased_peer[A_PHASED] = {
+	[A_WARM] = P_WARM, [A_COLD] = P_COLD, [A_HEAP] = P_HEAP,
+};
+
+/*
+ * Hog buffers hold the pool's blocks while a cold sample runs: at most
+ * this many, each small enough that the pool hands it blocks of the one
+ * order wanted (see pool_drain()).
+ */
+#define HOGS_MAX		65536U
+
+struct bench {
+	int accmap;
+	int heap;
+	int udmabuf;
+	int vgem;
+	bool avail[NPEERS];
+	char why[NPEERS][128];
+	struct series alloc[NSIZES][NPEERS];
+	struct series phase[NSIZES][A_PHASED][NPHASES];
+	struct pool_tally tally[NSIZES][A_HEAP];
+	struct accmap_pool_info pool0;
+	uint32_t hogs[HOGS_MAX];
+	unsigned int nhogs;
+};
+
+static int map_touch_unmap(int fd, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	touch(p, size);
+	return munmap(p, size) ? -errno : 0;
+}
+
+/*
+ * The timed part of both accmap cases, step by step: @ph (if not NULL)
+ * gets the microseconds of each step.
+ */
+static int accmap_usable(struct bench *b, size_t size, struct series *ph, uint64_t *ns)
+{
+	uint64_t t[NPHASES + 1];
+	int fd = -1, ret, ret2;
+	void *p = MAP_FAILED;
+	uint32_t id = 0;
+	unsigned int i;
+
+	t[0] = now_ns();
+	ret = accmap_create(b->accmap, size, &id);
+	if (ret)
+		return ret;
+	t[PH_ALLOC] = now_ns();
+	ret = accmap_alloc(b->accmap, id, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, 0, NULL);
+	t[PH_GET_FD] = now_ns();
+	if (!ret)
+		ret = accmap_get_fd(b->accmap, id, O_RDWR | O_CLOEXEC, &fd);
+	t[PH_MMAP] = now_ns();
+	if (!ret) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			ret = -errno;
+	}
+	t[PH_TOUCH] = now_ns();
+	if (!ret)
+		touch(p, size);
+	t[PH_MUNMAP] = now_ns();
+	if (p != MAP_FAILED && munmap(p, size) && !ret)
+		ret = -errno;
+	t[PH_CLOSE] = now_ns();
+	if (fd >= 0)
+		close(fd);
+	t[PH_FREE] = now_ns();
+	ret2 = accmap_free(b->accmap, id);
+	t[NPHASES] = now_ns();
+	*ns = t[NPHASES] - t[0];
+	if (ret || ret2)
+		return ret ? ret : ret2;
+	for (i = 0; ph && i < NPHASES; i++)
+		series_add(&ph[i], 0, (double)(t[i + 1] - t[i]) / 1e3);
+	return 0;
+}
+
+static int pool_info(struct bench *b, struct accmap_pool_info *pi)
+{
+	return accmap_query_pool(b->accmap, pi);
+}
+
+static uint64_t pool_dirty(const struct accmap_pool_info *pi)
+{
+	uint64_t dirty = 0;
+	uint32_t i;
+
+	for (i = 0; i < pi->norders && i < ACCMAP_POOL_MAX_ORDERS; i++)
+		dirty += pi->orders[i].dirty;
+	return dirty;
+}
+
+/* Waits until the pool's worker has zeroed every freed block. */
+static int pool_wait_idle(struct bench *b)
+{
+	uint64_t t0 = now_ns();
+	struct accmap_pool_info pi;
+	int ret;
+
+	for (;;) {
+		ret = pool_info(b, &pi);
+		if (ret)
+			return ret;
+		if (!pool_dirty(&pi))
+			return 0;
+		if (now_ns() - t0 > POOL_IDLE_TIMEOUT_NS)
+			return -ETIMEDOUT;
+		usleep(POOL_IDLE_POLL_US);
+	}
+}
+
+static int pool_unhog(struct bench *b)
+{
+	int ret = 0, r;
+
+	while (b->nhogs) {
+		r = accmap_free(b->accmap, b->hogs[--b->nhogs]);
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+/*
+ * Empties the pool through the uAPI alone, by allocating every block it
+ * holds into "hog" buffers that stay allocated until pool_unhog().  A
+ * buffer takes pooled blocks of the largest order that fits its
+ * remaining size before it asks the page allocator for that order, so
+ * the blocks of order n go to buffers a little smaller than one block of
+ * the next larger order: all of them come from the pool's order-n list.
+ * The caller waits for the worker first (dirty blocks are not handed
+ * out) and checks QUERY_POOL afterwards: *@left is what stayed pooled.
+ *
+ * (Writing 2 to /proc/sys/vm/drop_caches empties the pool too, through
+ * its shrinker, but drops the dentry and inode caches of the whole
+ * system with it, and the sample after it pays for refilling them.)
+ */
+static int pool_drain(struct bench *b, uint64_t *left)
+{
+	struct accmap_pool_info pi;
+	int ret;
+	uint32_t i;
+
+	ret = pool_info(b, &pi);
+	if (ret)
+		return ret;
+	for (i = pi.norders; i-- > 0;) {
+		uint64_t bs = pi.orders[i].block_size, blocks = pi.orders[i].zeroed;
+		/* Blocks per hog: as many as stay below the next order's block. */
+		uint64_t per = i + 1 < pi.norders ? pi.orders[i + 1].block_size / bs - 1 : blocks;
+
+		if (!per)
+			per = 1;
+		while (blocks) {
+			uint64_t n = blocks < per ? blocks : per;
+
+			if (b->nhogs == HOGS_MAX)
+				return -E2BIG;
+			ret = accmap_alloc_buffer(b->accmap, n * bs, ACCMAP_HEAP_MASK_SYSTEM, 0, 0,
+						  &b->hogs[b->nhogs]);
+			if (ret)
+				return ret;
+			b->nhogs++;
+			blocks -= n;
+		}
+	}
+	ret = pool_info(b, &pi);
+	if (ret)
+		return ret;
+	*left = pi.pooled;
+	return 0;
+}
+
+static void tally(struct pool_tally *t, const struct accmap_pool_info *before,
+		  const struct accmap_pool_info *after)
+{
+	t->hits += after->hits - before->hits;
+	t->misses += after->misses - before->misses;
+}
+
+/*
+ * Every timed alloc-to-usable sample starts after the same short sleep:
+ * the warm case has to sleep while the pool's worker zeroes, and a task
+ * that just woke up (its vCPU thread rescheduled on the host, too) runs
+ * slower for a while than one that kept running.  The sleep also leaves
+ * the worker time for blocks freed by the cases before.
+ */
+static void settle(void)
+{
+	usleep(SETTLE_US);
+}
+
+/*
+ * One accmap sample: warm after an allocation of the same size was freed
+ * and zeroed by the pool's worker, cold with the pool emptied.  @t and
+ * @ph are NULL for the untimed warm-up.
+ */
+static int cycle_accmap(struct bench *b, bool cold, size_t size, struct pool_tally *t,
+			struct series *ph, uint64_t *ns)
+{
+	struct accmap_pool_info before, after;
+	uint64_t left = 0;
+	uint32_t id;
+	int ret, ret2;
+
+	if (!cold) {
+		ret = accmap_alloc_buffer(b->accmap, size, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id);
+		if (!ret)
+			ret = accmap_free(b->accmap, id);
+		if (ret)
+			return ret;
+	}
+	ret = pool_wait_idle(b);
+	if (ret == -ETIMEDOUT && t)
+		t->not_ready++;
+	else if (ret)
+		return ret;
+	if (cold) {
+		ret = pool_drain(b, &left);
+		if (ret)
+			goto out;
+		if (left && t)
+			t->not_ready++;
+	}
+
+	if (t)
+		settle();
+	ret = pool_info(b, &before);
+	if (!ret)
+		ret = accmap_usable(b, size, ph, ns);
+	if (!ret)
+		ret = pool_info(b, &after);
+	if (!ret && t)
+		tally(t, &before, &after);
+out:
+	ret2 = pool_unhog(b);
+	return ret ? ret : ret2;
+}
+
+static int cycle_heap(struct bench *b, size_t size, struct series *ph, uint64_t *ns)
+{
+	struct dma_heap_allocation_data d = {
+		.len = size, .fd_flags = O_RDWR | O_CLOEXEC,
+	};
+	static const enum phase steps[] = { PH_ALLOC, PH_MMAP, PH_TOUCH, PH_MUNMAP, PH_CLOSE };
+	uint64_t t[ARRAY_SIZE(steps) + 1];
+	void *p = MAP_FAILED;
+	unsigned int i;
+	int ret = 0;
+
+	t[0] = now_ns();
+	if (ioctl(b->heap, DMA_HEAP_IOCTL_ALLOC, &d))
+		return -errno;
+	t[1] = now_ns();
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)d.fd, 0);
+	if (p == MAP_FAILED)
+		ret = -errno;
+	t[2] = now_ns();
+	if (!ret)
+		touch(p, size);
+	t[3] = now_ns();
+	if (p != MAP_FAILED && munmap(p, size) && !ret)
+		ret = -errno;
+	t[4] = now_ns();
+	close((int)d.fd);
+	t[5] = now_ns();
+	*ns = t[5] - t[0];
+	for (i = 0; ph && !ret && i < ARRAY_SIZE(steps); i++)
+		series_add(&ph[steps[i]], 0, (double)(t[i + 1] - t[i]) / 1e3);
+	return ret;
+}
+
+static int cycle_udmabuf(struct bench *b, size_t size, uint64_t *ns)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
+	uint64_t t0 = now_ns();
+	int memfd, fd, ret = 0;
+
+	memfd = memfd_create("bench-udmabuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return -errno;
+	if (ftruncate(memfd, (off_t)size) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
+		ret = -errno;
+		goto out;
+	}
+	c.memfd = (uint32_t)memfd;
+	fd = ioctl(b->udmabuf, UDMABUF_CREATE, &c);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = map_touch_unmap(fd, size);
+	close(fd);
+out:
+	close(memfd);
+	*ns = now_ns() - t0;
+	return ret;
+}
+
+static int cycle_vgem(struct bench *b, size_t size, uint64_t *ns)
+{
+	uint64_t t0 = now_ns();
+	uint32_t handle;
+	int fd, ret;
+
+	/* CREATE_DUMB (rows of 4 KiB) and PRIME_HANDLE_TO_FD. */
+	fd = vgem_foreign_dmabuf(b->vgem, size, &handle);
+	if (fd < 0)
+		return fd;
+	/* The dma-buf keeps the object; the GEM handle is not needed. */
+	ret = vgem_close_handle(b->vgem, handle);
+	if (!ret)
+		ret = map_touch_unmap(fd, size);
+	close(fd);
+	*ns = now_ns() - t0;
+	return ret;
+}
+
+static int cycle_memfd(struct bench *b, size_t size, uint64_t *ns)
+{
+	uint64_t t0 = now_ns();
+	int fd, ret;
+
+	(void)b;
+	fd = memfd_create("bench-memfd", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = ftruncate(fd, (off_t)size) ? -errno : map_touch_unmap(fd, size);
+	close(fd);
+	*ns = now_ns() - t0;
+	return ret;
+}
+
+/*
+ * Anonymous memory as the system gives it (with transparent huge pages if
+ * they are on), or in 4 KiB pages only (MADV_NOHUGEPAGE; a kernel without
+ * THP refuses the advice, and gives 4 KiB pages anyway).
+ */
+static int cycle_anon(struct bench *b, size_t size, bool small_pages, uint64_t *ns)
+{
+	uint64_t t0 = now_ns();
+	void *p;
+	int ret;
+
+	(void)b;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (small_pages)
+		madvise(p, size, MADV_NOHUGEPAGE);
+	touch(p, size);
+	ret = munmap(p, size) ? -errno : 0;
+	*ns = now_ns() - t0;
+	return ret;
+}
+
+static int run_cycle(struct bench *b, enum peer p, unsigned int si, bool timed, uint64_t *ns)
+{
+	size_t size = sizes[si];
+
+	/* The accmap cases prepare the pool first, then settle. */
+	if (timed && p != P_WARM && p != P_COLD)
+		settle();
+	switch (p) {
+	case P_WARM:
+		return cycle_accmap(b, false, size, timed ? &b->tally[si][A_WARM] : NULL,
+				    timed ? b->phase[si][A_WARM] : NULL, ns);
+	case P_COLD:
+		return cycle_accmap(b, true, size, timed ? &b->tally[si][A_COLD] : NULL,
+				    timed ? b->phase[si][A_COLD] : NULL, ns);
+	case P_HEAP:
+		return cycle_heap(b, size, timed ? b->phase[si][A_HEAP] : NULL, ns);
+	case P_UDMABUF:
+		return cycle_udmabuf(b, size, ns);
+	case P_VGEM:
+		return cycle_vgem(b, size, ns);
+	case P_MEMFD:
+		return cycle_memfd(b, size, ns);
+	case P_ANON:
+		return cycle_anon(b, size, false, ns);
+	case P_ANON4K:
+		return cycle_anon(b, size, true, ns);
+	default:
+		return -EINVAL;
+	}
+}
+
+static void set_why(struct bench *b, enum peer p, const char *fmt, const char *what, int err)
+{
+	b->avail[p] = false;
+	snprintf(b->why[p], sizeof(b->why[p]), fmt, what, strerror(err));
+}
+
+/* Opens every peer's device; a peer that cannot be had gets its reason. */
+static void open_peers(struct bench *b)
+{
+	int p;
+
+	for (p = 0; p < NPEERS; p++)
+		b->avail[p] = true;
+
+	b->heap = open(DMA_HEAP_PATH, O_RDONLY | O_CLOEXEC);
+	if (b->heap < 0)
+		set_why(b, P_HEAP, "%s: %s", DMA_HEAP_PATH, errno);
+	b->udmabuf = open(UDMABUF_PATH, O_RDWR | O_CLOEXEC);
+	if (b->udmabuf < 0)
+		set_why(b, P_UDMABUF, "%s: %s", UDMABUF_PATH, errno);
+	b->vgem = vgem_open();
+	if (b->vgem < 0)
+		set_why(b, P_VGEM, "%s: %s", "no vgem card in /dev/dri", errno);
+}
+
+static void alloc_section(struct bench *b)
+{
+	unsigned int si, r, k;
+	uint64_t ns;
+	int ret;
+
+	for (si = 0; si < NSIZES; si++) {
+		unsigned int n = sizes[si] > MIB ? reps.alloc_large : reps.alloc_small;
+
+		progress("alloc-to-usable %s: %u rounds", size_name(sizes[si]), n);
+		/* Warm-up: every case once, untimed. */
+		for (k = 0; k < NPEERS; k++) {
+			if (!b->avail[k])
+				continue;
+			ret = run_cycle(b, k, si, false, &ns);
+			if (ret)
+				series_add(&b->alloc[si][k], ret, 0);
+		}
+		for (r = 0; r < n; r++) {
+			for (k = 0; k < NPEERS; k++) {
+				enum peer p = (k + r) % NPEERS;
+
+				if (!b->avail[p] || b->alloc[si][p].err)
+					continue;
+				ret = run_cycle(b, p, si, true, &ns);
+				series_add(&b->alloc[si][p], ret, (double)ns / 1e3);
+			}
+		}
+	}
+}
+
+/* ---- 2: WRITE and READ against memcpy -------------------------------- */
+
+enum { RW_WRITE, RW_READ, RW_MEMCPY, RW_KINDS };
+
+struct rw_result {
+	struct series s[NSIZES][RW_KINDS];
+};
+
+static int rw_one(int dev, size_t size, struct series *s, unsigned int n)
+{
+	uint8_t *src = NULL, *dst = NULL;
+	uint32_t id = 0;
+	unsigned int r, k;
+	int ret;
+
+	src = anon_buffer(size);
+	dst = anon_buffer(size);
+	if (!src || !dst) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < size; i += 8)
+		src[i] = (uint8_t)(i * 13 + 7);
+	ret = accmap_alloc_buffer(dev, size, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id);
+	if (ret)
+		goto out;
+
+	/* Warm-up, and a check that the bytes make the round trip. */
+	ret = accmap_write(dev, id, 0, src, size);
+	if (!ret)
+		ret = accmap_read(dev, id, 0, dst, size);
+	if (ret)
+		goto out;
+	if (memcmp(src, dst, size)) {
+		fprintf(stderr, "bench: READ of %zu bytes differs from the WRITE\n", size);
+		ret = -EIO;
+		goto out;
+	}
+	memcpy(dst, src, size);
+	clobber(dst);
+
+	for (r = 0; r < n; r++) {
+		for (k = 0; k < RW_KINDS; k++) {
+			unsigned int kind = (k + r) % RW_KINDS;
+			uint64_t t0 = now_ns();
+
+			if (kind == RW_WRITE) {
+				ret = accmap_write(dev, id, 0, src, size);
+			} else if (kind == RW_READ) {
+				ret = accmap_read(dev, id, 0, dst, size);
+			} else {
+				memcpy(dst, src, size);
+				clobber(dst);
+			}
+			series_add(&s[kind], ret, (double)(now_ns() - t0) / 1e3);
+			if (ret)
+				goto out;
+		}
+	}
+out:
+	if (id)
+		accmap_free(dev, id);
+	if (src)
+		munmap(src, size);
+	if (dst)
+		munmap(dst, size);
+	return ret;
+}
+
+static void rw_section(int dev, struct rw_result *res)
+{
+	unsigned int si, k;
+	int ret;
+
+	for (si = 0; si < NSIZES; si++) {
+		progress("WRITE/READ %s: %u rounds", size_name(sizes[si]), reps.rw);
+		ret = rw_one(dev, sizes[si], res->s[si], reps.rw);
+		if (ret)
+			for (k = 0; k < RW_KINDS; k++)
+				series_add(&res->s[si][k], ret, 0);
+	}
+}
+
+/* ---- 3: first-touch faults --------------------------------------------- */
+
+enum { FT_ACCMAP, FT_ANON, FT_ANON4K, FT_KINDS };
+
+static const char *const ft_names[FT_KINDS] = {
+	[FT_ACCMAP] = "accmap dma-buf",
+	[FT_ANON] = "anon",
+	[FT_ANON4K] = "anon, no THP",
+};
+
+struct touch_result {
+	struct series us[NTOUCH][FT_KINDS];
+	struct series faults[NTOUCH][FT_KINDS];
+	struct series rate[NTOUCH][FT_KINDS];	/* faults per second */
+	struct series bps[NTOUCH][FT_KINDS];	/* bytes per second */
+};
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Maps (untimed) and touches every page (timed) of one mapping. */
+static int touch_one(int dev, unsigned int kind, size_t size, double *us, double *faults)
+{
+	uint32_t id = 0;
+	int fd = -1, ret = 0;
+	uint64_t t0, t1;
+	long f0, f1;
+	void *p;
+
+	if (kind == FT_ACCMAP) {
+		ret = accmap_alloc_buffer(dev, size, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id);
+		if (ret)
+			return ret;
+		ret = accmap_get_fd(dev, id, O_RDWR | O_CLOEXEC, &fd);
+		if (ret)
+			goto out;
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	} else {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED && kind == FT_ANON4K)
+			madvise(p, size, MADV_NOHUGEPAGE);
+	}
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+
+	f0 = minflt();
+	t0 = now_ns();
+	touch(p, size);
+	t1 = now_ns();
+	f1 = minflt();
+	munmap(p, size);
+	*us = (double)(t1 - t0) / 1e3;
+	*faults = (double)(f1 - f0);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (id)
+		accmap_free(dev, id);
+	return ret;
+}
+
+static void touch_section(int dev, struct touch_result *res)
+{
+	unsigned int si, r, k;
+	double us, faults;
+	int ret;
+
+	for (si = 0; si < NTOUCH; si++) {
+		progress("first touch %s: %u rounds", size_name(touch_sizes[si]), reps.touch);
+		for (k = 0; k < FT_KINDS; k++)
+			touch_one(dev, k, touch_sizes[si], &us, &faults);
+		for (r = 0; r < reps.touch; r++) {
+			for (k = 0; k < FT_KINDS; k++) {
+				unsigned int kind = (k + r) % FT_KINDS;
+
+				if (res->us[si][kind].err)
+					continue;
+				ret = touch_one(dev, kind, touch_sizes[si], &us, &faults);
+				series_add(&res->us[si][kind], ret, us);
+				series_add(&res->faults[si][kind], ret, faults);
+				series_add(&res->rate[si][kind], ret, faults / us * 1e6);
+				series_add(&res->bps[si][kind], ret,
+					   (double)touch_sizes[si] / us * 1e6);
+			}
+		}
+	}
+}
+
+/* ---- 4: handle operations ------------------------------------------------ */
+
+enum { H_SMALL, H_LARGE, H_CLIENTS };
+enum { H_INFO, H_PAIRS, H_KINDS };
+
+struct handle_client {
+	int fd;
+	uint32_t *ids;
+	uint32_t n;
+};
+
+struct handle_result {
+	struct series rate[H_CLIENTS][H_KINDS];
+	double create_us[H_CLIENTS];	/* filling the table, per CREATE */
+	int err;
+};
+
+static uint64_t rng = RNG_SEED;
+
+static uint64_t xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int handle_fill(struct handle_client *c, uint32_t n, double *us_per_create)
+{
+	uint64_t t0;
+	int ret;
+
+	c->ids = calloc(n, sizeof(*c->ids));
+	if (!c->ids)
+		return -ENOMEM;
+	ret = accmap_open(&c->fd);
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	for (c->n = 0; c->n < n; c->n++) {
+		ret = accmap_create(c->fd, HANDLE_SIZE, &c->ids[c->n]);
+		if (ret)
+			return ret;
+	}
+	*us_per_create = (double)(now_ns() - t0) / 1e3 / n;
+	return 0;
+}
+
+static int handle_sample(struct handle_client *c, unsigned int kind, double *rate)
+{
+	static uint32_t pick[INFO_PER_SAMPLE];
+	struct accmap_info info;
+	unsigned int i, ops;
+	uint64_t t0;
+	uint32_t id;
+	int ret = 0;
+
+	/* The ids are drawn first: the timed loop reads the same small array. */
+	for (i = 0; i < INFO_PER_SAMPLE; i++)
+		pick[i] = c->ids[xorshift() % c->n];
+	t0 = now_ns();
+	if (kind == H_INFO) {
+		ops = INFO_PER_SAMPLE;
+		for (i = 0; i < ops && !ret; i++)
+			ret = accmap_info(c->fd, pick[i], &info);
+	} else {
+		ops = PAIRS_PER_SAMPLE;
+		for (i = 0; i < ops && !ret; i++) {
+			ret = accmap_create(c->fd, HANDLE_SIZE, &id);
+			if (!ret)
+				ret = accmap_free(c->fd, id);
+		}
+	}
+	*rate = ops / ((double)(now_ns() - t0) / 1e9);
+	return ret;
+}
+
+static void handle_section(struct handle_result *res)
+{
+	static const uint32_t counts[H_CLIENTS] = { HANDLES_SMALL, HANDLES_LARGE };
+	struct handle_client c[H_CLIENTS] = { { .fd = -1 }, { .fd = -1 } };
+	unsigned int i, r, k;
+	double rate;
+	int ret = 0;
+
+	progress("handles: creating %u and %u handles in two clients", HANDLES_SMALL,
+		 HANDLES_LARGE);
+	for (i = 0; i < H_CLIENTS && !ret; i++)
+		ret = handle_fill(&c[i], counts[i], &res->create_us[i]);
+	if (ret) {
+		res->err = ret;
+		failed = true;
+		goto out;
+	}
+	progress("handles: %u rounds of %u INFO and %u CREATE+FREE per client", reps.handles,
+		 INFO_PER_SAMPLE, PAIRS_PER_SAMPLE);
+	for (i = 0; i < H_CLIENTS; i++)
+		for (k = 0; k < H_KINDS; k++)
+			handle_sample(&c[i], k, &rate);
+	for (r = 0; r < reps.handles; r++) {
+		for (k = 0; k < H_CLIENTS * H_KINDS; k++) {
+			unsigned int j = (k + r) % (H_CLIENTS * H_KINDS);
+			unsigned int ci = j / H_KINDS, kind = j % H_KINDS;
+
+			ret = handle_sample(&c[ci], kind, &rate);
+			series_add(&res->rate[ci][kind], ret, rate);
+		}
+	}
+out:
+	for (i = 0; i < H_CLIENTS; i++) {
+		if (c[i].fd >= 0)
+			accmap_close(c[i].fd);
+		free(c[i].ids);
+	}
+}
+
+/* ---- 5: MNIST --------------------------------------------------------------- */
+
+enum { M_IMPORT, M_OPEN, M_RUN, M_MEMCPY, M_KINDS };
+
+struct mnist_result {
+	bool absent;
+	char why[1100];
+	struct series ms[M_KINDS];
+	struct series kernel_ms;	/* REPLAY_RUN's own elapsed_ns */
+	uint64_t map_bytes;
+	uint32_t maps;
+	uint32_t ops;
+};
+
+static int mnist_round(int dev, const char *dir, struct mnist_result *res, void *src, void *dst,
+		       bool timed)
+{
+	struct accmap_recording *rec = NULL;
+	struct accmap_player *player = NULL;
+	struct accmap_replay_run run;
+	struct accmap_rec_error err;
+	struct gpureplay_input in;
+	uint64_t t0, t1, t2, t3;
+	uint32_t failed_map;
+	int ret, ret2;
+
+	t0 = now_ns();
+	ret = gpureplay_load(dir, &in, &err);
+	if (ret) {
+		fprintf(stderr, "bench: gpureplay_load(%s): %s\n", dir, err.msg);
+		return ret;
+	}
+	ret = gpureplay_import(&in, &rec, NULL, &err);
+	gpureplay_unload(&in);
+	if (ret) {
+		fprintf(stderr, "bench: gpureplay_import: %s\n", err.msg);
+		return ret;
+	}
+	t1 = now_ns();
+	ret = accmap_player_open(dev, rec, NULL, &player, &failed_map);
+	if (ret) {
+		fprintf(stderr, "bench: accmap_player_open: %s (map %u)\n", strerror(-ret),
+			failed_map);
+		goto out;
+	}
+	t2 = now_ns();
+	ret = accmap_player_run(player, NULL, NULL, &run);
+	t3 = now_ns();
+	if (!ret && (run.reason != ACCMAP_REPLAY_OK || run.done != rec->nr_ops))
+		ret = -EIO;
+	if (ret) {
+		fprintf(stderr, "bench: replay: %s, reason %u, %u of %u ops\n", strerror(-ret),
+			run.reason, run.done, rec->nr_ops);
+		goto out;
+	}
+	if (!res->map_bytes) {
+		for (uint32_t i = 0; i < rec->nr_maps; i++)
+			res->map_bytes += rec->maps[i].length;
+		res->maps = rec->nr_maps;
+		res->ops = rec->nr_ops;
+	}
+	if (timed) {
+		series_add(&res->ms[M_IMPORT], 0, (double)(t1 - t0) / 1e6);
+		series_add(&res->ms[M_OPEN], 0, (double)(t2 - t1) / 1e6);
+		series_add(&res->ms[M_RUN], 0, (double)(t3 - t2) / 1e6);
+		series_add(&res->kernel_ms, 0, (double)run.elapsed_ns / 1e6);
+	}
+	if (src && dst) {
+		t0 = now_ns();
+		memcpy(dst, src, res->map_bytes);
+		clobber(dst);
+		if (timed)
+			series_add(&res->ms[M_MEMCPY], 0, (double)(now_ns() - t0) / 1e6);
+	}
+out:
+	ret2 = accmap_player_close(player);
+	accmap_rec_free(rec);
+	return ret ? ret : ret2;
+}
+
+static void mnist_section(int dev, const char *dir, struct mnist_result *res)
+{
+	static const char *const files[] = {
+		GPUREPLAY_PGT, GPUREPLAY_MEM, GPUREPLAY_IO, GPUREPLAY_SYNC,
+	};
+	void *src = NULL, *dst = NULL;
+	char path[1024];
+	struct stat st;
+	unsigned int i, r;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (stat(path, &st)) {
+			res->absent = true;
+			snprintf(res->why, sizeof(res->why), "%s: %s", path, strerror(errno));
+			progress("MNIST skipped: %s", res->why);
+			return;
+		}
+	}
+	progress("MNIST: %u rounds of import, setup and replay", reps.mnist);
+	/* The first round learns the size of the maps and warms up. */
+	ret = mnist_round(dev, dir, res, NULL, NULL, false);
+	if (!ret) {
+		src = anon_buffer(res->map_bytes);
+		dst = anon_buffer(res->map_bytes);
+		if (!src || !dst)
+			ret = -ENOMEM;
+	}
+	for (r = 0; r < reps.mnist && !ret; r++)
+		ret = mnist_round(dev, dir, res, src, dst, true);
+	if (ret)
+		for (i = 0; i < M_KINDS; i++)
+			series_add(&res->ms[i], ret, 0);
+	if (src)
+		munmap(src, res->map_bytes);
+	if (dst)
+		munmap(dst, res->map_bytes);
+}
+
+/* ---- the report ---------------------------------------------------------- */
+
+static void md_blank(void)
+{
+	fputs(MD_PREFIX "\n", stdout);
+}
+
+/* A table header: the first column left-aligned, the others right. */
+static void md_table(const char *const *cols, unsigned int ncols)
+{
+	unsigned int i;
+
+	fputs(MD_PREFIX "|", stdout);
+	for (i = 0; i < ncols; i++)
+		printf(" %s |", cols[i]);
+	fputs("\n" MD_PREFIX "|---|", stdout);
+	for (i = 1; i < ncols; i++)
+		fputs("---:|", stdout);
+	putchar('\n');
+}
+
+static void md_row_begin(const char *first)
+{
+	printf(MD_PREFIX "| %s |", first);
+}
+
+static void md_cell(const char *text)
+{
+	printf(" %s |", text);
+}
+
+static void md_row_end(void)
+{
+	putchar('\n');
+}
+
+__printf(4, 5) static void appendf(char *buf, size_t size, size_t *len, const char *fmt, ...);
+
+/* snprintf() at the end of @buf; stops quietly when it is full. */
+static void appendf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= size - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < size - 1 ? *len + (size_t)n : size - 1;
+}
+
+static void report_header(struct bench *b, uint64_t granularity)
+{
+	char thp[128] = "n/a", clocksource[64] = "unknown", line[256];
+	struct utsname u;
+	long mem_kb = 0;
+	FILE *f;
+	int p;
+
+	uname(&u);
+	read_line(THP_PATH, thp, sizeof(thp));
+	read_line(CLOCKSOURCE_PATH, clocksource, sizeof(clocksource));
+	f = fopen("/proc/meminfo", "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "MemTotal: %ld kB", &mem_kb) == 1)
+				break;
+		fclose(f);
+	}
+
+	md("# accmap benchmark");
+	md_blank();
+	md("Kernel %s %s, %ld CPUs, %ld MiB RAM, %ld-byte pages,", u.release, u.machine,
+	   sysconf(_SC_NPROCESSORS_ONLN), mem_kb / 1024, page_size);
+	md("transparent huge pages: %s.", thp);
+	md("accmap page pool: cap %llu MiB, %u orders.",
+	   (unsigned long long)(b->pool0.cap >> 20), b->pool0.norders);
+	md("Clock: CLOCK_MONOTONIC on clocksource %s, steps of %llu ns.", clocksource,
+	   (unsigned long long)granularity);
+	if (granularity > CLOCK_GRANULARITY_MAX_NS) {
+		md_blank();
+		md("**No figures: the clock is too coarse** (steps above %llu ns).",
+		   CLOCK_GRANULARITY_MAX_NS);
+		md("On x86 guests this means that the TSC failed calibration and the kernel fell");
+		md("back to jiffies; a kernel with ACPI (HPET, PM timer) has a reference for it.");
+		return;
+	}
+	md_blank();
+	md("Every figure is the median of repeated samples, each case run once untimed first,");
+	md("the cases of a row taking turns (every alloc-to-usable sample after a %u us sleep).",
+	   SETTLE_US);
+	md("Repetitions: alloc-to-usable %u up to 1 MiB and", reps.alloc_small);
+	md("%u above, WRITE/READ %u, first touch %u, handle operations %u, MNIST %u.",
+	   reps.alloc_large, reps.rw, reps.touch, reps.handles, reps.mnist);
+	md_blank();
+	for (p = 0; p < NPEERS; p++)
+		if (!b->avail[p])
+			md("- %s: n/a (%s)", peer_names[p], b->why[p]);
+	md_blank();
+}
+
+static void report_alloc(struct bench *b)
+{
+	const char *cols[1 + NPEERS];
+	unsigned int si, j, ph;
+	int p;
+
+	md("## 1. Alloc-to-usable");
+	md_blank();
+	md("Allocate, map, write one word in every page, unmap, free; median microseconds.");
+	md("accmap: CREATE, ALLOC (system heap, cached), GET_FD, mmap of the dma-buf.");
+	md("Warm: an allocation of the same size was freed just before, and the pool's worker");
+	md("has zeroed it.  Cold: every block the pool held was allocated to other buffers");
+	md("first, so the pool was empty.  Anon: private anonymous memory as the kernel gives");
+	md("it (THP as configured), and with MADV_NOHUGEPAGE.");
+	md_blank();
+	cols[0] = "size";
+	for (p = 0; p < NPEERS; p++)
+		cols[1 + p] = peer_names[p];
+	md_table(cols, 1 + NPEERS);
+	for (si = 0; si < NSIZES; si++) {
+		md_row_begin(size_name(sizes[si]));
+		for (p = 0; p < NPEERS; p++)
+			md_cell(b->avail[p] ? cell(&b->alloc[si][p], 1) : "n/a");
+		md_row_end();
+	}
+	md_blank();
+
+	for (j = 0; j < 2; j++) {
+		enum peer a = j ? P_COLD : P_WARM;
+		char names[NPEERS][48];
+
+		md("Ratio of times, %s / peer (below 1: accmap is faster):", peer_names[a]);
+		md_blank();
+		for (p = P_HEAP; p < NPEERS; p++) {
+			snprintf(names[p], sizeof(names[p]), "/ %s", peer_names[p]);
+			cols[1 + p - P_HEAP] = names[p];
+		}
+		md_table(cols, 1 + NPEERS - P_HEAP);
+		for (si = 0; si < NSIZES; si++) {
+			md_row_begin(size_name(sizes[si]));
+			for (p = P_HEAP; p < NPEERS; p++)
+				md_cell(ratio(div_or_nan(median(&b->alloc[si][a]),
+							 median(&b->alloc[si][p]))));
+			md_row_end();
+		}
+		md_blank();
+	}
+
+	md("Page-pool blocks behind the timed accmap allocations (hits: from the pool,");
+	md("misses: from the page allocator), and samples that did not start in the wanted");
+	md("pool state:");
+	md_blank();
+	{
+		static const char *const tcols[] = {
+			"size", "warm hits", "warm misses", "cold hits", "cold misses", "not ready",
+		};
+
+		md_table(tcols, ARRAY_SIZE(tcols));
+	}
+	for (si = 0; si < NSIZES; si++) {
+		struct pool_tally *w = &b->tally[si][A_WARM], *c = &b->tally[si][A_COLD];
+
+		md("| %s | %llu | %llu | %llu | %llu | %u |", size_name(sizes[si]),
+		   (unsigned long long)w->hits, (unsigned long long)w->misses,
+		   (unsigned long long)c->hits, (unsigned long long)c->misses,
+		   w->not_ready + c->not_ready);
+	}
+	md_blank();
+
+	cols[0] = "size";
+	for (ph = 0; ph < NPHASES; ph++)
+		cols[1 + ph] = phase_names[ph];
+	for (j = 0; j < A_PHASED; j++) {
+		if (!b->avail[phased_peer[j]])
+			continue;
+		md("Where the time of %s goes: median microseconds per step (medians of each",
+		   peer_names[phased_peer[j]]);
+		md("step on its own: they need not add up to the whole's)%s", j == A_HEAP ?
+		   "; its ALLOC is DMA_HEAP_IOCTL_ALLOC, which exports the dma-buf too:" : ":");
+		md_blank();
+		md_table(cols, 1 + NPHASES);
+		for (si = 0; si < NSIZES; si++) {
+			md_row_begin(size_name(sizes[si]));
+			for (ph = 0; ph < NPHASES; ph++) {
+				struct series *s = &b->phase[si][j][ph];
+
+				md_cell(s->n || s->err ? cell(s, 1) : "-");
+			}
+			md_row_end();
+		}
+		md_blank();
+	}
+
+	dat("# alloc-to-usable: median microseconds per size (bytes)");
+	printf(DAT_PREFIX "# size");
+	for (p = 0; p < NPEERS; p++)
+		printf(" %s", peer_keys[p]);
+	putchar('\n');
+	for (si = 0; si < NSIZES; si++) {
+		printf(DAT_PREFIX "%zu", sizes[si]);
+		for (p = 0; p < NPEERS; p++)
+			printf(" %s", datnum(median(&b->alloc[si][p])));
+		putchar('\n');
+	}
+	dat("%s", "");
+	dat("%s", "");
+}
+
+static double gbps(size_t size, double us)
+{
+	return (double)size / us / 1e3;
+}
+
+static void report_rw(struct rw_result *res)
+{
+	static const char *const cols[] = {
+		"size", "WRITE us", "READ us", "memcpy us", "WRITE GB/s", "READ GB/s",
+		"memcpy GB/s", "WRITE / memcpy", "READ / memcpy",
+	};
+	unsigned int si;
+
+	md("## 2. WRITE / READ against memcpy");
+	md_blank();
+	md("One ACCMAP_IOC_WRITE (READ) of the whole cached system-heap buffer from (to)");
+	md("anonymous memory faulted in before, against memcpy() between two such buffers.");
+	md("Ratios are of bandwidths (above 1: accmap is faster).");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	dat("# bandwidth: GB/s per size (bytes)");
+	dat("# size write read memcpy");
+	for (si = 0; si < NSIZES; si++) {
+		double w = median(&res->s[si][RW_WRITE]), r = median(&res->s[si][RW_READ]);
+		double m = median(&res->s[si][RW_MEMCPY]);
+
+		md_row_begin(size_name(sizes[si]));
+		md_cell(cell(&res->s[si][RW_WRITE], 1));
+		md_cell(cell(&res->s[si][RW_READ], 1));
+		md_cell(cell(&res->s[si][RW_MEMCPY], 1));
+		md_cell(num(gbps(sizes[si], w)));
+		md_cell(num(gbps(sizes[si], r)));
+		md_cell(num(gbps(sizes[si], m)));
+		md_cell(ratio(div_or_nan(m, w)));
+		md_cell(ratio(div_or_nan(m, r)));
+		md_row_end();
+		dat("%zu %s %s %s", sizes[si], datnum(gbps(sizes[si], w)),
+		    datnum(gbps(sizes[si], r)), datnum(gbps(sizes[si], m)));
+	}
+	md_blank();
+	dat("%s", "");
+	dat("%s", "");
+}
+
+static void report_touch(struct touch_result *res)
+{
+	static const char *const cols[] = {
+		"size", "mapping", "faults", "us", "faults/s", "MB/s",
+		"accmap / this, faults/s", "accmap / this, MB/s",
+	};
+	unsigned int si, k;
+
+	md("## 3. First touch");
+	md_blank();
+	md("One word written in every page of a fresh mapping (made untimed) of existing");
+	md("memory: an accmap dma-buf against private anonymous memory, as the kernel gives it");
+	md("(THP as configured) and with MADV_NOHUGEPAGE.  Faults counted with getrusage()");
+	md("ru_minflt.  Ratios are accmap's rate over the row's (above 1: accmap is faster).");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	for (si = 0; si < NTOUCH; si++) {
+		double ra = median(&res->rate[si][FT_ACCMAP]);
+		double ba = median(&res->bps[si][FT_ACCMAP]);
+
+		for (k = 0; k < FT_KINDS; k++) {
+			double r = median(&res->rate[si][k]), bps = median(&res->bps[si][k]);
+
+			md_row_begin(size_name(touch_sizes[si]));
+			md_cell(ft_names[k]);
+			md_cell(cell(&res->faults[si][k], 1));
+			md_cell(cell(&res->us[si][k], 1));
+			md_cell(num(r));
+			md_cell(num(bps / 1e6));
+			md_cell(k ? ratio(div_or_nan(ra, r)) : "");
+			md_cell(k ? ratio(div_or_nan(ba, bps)) : "");
+			md_row_end();
+		}
+	}
+	md_blank();
+}
+
+static void report_handles(struct handle_result *res)
+{
+	static const char *const cols[] = { "live handles", "INFO/s", "CREATE+FREE pairs/s" };
+	char name[32];
+
+	md("## 4. Handle operations");
+	md_blank();
+	if (res->err) {
+		md("Failed: %s.", strerror(-res->err));
+		md_blank();
+		return;
+	}
+	md("Two clients of the device, one with %u and one with %u live handles (CREATE of",
+	   HANDLES_SMALL, HANDLES_LARGE);
+	md("%u bytes, no memory), measured in turns: INFO on random live ids (%u per sample)",
+	   HANDLE_SIZE, INFO_PER_SAMPLE);
+	md("and CREATE+FREE pairs (%u per sample), operations per second.", PAIRS_PER_SAMPLE);
+	md("Filling the tables took %s us and %s us per CREATE.", num(res->create_us[H_SMALL]),
+	   num(res->create_us[H_LARGE]));
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	md("| %u | %s | %s |", HANDLES_SMALL, cell(&res->rate[H_SMALL][H_INFO], 1),
+	   cell(&res->rate[H_SMALL][H_PAIRS], 1));
+	md("| %u | %s | %s |", HANDLES_LARGE, cell(&res->rate[H_LARGE][H_INFO], 1),
+	   cell(&res->rate[H_LARGE][H_PAIRS], 1));
+	snprintf(name, sizeof(name), "ratio %uk / %uk", HANDLES_LARGE / 1000,
+		 HANDLES_SMALL / 1000);
+	md_row_begin(name);
+	md_cell(ratio(div_or_nan(median(&res->rate[H_LARGE][H_INFO]),
+				 median(&res->rate[H_SMALL][H_INFO]))));
+	md_cell(ratio(div_or_nan(median(&res->rate[H_LARGE][H_PAIRS]),
+				 median(&res->rate[H_SMALL][H_PAIRS]))));
+	md_row_end();
+	md_blank();
+}
+
+static void report_mnist(struct mnist_result *res)
+{
+	static const char *const cols[] = { "step", "ms", "/ memcpy" };
+	double mc = median(&res->ms[M_MEMCPY]);
+	double setup = median(&res->ms[M_IMPORT]) + median(&res->ms[M_OPEN]);
+
+	md("## 5. MNIST replay");
+	md_blank();
+	if (res->absent) {
+		md("Skipped: the recording is absent (%s).", res->why);
+		md_blank();
+		return;
+	}
+	md("GPUReplay's MNIST recording (%u maps, %llu bytes mapped, %u ops) imported with",
+	   res->maps, (unsigned long long)res->map_bytes, res->ops);
+	md("gpureplay.c, loaded into fresh buffers with a replay session by");
+	md("accmap_player_open() (CREATE, ALLOC, WRITE of the contents, REPLAY_SETUP) and");
+	md("replayed on the sim target (REPLAY_RUN), against memcpy() of the mapped bytes.");
+	md("Median milliseconds.");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	md("| import (user space) | %s | %s |", cell(&res->ms[M_IMPORT], 1),
+	   ratio(div_or_nan(median(&res->ms[M_IMPORT]), mc)));
+	md("| buffers + REPLAY_SETUP | %s | %s |", cell(&res->ms[M_OPEN], 1),
+	   ratio(div_or_nan(median(&res->ms[M_OPEN]), mc)));
+	md("| setup total | %s | %s |", num(setup), ratio(div_or_nan(setup, mc)));
+	md("| REPLAY_RUN (wall) | %s | %s |", cell(&res->ms[M_RUN], 1),
+	   ratio(div_or_nan(median(&res->ms[M_RUN]), mc)));
+	md("| REPLAY_RUN (elapsed_ns) | %s | %s |", cell(&res->kernel_ms, 1),
+	   ratio(div_or_nan(median(&res->kernel_ms), mc)));
+	md("| memcpy of the mapped bytes | %s | 1.00x |", cell(&res->ms[M_MEMCPY], 1));
+	md_blank();
+}
+
+/* ---- targets ------------------------------------------------------------- */
+
+enum verdict { V_MET, V_MISSED, V_UNMEASURED };
+
+static const char *const verdict_names[] = { "MET", "MISSED", "NOT MEASURED" };
+
+/* Folds one comparison into a verdict; NaN makes it unmeasured. */
+static void judge(enum verdict *v, double value, double limit, bool at_most)
+{
+	if (isnan(value)) {
+		*v = V_UNMEASURED;
+		return;
+	}
+	if (*v == V_MET && (at_most ? value > limit : value < limit))
+		*v = V_MISSED;
+}
+
+static void target_line(enum verdict v, const char *what, const char *figures)
+{
+	md("- **%s** %s: %s", verdict_names[v], what, figures);
+	printf("bench: target %s: %s\n", verdict_names[v], what);
+}
+
+static void report_targets(struct bench *b, struct rw_result *rw, struct touch_result *ft,
+			   struct handle_result *h)
+{
+	char fig[1024];
+	enum verdict v;
+	size_t len;
+	unsigned int si;
+
+	md("## Targets (issue 7)");
+	md_blank();
+
+	/* alloc-to-usable, warm, against the dma-buf heap. */
+	v = V_MET;
+	len = 0;
+	for (si = 0; si < NSIZES; si++) {
+		double r = div_or_nan(median(&b->alloc[si][P_WARM]), median(&b->alloc[si][P_HEAP]));
+		double limit = sizes[si] >= MIB ? 0.5 : sizes[si] == 4 * KIB ? 1.0 : NAN;
+
+		if (!isnan(limit))
+			judge(&v, r, limit, true);
+		appendf(fig, sizeof(fig), &len, "%s%s %s%s", si ? ", " : "", size_name(sizes[si]),
+			ratio(r), isnan(limit) ? " (no target)" : "");
+	}
+	if (!b->avail[P_HEAP])
+		appendf(fig, sizeof(fig), &len, " (%s)", b->why[P_HEAP]);
+	target_line(v, "alloc-to-usable, warm, <= 0.5x the dma-buf heap from 1 MiB, 1.0x at 4 KiB",
+		    fig);
+
+	v = V_MET;
+	len = 0;
+	for (si = 0; si < NSIZES; si++) {
+		double r = div_or_nan(median(&b->alloc[si][P_WARM]), median(&b->alloc[si][P_ANON]));
+
+		judge(&v, r, 1.3, true);
+		appendf(fig, sizeof(fig), &len, "%s%s %s", si ? ", " : "", size_name(sizes[si]),
+			ratio(r));
+	}
+	target_line(v, "alloc-to-usable, warm pool, within 1.3x of anonymous memory at every size",
+		    fig);
+
+	v = V_MET;
+	len = 0;
+	for (si = 0; si < NSIZES; si++) {
+		double m = median(&rw->s[si][RW_MEMCPY]);
+		double w = div_or_nan(m, median(&rw->s[si][RW_WRITE]));
+		double r = div_or_nan(m, median(&rw->s[si][RW_READ]));
+
+		if (sizes[si] < MIB)
+			continue;
+		judge(&v, w, 0.7, false);
+		judge(&v, r, 0.7, false);
+		appendf(fig, sizeof(fig), &len, "%s%s WRITE %s READ %s", len ? ", " : "",
+			size_name(sizes[si]), ratio(w), ratio(r));
+	}
+	target_line(v, "WRITE/READ bandwidth >= 0.7x memcpy from 1 MiB up", fig);
+
+	/*
+	 * Judged against anonymous memory in 4 KiB pages and as the kernel
+	 * gives it: with THP, anon takes far fewer, far slower faults, so its
+	 * fault rate alone says little; bytes made usable per second are
+	 * shown beside it.
+	 */
+	v = V_MET;
+	len = 0;
+	for (si = 0; si < NTOUCH; si++) {
+		double ra = median(&ft->rate[si][FT_ACCMAP]), ba = median(&ft->bps[si][FT_ACCMAP]);
+		double r4 = div_or_nan(ra, median(&ft->rate[si][FT_ANON4K]));
+		double rt = div_or_nan(ra, median(&ft->rate[si][FT_ANON]));
+
+		judge(&v, r4, 1.0, false);
+		judge(&v, rt, 1.0, false);
+		appendf(fig, sizeof(fig), &len, "%s%s faults/s %s (no THP) %s (THP), ",
+			si ? "; " : "", size_name(touch_sizes[si]), ratio(r4), ratio(rt));
+		appendf(fig, sizeof(fig), &len, "bytes/s %s (no THP) %s (THP)",
+			ratio(div_or_nan(ba, median(&ft->bps[si][FT_ANON4K]))),
+			ratio(div_or_nan(ba, median(&ft->bps[si][FT_ANON]))));
+	}
+	target_line(v, "first-touch fault rate >= anonymous memory's", fig);
+
+	v = V_MET;
+	{
+		double ri = div_or_nan(median(&h->rate[H_LARGE][H_INFO]),
+				       median(&h->rate[H_SMALL][H_INFO]));
+		double rp = div_or_nan(median(&h->rate[H_LARGE][H_PAIRS]),
+				       median(&h->rate[H_SMALL][H_PAIRS]));
+
+		judge(&v, ri, 0.7, false);
+		judge(&v, rp, 0.7, false);
+		snprintf(fig, sizeof(fig), "INFO %s, CREATE+FREE %s", ratio(ri), ratio(rp));
+	}
+	target_line(v, "handle operations at 100k live handles >= 0.7x the rate at 1k", fig);
+	md_blank();
+}
+
+/* ---- main -------------------------------------------------------------------- */
+
+enum { S_ALLOC = 1, S_RW = 2, S_TOUCH = 4, S_HANDLES = 8, S_MNIST = 16, S_ALL = 31 };
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench [--mnist DIR] [--reps N] [--only LIST]\n"
+		"  --mnist DIR  GPUReplay MNIST recording (default %s; skipped if absent)\n"
+		"  --reps N     N repetitions in every section instead of the defaults\n"
+		"               (alloc-to-usable %u/%u, WRITE/READ %u, first touch %u,\n"
+		"               handles %u, MNIST %u); 1 to %u\n"
+		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist\n"
+		"Prints progress, the report as Markdown on \"@md \" lines and plot data on\n"
+		"\"@dat \" lines; tools/accmap/bench-report.sh makes bench.md and bench.png.\n",
+		MNIST_DIR_DEFAULT, reps.alloc_small, reps.alloc_large, reps.rw, reps.touch,
+		reps.handles, reps.mnist, REPS_MAX);
+}
+
+static int parse_only(char *list)
+{
+	static const char *const names[] = { "alloc", "rw", "touch", "handles", "mnist" };
+	int mask = 0;
+	char *tok, *save = NULL;
+	unsigned int i;
+
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (!strcmp(tok, names[i]))
+				break;
+		if (i == ARRAY_SIZE(names))
+			return -1;
+		mask |= 1 << i;
+	}
+	return mask;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mnist", required_argument, NULL, 'm' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct bench b;
+	static struct rw_result rw;
+	static struct touch_result ft;
+	static struct handle_result hr;
+	static struct mnist_result mr;
+	const char *mnist_dir = MNIST_DIR_DEFAULT;
+	int sections = S_ALL, c, ret;
+	uint64_t granularity;
+	char *end;
+	long n;
+
+	while ((c = getopt_long(argc, argv, "m:r:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			mnist_dir = optarg;
+			break;
+		case 'r':
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > REPS_MAX) {
+				print_usage(stderr);
+				return 2;
+			}
+			reps = (struct reps){ n, n, n, n, n, n };
+			break;
+		case 'o':
+			sections = parse_only(optarg);
+			if (sections <= 0) {
+				print_usage(stderr);
+				return 2;
+			}
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			print_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		print_usage(stderr);
+		return 2;
+	}
+
+	start_ns = now_ns();
+	page_size = sysconf(_SC_PAGESIZE);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	ret = accmap_open(&b.accmap);
+	if (ret) {
+		fprintf(stderr, "bench: %s: %s\n", ACCMAP_DEVICE_PATH, strerror(-ret));
+		return 1;
+	}
+	ret = pool_info(&b, &b.pool0);
+	if (ret) {
+		fprintf(stderr, "bench: QUERY_POOL: %s\n", strerror(-ret));
+		return 1;
+	}
+	granularity = clock_granularity();
+	if (granularity > CLOCK_GRANULARITY_MAX_NS) {
+		progress("CLOCK_MONOTONIC moves in steps of %llu ns: too coarse to measure",
+			 (unsigned long long)granularity);
+		report_header(&b, granularity);
+		return 1;
+	}
+	open_peers(&b);
+	for (c = 0; c < NPEERS; c++)
+		if (!b.avail[c])
+			progress("%s: n/a (%s)", peer_names[c], b.why[c]);
+
+	if (sections & S_ALLOC)
+		alloc_section(&b);
+	if (sections & S_RW)
+		rw_section(b.accmap, &rw);
+	if (sections & S_TOUCH)
+		touch_section(b.accmap, &ft);
+	if (sections & S_HANDLES)
+		handle_section(&hr);
+	if (sections & S_MNIST)
+		mnist_section(b.accmap, mnist_dir, &mr);
+	progress("done");
+
+	report_header(&b, granularity);
+	if (sections & S_ALLOC)
+		report_alloc(&b);
+	if (sections & S_RW)
+		report_rw(&rw);
+	if (sections & S_TOUCH)
+		report_touch(&ft);
+	if (sections & S_HANDLES)
+		report_handles(&hr);
+	if (sections & S_MNIST)
+		report_mnist(&mr);
+	report_targets(&b, &rw, &ft, &hr);
+
+	accmap_close(b.accmap);
+	return failed ? 1 : 0;
+}
