@@ -1,0 +1,4768 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuzz: a seeded random walk through the whole accmap uAPI, from several
+ * threads at once, with a result oracle for every call.
+ *
+ * What it does
+ *   Every ioctl of <linux/accmap.h> (the replay ones on the "sim" target
+ *   included), mmap/munmap/touch of accmap dma-bufs, DMA_BUF_IOCTL_SYNC,
+ *   FROM_FD of accmap and of foreign dma-bufs (vgem, /dev/dma_heap/system,
+ *   /dev/udmabuf: each used when the kernel has it), FROM_VA of user
+ *   ranges of every kind (writable, read-only, PROT_NONE, shared memfd,
+ *   PFN mappings of dma-bufs, the NULL page, kernel addresses), fork()
+ *   (the child does a few ops on the inherited client, some with
+ *   CAP_SYS_RAWIO dropped), dma-buf fds passed over a unix socket to a
+ *   helper process that imports, maps and frees them (and passes its own
+ *   back), closes of dma-buf fds and of /dev/accmap itself.  Arguments are
+ *   valid ones with boundary and bad values mixed in (0, 1, page - 1,
+ *   page, page + 1, U32_MAX, U64_MAX, the RAM size, huge sizes, bad flags
+ *   and padding, stale and foreign ids, misaligned offsets, pointers to
+ *   NULL, unmapped, PROT_NONE or read-only memory, structs that are
+ *   too short, too long, or straddle an unmapped page, wrong commands).
+ *
+ * Oracles
+ *   - every result is 0 or an errno the uAPI documentation lists for that
+ *     call and that argument; an argument that breaks a documented rule
+ *     must fail, with the errno of one of its faults;
+ *   - each thread owns a private client whose state it models exactly:
+ *     there the result is predicted (which id exists, has memory, is
+ *     read-only, how big it is, which replay sessions live), outputs are
+ *     compared with the model, fresh buffers must read as zero, what is
+ *     written must read back, FROM_VA buffers must share the user pages,
+ *     and fdinfo's handle count must match;
+ *   - the shared clients, on which all threads race, are checked against
+ *     what cannot change under a race (ids are never reused, a buffer's
+ *     size and access never change, memory once allocated stays);
+ *   - outputs on failure (REPLAY_SETUP failed_map, REPLAY_RUN reason /
+ *     failed_op / done, CACHE_LIST done) follow the documented rules;
+ *   - touching a mapping never faults, except writing a read-only one,
+ *     which must (SIGSEGV, caught per thread with sigsetjmp);
+ *   - after each seed, with every fd closed and every child reaped, the
+ *     process holds as many fds as before and debugfs clients, handles,
+ *     allocations, orphans, heap bytes used and replay totals are back to
+ *     what they were before the seed.
+ *   The VM harness adds the kernel's own checkers (KASAN, lockdep, ...).
+ *
+ * Running it
+ *   fuzz [--seed S] [--seeds K] [--ops N] [--threads T] [--min-ops M]
+ *   Environment: ACCMAP_FUZZ_SEED, ACCMAP_FUZZ_SEEDS, ACCMAP_FUZZ_OPS,
+ *   ACCMAP_FUZZ_THREADS, ACCMAP_FUZZ_MIN_OPS (the options win).
+ *   By default K seeds from a random base, N ops each; --seed S runs seeds
+ *   S to S + K - 1 (K is 1 then unless given).  One TAP result per seed,
+ *   each printing "replay: fuzz --seed S --ops N --threads T", its op
+ *   rate, how often each kind of op ran and the errnos seen; then one
+ *   result "total operations >= MIN".  MIN is 1000000 for a default run
+ *   and the requested K * N when seeds or ops were given.
+ *   A failure names the seed, the thread and the op index in that thread.
+ *   Each thread draws from its own generator (seed, thread), so with
+ *   --threads 1 a seed replays exactly; with more threads the op
+ *   sequence of every thread replays, the interleaving does not.
+ *
+ * Cost
+ *   Cheap calls (INFO, QUERY_*, bad arguments, small copies) make up most
+ *   of the ops; allocations above 64 KiB, replay runs (waits of at most
+ *   2 ms), mmaps, forks and fd passing are rarer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <execinfo.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-heap.h>
+#include <linux/udmabuf.h>
+
+#include "accmap_util.h"
+#include "tap.h"
+#include "vgem_util.h"
+
+#ifndef fallthrough
+#define fallthrough		__attribute__((__fallthrough__))
+#endif
+#define BIT(n)			(1U << (n))
+
+#define FZ_DEFAULT_SEEDS	8
+#define FZ_DEFAULT_OPS		131072
+#define FZ_DEFAULT_THREADS	4
+#define FZ_DEFAULT_MIN_OPS	1000000ULL
+#define FZ_MAX_THREADS		16
+#define FZ_MAX_SEEDS		1024
+
+/* Shared fd table: dma-bufs, foreign dma-bufs and the shared clients. */
+#define FZ_FDS			96
+#define FZ_DEVS			3	/* shared clients kept open */
+#define FZ_REC_MAX		64	/* ids remembered per shared client */
+#define FZ_SREC_MAX		12	/* sessions remembered per shared client */
+
+/* Per thread. */
+#define FZ_OWN_MAX		48	/* handles of the private client */
+#define FZ_STALE_MAX		8	/* ids freed there, remembered */
+#define FZ_SESS_MAX		64	/* a client's session limit */
+#define FZ_SESS_KEEP		6	/* sessions kept live normally */
+#define FZ_MAPS_MAX		8	/* live mmaps of dma-bufs */
+#define FZ_VGEM_KEEP		4	/* vgem handles of imported buffers */
+#define FZ_UBUF_PAGES		16	/* user memory for copies */
+#define FZ_SCR_RW		12	/* FROM_VA scratch: anonymous, writable */
+#define FZ_SCR_RO		4	/* ... read-only */
+#define FZ_SCR_NONE		4	/* ... PROT_NONE */
+#define FZ_SCR_SHM		8	/* ... shared memfd, writable */
+#define FZ_SCR_PAGES		(FZ_SCR_RW + FZ_SCR_RO + FZ_SCR_NONE + FZ_SCR_SHM)
+#define FZ_SCR_SHARED		8	/* writable pages for FROM_VA in shared clients */
+#define FZ_OPS_MAX		4096	/* replay ops in one list, at most */
+#define FZ_RMAPS_MAX		4096	/* replay maps in one setup, at most */
+
+#define FZ_SMALL_PAGES		16	/* most buffers */
+#define FZ_BIG_MAX		(16ULL << 20)
+#define FZ_TAG_BASE		0xf000	/* tags used for labels and ALLOC */
+#define FZ_TAGS			64
+#define FZ_KERN_ADDR		0xffff900000000000ULL
+#define FZ_WAIT_MAX_US		2000	/* longest replay wait */
+#define FZ_SETTLE_MS		10000	/* to wait for debugfs after a seed */
+
+/* The software Mali model, as Documentation/userspace-api/accmap-sim.rst has it. */
+#define SIM_NAME		"sim"
+#define SIM_WINDOW		0x4000
+#define SIM_AS_COUNT		8
+#define SIM_GPU_ID		0x60a00002U
+#define SIM_JS_COUNT		3
+#define MALI_AS(n)		(0x2400 + (n) * 0x40)
+#define MALI_JS(n)		(0x1800 + (n) * 0x80)
+#define MALI_AS_BLOCKS		16
+#define TRANSCFG_LEGACY		0x0
+#define TRANSCFG_UNMAPPED	0x1
+#define TRANSCFG_IDENTITY	0x2
+#define TRANSCFG_AARCH64_4K	0x6
+
+#define GPU_PAGE		4096ULL
+#define NO_INDEX		0xffffffffU
+
+/* Tri-state knowledge of the kernel's state. */
+#define NO			0
+#define YES			1
+#define MAYBE			2
+
+/*
+ * A set of results: bit 0 is success, bit e errno e (all the errnos the
+ * uAPI uses are below 128 on every architecture Linux has).
+ */
+#define RES_OK			((__uint128_t)1)
+#define RES_E(e)			((__uint128_t)1 << (e))
+
+static const char *const errno_names[128] = {
+	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR", [EIO] = "EIO",
+	[E2BIG] = "E2BIG", [EBADF] = "EBADF", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
+	[EACCES] = "EACCES", [EFAULT] = "EFAULT", [EBUSY] = "EBUSY", [EEXIST] = "EEXIST",
+	[EXDEV] = "EXDEV", [ENODEV] = "ENODEV", [EINVAL] = "EINVAL", [ENFILE] = "ENFILE",
+	[EMFILE] = "EMFILE", [ENOTTY] = "ENOTTY", [ENOSPC] = "ENOSPC", [ERANGE] = "ERANGE",
+	[ENODATA] = "ENODATA", [EOVERFLOW] = "EOVERFLOW", [EOPNOTSUPP] = "EOPNOTSUPP",
+	[ETIMEDOUT] = "ETIMEDOUT", [ETOOMANYREFS] = "ETOOMANYREFS", [ENOBUFS] = "ENOBUFS",
+};
+
+/* ---- configuration and results shared with the TAP runner ---- */
+
+struct fz_config {
+	uint64_t seeds[FZ_MAX_SEEDS];
+	unsigned int nseeds;
+	uint64_t ops;
+	unsigned int threads;
+	uint64_t min_ops;
+};
+
+static struct fz_config cfg;
+
+/* In a MAP_SHARED page: every seed's child reports here. */
+struct fz_shared {
+	unsigned int next_seed;
+	uint64_t total_ops;
+};
+
+static struct fz_shared *fz_sh;
+
+/* ---- kinds of ops ---- */
+
+enum fz_op {
+	OP_INFO, OP_BADCMD, OP_QHEAP, OP_QPOOL, OP_LABEL, OP_CREATE, OP_ALLOC, OP_FREE,
+	OP_RW, OP_VERIFY, OP_CACHE, OP_CLIST, OP_GETFD, OP_FROMFD, OP_CLOSEFD, OP_SYNC,
+	OP_MMAP, OP_TOUCH, OP_MUNMAP, OP_FROMVA, OP_RQUERY, OP_RSETUP, OP_RRUN,
+	OP_RDESTROY, OP_FOREIGN, OP_VGEM, OP_SEND, OP_RECV, OP_FORK, OP_REOPEN,
+	OP_FDINFO, OP_BIG, OP_COUNT
+};
+
+struct fz_thread;
+
+struct fz_opdesc {
+	const char *name;
+	unsigned int weight;	/* per mille, roughly */
+	bool (*fn)(struct fz_thread *t);
+};
+
+static const struct fz_opdesc fz_ops[OP_COUNT];
+
+/* ---- state of one seed (in the seed's own process) ---- */
+
+enum fz_fd_kind { FD_NONE, FD_DEV, FD_BUF, FD_FOREIGN };
+
+/* An id a shared client handed out, and what cannot change about it. */
+struct fz_rec {
+	bool used;
+	uint32_t id;
+	uint64_t size;
+	bool alloc;		/* known to have memory (it keeps it) */
+	bool readonly;
+};
+
+/* A session of a shared client. */
+struct fz_srec {
+	bool used;
+	uint32_t session;
+	uint32_t format;
+	uint32_t as;
+	struct accmap_replay_map map;	/* its first mapping */
+};
+
+/* A shared client: an open /dev/accmap that every thread uses. */
+struct fz_client {
+	pthread_mutex_t lock;	/* protects rec and srec */
+	struct fz_rec rec[FZ_REC_MAX];
+	struct fz_srec srec[FZ_SREC_MAX];
+};
+
+/*
+ * An fd of the table.  A thread uses one only while it holds a claim
+ * (users); closing waits for the last claim, so that a number closed and
+ * handed out again can never reach a thread that still meant the old one.
+ */
+struct fz_fd {
+	int fd;			/* -1: free slot */
+	enum fz_fd_kind kind;
+	int users;
+	bool closing;
+	uint64_t size;		/* dma-buf size */
+	bool rdonly;		/* dma-buf opened O_RDONLY */
+	struct fz_client *client;	/* FD_DEV */
+};
+
+static struct fz_fd fz_fds[FZ_FDS];
+static pthread_mutex_t fz_fds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Machine facts, found at the start of each seed. */
+struct fz_env {
+	uint64_t seed;
+	size_t page;
+	uint64_t ram;
+	uint32_t heaps;		/* heap ids that exist */
+	uint32_t alloc_heaps;	/* of them, those ALLOC may use */
+	uint32_t ntargets;
+	uint32_t sim;		/* the sim's target index */
+	int null_fd;		/* /dev/null, open for the whole seed */
+	int vgem;		/* -1 when there is none */
+	int dma_heap;		/* /dev/dma_heap/system or -1 */
+	int udmabuf;		/* /dev/udmabuf or -1 */
+	int sock;		/* our end of the helper's socket */
+	pid_t helper;
+	int stop;		/* a failure: every thread stops (atomic) */
+};
+
+static struct fz_env env;
+
+/* A buffer of the private client, as the thread knows it. */
+struct fz_handle {
+	uint32_t id;
+	uint64_t size;
+	bool alloc;
+	bool known;		/* heap, flags and tag known */
+	uint32_t heap;
+	uint32_t flags;
+	uint16_t tag;
+	bool readonly;
+	bool shared;		/* exported or in a session: others may write it */
+	bool dirty;		/* written: no longer reads as zero */
+	bool fromva;
+	size_t va_page;		/* first scratch page, for FROM_VA */
+};
+
+/* A replay session of the private client. */
+struct fz_sess {
+	uint32_t id;
+	uint32_t format;
+	uint32_t as;
+	struct accmap_replay_map map;
+};
+
+/* A live mmap of a dma-buf. */
+struct fz_map {
+	void *addr;
+	size_t len;
+	bool writable;
+	bool accmap;
+};
+
+/* What a forked child reports, in memory shared with its parent. */
+struct fz_child_report {
+	int step;
+	int err;
+	long detail;
+};
+
+struct fz_thread {
+	pthread_t thread;
+	unsigned int idx;
+	uint64_t rng;
+	uint64_t target_ops;
+	uint64_t nop;		/* ops done, and the index of the current one */
+	uint64_t counts[OP_COUNT];
+	uint64_t errs[128];	/* results by errno (0: success) */
+	enum fz_op cur;
+	bool nowb;		/* last fz_ioctl: ran, result not written back */
+
+	int own;		/* the private client, or -1 */
+	struct fz_handle h[FZ_OWN_MAX];
+	unsigned int nh;
+	uint32_t stale[FZ_STALE_MAX];
+	unsigned int nstale;
+	uint32_t max_id;	/* highest id the private client gave */
+	struct fz_sess s[FZ_SESS_MAX];
+	unsigned int ns;
+	uint32_t stale_sess;
+
+	struct fz_map maps[FZ_MAPS_MAX];
+	unsigned int nmaps;
+	uint32_t vgem_handles[FZ_VGEM_KEEP];
+	unsigned int nvgem;
+
+	uint8_t *arg;		/* 3 pages: read-write, read-only, PROT_NONE */
+	uint8_t *ubuf;		/* FZ_UBUF_PAGES read-write, 1 read-only, 1 PROT_NONE */
+	uint8_t *scr;		/* FROM_VA scratch, FZ_SCR_PAGES */
+	uint8_t *tmp;		/* private bounce memory */
+	struct accmap_replay_op *ops;
+	struct accmap_replay_map *rmaps;
+	struct fz_child_report *report;
+};
+
+static struct fz_thread fz_threads[FZ_MAX_THREADS];
+
+/* ---- random numbers ---- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rnd(struct fz_thread *t)
+{
+	return splitmix(&t->rng);
+}
+
+/* Uniform in [0, n); n == 0 stands for 2^64. */
+static uint64_t below(struct fz_thread *t, uint64_t n)
+{
+	return n ? rnd(t) % n : rnd(t);
+}
+
+/* True with probability 1 / n. */
+static bool one_in(struct fz_thread *t, uint64_t n)
+{
+	return below(t, n) == 0;
+}
+
+/* Uniform in [lo, hi]. */
+static uint64_t range(struct fz_thread *t, uint64_t lo, uint64_t hi)
+{
+	return lo + below(t, hi - lo + 1);
+}
+
+/* A value from the usual suspects of boundaries. */
+static uint64_t boundary(struct fz_thread *t)
+{
+	switch (below(t, 14)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1;
+	case 2:
+		return env.page - 1;
+	case 3:
+		return env.page;
+	case 4:
+		return env.page + 1;
+	case 5:
+		return UINT32_MAX;
+	case 6:
+		return (uint64_t)UINT32_MAX + 1;
+	case 7:
+		return UINT64_MAX;
+	case 8:
+		return UINT64_MAX - env.page + 2;
+	case 9:
+		return 1ULL << 40;
+	case 10:
+		return env.ram;
+	case 11:
+		return env.ram + 1;
+	case 12:
+		return 1ULL << 63;
+	default:
+		return rnd(t);
+	}
+}
+
+static uint32_t boundary32(struct fz_thread *t)
+{
+	switch (below(t, 6)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1;
+	case 2:
+		return UINT32_MAX;
+	case 3:
+		return 0x80000000U;
+	case 4:
+		return (uint32_t)below(t, 256);
+	default:
+		return (uint32_t)rnd(t);
+	}
+}
+
+/* ---- results ---- */
+
+static const char *ename(int e)
+{
+	static __thread char buf[24];
+
+	if (e == 0)
+		return "0";
+	if (e > 0 && e < 128 && errno_names[e])
+		return errno_names[e];
+	snprintf(buf, sizeof(buf), "errno %d", e);
+	return buf;
+}
+
+static void set_names(__uint128_t set, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int e = 0; e < 128 && n < len; e++) {
+		if (!(set & RES_E(e)))
+			continue;
+		n += snprintf(buf + n, len - n, "%s%s", n ? "," : "", e ? ename(e) : "ok");
+	}
+}
+
+#define FZ_FAIL(t, ...)		fz_fail((t), __FILE__, __LINE__, __VA_ARGS__)
+
+/*
+ * Records a failure with the seed, the thread and its op index, and stops
+ * the seed: one failure is enough to replay.
+ */
+__printf(4, 5)
+static void fz_fail(struct fz_thread *t, const char *file, int line, const char *fmt, ...)
+{
+	char msg[360];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (t)
+		tap_check(false, file, line, "seed %llu thread %u op %llu (%s): %s",
+			  (unsigned long long)env.seed, t->idx, (unsigned long long)t->nop,
+			  fz_ops[t->cur].name, msg);
+	else
+		tap_check(false, file, line, "seed %llu: %s", (unsigned long long)env.seed, msg);
+	__atomic_store_n(&env.stop, 1, __ATOMIC_RELAXED);
+}
+
+/* Checks a result (0 or -errno) against a set; counts it. */
+static bool fz_expect(struct fz_thread *t, const char *what, int ret, __uint128_t allowed)
+{
+	int e = -ret;
+	char names[200];
+
+	if (e >= 0 && e < 128) {
+		t->errs[e]++;
+		if (allowed & RES_E(e))
+			return true;
+	}
+	set_names(allowed, names, sizeof(names));
+	FZ_FAIL(t, "%s returned %s, allowed: %s", what, ename(e), names);
+	return false;
+}
+
+/* ---- what a call may return: faults that are there, or may be ---- */
+
+struct fz_exp {
+	__uint128_t may;	/* errnos of faults that are or may be there */
+	bool definite;		/* some fault is certainly there: no success */
+};
+
+static void exp_init(struct fz_exp *x)
+{
+	x->may = 0;
+	x->definite = false;
+}
+
+/* A fault giving @err, present YES, NO or MAYBE. */
+static void fault(struct fz_exp *x, int err, int tri)
+{
+	if (tri == NO)
+		return;
+	x->may |= RES_E(err);
+	if (tri == YES)
+		x->definite = true;
+}
+
+/* A fault present when @cond holds. */
+static void fault_if(struct fz_exp *x, int err, bool cond)
+{
+	fault(x, err, cond ? YES : NO);
+}
+
+static __uint128_t exp_allowed(const struct fz_exp *x)
+{
+	return x->may | (x->definite ? 0 : RES_OK);
+}
+
+/* Both hold: YES only if both are YES, NO if either is NO. */
+static int tri_and(int a, int b)
+{
+	if (a == NO || b == NO)
+		return NO;
+	if (a == YES && b == YES)
+		return YES;
+	return MAYBE;
+}
+
+static bool fz_stopped(void)
+{
+	return __atomic_load_n(&env.stop, __ATOMIC_RELAXED);
+}
+
+/*
+ * Accesses to mapped buffers: aligned 64-bit words that the compiler may
+ * neither drop nor merge nor split (uncached buffers are Device memory on
+ * arm64: no unaligned or partial accesses there).
+ */
+static uint64_t word_load(const void *p)
+{
+	return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+}
+
+static void word_store(void *p, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)p, v, __ATOMIC_RELAXED);
+}
+
+/* ---- the fd table ---- */
+
+static void fd_close_locked(struct fz_fd *e)
+{
+	close(e->fd);
+	if (e->client) {
+		pthread_mutex_destroy(&e->client->lock);
+		free(e->client);
+	}
+	memset(e, 0, sizeof(*e));
+	e->fd = -1;
+}
+
+/*
+ * Claims a random live entry of @kind (FD_BUF also takes FD_FOREIGN when
+ * @foreign); returns its index and a copy, or -1.
+ */
+static int fd_claim(struct fz_thread *t, enum fz_fd_kind kind, bool foreign, struct fz_fd *copy)
+{
+	unsigned int start = (unsigned int)below(t, FZ_FDS);
+	int found = -1;
+
+	pthread_mutex_lock(&fz_fds_lock);
+	for (unsigned int i = 0; i < FZ_FDS; i++) {
+		struct fz_fd *e = &fz_fds[(start + i) % FZ_FDS];
+
+		if (e->fd < 0 || e->closing)
+			continue;
+		if (e->kind != kind && !(foreign && kind == FD_BUF && e->kind == FD_FOREIGN))
+			continue;
+		e->users++;
+		*copy = *e;
+		found = (int)((start + i) % FZ_FDS);
+		break;
+	}
+	pthread_mutex_unlock(&fz_fds_lock);
+	return found;
+}
+
+static void fd_release(int idx)
+{
+	struct fz_fd *e = &fz_fds[idx];
+
+	pthread_mutex_lock(&fz_fds_lock);
+	if (--e->users == 0 && e->closing)
+		fd_close_locked(e);
+	pthread_mutex_unlock(&fz_fds_lock);
+}
+
+/* Closes the entry once the last claim goes (now if there is none). */
+static void fd_retire(int idx)
+{
+	struct fz_fd *e = &fz_fds[idx];
+
+	pthread_mutex_lock(&fz_fds_lock);
+	e->closing = true;
+	if (e->users == 0)
+		fd_close_locked(e);
+	pthread_mutex_unlock(&fz_fds_lock);
+}
+
+/* Adds an fd the caller owns; closes it if the table is full.  Index or -1. */
+static int fd_add(int fd, enum fz_fd_kind kind, uint64_t size, bool rdonly,
+		  struct fz_client *client)
+{
+	int idx = -1;
+
+	pthread_mutex_lock(&fz_fds_lock);
+	for (unsigned int i = 0; i < FZ_FDS; i++) {
+		struct fz_fd *e = &fz_fds[i];
+
+		if (e->fd >= 0)
+			continue;
+		e->fd = fd;
+		e->kind = kind;
+		e->users = 0;
+		e->closing = false;
+		e->size = size;
+		e->rdonly = rdonly;
+		e->client = client;
+		idx = (int)i;
+		break;
+	}
+	pthread_mutex_unlock(&fz_fds_lock);
+	if (idx < 0) {
+		close(fd);
+		if (client) {
+			pthread_mutex_destroy(&client->lock);
+			free(client);
+		}
+	}
+	return idx;
+}
+
+static unsigned int fd_count(enum fz_fd_kind kind)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&fz_fds_lock);
+	for (unsigned int i = 0; i < FZ_FDS; i++)
+		n += fz_fds[i].fd >= 0 && !fz_fds[i].closing && fz_fds[i].kind == kind;
+	pthread_mutex_unlock(&fz_fds_lock);
+	return n;
+}
+
+/* Opens one more shared client. */
+static bool dev_add(struct fz_thread *t)
+{
+	struct fz_client *c = calloc(1, sizeof(*c));
+	int fd;
+
+	if (!c) {
+		FZ_FAIL(t, "out of memory");
+		return false;
+	}
+	fd = open(ACCMAP_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		FZ_FAIL(t, "open %s: %s", ACCMAP_DEV_PATH, strerror(errno));
+		free(c);
+		return false;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	return fd_add(fd, FD_DEV, 0, false, c) >= 0;
+}
+
+/* ---- the client of an op, and what is known of an id in it ---- */
+
+struct fz_cl {
+	int fd;
+	int slot;		/* shared: fd table index; private: -1 */
+	struct fz_client *c;	/* shared */
+	bool priv;
+};
+
+/* The private client half the time, else a shared one (claimed). */
+static bool cl_get(struct fz_thread *t, struct fz_cl *cl)
+{
+	struct fz_fd copy;
+
+	memset(cl, 0, sizeof(*cl));
+	cl->slot = -1;
+	if (t->own < 0 || one_in(t, 2)) {
+		cl->slot = fd_claim(t, FD_DEV, false, &copy);
+		if (cl->slot >= 0) {
+			cl->fd = copy.fd;
+			cl->c = copy.client;
+			return true;
+		}
+	}
+	if (t->own < 0)
+		return false;
+	cl->fd = t->own;
+	cl->priv = true;
+	return true;
+}
+
+static void cl_put(struct fz_cl *cl)
+{
+	if (cl->slot >= 0)
+		fd_release(cl->slot);
+	cl->slot = -1;
+}
+
+struct fz_idk {
+	uint32_t id;
+	int exists;
+	int alloc;		/* if it exists */
+	int readonly;		/* if it exists */
+	uint64_t size;		/* 0: unknown */
+	struct fz_handle *h;	/* private: the model's entry */
+	int rec;		/* shared: the record, or -1 */
+};
+
+static int tri_not(int a)
+{
+	return a == MAYBE ? MAYBE : !a;
+}
+
+static struct fz_handle *own_find(struct fz_thread *t, uint32_t id)
+{
+	for (unsigned int i = 0; i < t->nh; i++) {
+		if (t->h[i].id == id)
+			return &t->h[i];
+	}
+	return NULL;
+}
+
+static void idk_from_handle(struct fz_idk *k, struct fz_handle *h)
+{
+	k->id = h->id;
+	k->h = h;
+	k->exists = YES;
+	k->alloc = h->alloc ? YES : NO;
+	k->readonly = h->readonly ? YES : NO;
+	k->size = h->size;
+}
+
+/* An id for an op; @want_alloc prefers ids that have memory. */
+static void pick_id(struct fz_thread *t, struct fz_cl *cl, struct fz_idk *k, bool want_alloc)
+{
+	memset(k, 0, sizeof(*k));
+	k->rec = -1;
+
+	if (cl->priv && t->nh && !one_in(t, 5)) {
+		struct fz_handle *h = &t->h[below(t, t->nh)];
+
+		for (int i = 0; i < 3 && want_alloc && !h->alloc; i++)
+			h = &t->h[below(t, t->nh)];
+		idk_from_handle(k, h);
+		return;
+	}
+	if (!cl->priv && !one_in(t, 4)) {
+		unsigned int start = (unsigned int)below(t, FZ_REC_MAX);
+
+		pthread_mutex_lock(&cl->c->lock);
+		for (unsigned int i = 0; i < FZ_REC_MAX; i++) {
+			struct fz_rec *r = &cl->c->rec[(start + i) % FZ_REC_MAX];
+
+			if (!r->used || (want_alloc && !r->alloc && i < FZ_REC_MAX / 2))
+				continue;
+			k->id = r->id;
+			k->rec = (int)((start + i) % FZ_REC_MAX);
+			k->exists = MAYBE;	/* another thread may free it */
+			k->alloc = r->alloc ? YES : MAYBE;
+			k->readonly = r->readonly ? YES : NO;
+			k->size = r->size;
+			break;
+		}
+		pthread_mutex_unlock(&cl->c->lock);
+		if (k->id)
+			return;
+	}
+
+	/* Ids that name nothing, or that nobody here can know. */
+	switch (below(t, 6)) {
+	case 0:
+		k->id = 0;
+		break;
+	case 1:
+		k->id = UINT32_MAX;
+		break;
+	case 2:
+		if (cl->priv)
+			k->id = t->max_id + 1 + (uint32_t)below(t, 3);
+		else
+			k->id = (uint32_t)range(t, 1, 64);
+		break;
+	case 3:
+		if (cl->priv && t->nstale) {
+			k->id = t->stale[below(t, t->nstale)];
+			break;
+		}
+		fallthrough;
+	case 4:
+		k->id = (uint32_t)range(t, 1, 4096);
+		break;
+	default:
+		k->id = (uint32_t)rnd(t);
+		break;
+	}
+	if (cl->priv) {
+		struct fz_handle *h = own_find(t, k->id);
+
+		if (h) {
+			idk_from_handle(k, h);
+			return;
+		}
+		k->exists = NO;
+	} else {
+		/* Ids start at 1 and only grow: 0 and U32_MAX are never handed out. */
+		k->exists = (k->id == 0 || k->id == UINT32_MAX) ? NO : MAYBE;
+	}
+	k->alloc = MAYBE;
+	k->readonly = MAYBE;
+}
+
+/* The errnos of looking @k up: ENOENT, and ENODATA if @need_alloc. */
+static void fault_id(struct fz_exp *x, const struct fz_idk *k, bool need_alloc)
+{
+	fault(x, ENOENT, tri_not(k->exists));
+	if (need_alloc)
+		fault(x, ENODATA, tri_and(k->exists, tri_not(k->alloc)));
+}
+
+/* Whether @end (bytes) lies beyond the buffer of @k. */
+static int tri_beyond(const struct fz_idk *k, uint64_t end)
+{
+	if (!k->size)
+		return tri_and(k->exists, MAYBE);
+	return tri_and(k->exists, end > k->size ? YES : NO);
+}
+
+/* ---- the private client's model ---- */
+
+static struct fz_handle *own_add(struct fz_thread *t, uint32_t id, uint64_t size)
+{
+	struct fz_handle *h;
+
+	if (!id || own_find(t, id)) {
+		FZ_FAIL(t, "new id %u is 0 or already held", id);
+		return NULL;
+	}
+	if (t->nh >= FZ_OWN_MAX) {
+		FZ_FAIL(t, "model full");
+		return NULL;
+	}
+	h = &t->h[t->nh++];
+	memset(h, 0, sizeof(*h));
+	h->id = id;
+	h->size = size;
+	h->heap = ACCMAP_HEAP_NONE;
+	h->known = true;
+	if (id > t->max_id)
+		t->max_id = id;
+	return h;
+}
+
+static void own_remove(struct fz_thread *t, struct fz_handle *h)
+{
+	t->stale[t->nstale < FZ_STALE_MAX ? t->nstale++ : below(t, FZ_STALE_MAX)] = h->id;
+	*h = t->h[--t->nh];
+}
+
+/* Room for one more id in the private client. */
+static bool own_room(struct fz_thread *t)
+{
+	return t->nh < FZ_OWN_MAX - 1;
+}
+
+/* ---- records of the shared clients ---- */
+
+/*
+ * Remembers a new id of a shared client.  When every record is taken, an
+ * old one is forgotten and its id freed (if no one did already).
+ */
+static void rec_add(struct fz_thread *t, struct fz_cl *cl, uint32_t id, uint64_t size,
+		    bool alloc, bool readonly)
+{
+	uint32_t victim = 0;
+	int slot = -1;
+
+	pthread_mutex_lock(&cl->c->lock);
+	for (unsigned int i = 0; i < FZ_REC_MAX; i++) {
+		if (!cl->c->rec[i].used) {
+			slot = (int)i;
+			break;
+		}
+	}
+	if (slot < 0) {
+		slot = (int)below(t, FZ_REC_MAX);
+		victim = cl->c->rec[slot].id;
+	}
+	cl->c->rec[slot] = (struct fz_rec){ .used = true, .id = id, .size = size,
+					     .alloc = alloc, .readonly = readonly };
+	pthread_mutex_unlock(&cl->c->lock);
+	if (victim) {
+		int ret = am_free(cl->fd, victim);
+
+		fz_expect(t, "FREE of a forgotten id", ret, RES_OK | RES_E(ENOENT));
+	}
+}
+
+static void rec_set_alloc(struct fz_cl *cl, const struct fz_idk *k)
+{
+	if (k->rec < 0)
+		return;
+	pthread_mutex_lock(&cl->c->lock);
+	if (cl->c->rec[k->rec].used && cl->c->rec[k->rec].id == k->id)
+		cl->c->rec[k->rec].alloc = true;
+	pthread_mutex_unlock(&cl->c->lock);
+}
+
+static void rec_forget(struct fz_cl *cl, uint32_t id)
+{
+	pthread_mutex_lock(&cl->c->lock);
+	for (unsigned int i = 0; i < FZ_REC_MAX; i++) {
+		if (cl->c->rec[i].used && cl->c->rec[i].id == id)
+			cl->c->rec[i].used = false;
+	}
+	pthread_mutex_unlock(&cl->c->lock);
+}
+
+/* ---- ioctls in a mutated envelope ---- */
+
+/* First published argument sizes (Documentation/userspace-api/accmap.rst). */
+static unsigned int min_size(unsigned long cmd)
+{
+	return _IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_INFO) ? ACCMAP_INFO_SIZE_VER1 : _IOC_SIZE(cmd);
+}
+
+static void arg_ro_fill(struct fz_thread *t, size_t off, const void *src, size_t len)
+{
+	uint8_t *ro = t->arg + 2 * env.page;
+
+	mprotect(ro, env.page, PROT_READ | PROT_WRITE);
+	memcpy(ro + off, src, len);
+	mprotect(ro, env.page, PROT_READ);
+}
+
+/*
+ * Issues @cmd on @fd with @arg, the kernel's _IOC_SIZE(@cmd) bytes; one
+ * call in ten goes through a mutated envelope: a wrong command (ENOTTY),
+ * a size below the first version (EINVAL), a larger struct with a zero
+ * tail (as if intact) or a non-zero one (E2BIG), a NULL, PROT_NONE or
+ * page-straddling pointer (EFAULT), a read-only one (the handler runs,
+ * writing the result back fails), or a misaligned one.  The result must
+ * be in @allowed, or be what the envelope forces.  @arg gets what the
+ * kernel wrote; *intact says whether the kernel took the call as given.
+ */
+static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
+		    __uint128_t allowed, const char *what, bool *intact)
+{
+	size_t ksize = _IOC_SIZE(cmd), usize = ksize;
+	unsigned int dir = _IOC_DIR(cmd), nr = _IOC_NR(cmd), type = _IOC_TYPE(cmd);
+	uint8_t *p = arg, *rw = t->arg, *ro = t->arg + 2 * env.page;
+	size_t off = 0;
+	int ret;
+
+	*intact = true;
+	t->nowb = false;
+	if (!one_in(t, 10)) {
+		ret = ioctl(fd, cmd, arg) ? -errno : 0;
+		fz_expect(t, what, ret, allowed);
+		return ret;
+	}
+
+	switch (below(t, 10)) {
+	case 0:		/* another direction */
+		dir = (dir + 1 + (unsigned int)below(t, 3)) & 3;
+		allowed = RES_E(ENOTTY);
+		break;
+	case 1:		/* a number past the last ioctl, or another type */
+		if (one_in(t, 2))
+			nr = (unsigned int)range(t, 0x12, 0xff);
+		else
+			type = one_in(t, 2) ? 0xd9 : 0xdb;
+		allowed = RES_E(ENOTTY);
+		break;
+	case 2:		/* smaller than the first version */
+		usize = below(t, min_size(cmd));
+		allowed = RES_E(EINVAL);
+		break;
+	case 3:		/* larger, zero tail: like an intact call */
+	case 4:		/* larger, non-zero tail */
+		usize = ksize + range(t, 1, one_in(t, 8) ? env.page - ksize : 64);
+		memset(rw, 0, usize);
+		memcpy(rw, arg, ksize);
+		p = rw;
+		if (usize > ksize && one_in(t, 2)) {
+			rw[range(t, ksize, usize - 1)] = (uint8_t)range(t, 1, 255);
+			allowed = RES_E(E2BIG);
+		}
+		break;
+	case 5:
+		p = NULL;
+		allowed = RES_E(EFAULT);
+		break;
+	case 6:		/* PROT_NONE */
+		p = t->arg + env.page;
+		allowed = RES_E(EFAULT);
+		break;
+	case 7:		/* straddles the end of the read-write page */
+		off = env.page - range(t, 1, ksize - 1);
+		memcpy(rw + off, arg, env.page - off);
+		p = rw + off;
+		allowed = RES_E(EFAULT);
+		break;
+	case 8:		/* read-only: nothing can be written back */
+		off = below(t, env.page - ksize + 1) & ~(size_t)7;
+		arg_ro_fill(t, off, arg, ksize);
+		p = ro + off;
+		if (dir & _IOC_READ) {
+			allowed = (allowed & ~RES_OK) | RES_E(EFAULT);
+			*intact = false;
+			t->nowb = true;
+		}
+		break;
+	default:	/* misaligned */
+		off = range(t, 1, 7);
+		memcpy(rw + off, arg, ksize);
+		p = rw + off;
+		break;
+	}
+	if (allowed == RES_E(ENOTTY) || allowed == RES_E(EINVAL) || allowed == RES_E(E2BIG) ||
+	    allowed == RES_E(EFAULT))
+		*intact = false;
+
+	ret = ioctl(fd, _IOC(dir, type, nr, usize), p) ? -errno : 0;
+	fz_expect(t, what, ret, allowed);
+	if (*intact && p != arg)
+		memcpy(arg, p, ksize);
+	return ret;
+}
+
+/* ---- INFO ---- */
+
+static void info_check(struct fz_thread *t, const struct fz_idk *k, const struct accmap_info *a,
+		       bool v1, struct fz_cl *cl)
+{
+	const uint32_t states = ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED |
+				ACCMAP_STATE_READONLY;
+	bool alloc = a->state & ACCMAP_STATE_ALLOCATED;
+	const struct fz_handle *h = k->h;
+
+	if (a->id != k->id || a->pad || a->pad2 || (a->state & ~states) || !a->size ||
+	    a->size % env.page || (k->size && a->size != k->size))
+		FZ_FAIL(t, "INFO id %u: id %u pad %u pad2 %u state %#x size %llu (expected %llu)",
+			k->id, a->id, a->pad, a->pad2, a->state, (unsigned long long)a->size,
+			(unsigned long long)k->size);
+	if (!alloc && (a->heap != ACCMAP_HEAP_NONE || a->flags || a->tag))
+		FZ_FAIL(t, "INFO id %u without memory: heap %#x flags %#x tag %u", k->id,
+			a->heap, a->flags, a->tag);
+	if (alloc && (a->heap >= ACCMAP_HEAP_MAX || !(env.heaps & (1U << a->heap)) ||
+		      (a->flags & ~ACCMAP_ALLOC_VALID_FLAGS)))
+		FZ_FAIL(t, "INFO id %u: heap %u flags %#x", k->id, a->heap, a->flags);
+	if (k->readonly != MAYBE && !!(a->state & ACCMAP_STATE_READONLY) != k->readonly)
+		FZ_FAIL(t, "INFO id %u: state %#x, read-only expected %d", k->id, a->state,
+			k->readonly);
+	if (k->alloc == YES && !alloc)
+		FZ_FAIL(t, "INFO id %u lost its memory: state %#x", k->id, a->state);
+	if (h && (alloc != h->alloc ||
+		  (h->alloc && h->known && (a->heap != h->heap || a->flags != h->flags ||
+					    a->tag != h->tag))))
+		FZ_FAIL(t, "INFO id %u: state %#x heap %u flags %#x tag %u, model: %d %u %#x %u",
+			k->id, a->state, a->heap, a->flags, a->tag, h->alloc, h->heap, h->flags,
+			h->tag);
+	if (v1) {
+		const uint8_t *tail = (const uint8_t *)a + ACCMAP_INFO_SIZE_VER1;
+
+		for (size_t i = 0; i < sizeof(*a) - ACCMAP_INFO_SIZE_VER1; i++) {
+			if (tail[i] != GARBAGE_BYTE) {
+				FZ_FAIL(t, "INFO of version 1 wrote byte %zu",
+					ACCMAP_INFO_SIZE_VER1 + i);
+				break;
+			}
+		}
+		return;
+	}
+	/*
+	 * Our id holds a reference; in a shared client another thread may
+	 * free it while the call runs, and the count is read after the lookup.
+	 */
+	if (a->exports > 2 || !a->exports != !(a->state & ACCMAP_STATE_EXPORTED) ||
+	    (h && !a->handle_refs))
+		FZ_FAIL(t, "INFO id %u: exports %u state %#x handle_refs %u", k->id, a->exports,
+			a->state, a->handle_refs);
+	/* Never exported, never passed on: nothing but our id holds it. */
+	if (h && !h->shared && (a->exports || a->maps || a->attachments || a->handle_refs != 1))
+		FZ_FAIL(t, "INFO private id %u: refs %u exports %u maps %u attachments %u",
+			k->id, a->handle_refs, a->exports, a->maps, a->attachments);
+	(void)cl;
+}
+
+static bool op_info(struct fz_thread *t)
+{
+	bool v1 = one_in(t, 8), intact = true;
+	struct accmap_info a;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, false);
+	memset(&a, GARBAGE_BYTE, sizeof(a));
+	a.id = k.id;
+	a.pad = one_in(t, 16) ? boundary32(t) | 1 : 0;
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.pad != 0);
+	fault_id(&x, &k, false);
+	if (v1) {
+		/* A caller built against version 1: 32 bytes, nothing written past them. */
+		ret = ioctl(cl.fd, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC,
+					_IOC_NR(ACCMAP_IOC_INFO), ACCMAP_INFO_SIZE_VER1), &a) ?
+			-errno : 0;
+		fz_expect(t, "INFO (version 1)", ret, exp_allowed(&x));
+	} else {
+		ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_INFO, &a, exp_allowed(&x), "INFO", &intact);
+	}
+	if (!ret && intact)
+		info_check(t, &k, &a, v1, &cl);
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- commands that are not accmap's ---- */
+
+static const unsigned long fz_cmds[] = {
+	ACCMAP_IOC_CREATE, ACCMAP_IOC_ALLOC, ACCMAP_IOC_FREE, ACCMAP_IOC_GET_FD,
+	ACCMAP_IOC_INFO, ACCMAP_IOC_FROM_FD, ACCMAP_IOC_WRITE, ACCMAP_IOC_READ,
+	ACCMAP_IOC_SET_TAG_LABEL, ACCMAP_IOC_QUERY_HEAP, ACCMAP_IOC_QUERY_POOL,
+	ACCMAP_IOC_CACHE, ACCMAP_IOC_CACHE_LIST, ACCMAP_IOC_FROM_VA, ACCMAP_IOC_REPLAY_QUERY,
+	ACCMAP_IOC_REPLAY_SETUP, ACCMAP_IOC_REPLAY_RUN, ACCMAP_IOC_REPLAY_DESTROY,
+};
+
+static bool op_badcmd(struct fz_thread *t)
+{
+	unsigned long cmd = fz_cmds[below(t, TAP_ARRAY_SIZE(fz_cmds))];
+	unsigned int dir = _IOC_DIR(cmd), size = _IOC_SIZE(cmd);
+	__uint128_t want = RES_E(ENOTTY);
+	uint64_t buf[64];
+	struct fz_fd buf_fd;
+	struct fz_cl cl;
+	int fd, slot = -1, ret;
+
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(buf); i++)
+		buf[i] = rnd(t);
+	if (!cl_get(t, &cl))
+		return false;
+	fd = cl.fd;
+	switch (below(t, 6)) {
+	case 0:		/* past the last number */
+		cmd = _IOC(below(t, 4), ACCMAP_IOCTL_MAGIC, range(t, 0x12, 0xff),
+			   below(t, sizeof(buf)));
+		break;
+	case 1:		/* another direction */
+		cmd = _IOC((dir + 1 + below(t, 3)) & 3, ACCMAP_IOCTL_MAGIC, _IOC_NR(cmd), size);
+		break;
+	case 2:		/* shorter than the first version */
+		cmd = _IOC(dir, ACCMAP_IOCTL_MAGIC, _IOC_NR(cmd), below(t, min_size(cmd)));
+		want = RES_E(EINVAL);
+		break;
+	case 3:		/* longer, with a byte the kernel does not know set */
+		memset(buf, 0, sizeof(buf));
+		{
+			unsigned int usize = (unsigned int)range(t, size + 1, sizeof(buf));
+
+			((uint8_t *)buf)[range(t, size, usize - 1)] = 0x5a;
+			cmd = _IOC(dir, ACCMAP_IOCTL_MAGIC, _IOC_NR(cmd), usize);
+		}
+		want = RES_E(E2BIG);
+		break;
+	case 4:		/* a dma-buf's ioctl on the device */
+		cmd = DMA_BUF_IOCTL_SYNC;
+		buf[0] = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ;
+		break;
+	default:	/* an accmap ioctl on a dma-buf */
+		slot = fd_claim(t, FD_BUF, true, &buf_fd);
+		if (slot < 0) {
+			cl_put(&cl);
+			return false;
+		}
+		fd = buf_fd.fd;
+		memset(buf, 0, sizeof(buf));
+		break;
+	}
+	ret = ioctl(fd, cmd, buf) ? -errno : 0;
+	if (!fz_expect(t, "a command that is not the device's", ret, want))
+		FZ_FAIL(t, "the command was %#lx", cmd);
+	if (slot >= 0)
+		fd_release(slot);
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- QUERY_HEAP, QUERY_POOL, SET_TAG_LABEL ---- */
+
+static bool name_ok(const char *name, size_t len)
+{
+	size_t n = strnlen(name, len);
+
+	if (n == 0 || n == len)
+		return false;
+	for (size_t i = n; i < len; i++) {
+		if (name[i])
+			return false;
+	}
+	return true;
+}
+
+static bool op_qheap(struct fz_thread *t)
+{
+	struct accmap_heap_info a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	uint32_t heap;
+	bool intact;
+	int ret;
+
+	switch (below(t, 8)) {
+	case 0:
+		heap = ACCMAP_HEAP_SYSTEM;
+		break;
+	case 1:
+		heap = ACCMAP_HEAP_USER;
+		break;
+	case 2:
+		heap = (uint32_t)range(t, 1, 16);
+		break;
+	case 3:
+		heap = (uint32_t)range(t, 17, 30);
+		break;
+	case 4:
+		heap = (uint32_t)range(t, 32, 40);
+		break;
+	case 5:
+		heap = boundary32(t);
+		break;
+	default:
+		heap = (uint32_t)below(t, 32);
+		break;
+	}
+	if (!cl_get(t, &cl))
+		return false;
+	memset(&a, GARBAGE_BYTE, sizeof(a));
+	a.heap = heap;
+	a.pad = one_in(t, 16) ? 1 + (uint32_t)below(t, UINT32_MAX) : 0;
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.pad || heap >= ACCMAP_HEAP_MAX);
+	fault_if(&x, ENODEV, heap < ACCMAP_HEAP_MAX && !(env.heaps & (1U << heap)));
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_QUERY_HEAP, &a, exp_allowed(&x), "QUERY_HEAP",
+		       &intact);
+	if (!ret && intact) {
+		bool bad = a.heap != heap || a.pad || !name_ok(a.name, sizeof(a.name)) ||
+			   a.free > a.total || a.largest_free > a.free;
+
+		if (heap == ACCMAP_HEAP_SYSTEM)
+			bad |= strcmp(a.name, "system") || a.largest_free != a.free || !a.total;
+		else if (heap == ACCMAP_HEAP_USER)
+			bad |= strcmp(a.name, "user") || a.total || a.free || a.largest_free;
+		else
+			bad |= a.used > a.total;
+		if (bad)
+			FZ_FAIL(t, "QUERY_HEAP %u: %u %u \"%.16s\" %llu used %llu free %llu/%llu",
+				heap, a.heap, a.pad, a.name, (unsigned long long)a.total,
+				(unsigned long long)a.used, (unsigned long long)a.free,
+				(unsigned long long)a.largest_free);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_qpool(struct fz_thread *t)
+{
+	struct accmap_pool_info a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	uint64_t pooled = 0;
+	bool intact, bad;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	memset(&a, GARBAGE_BYTE, sizeof(a));
+	a.pad = one_in(t, 16) ? 1 + (uint32_t)below(t, UINT32_MAX) : 0;
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.pad != 0);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_QUERY_POOL, &a, exp_allowed(&x), "QUERY_POOL",
+		       &intact);
+	if (!ret && intact) {
+		bad = a.pad || !a.norders || a.norders > ACCMAP_POOL_MAX_ORDERS ||
+		      a.pooled > a.cap;
+		for (uint32_t i = 0; !bad && i < ACCMAP_POOL_MAX_ORDERS; i++) {
+			const struct accmap_pool_order *o = &a.orders[i];
+
+			if (i >= a.norders) {
+				bad = o->order || o->pad || o->block_size || o->zeroed || o->dirty;
+				continue;
+			}
+			bad = o->pad || o->block_size != (uint64_t)env.page << o->order ||
+			      (i == 0 ? o->order != 0 : o->order <= a.orders[i - 1].order);
+			pooled += o->block_size * (o->zeroed + o->dirty);
+		}
+		if (bad || pooled != a.pooled)
+			FZ_FAIL(t, "QUERY_POOL: norders %u cap %llu pooled %llu (the orders: %llu)",
+				a.norders, (unsigned long long)a.cap,
+				(unsigned long long)a.pooled, (unsigned long long)pooled);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_label(struct fz_thread *t)
+{
+	struct accmap_tag_label a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	size_t len = below(t, 4) ? below(t, ACCMAP_LABEL_LEN) : 0;
+	bool intact;
+
+	memset(&a, 0, sizeof(a));
+	a.tag = FZ_TAG_BASE + (uint16_t)below(t, FZ_TAGS);
+	for (size_t i = 0; i < len; i++)
+		a.label[i] = (char)range(t, 0x20, 0x7e);
+	exp_init(&x);
+	switch (below(t, 12)) {
+	case 0:		/* not printable */
+		if (len) {
+			static const char bad[] = {
+				'\t', '\n', 0x1f, 0x7f, (char)0x80, (char)0xff,
+			};
+
+			a.label[below(t, len)] = bad[below(t, sizeof(bad))];
+			fault(&x, EINVAL, YES);
+		}
+		break;
+	case 1:		/* no NUL */
+		for (size_t i = 0; i < ACCMAP_LABEL_LEN; i++)
+			a.label[i] = (char)range(t, 0x20, 0x7e);
+		fault(&x, EINVAL, YES);
+		break;
+	case 2:		/* a byte after the NUL */
+		if (len < ACCMAP_LABEL_LEN - 1) {
+			a.label[range(t, len + 1, ACCMAP_LABEL_LEN - 1)] = 'x';
+			fault(&x, EINVAL, YES);
+		}
+		break;
+	case 3:
+		a.pad = (uint16_t)range(t, 1, 0xffff);
+		fault(&x, EINVAL, YES);
+		break;
+	case 4:
+		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+		fault(&x, EINVAL, YES);
+		break;
+	default:
+		break;
+	}
+	x.may |= RES_E(ENOMEM);
+	if (!cl_get(t, &cl))
+		return false;
+	fz_ioctl(t, cl.fd, ACCMAP_IOC_SET_TAG_LABEL, &a, exp_allowed(&x), "SET_TAG_LABEL",
+		 &intact);
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- CREATE, ALLOC, FREE ---- */
+
+/* A buffer size: mostly a few pages, sometimes not a whole number of them. */
+static uint64_t small_size(struct fz_thread *t)
+{
+	switch (below(t, 8)) {
+	case 0:
+		return range(t, 1, env.page);
+	case 1:
+		return range(t, 1, FZ_SMALL_PAGES) * env.page - range(t, 0, 1);
+	case 2:
+		return range(t, 1, FZ_SMALL_PAGES * env.page);
+	default:
+		return range(t, 1, 4) * env.page;
+	}
+}
+
+static uint64_t page_round(uint64_t size)
+{
+	return (size + env.page - 1) / env.page * env.page;
+}
+
+static bool op_create(struct fz_thread *t)
+{
+	struct accmap_create a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	bool intact;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	if (cl.priv && !own_room(t)) {
+		cl_put(&cl);
+		return false;
+	}
+	memset(&a, 0, sizeof(a));
+	a.id = GARBAGE_U32;
+	a.size = one_in(t, 12) ? boundary(t) : small_size(t);
+	/* Big buffers only in the private client, where ALLOC knows their size. */
+	if (!cl.priv && a.size > FZ_SMALL_PAGES * env.page && a.size <= env.ram)
+		a.size = env.page;
+	if (one_in(t, 24))
+		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.flags || !a.size || a.size > env.ram ||
+		 page_round(a.size) > env.ram || a.size > UINT64_MAX - env.page + 1);
+	x.may |= RES_E(ENOMEM);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_CREATE, &a, exp_allowed(&x), "CREATE", &intact);
+	if (!ret && intact) {
+		if (!a.id)
+			FZ_FAIL(t, "CREATE gave id 0");
+		else if (cl.priv)
+			own_add(t, a.id, page_round(a.size));
+		else
+			rec_add(t, &cl, a.id, page_round(a.size), false, false);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+static uint32_t pick_heap_mask(struct fz_thread *t)
+{
+	switch (below(t, 12)) {
+	case 0:
+		return 0;
+	case 1:
+		return UINT32_MAX;
+	case 2:
+		return 1U << ACCMAP_HEAP_USER;
+	case 3: return env.alloc_heaps & ~ACCMAP_HEAP_MASK_SYSTEM;	/* carveouts */
+	case 4:
+		return (uint32_t)rnd(t) & env.alloc_heaps;
+	case 5:
+		return (uint32_t)rnd(t);
+	case 6: return 0xfffe0000U;	/* ids no heap has */
+	default:
+		return ACCMAP_HEAP_MASK_SYSTEM;
+	}
+}
+
+static bool op_alloc(struct fz_thread *t)
+{
+	struct accmap_alloc a;
+	uint32_t usable;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	bool intact;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, false);
+	memset(&a, 0, sizeof(a));
+	a.id = k.id;
+	a.heap_mask = pick_heap_mask(t);
+	a.heap = GARBAGE_U32;
+	a.tag = FZ_TAG_BASE + (uint16_t)below(t, FZ_TAGS);
+	switch (below(t, 8)) {
+	case 0:
+		a.flags = ACCMAP_ALLOC_WRITECOMBINE;
+		break;
+	case 1:
+		a.flags = ACCMAP_ALLOC_UNCACHED;
+		break;
+	case 2:
+		a.flags = one_in(t, 2) ? 3 : boundary32(t);
+		break;
+	default:
+		a.flags = 0;
+		break;
+	}
+	switch (below(t, 10)) {
+	case 0:
+		a.align = (uint32_t)env.page;
+		break;
+	case 1:
+		a.align = 1U << range(t, 0, 30);
+		break;
+	case 2:
+		a.align = one_in(t, 2) ? 1U << 31 : boundary32(t);
+		break;
+	default:
+		a.align = 0;
+		break;
+	}
+	if (one_in(t, 24))
+		a.pad = (uint16_t)range(t, 1, 0xffff);
+	/* Never ask the system heap for a buffer that does not fit this machine's test budget. */
+	if (!k.size || k.size > FZ_BIG_MAX)
+		a.heap_mask &= ~ACCMAP_HEAP_MASK_SYSTEM;
+	usable = a.heap_mask & env.alloc_heaps;
+
+	exp_init(&x);
+	fault_if(&x, EINVAL, (a.flags & ~ACCMAP_ALLOC_VALID_FLAGS) ||
+		 (a.flags & ACCMAP_ALLOC_WRITECOMBINE && a.flags & ACCMAP_ALLOC_UNCACHED) ||
+		 a.pad || (a.align && ((a.align & (a.align - 1)) ||
+				       a.align > ACCMAP_ALLOC_MAX_ALIGN)) || !a.heap_mask);
+	fault_if(&x, ENODEV, a.heap_mask && !usable);
+	fault_id(&x, &k, false);
+	fault(&x, EEXIST, tri_and(k.exists, k.alloc));
+	/* Carveouts that give no cached buffers: the heap rule. */
+	if (!a.flags && !(usable & ACCMAP_HEAP_MASK_SYSTEM))
+		x.may |= RES_E(EINVAL);
+	x.may |= RES_E(ENOMEM);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_ALLOC, &a, exp_allowed(&x), "ALLOC", &intact);
+	if (!ret && intact && (a.heap >= ACCMAP_HEAP_MAX || !(usable & (1U << a.heap))))
+		FZ_FAIL(t, "ALLOC id %u mask %#x: heap %u", k.id, a.heap_mask, a.heap);
+	if ((!ret && intact) || (ret == -EFAULT && t->nowb)) {
+		/* A result that could not be written back leaves the memory allocated. */
+		if (k.h) {
+			k.h->alloc = true;
+			k.h->known = !ret;
+			k.h->heap = a.heap;
+			k.h->flags = a.flags;
+			k.h->tag = a.tag;
+		}
+		rec_set_alloc(&cl, &k);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_free(struct fz_thread *t)
+{
+	struct accmap_free a;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	bool intact;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, false);
+	a.id = k.id;
+	a.pad = one_in(t, 24) ? (uint32_t)range(t, 1, UINT32_MAX) : 0;
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.pad != 0);
+	fault_id(&x, &k, false);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_FREE, &a, exp_allowed(&x), "FREE", &intact);
+	if (!ret && intact) {
+		if (k.h)
+			own_remove(t, k.h);
+		else if (!cl.priv)
+			rec_forget(&cl, k.id);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- WRITE and READ ---- */
+
+/* Regions of user memory a copy may name, all of them safe to hand the kernel. */
+#define U_RW_PAGES	FZ_UBUF_PAGES
+
+/*
+ * Walks the user side of a copy: *fault is set if the kernel must fail to
+ * copy some element (it names the read-only page when the kernel writes
+ * user memory, or the PROT_NONE page, the NULL page or kernel space);
+ * returns false if some element lies anywhere else (the call would reach
+ * memory this thread does not own).
+ */
+static bool user_walk(struct fz_thread *t, uint64_t addr, uint64_t elem, uint64_t stride,
+		      uint64_t count, bool kernel_writes, bool *fault)
+{
+	uint64_t ub = (uintptr_t)t->ubuf, page = env.page;
+	uint64_t ro = ub + U_RW_PAGES * page, none = ro + page, end = none + page;
+
+	*fault = false;
+	if (count > 65536)
+		return addr >= FZ_KERN_ADDR && (*fault = true);
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t a = addr + i * stride, b = a + elem;
+
+		if (a >= FZ_KERN_ADDR) {
+			*fault = true;
+		} else if (b <= page) {
+			*fault = true;
+		} else if (a >= ub && b <= end) {
+			if (b > none || (kernel_writes && b > ro))
+				*fault = true;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* addr + (count - 1) * stride + elem, false if it does not fit in 64 bits. */
+static bool span_end(uint64_t addr, uint64_t count, uint64_t stride, uint64_t elem, uint64_t *end)
+{
+	uint64_t v;
+
+	if (__builtin_mul_overflow(count - 1, stride, &v) || __builtin_add_overflow(v, elem, &v) ||
+	    __builtin_add_overflow(v, addr, &v))
+		return false;
+	*end = v;
+	return true;
+}
+
+static void rw_handle_side(struct fz_thread *t, struct accmap_rw *a, uint64_t size)
+{
+	uint64_t span;
+
+	a->elem_size = range(t, 1, size < 4096 ? size : (one_in(t, 4) ? size : 256));
+	a->count = one_in(t, 2) ? 1 : range(t, 2, 16);
+	a->handle_stride = a->elem_size + (one_in(t, 2) ? 0 : below(t, 64));
+	a->user_stride = a->count > 1 ? a->elem_size + below(t, 32) : (one_in(t, 2) ? 0 : rnd(t));
+	if (!span_end(0, a->count, a->handle_stride, a->elem_size, &span) || span > size) {
+		a->count = 1;
+		span = a->elem_size;
+	}
+	a->offset = below(t, size - span + 1);
+}
+
+static void rw_mutate(struct fz_thread *t, struct accmap_rw *a, uint64_t size)
+{
+	switch (below(t, 12)) {
+	case 0:
+		a->elem_size = 0;
+		break;
+	case 1:
+		a->count = 0;
+		break;
+	case 2:
+		a->flags = (uint32_t)range(t, 1, UINT32_MAX);
+		break;
+	case 3:
+		a->count = range(t, 2, 8);
+		a->handle_stride = below(t, a->elem_size);
+		break;
+	case 4:
+		a->count = range(t, 2, 8);
+		a->user_stride = below(t, a->elem_size);
+		break;
+	case 5:
+		a->offset = size - (a->elem_size > 1 ? below(t, a->elem_size - 1) : 0);
+		break;
+	case 6:
+		a->offset = boundary(t);
+		break;
+	case 7:
+		a->count = boundary(t);
+		break;
+	case 8:
+		a->elem_size = boundary(t);
+		break;
+	case 9:
+		a->handle_stride = boundary(t);
+		a->count = range(t, 2, 4);
+		break;
+	case 10:
+		a->user_stride = boundary(t);
+		a->count = range(t, 2, 4);
+		break;
+	default:
+		a->offset = size;
+		break;
+	}
+}
+
+/* The user address of a copy of @span bytes, in one of the regions user_walk() knows. */
+static uint64_t rw_user_addr(struct fz_thread *t, uint64_t span)
+{
+	uint64_t ub = (uintptr_t)t->ubuf, rw = U_RW_PAGES * env.page;
+
+	switch (below(t, 16)) {
+	case 11:	/* into the read-only page, maybe on into PROT_NONE */
+		if (span <= rw)
+			return ub + rw - below(t, span < env.page ? span : env.page);
+		break;
+	case 12:	/* ends in the PROT_NONE page */
+		if (span <= rw)
+			return ub + rw + env.page + env.page - span - below(t, env.page / 2);
+		break;
+	case 13:
+		if (span < env.page)
+			return below(t, env.page - span);
+		break;
+	case 14:
+		return FZ_KERN_ADDR + below(t, 1ULL << 30);
+	case 15:
+		return UINT64_MAX - below(t, span + 1);
+	default:
+		break;
+	}
+	if (span <= rw)
+		return ub + below(t, rw - span + 1);
+	return FZ_KERN_ADDR;
+}
+
+static bool op_rw(struct fz_thread *t)
+{
+	bool write = one_in(t, 2), ufault, intact;
+	uint64_t size, uend = 0, hend = 0;
+	struct accmap_rw a;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	bool uok, hok;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, true);
+	size = k.size && k.size <= FZ_SMALL_PAGES * env.page ? k.size : 4 * env.page;
+	memset(&a, 0, sizeof(a));
+	a.id = k.id;
+	a.bytes = GARBAGE_U64;
+	rw_handle_side(t, &a, size);
+	if (one_in(t, 4))
+		rw_mutate(t, &a, size);
+	uok = span_end(0, a.count, a.user_stride, a.elem_size, &uend);
+	a.addr = rw_user_addr(t, uok ? uend : UINT64_MAX);
+	/* Elements anywhere else would be this process's own memory: keep them off it. */
+	uok = span_end(a.addr, a.count, a.user_stride, a.elem_size, &uend);
+	if (uok && a.elem_size && a.count &&
+	    !user_walk(t, a.addr, a.elem_size, a.user_stride, a.count, !write, &ufault)) {
+		a.addr = FZ_KERN_ADDR;
+		uok = span_end(a.addr, a.count, a.user_stride, a.elem_size, &uend);
+	}
+	hok = span_end(a.offset, a.count, a.handle_stride, a.elem_size, &hend);
+
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.flags || !a.elem_size || !a.count ||
+		 (a.count > 1 && (a.user_stride < a.elem_size || a.handle_stride < a.elem_size)) ||
+		 !uok || !hok);
+	if (!x.definite) {
+		user_walk(t, a.addr, a.elem_size, a.user_stride, a.count, !write, &ufault);
+		fault(&x, ERANGE, tri_beyond(&k, hend));
+		fault_if(&x, EFAULT, ufault);
+	}
+	fault_id(&x, &k, true);
+	if (write)
+		fault(&x, EACCES, tri_and(k.exists, k.readonly));
+	if (k.h && write)
+		k.h->dirty = true;
+	ret = fz_ioctl(t, cl.fd, write ? ACCMAP_IOC_WRITE : ACCMAP_IOC_READ, &a, exp_allowed(&x),
+		       write ? "WRITE" : "READ", &intact);
+	if (!ret && intact && a.bytes != a.elem_size * a.count)
+		FZ_FAIL(t, "%s: bytes %llu, expected %llu", write ? "WRITE" : "READ",
+			(unsigned long long)a.bytes,
+			(unsigned long long)(a.elem_size * a.count));
+	/* A buffer nobody wrote reads as zero, whatever its pages held before. */
+	if (!ret && intact && !write && k.h && !k.h->dirty && !k.h->shared && a.count <= 64) {
+		for (uint64_t i = 0; i < a.count; i++) {
+			const uint8_t *p = (const uint8_t *)(uintptr_t)(a.addr + i * a.user_stride);
+			size_t nz = find_nonzero(p, a.elem_size);
+
+			if (nz < a.elem_size) {
+				FZ_FAIL(t, "READ of fresh id %u: byte %llu is %#x, not 0", k.id,
+					(unsigned long long)(a.offset + i * a.handle_stride + nz),
+					p[nz]);
+				break;
+			}
+		}
+	}
+	cl_put(&cl);
+	return true;
+}
+
+/* Data written into a private buffer reads back; fresh ones read as zero; FROM_VA shares pages. */
+static bool op_verify(struct fz_thread *t)
+{
+	struct fz_handle *h = NULL;
+	uint64_t off, len;
+	unsigned int seed = (unsigned int)rnd(t);
+	uint8_t *mem;
+	size_t bad;
+	int ret;
+
+	for (int i = 0; i < 4 && t->nh; i++) {
+		h = &t->h[below(t, t->nh)];
+		if (h->alloc && !h->shared && h->size <= FZ_SMALL_PAGES * env.page)
+			break;
+		h = NULL;
+	}
+	if (!h)
+		return false;
+	len = range(t, 1, h->size < 8192 ? h->size : 8192);
+	off = below(t, h->size - len + 1);
+	if (h->fromva) {
+		mem = t->scr + h->va_page * env.page + off;
+		ret = am_read(t->own, h->id, off, t->tmp, len);
+		if (fz_expect(t, "READ of a FROM_VA buffer", ret, RES_OK) &&
+		    memcmp(t->tmp, mem, len))
+			FZ_FAIL(t, "FROM_VA id %u: READ at %llu differs from the user memory",
+				h->id, (unsigned long long)off);
+		/* Only the writable parts of the scratch area take user writes. */
+		if (h->va_page + (off + len - 1) / env.page < FZ_SCR_RW ||
+		    h->va_page >= FZ_SCR_RW + FZ_SCR_RO + FZ_SCR_NONE) {
+			fill_pattern(mem, len, off, seed);
+			ret = am_read(t->own, h->id, off, t->tmp, len);
+			if (fz_expect(t, "READ of a FROM_VA buffer", ret, RES_OK) &&
+			    memcmp(t->tmp, mem, len))
+				FZ_FAIL(t, "FROM_VA id %u does not see what the process wrote",
+					h->id);
+		}
+		if (!h->readonly) {
+			fill_pattern(t->tmp, len, off, seed + 1);
+			ret = am_write(t->own, h->id, off, t->tmp, len);
+			if (fz_expect(t, "WRITE of a FROM_VA buffer", ret, RES_OK) &&
+			    memcmp(t->tmp, mem, len))
+				FZ_FAIL(t, "the process does not see WRITE to FROM_VA id %u",
+					h->id);
+		}
+		return true;
+	}
+	if (!h->dirty) {
+		ret = am_read(t->own, h->id, off, t->tmp, len);
+		bad = ret ? len : find_nonzero(t->tmp, len);
+		if (fz_expect(t, "READ of a fresh buffer", ret, RES_OK) && bad < len)
+			FZ_FAIL(t, "fresh id %u (heap %u): byte %llu is %#x, not 0", h->id, h->heap,
+				(unsigned long long)(off + bad), t->tmp[bad]);
+	}
+	if (h->readonly)
+		return true;
+	h->dirty = true;
+	fill_pattern(t->ubuf, len, off, seed);
+	ret = am_write(t->own, h->id, off, t->ubuf, len);
+	if (!fz_expect(t, "WRITE", ret, RES_OK))
+		return true;
+	memset(t->tmp, 0, len);
+	ret = am_read(t->own, h->id, off, t->tmp, len);
+	bad = ret ? len : find_pattern_mismatch(t->tmp, len, off, seed);
+	if (fz_expect(t, "READ", ret, RES_OK) && bad < len)
+		FZ_FAIL(t, "id %u: byte %llu reads %#x, not what was written", h->id,
+			(unsigned long long)(off + bad), t->tmp[bad]);
+	return true;
+}
+
+/* ---- CACHE and CACHE_LIST ---- */
+
+/* One cache op on @k; adds its faults to @x. */
+static void cache_op_make(struct fz_thread *t, struct accmap_cache_op *op, const struct fz_idk *k,
+			  struct fz_exp *x)
+{
+	uint64_t size = k->size ? k->size : 4 * env.page, end;
+	bool arg_bad;
+
+	op->id = k->id;
+	op->op = (uint32_t)range(t, ACCMAP_CACHE_WRITEBACK, ACCMAP_CACHE_WRITEBACK_INVALIDATE);
+	op->length = one_in(t, 4) ? size : range(t, 1, size);
+	op->offset = below(t, size - op->length + 1);
+	switch (below(t, 24)) {
+	case 0:
+		op->op = one_in(t, 2) ? 0 : boundary32(t) | 4;
+		break;
+	case 1:
+		op->length = 0;
+		break;
+	case 2:
+		op->offset = boundary(t);
+		break;
+	case 3:
+		op->length = boundary(t);
+		break;
+	case 4:
+		op->offset = size - below(t, op->length);
+		break;
+	default:
+		break;
+	}
+	arg_bad = op->op < ACCMAP_CACHE_WRITEBACK || op->op > ACCMAP_CACHE_WRITEBACK_INVALIDATE ||
+		  !op->length || __builtin_add_overflow(op->offset, op->length, &end);
+	fault_if(x, EINVAL, arg_bad);
+	if (!arg_bad)
+		fault(x, ERANGE, tri_beyond(k, end));
+	fault_id(x, k, true);
+	x->may |= RES_E(ENOMEM);
+}
+
+static bool op_cache(struct fz_thread *t)
+{
+	struct accmap_cache_op a;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	bool intact;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, true);
+	exp_init(&x);
+	cache_op_make(t, &a, &k, &x);
+	fz_ioctl(t, cl.fd, ACCMAP_IOC_CACHE, &a, exp_allowed(&x), "CACHE", &intact);
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_clist(struct fz_thread *t)
+{
+	struct accmap_cache_op *ops = (struct accmap_cache_op *)t->ubuf;
+	uint32_t n = one_in(t, 32) ? ACCMAP_CACHE_LIST_MAX : (uint32_t)range(t, 1, 8);
+	int first_definite = -1, first_maybe = -1;
+	struct accmap_cache_list a;
+	__uint128_t allowed;
+	struct fz_exp all, x;
+	struct fz_cl cl;
+	bool intact;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	exp_init(&all);
+	for (uint32_t i = 0; i < n; i++) {
+		struct fz_idk k;
+
+		pick_id(t, &cl, &k, true);
+		exp_init(&x);
+		cache_op_make(t, &ops[i], &k, &x);
+		/* Mostly lists without faults, so that they run. */
+		if (x.may & ~RES_E(ENOMEM) && !one_in(t, 3) && n < 64) {
+			struct fz_idk k2 = k;
+
+			exp_init(&x);
+			ops[i].op = ACCMAP_CACHE_WRITEBACK;
+			ops[i].offset = 0;
+			ops[i].length = 1;
+			fault_id(&x, &k2, true);
+			x.may |= RES_E(ENOMEM);
+		}
+		if (first_definite < 0 && x.definite)
+			first_definite = (int)i;
+		if (first_maybe < 0 && (x.may & ~RES_E(ENOMEM)))
+			first_maybe = (int)i;
+		all.may |= x.may;
+		all.definite |= x.definite;
+	}
+	memset(&a, 0, sizeof(a));
+	a.ops = (uintptr_t)ops;
+	a.count = n;
+	a.done = GARBAGE_U32;
+	switch (below(t, 24)) {
+	case 0:
+		a.count = one_in(t, 2) ? 0 : ACCMAP_CACHE_LIST_MAX + 1 + (uint32_t)below(t, 4);
+		fault(&all, EINVAL, YES);
+		break;
+	case 1:
+		a.pad = 1;
+		fault(&all, EINVAL, YES);
+		break;
+	case 2:
+		a.pad2 = (uint32_t)range(t, 1, UINT32_MAX);
+		fault(&all, EINVAL, YES);
+		break;
+	case 3:
+		a.ops = 0;
+		fault(&all, EFAULT, YES);
+		break;
+	case 4:		/* the list runs into the PROT_NONE page */
+		a.ops = (uintptr_t)(t->ubuf + (U_RW_PAGES + 1) * env.page) -
+			range(t, 1, n * sizeof(*ops) - 1);
+		fault(&all, EFAULT, YES);
+		break;
+	default:
+		break;
+	}
+	allowed = exp_allowed(&all);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_CACHE_LIST, &a, allowed, "CACHE_LIST", &intact);
+	/* Errors of the list as a whole come before it is read: done stays as it was. */
+	if (intact && ret == -EINVAL && (!a.count || a.count > ACCMAP_CACHE_LIST_MAX || a.pad ||
+					 a.pad2) && a.done != GARBAGE_U32)
+		FZ_FAIL(t, "CACHE_LIST with count %u pad %u pad2 %u wrote done %u", a.count, a.pad,
+			a.pad2, a.done);
+	if (intact && !ret && a.done != a.count)
+		FZ_FAIL(t, "CACHE_LIST of %u: done %u", a.count, a.done);
+	/*
+	 * A failing entry is named by done: not before the first that may
+	 * fail, not after the first that must.
+	 */
+	if (intact && ret && ret != -EFAULT && a.done != GARBAGE_U32 &&
+	    (first_maybe < 0 || (int)a.done < first_maybe ||
+	     (first_definite >= 0 && (int)a.done > first_definite) || a.done >= n))
+		FZ_FAIL(t, "CACHE_LIST of %u: %s at done %u; faults maybe from %d, surely at %d",
+			n, ename(-ret), a.done, first_maybe, first_definite);
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- touching mappings ---- */
+
+/* Set (atomically, with a signal fence) while a touch may fault. */
+static __thread void *fz_jmp;	/* a sigjmp_buf */
+static __thread struct fz_thread *fz_self;
+static __thread int fz_sig_caught;
+
+static void fz_on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	sigjmp_buf *jb = __atomic_load_n(&fz_jmp, __ATOMIC_RELAXED);
+
+	if (jb) {
+		__atomic_store_n(&fz_sig_caught, sig, __ATOMIC_RELAXED);
+		siglongjmp(*jb, 1);
+	}
+	/* Not a touch of ours: say where, then die of it as usual. */
+	{
+		char msg[160];
+		void *frames[32];
+		int n = snprintf(msg, sizeof(msg),
+				 "# fuzz: signal %d at %p, seed %llu thread %d op %llu (%s)\n",
+				 sig, si ? si->si_addr : NULL, (unsigned long long)env.seed,
+				 fz_self ? (int)fz_self->idx : -1,
+				 fz_self ? (unsigned long long)fz_self->nop : 0,
+				 fz_self ? fz_ops[fz_self->cur].name : "-");
+
+		if (write(STDOUT_FILENO, msg, n) < 0)
+			n = 0;
+		n = backtrace(frames, 32);
+		backtrace_symbols_fd(frames, n, STDOUT_FILENO);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Reads one aligned 64-bit word, after writing @v there if @write (aligned
+ * accesses only: uncached buffers are Device memory on arm64).  Returns 0
+ * or the signal the access took; *got is what was read.
+ */
+static int touch(uint64_t *p, bool write, uint64_t v, uint64_t *got)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0)) {
+		__atomic_store_n(&fz_jmp, NULL, __ATOMIC_RELAXED);
+		return __atomic_load_n(&fz_sig_caught, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&fz_jmp, &jb, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (write)
+		word_store(p, v);
+	*got = word_load(p);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&fz_jmp, NULL, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The word of a page that thread @t writes through shared mappings. */
+static uint64_t *my_word(struct fz_thread *t, void *page)
+{
+	return (uint64_t *)page + 2 + t->idx;
+}
+
+/* ---- GET_FD, FROM_FD, closing, DMA_BUF_IOCTL_SYNC ---- */
+
+static bool op_getfd(struct fz_thread *t)
+{
+	struct accmap_get_fd a;
+	uint32_t mode;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	uint64_t size;
+	bool intact;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, true);
+	memset(&a, 0, sizeof(a));
+	a.id = k.id;
+	a.fd = (int32_t)GARBAGE_U32;
+	switch (below(t, 10)) {
+	case 0:
+		a.fd_flags = O_RDONLY | O_CLOEXEC;
+		break;
+	case 1:
+		a.fd_flags = O_RDONLY;
+		break;
+	case 2:
+		a.fd_flags = O_RDWR;
+		break;
+	case 3:
+		a.fd_flags = one_in(t, 2) ? O_WRONLY | O_CLOEXEC : 3;
+		break;
+	case 4:
+		a.fd_flags = O_RDWR | (1U << range(t, 2, 31));
+		break;
+	default:
+		a.fd_flags = O_RDWR | O_CLOEXEC;
+		break;
+	}
+	if (one_in(t, 24))
+		a.pad = (uint32_t)range(t, 1, UINT32_MAX);
+	mode = a.fd_flags & O_ACCMODE;
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.pad || (a.fd_flags & ~(O_CLOEXEC | O_ACCMODE)) ||
+		 (mode != O_RDONLY && mode != O_RDWR));
+	fault_id(&x, &k, true);
+	if (mode == O_RDWR)
+		fault(&x, EACCES, tri_and(k.exists, k.readonly));
+	x.may |= RES_E(EMFILE) | RES_E(ENFILE) | RES_E(ENOMEM);
+	if (k.h)
+		k.h->shared = true;
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_GET_FD, &a, exp_allowed(&x), "GET_FD", &intact);
+	if (ret || !intact) {
+		cl_put(&cl);
+		return true;
+	}
+	size = k.size;
+	if (a.fd <= STDERR_FILENO) {
+		FZ_FAIL(t, "GET_FD returned fd %d", a.fd);
+	} else if (one_in(t, 4) || !size) {
+		int fdflags = fcntl(a.fd, F_GETFD), flflags = fcntl(a.fd, F_GETFL);
+		off_t end = lseek(a.fd, 0, SEEK_END);
+
+		if (!!(fdflags & FD_CLOEXEC) != !!(a.fd_flags & O_CLOEXEC) ||
+		    (flflags & O_ACCMODE) != (int)mode || end <= 0 ||
+		    (size && (uint64_t)end != size))
+			FZ_FAIL(t, "GET_FD %u flags %#x: cloexec %d, mode %#x, size %lld of %llu",
+				k.id, a.fd_flags, !!(fdflags & FD_CLOEXEC), flflags & O_ACCMODE,
+				(long long)end, (unsigned long long)size);
+		size = end > 0 ? (uint64_t)end : 0;
+	}
+	/*
+	 * A writable export of a private FROM_VA buffer would let other
+	 * threads write this thread's scratch pages: it is tested, not kept.
+	 */
+	if (!size || (k.h && k.h->fromva && mode == O_RDWR))
+		close(a.fd);
+	else
+		fd_add(a.fd, FD_BUF, size, mode == O_RDONLY, NULL);
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_fromfd(struct fz_thread *t)
+{
+	struct fz_fd e = { .fd = -1 };
+	struct accmap_from_fd a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	int slot = -1, ret;
+	bool intact;
+
+	if (!cl_get(t, &cl))
+		return false;
+	if (cl.priv && !own_room(t)) {
+		cl_put(&cl);
+		return false;
+	}
+	memset(&a, 0, sizeof(a));
+	a.id = GARBAGE_U32;
+	exp_init(&x);
+	switch (below(t, 12)) {
+	case 0:
+		slot = fd_claim(t, FD_DEV, false, &e);
+		a.fd = slot >= 0 ? e.fd : cl.fd;
+		fault(&x, EINVAL, YES);
+		break;
+	case 1:
+		a.fd = env.null_fd;
+		fault(&x, EINVAL, YES);
+		break;
+	case 2:
+		a.fd = cl.fd;
+		fault(&x, EINVAL, YES);
+		break;
+	case 3:
+		a.fd = one_in(t, 2) ? -1 : (one_in(t, 2) ? INT_MAX : 1 << 20);
+		fault(&x, EBADF, YES);
+		break;
+	default:
+		slot = fd_claim(t, FD_BUF, true, &e);
+		if (slot < 0) {
+			a.fd = -1;
+			fault(&x, EBADF, YES);
+			break;
+		}
+		a.fd = e.fd;
+		fault_if(&x, EXDEV, e.kind == FD_FOREIGN);
+		break;
+	}
+	if (one_in(t, 24))
+		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+	if (one_in(t, 24))
+		a.pad = (uint32_t)range(t, 1, UINT32_MAX);
+	fault_if(&x, EINVAL, a.flags || a.pad);
+	x.may |= RES_E(ENOMEM) | RES_E(ENOSPC);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_FROM_FD, &a, exp_allowed(&x), "FROM_FD", &intact);
+	if (!ret && intact) {
+		if (cl.priv) {
+			struct fz_handle *h = own_add(t, a.id, e.size);
+
+			if (h) {
+				h->alloc = true;
+				h->known = false;
+				h->readonly = e.rdonly;
+				h->shared = true;
+				h->dirty = true;
+			}
+		} else {
+			rec_add(t, &cl, a.id, e.size, true, e.rdonly);
+		}
+	}
+	if (slot >= 0)
+		fd_release(slot);
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_closefd(struct fz_thread *t)
+{
+	struct fz_fd e;
+	int slot = fd_claim(t, FD_BUF, true, &e);
+
+	if (slot < 0)
+		return false;
+	fd_retire(slot);
+	fd_release(slot);
+	return true;
+}
+
+static bool op_sync(struct fz_thread *t)
+{
+	static const uint64_t dirs[] = { DMA_BUF_SYNC_READ, DMA_BUF_SYNC_WRITE, DMA_BUF_SYNC_RW };
+	struct dma_buf_sync s;
+	struct fz_fd e;
+	bool valid = true;
+	int slot, ret;
+
+	slot = fd_claim(t, FD_BUF, true, &e);
+	if (slot < 0)
+		return false;
+	s.flags = (one_in(t, 2) ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | dirs[below(t, 3)];
+	if (one_in(t, 8)) {
+		s.flags = one_in(t, 2) ? (s.flags & DMA_BUF_SYNC_END) :
+					 s.flags | (1ULL << range(t, 3, 63));
+		valid = false;
+	}
+	ret = ioctl(e.fd, DMA_BUF_IOCTL_SYNC, &s) ? -errno : 0;
+	fz_expect(t, "DMA_BUF_IOCTL_SYNC", ret, valid ? RES_OK | RES_E(ENOMEM) : RES_E(EINVAL));
+	if (one_in(t, 4)) {
+		off_t end = lseek(e.fd, 0, SEEK_END);
+
+		if (end < 0 || (uint64_t)end != e.size)
+			FZ_FAIL(t, "lseek(SEEK_END) of a dma-buf of %llu bytes: %lld (%s)",
+				(unsigned long long)e.size, (long long)end, strerror(errno));
+	}
+	fd_release(slot);
+	return true;
+}
+
+/* ---- mmap of dma-bufs ---- */
+
+static void map_drop(struct fz_thread *t, unsigned int i)
+{
+	munmap(t->maps[i].addr, t->maps[i].len);
+	t->maps[i] = t->maps[--t->nmaps];
+}
+
+/* Touches every page of a mapping (at most 16); no touch may fault. */
+static void map_touch(struct fz_thread *t, const struct fz_map *m, size_t first, size_t n)
+{
+	for (size_t i = first; i < first + n && i < m->len / env.page; i++) {
+		uint8_t *page = (uint8_t *)m->addr + i * env.page;
+		uint64_t v = rnd(t), got;
+		int sig = touch(my_word(t, page), m->writable, v, &got);
+
+		if (sig)
+			FZ_FAIL(t, "touching page %zu of a %s mapping of %zu bytes: signal %d", i,
+				m->writable ? "writable" : "read-only", m->len, sig);
+		else if (m->writable && !m->accmap && got != v)
+			FZ_FAIL(t, "page %zu of a foreign mapping: wrote %#llx, read %#llx", i,
+				(unsigned long long)v, (unsigned long long)got);
+		if (sig)
+			return;
+	}
+}
+
+static bool op_mmap(struct fz_thread *t)
+{
+	size_t npages, off, len;
+	int prot, flags = MAP_SHARED, slot, want = 0;
+	struct fz_map m;
+	struct fz_fd e;
+	void *p;
+
+	slot = fd_claim(t, FD_BUF, true, &e);
+	if (slot < 0)
+		return false;
+	npages = e.size / env.page;
+	off = below(t, npages);
+	len = range(t, 1, npages - off < 16 ? npages - off : 16);
+	off *= env.page;
+	len *= env.page;
+	prot = e.rdonly || one_in(t, 4) ? PROT_READ : PROT_READ | PROT_WRITE;
+	if (e.kind == FD_BUF && one_in(t, 4)) {
+		switch (below(t, 6)) {
+		case 0:
+			flags = MAP_PRIVATE;
+			want = EINVAL;
+			break;
+		case 1:
+			len = e.size - off + env.page * range(t, 1, 2);
+			want = EINVAL;
+			break;
+		case 2:
+			off += range(t, 1, env.page - 1);
+			want = EINVAL;
+			break;
+		case 3:
+			len = 0;
+			want = EINVAL;
+			break;
+		case 4:
+			off = e.size;
+			want = EINVAL;
+			break;
+		default:
+			if (e.rdonly) {
+				prot |= PROT_WRITE;
+				want = EACCES;
+			}
+			break;
+		}
+	}
+	p = mmap(NULL, len, prot, flags, e.fd, (off_t)off);
+	fz_expect(t, "mmap of a dma-buf", p == MAP_FAILED ? -errno : 0,
+		  want ? RES_E(want) : RES_OK | RES_E(ENOMEM));
+	fd_release(slot);
+	if (p == MAP_FAILED)
+		return true;
+	if (want) {
+		munmap(p, len);
+		return true;
+	}
+	m = (struct fz_map){ .addr = p, .len = len, .writable = prot & PROT_WRITE,
+			     .accmap = e.kind == FD_BUF };
+	map_touch(t, &m, 0, 16);
+	if (!m.writable && m.accmap && one_in(t, 4)) {
+		uint64_t got;
+		int sig = touch(my_word(t, p), true, 1, &got);
+
+		if (sig != SIGSEGV)
+			FZ_FAIL(t, "writing a read-only mapping: signal %d, expected SIGSEGV", sig);
+		if (e.rdonly)
+			fz_expect(t, "mprotect(PROT_WRITE) of a read-only dma-buf mapping",
+				  mprotect(p, len, PROT_READ | PROT_WRITE) ? -errno : 0,
+				  RES_E(EACCES));
+	}
+	if (t->nmaps == FZ_MAPS_MAX)
+		map_drop(t, (unsigned int)below(t, t->nmaps));
+	t->maps[t->nmaps++] = m;
+	return true;
+}
+
+static bool op_touch(struct fz_thread *t)
+{
+	const struct fz_map *m;
+
+	if (!t->nmaps)
+		return false;
+	m = &t->maps[below(t, t->nmaps)];
+	map_touch(t, m, below(t, m->len / env.page), range(t, 1, 2));
+	return true;
+}
+
+/* Unmaps a mapping, or a piece of it (which splits it in two). */
+static bool op_munmap(struct fz_thread *t)
+{
+	unsigned int i;
+	struct fz_map *m;
+	size_t pages, first, n;
+
+	if (!t->nmaps)
+		return false;
+	i = (unsigned int)below(t, t->nmaps);
+	m = &t->maps[i];
+	pages = m->len / env.page;
+	if (pages < 3 || one_in(t, 2) || t->nmaps == FZ_MAPS_MAX) {
+		map_drop(t, i);
+		return true;
+	}
+	first = range(t, 1, pages - 2);
+	n = range(t, 1, pages - 1 - first);
+	fz_expect(t, "munmap of a piece of a mapping",
+		  munmap((uint8_t *)m->addr + first * env.page, n * env.page) ? -errno : 0, RES_OK);
+	t->maps[t->nmaps] = *m;
+	t->maps[t->nmaps].addr = (uint8_t *)m->addr + (first + n) * env.page;
+	t->maps[t->nmaps].len = (pages - first - n) * env.page;
+	t->nmaps++;
+	m->len = first * env.page;
+	return true;
+}
+
+/* ---- FROM_VA ---- */
+
+/* Kind of each scratch page: what FROM_VA may make of it. */
+static int scr_kind(size_t page)
+{
+	if (page < FZ_SCR_RW)
+		return PROT_READ | PROT_WRITE;
+	if (page < FZ_SCR_RW + FZ_SCR_RO)
+		return PROT_READ;
+	if (page < FZ_SCR_RW + FZ_SCR_RO + FZ_SCR_NONE)
+		return PROT_NONE;
+	return PROT_READ | PROT_WRITE;
+}
+
+static bool op_fromva(struct fz_thread *t)
+{
+	uint64_t end, ram = env.ram, page = env.page;
+	struct accmap_from_va a;
+	size_t first = 0, n = 0;
+	bool intact, scratch = false;
+	struct fz_exp x;
+	struct fz_cl cl;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	if (cl.priv && !own_room(t)) {
+		cl_put(&cl);
+		return false;
+	}
+	memset(&a, 0, sizeof(a));
+	a.id = GARBAGE_U32;
+	a.flags = one_in(t, 2) ? ACCMAP_FROM_VA_WRITE : 0;
+	a.tag = FZ_TAG_BASE + (uint16_t)below(t, FZ_TAGS);
+	exp_init(&x);
+	switch (below(t, 16)) {
+	case 0:		/* a PFN mapping of a dma-buf */
+		if (t->nmaps && t->maps[0].accmap) {
+			a.addr = (uintptr_t)t->maps[0].addr;
+			a.size = t->maps[0].len;
+			a.flags = 0;
+			fault(&x, EFAULT, YES);
+			break;
+		}
+		fallthrough;
+	case 1:		/* the NULL page */
+		a.addr = 0;
+		a.size = page;
+		fault(&x, EFAULT, YES);
+		break;
+	case 2:		/* kernel space */
+		a.addr = FZ_KERN_ADDR + below(t, 1 << 20) * page;
+		a.size = page * range(t, 1, 4);
+		fault(&x, EINVAL, YES);
+		break;
+	case 3:		/* huge, from a PROT_NONE page on: nothing may be pinned */
+		a.addr = (uintptr_t)(t->scr + (FZ_SCR_RW + FZ_SCR_RO) * page);
+		switch (below(t, 4)) {
+		case 0:
+			a.size = ram / 2 / page * page;
+			break;
+		case 1:
+			a.size = ram;
+			break;
+		case 2:
+			a.size = ram + page;
+			break;
+		default:
+			a.size = (1ULL << 40);
+			break;
+		}
+		/* Beyond RAM, or beyond the end of user space: EINVAL; else EFAULT. */
+		fault(&x, a.size > ram ? EINVAL : EFAULT, YES);
+		if (a.size <= ram)
+			x.may |= RES_E(EINVAL);
+		break;
+	case 4:		/* not page aligned */
+		a.addr = (uintptr_t)t->scr + (one_in(t, 2) ? range(t, 1, page - 1) : 0);
+		a.size = page * range(t, 1, 2);
+		if (a.addr == (uintptr_t)t->scr)
+			a.size += range(t, 1, page - 1);
+		fault(&x, EINVAL, YES);
+		break;
+	case 5:		/* wraps */
+		a.addr = UINT64_MAX & ~(page - 1);
+		a.size = page * range(t, 2, 4);
+		fault(&x, EINVAL, YES);
+		break;
+	case 6:
+		a.addr = (uintptr_t)t->scr;
+		a.size = 0;
+		fault(&x, EINVAL, YES);
+		break;
+	default:
+		scratch = true;
+		first = below(t, FZ_SCR_PAGES);
+		n = one_in(t, 4) ? range(t, 1, FZ_SCR_PAGES - first) :
+				   range(t, 1, FZ_SCR_PAGES - first < 4 ? FZ_SCR_PAGES - first : 4);
+		a.addr = (uintptr_t)t->scr + first * page;
+		a.size = n * page;
+		for (size_t i = first; i < first + n; i++) {
+			int kind = scr_kind(i);
+
+			fault_if(&x, EFAULT, kind == PROT_NONE ||
+				 (!(kind & PROT_WRITE) && (a.flags & ACCMAP_FROM_VA_WRITE)));
+		}
+		/* Other threads may write buffers of shared clients: those pin other pages. */
+		if (!cl.priv) {
+			a.addr = (uintptr_t)t->scr + FZ_SCR_PAGES * page + below(t, 4) * page;
+			a.size = range(t, 1, 4) * page;
+			exp_init(&x);
+			scratch = false;
+		}
+		break;
+	}
+	if (one_in(t, 24))
+		a.flags |= 1U << range(t, 1, 31);
+	if (one_in(t, 24))
+		a.pad = (uint16_t)range(t, 1, 0xffff);
+	if (one_in(t, 24))
+		a.pad2 = (uint32_t)range(t, 1, UINT32_MAX);
+	fault_if(&x, EINVAL, (a.flags & ~ACCMAP_FROM_VA_VALID_FLAGS) || a.pad || a.pad2 ||
+		 __builtin_add_overflow(a.addr, a.size, &end));
+	x.may |= RES_E(ENOMEM) | RES_E(ENOSPC);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_FROM_VA, &a, exp_allowed(&x), "FROM_VA", &intact);
+	if (!ret && intact) {
+		if (cl.priv) {
+			struct fz_handle *h = own_add(t, a.id, a.size);
+
+			if (h) {
+				h->alloc = true;
+				h->heap = ACCMAP_HEAP_USER;
+				h->tag = a.tag;
+				h->readonly = !(a.flags & ACCMAP_FROM_VA_WRITE);
+				h->dirty = true;
+				h->fromva = scratch;
+				h->va_page = first;
+				/* Pinned pages that VERIFY does not know: treat as shared. */
+				h->shared = !scratch;
+			}
+		} else {
+			rec_add(t, &cl, a.id, a.size, true, !(a.flags & ACCMAP_FROM_VA_WRITE));
+		}
+	}
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- replay: targets ---- */
+
+static bool op_rquery(struct fz_thread *t)
+{
+	struct accmap_replay_target_info a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	uint32_t index;
+	bool intact, bad;
+	int ret;
+
+	switch (below(t, 6)) {
+	case 0:
+		index = env.ntargets + (uint32_t)below(t, 3);
+		break;
+	case 1:
+		index = boundary32(t);
+		break;
+	case 2:
+		index = (uint32_t)below(t, env.ntargets);
+		break;
+	default:
+		index = env.sim;
+		break;
+	}
+	if (!cl_get(t, &cl))
+		return false;
+	memset(&a, GARBAGE_BYTE, sizeof(a));
+	a.index = index;
+	exp_init(&x);
+	fault_if(&x, ENOENT, index >= env.ntargets);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_REPLAY_QUERY, &a, exp_allowed(&x), "REPLAY_QUERY",
+		       &intact);
+	if (!ret && intact) {
+		bad = a.index != index || !name_ok(a.name, sizeof(a.name)) || !a.window_size ||
+		      !a.formats || (a.formats & ~((1U << ACCMAP_PGT_COUNT) - 1)) || !a.as_count;
+		if (index == env.sim)
+			bad |= strcmp(a.name, SIM_NAME) || a.window_size != SIM_WINDOW ||
+			       a.formats != 3 || a.as_count != SIM_AS_COUNT ||
+			       a.gpu_id != SIM_GPU_ID ||
+			       a.flags != (ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ);
+		else
+			bad |= (a.flags & ACCMAP_REPLAY_TARGET_SIM) ||
+			       a.as_count != MALI_AS_BLOCKS || strncmp(a.name, "mmio", 4);
+		if (bad)
+			FZ_FAIL(t, "REPLAY_QUERY %u: %u \"%.32s\" %#x window %#llx %#x %u %#x",
+				index, a.index, a.name, a.flags, (unsigned long long)a.window_size,
+				a.formats, a.as_count, a.gpu_id);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- replay: sessions ---- */
+
+static struct fz_sess *sess_find(struct fz_thread *t, uint32_t id)
+{
+	for (unsigned int i = 0; i < t->ns; i++) {
+		if (t->s[i].id == id)
+			return &t->s[i];
+	}
+	return NULL;
+}
+
+static int destroy_raw(int fd, uint32_t session)
+{
+	struct accmap_replay_destroy d = { .session = session, .pad = 0 };
+
+	return ioctl(fd, ACCMAP_IOC_REPLAY_DESTROY, &d) ? -errno : 0;
+}
+
+static void sess_drop(struct fz_thread *t, unsigned int i)
+{
+	int ret = destroy_raw(t->own, t->s[i].id);
+
+	fz_expect(t, "REPLAY_DESTROY of a live session", ret, RES_OK);
+	t->stale_sess = t->s[i].id;
+	t->s[i] = t->s[--t->ns];
+}
+
+static void srec_add(struct fz_thread *t, struct fz_cl *cl, const struct accmap_replay_setup *a)
+{
+	const struct accmap_replay_map *m = (const struct accmap_replay_map *)(uintptr_t)a->maps;
+	uint32_t victim = 0;
+	int slot = -1;
+
+	pthread_mutex_lock(&cl->c->lock);
+	for (unsigned int i = 0; i < FZ_SREC_MAX; i++) {
+		if (!cl->c->srec[i].used) {
+			slot = (int)i;
+			break;
+		}
+	}
+	if (slot < 0) {
+		slot = (int)below(t, FZ_SREC_MAX);
+		victim = cl->c->srec[slot].session;
+	}
+	cl->c->srec[slot] = (struct fz_srec){ .used = true, .session = a->session,
+					       .format = a->format, .as = a->as, .map = m[0] };
+	pthread_mutex_unlock(&cl->c->lock);
+	if (victim)
+		fz_expect(t, "REPLAY_DESTROY of a forgotten session", destroy_raw(cl->fd, victim),
+			  RES_OK | RES_E(ENOENT));
+}
+
+/* What a setup's mappings may fail with, mapping by mapping. */
+struct fz_mapfaults {
+	int first_own;		/* first mapping with a bad field of its own, or -1 */
+	int first_maybe;	/* first whose lookup may fail, or -1 */
+	int first_definite;	/* first whose lookup must fail, or -1 */
+};
+
+static bool map_overlaps(const struct accmap_replay_map *maps, uint32_t i)
+{
+	const struct accmap_replay_map *m = &maps[i];
+
+	for (uint32_t j = 0; j < i; j++) {
+		if (m->gpu_va < maps[j].gpu_va + maps[j].length &&
+		    maps[j].gpu_va < m->gpu_va + m->length)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Builds @n mappings over buffers of @cl below 1 << @va_bits, one of them
+ * (sometimes) with a fault; adds the faults to @x and says where they are.
+ */
+static void setup_maps(struct fz_thread *t, struct fz_cl *cl, uint32_t n, uint32_t va_bits,
+		       struct fz_exp *x, struct fz_mapfaults *mf)
+{
+	struct accmap_replay_map *maps = t->rmaps;
+	uint64_t top = 1ULL << (va_bits < 64 ? va_bits : 63), va;
+	int bad_map = one_in(t, 6) ? (int)below(t, n) : -1;
+
+	va = (below(t, top / GPU_PAGE / 2)) * GPU_PAGE;
+	mf->first_own = -1;
+	mf->first_maybe = -1;
+	mf->first_definite = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct accmap_replay_map *m = &maps[i];
+		struct fz_exp own, look;
+		uint64_t bpages, end;
+		struct fz_idk k;
+
+		pick_id(t, cl, &k, true);
+		if (k.h && k.h->fromva && i != (uint32_t)bad_map) {
+			/* Jobs would write the scratch pages VERIFY checks. */
+			k.id = 0;
+			k.h = NULL;
+			k.exists = NO;
+		}
+		bpages = (k.size ? k.size : env.page) / GPU_PAGE;
+		memset(m, 0, sizeof(*m));
+		m->id = k.id;
+		m->offset = below(t, bpages) * GPU_PAGE;
+		m->length = range(t, 1, bpages - m->offset / GPU_PAGE < 64 ?
+					bpages - m->offset / GPU_PAGE : 64) * GPU_PAGE;
+		m->flags = ACCMAP_REPLAY_MAP_READ;
+		if (k.readonly == NO && one_in(t, 2))
+			m->flags |= ACCMAP_REPLAY_MAP_WRITE;
+		if (one_in(t, 4))
+			m->flags |= ACCMAP_REPLAY_MAP_EXEC;
+		m->attr = (uint32_t)below(t, ACCMAP_REPLAY_ATTR_MAX + 1);
+		va += one_in(t, 4) ? below(t, 4) * GPU_PAGE : 0;
+		if (one_in(t, 8))
+			va = (va + (2ULL << 20)) & ~((2ULL << 20) - 1);
+		m->gpu_va = va;
+		if (va + m->length > top) {
+			va = 0;
+			m->gpu_va = 0;
+		}
+		va += m->length;
+
+		if ((int)i == bad_map) {
+			switch (below(t, 15)) {
+			case 0:
+				m->pad = 1;
+				break;
+			case 1:
+				m->flags |= 1U << range(t, 3, 31);
+				break;
+			case 2:
+				m->flags &= ~ACCMAP_REPLAY_MAP_READ;
+				break;
+			case 3:
+				m->attr = ACCMAP_REPLAY_ATTR_MAX + 1 + (uint32_t)below(t, 100);
+				break;
+			case 4:
+				m->length = 0;
+				break;
+			case 5:
+				m->gpu_va += range(t, 1, GPU_PAGE - 1);
+				break;
+			case 6:
+				m->offset += range(t, 1, GPU_PAGE - 1);
+				break;
+			case 7:
+				m->length += range(t, 1, GPU_PAGE - 1);
+				break;
+			case 8:
+				m->gpu_va = top - GPU_PAGE * below(t, 2);
+				m->length = 2 * GPU_PAGE;
+				break;
+			case 9:
+				m->gpu_va = UINT64_MAX & ~(GPU_PAGE - 1);
+				break;
+			case 10:
+				m->id = 0;
+				k.exists = NO;
+				break;
+			case 11:
+				m->offset = (bpages - below(t, 2)) * GPU_PAGE;
+				break;
+			case 12:
+				m->flags |= ACCMAP_REPLAY_MAP_WRITE;
+				break;
+			case 13:
+				if (i) {
+					m->gpu_va = maps[i - 1].gpu_va + GPU_PAGE *
+						    below(t, maps[i - 1].length / GPU_PAGE);
+					break;
+				}
+				fallthrough;
+			default:
+				m->length = boundary(t) & ~(GPU_PAGE - 1);
+				break;
+			}
+		}
+		exp_init(&own);
+		fault_if(&own, EINVAL, m->pad || (m->flags & ~ACCMAP_REPLAY_MAP_VALID_FLAGS) ||
+			 !(m->flags & ACCMAP_REPLAY_MAP_READ) || m->attr > ACCMAP_REPLAY_ATTR_MAX ||
+			 !m->length || m->gpu_va % GPU_PAGE || m->offset % GPU_PAGE ||
+			 m->length % GPU_PAGE ||
+			 __builtin_add_overflow(m->gpu_va, m->length, &end) || end > top);
+		exp_init(&look);
+		if (!own.definite) {
+			fault_id(&look, &k, true);
+			if (!__builtin_add_overflow(m->offset, m->length, &end))
+				fault(&look, EINVAL, tri_beyond(&k, end));
+			else
+				fault(&look, EINVAL, tri_and(k.exists, YES));
+			if (m->flags & ACCMAP_REPLAY_MAP_WRITE)
+				fault(&look, EACCES, tri_and(k.exists, k.readonly));
+			fault_if(&look, EEXIST, map_overlaps(maps, i));
+		}
+		if (own.definite && mf->first_own < 0)
+			mf->first_own = (int)i;
+		if (look.may && mf->first_maybe < 0)
+			mf->first_maybe = (int)i;
+		if (look.definite && mf->first_definite < 0)
+			mf->first_definite = (int)i;
+		x->may |= own.may | look.may;
+		x->definite |= own.definite | look.definite;
+		if (k.h && (m->flags & ACCMAP_REPLAY_MAP_WRITE))
+			k.h->shared = true;
+	}
+}
+
+/* Fills the private client with sessions up to the limit: the next must fail with ENOSPC. */
+static void sess_flood(struct fz_thread *t, struct accmap_replay_map *m)
+{
+	unsigned int keep = t->ns;
+
+	while (t->ns <= FZ_SESS_MAX && !fz_stopped()) {
+		struct accmap_replay_setup a = {
+			.maps = (uintptr_t)m, .nr_maps = 1, .target = env.sim,
+			.format = ACCMAP_PGT_MALI_AARCH64_4K, .va_bits = ACCMAP_REPLAY_VA_BITS_MAX,
+		};
+		int ret = ioctl(t->own, ACCMAP_IOC_REPLAY_SETUP, &a) ? -errno : 0;
+
+		if (t->ns == FZ_SESS_MAX) {
+			fz_expect(t, "REPLAY_SETUP beyond 64 sessions", ret, RES_E(ENOSPC));
+			break;
+		}
+		if (!fz_expect(t, "REPLAY_SETUP while filling the session table", ret,
+			       RES_OK | RES_E(ENOMEM)) || ret)
+			break;
+		if (sess_find(t, a.session) || !a.session || a.session > FZ_SESS_MAX) {
+			FZ_FAIL(t, "REPLAY_SETUP gave session %u, live already or out of range",
+				a.session);
+			break;
+		}
+		t->s[t->ns++] = (struct fz_sess){ .id = a.session, .format = a.format, .map = *m };
+	}
+	while (t->ns > keep && !fz_stopped())
+		sess_drop(t, t->ns - 1);
+}
+
+static bool op_rsetup(struct fz_thread *t)
+{
+	struct accmap_replay_setup a;
+	struct fz_mapfaults mf;
+	bool intact, top_bad;
+	struct fz_exp x;
+	struct fz_cl cl;
+	uint32_t n;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	if (cl.priv && t->ns >= FZ_SESS_KEEP)
+		sess_drop(t, (unsigned int)below(t, t->ns));
+	n = one_in(t, 64) ? (uint32_t)range(t, 64, FZ_RMAPS_MAX) : (uint32_t)range(t, 1, 4);
+	memset(&a, 0, sizeof(a));
+	a.maps = (uintptr_t)t->rmaps;
+	a.nr_maps = n;
+	a.target = env.sim;
+	a.format = (uint32_t)below(t, ACCMAP_PGT_COUNT);
+	a.as = (uint32_t)below(t, SIM_AS_COUNT);
+	a.va_bits = (uint32_t)range(t, ACCMAP_REPLAY_VA_BITS_MIN, ACCMAP_REPLAY_VA_BITS_MAX);
+	a.session = GARBAGE_U32;
+	a.failed_map = GARBAGE_U32;
+	a.table_pages = GARBAGE_U32;
+	exp_init(&x);
+	setup_maps(t, &cl, n, a.va_bits, &x, &mf);
+	if (cl.priv && !x.may && t->ns < 2 && one_in(t, 256) && t->rmaps[0].length) {
+		sess_flood(t, &t->rmaps[0]);
+		cl_put(&cl);
+		return true;
+	}
+	/* Arguments of the call as a whole: checked before any mapping. */
+	top_bad = true;
+	switch (below(t, 24)) {
+	case 0:
+		a.nr_maps = one_in(t, 2) ? 0 : FZ_RMAPS_MAX + 1;
+		fault(&x, EINVAL, YES);
+		break;
+	case 1:
+		a.va_bits = one_in(t, 2) ? ACCMAP_REPLAY_VA_BITS_MIN - 1 - (uint32_t)below(t, 32) :
+					   ACCMAP_REPLAY_VA_BITS_MAX + 1 + (uint32_t)below(t, 100);
+		fault(&x, EINVAL, YES);
+		break;
+	case 2:
+		a.format = ACCMAP_PGT_COUNT + (uint32_t)below(t, 100);
+		fault(&x, EINVAL, YES);
+		break;
+	case 3:
+		a.target = env.ntargets + (uint32_t)below(t, 4);
+		fault(&x, ENOENT, YES);
+		break;
+	case 4:
+		a.as = SIM_AS_COUNT + (uint32_t)below(t, 100);
+		fault(&x, EINVAL, YES);
+		break;
+	case 5:
+		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+		fault(&x, EINVAL, YES);
+		break;
+	case 6:
+		a.pad = (uint32_t)range(t, 1, UINT32_MAX);
+		fault(&x, EINVAL, YES);
+		break;
+	case 7:
+		a.maps = 0;
+		fault(&x, EFAULT, YES);
+		break;
+	case 8:		/* the list runs into the guard page after t->rmaps */
+		a.maps = (uintptr_t)(t->rmaps + FZ_RMAPS_MAX) -
+			 range(t, 1, n * sizeof(*t->rmaps) - 1);
+		fault(&x, EFAULT, YES);
+		break;
+	default:
+		top_bad = false;
+		break;
+	}
+	/* A register window only with a fault that stops the setup before it is built. */
+	if (!top_bad && mf.first_own >= 0 && env.ntargets > 1 && one_in(t, 2))
+		a.target = (uint32_t)range(t, 1, env.ntargets - 1);
+	x.may |= RES_E(ENOMEM);
+	if (!cl.priv)
+		x.may |= RES_E(ENOSPC);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_REPLAY_SETUP, &a, exp_allowed(&x), "REPLAY_SETUP",
+		       &intact);
+	if (!intact) {
+		cl_put(&cl);
+		return true;
+	}
+	if (!ret) {
+		if (!a.session || a.session > FZ_SESS_MAX || a.failed_map != NO_INDEX ||
+		    !a.table_pages || (cl.priv && sess_find(t, a.session)))
+			FZ_FAIL(t, "REPLAY_SETUP: session %u failed_map %#x table_pages %u",
+				a.session, a.failed_map, a.table_pages);
+		else if (cl.priv)
+			t->s[t->ns++] = (struct fz_sess){ .id = a.session, .format = a.format,
+							  .as = a.as, .map = t->rmaps[0] };
+		else
+			srec_add(t, &cl, &a);
+	} else if (a.session || a.table_pages) {
+		FZ_FAIL(t, "REPLAY_SETUP failed with %s: session %u table_pages %u", ename(-ret),
+			a.session, a.table_pages);
+	} else if (top_bad || ret == -ENOSPC || ret == -EFAULT) {
+		if (a.failed_map != NO_INDEX)
+			FZ_FAIL(t, "REPLAY_SETUP failed with %s before the mappings: failed_map %u",
+				ename(-ret), a.failed_map);
+	} else if (ret == -ENOMEM) {
+		if (a.failed_map != NO_INDEX && a.failed_map >= a.nr_maps)
+			FZ_FAIL(t, "REPLAY_SETUP: ENOMEM with failed_map %u", a.failed_map);
+	} else if (mf.first_own >= 0) {
+		if (ret != -EINVAL || a.failed_map != (uint32_t)mf.first_own)
+			FZ_FAIL(t, "REPLAY_SETUP: %s failed_map %u, expected EINVAL at %d",
+				ename(-ret), a.failed_map, mf.first_own);
+	} else if (a.failed_map == NO_INDEX || (int)a.failed_map < mf.first_maybe ||
+		   (mf.first_definite >= 0 && (int)a.failed_map > mf.first_definite) ||
+		   a.failed_map >= a.nr_maps) {
+		FZ_FAIL(t, "REPLAY_SETUP: %s, failed_map %u; faults maybe from %d, surely at %d",
+			ename(-ret), a.failed_map, mf.first_maybe, mf.first_definite);
+	}
+	cl_put(&cl);
+	return true;
+}
+
+static bool op_rdestroy(struct fz_thread *t)
+{
+	struct accmap_replay_destroy a = { 0 };
+	struct fz_sess *s = NULL;
+	struct fz_exp x;
+	struct fz_cl cl;
+	bool intact;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	exp_init(&x);
+	if (cl.priv) {
+		if (t->ns && !one_in(t, 4))
+			a.session = t->s[below(t, t->ns)].id;
+		else
+			a.session = one_in(t, 2) ? t->stale_sess : boundary32(t);
+		s = sess_find(t, a.session);
+		fault_if(&x, ENOENT, !s);
+	} else {
+		a.session = (uint32_t)range(t, 0, FZ_SESS_MAX + 1);
+		fault(&x, ENOENT, a.session && a.session <= FZ_SESS_MAX ? MAYBE : YES);
+	}
+	if (one_in(t, 24)) {
+		a.pad = (uint32_t)range(t, 1, UINT32_MAX);
+		fault(&x, EINVAL, YES);
+	}
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_REPLAY_DESTROY, &a, exp_allowed(&x),
+		       "REPLAY_DESTROY", &intact);
+	if (!ret && intact && s) {
+		t->stale_sess = s->id;
+		*s = t->s[--t->ns];
+	}
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- replay: runs ---- */
+
+/* Register within an address space block, or -1 (the kernel's register rules). */
+static int as_reg(uint32_t offset)
+{
+	if (offset < MALI_AS(0) || offset >= MALI_AS(MALI_AS_BLOCKS))
+		return -1;
+	return (int)((offset - MALI_AS(0)) % 0x40);
+}
+
+#define F_OFFSET	BIT(0)
+#define F_VALUE		BIT(1)
+#define F_MASK		BIT(2)
+#define F_TIMEOUT	BIT(3)
+#define F_IRQ		BIT(4)
+
+/* Whether @op is malformed for a session in @format (Documentation: "Operations"). */
+static bool rop_bad(const struct accmap_replay_op *op, uint32_t format)
+{
+	static const struct {
+		uint32_t fields, flags, tmin, tmax;
+	} shapes[] = {
+		[ACCMAP_REPLAY_OP_WRITE] = { F_OFFSET | F_VALUE, 0, 0, 0 },
+		[ACCMAP_REPLAY_OP_READ] = { F_OFFSET | F_VALUE | F_MASK, ACCMAP_REPLAY_OP_STRICT,
+					    0, 0 },
+		[ACCMAP_REPLAY_OP_POLL] = { F_OFFSET | F_VALUE | F_MASK | F_TIMEOUT, 0, 1,
+					    ACCMAP_REPLAY_TIMEOUT_MAX_US },
+		[ACCMAP_REPLAY_OP_WAIT_IRQ] = { F_MASK | F_TIMEOUT | F_IRQ, 0, 1,
+						ACCMAP_REPLAY_TIMEOUT_MAX_US },
+		[ACCMAP_REPLAY_OP_DELAY] = { F_TIMEOUT, 0, 0, ACCMAP_REPLAY_DELAY_MAX_US },
+		[ACCMAP_REPLAY_OP_WRITE_ROOT] = { F_OFFSET, ACCMAP_REPLAY_OP_HI, 0, 0 },
+	};
+	uint32_t f;
+	int reg;
+
+	if (!op->op || op->op > ACCMAP_REPLAY_OP_WRITE_ROOT || op->pad)
+		return true;
+	f = shapes[op->op].fields;
+	if ((op->flags & ~shapes[op->op].flags) ||
+	    (!(f & F_OFFSET) && op->offset) || (!(f & F_VALUE) && op->value) ||
+	    (!(f & F_MASK) && op->mask) || (!(f & F_TIMEOUT) && op->timeout_us) ||
+	    (!(f & F_IRQ) && op->irq))
+		return true;
+	if ((f & F_OFFSET) && (op->offset % 4 || op->offset > SIM_WINDOW - 4))
+		return true;
+	if ((f & F_TIMEOUT) && (op->timeout_us < shapes[op->op].tmin ||
+				op->timeout_us > shapes[op->op].tmax))
+		return true;
+	if ((f & F_IRQ) && (op->irq >= ACCMAP_REPLAY_IRQ_COUNT || !op->mask))
+		return true;
+
+	reg = as_reg(op->offset);
+	switch (op->op) {
+	case ACCMAP_REPLAY_OP_WRITE_ROOT:
+		return reg != (op->flags & ACCMAP_REPLAY_OP_HI ? 0x04 : 0x00);
+	case ACCMAP_REPLAY_OP_READ:
+	case ACCMAP_REPLAY_OP_POLL:
+		return reg == 0x00 || reg == 0x04;
+	case ACCMAP_REPLAY_OP_WRITE:
+		if (reg == 0x00 || reg == 0x04)
+			return true;
+		if (reg != 0x30 || (op->value & 0xf) == TRANSCFG_UNMAPPED)
+			return false;
+		return (op->value & 0xf) != (format == ACCMAP_PGT_MALI_AARCH64_4K ?
+					     TRANSCFG_AARCH64_4K : TRANSCFG_LEGACY);
+	default:
+		return false;
+	}
+}
+
+static int rops_first_bad(const struct accmap_replay_op *ops, uint32_t n, uint32_t format)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (rop_bad(&ops[i], format))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* A register offset of the window that is not TRANSTAB. */
+static uint32_t rand_reg(struct fz_thread *t)
+{
+	static const uint32_t regs[] = {
+		0x0000, 0x0004, 0x0014, 0x0018, 0x001c, 0x0020, 0x0024, 0x0028, 0x002c, 0x0030,
+		0x0034, 0x0038, 0x003c, 0x0040, 0x0100, 0x0110, 0x0120, 0x0140, 0x0150, 0x0160,
+		0x0180, 0x0190, 0x01a0, 0x01c0, 0x01d0, 0x01e0, 0x0200, 0x1000, 0x1004, 0x1008,
+		0x100c, 0x1010, 0x2000, 0x2004, 0x2008, 0x200c,
+	};
+	static const uint32_t js[] = { 0x00, 0x04, 0x08, 0x10, 0x18, 0x20, 0x24, 0x40, 0x44, 0x50,
+				       0x58, 0x60, 0x70 };
+	static const uint32_t as[] = { 0x08, 0x0c, 0x10, 0x14, 0x18, 0x1c, 0x20, 0x24, 0x28, 0x34,
+				       0x38, 0x3c };
+	uint32_t off;
+
+	switch (below(t, 5)) {
+	case 0:
+		return MALI_JS(below(t, 4)) + js[below(t, TAP_ARRAY_SIZE(js))];
+	case 1:
+		return MALI_AS(below(t, MALI_AS_BLOCKS)) + as[below(t, TAP_ARRAY_SIZE(as))];
+	case 2:
+		off = (uint32_t)below(t, SIM_WINDOW / 4) * 4;
+		return as_reg(off) == 0 || as_reg(off) == 4 || as_reg(off) == 0x30 ? 0 : off;
+	default:
+		return regs[below(t, TAP_ARRAY_SIZE(regs))];
+	}
+}
+
+/* One well-formed op for a session in @format. */
+static void rop_valid(struct fz_thread *t, struct accmap_replay_op *op, uint32_t format)
+{
+	memset(op, 0, sizeof(*op));
+	switch (below(t, 12)) {
+	case 0:
+	case 1:
+	case 2:
+		op->op = ACCMAP_REPLAY_OP_WRITE;
+		op->offset = rand_reg(t);
+		op->value = one_in(t, 2) ? (uint32_t)rnd(t) : (uint32_t)below(t, 16);
+		if (one_in(t, 6)) {
+			op->offset = MALI_AS(below(t, MALI_AS_BLOCKS)) + 0x30;
+			op->value = one_in(t, 3) ? TRANSCFG_UNMAPPED :
+				    format == ACCMAP_PGT_MALI_AARCH64_4K ? TRANSCFG_AARCH64_4K :
+									 TRANSCFG_LEGACY;
+			op->value |= (uint32_t)rnd(t) & ~0xfU;
+		}
+		break;
+	case 3:
+	case 4:
+	case 5:
+		op->op = ACCMAP_REPLAY_OP_READ;
+		op->offset = rand_reg(t);
+		op->mask = (uint32_t)rnd(t);
+		op->value = (uint32_t)rnd(t) & op->mask;
+		if (one_in(t, 4)) {
+			op->flags = ACCMAP_REPLAY_OP_STRICT;
+			op->offset = 0;
+			op->mask = UINT32_MAX;
+			op->value = one_in(t, 4) ? (uint32_t)rnd(t) : SIM_GPU_ID;
+		}
+		break;
+	case 6:
+		op->op = ACCMAP_REPLAY_OP_POLL;
+		op->timeout_us = (uint32_t)range(t, 1, FZ_WAIT_MAX_US);
+		if (one_in(t, 2)) {
+			op->offset = 0;
+			op->mask = UINT32_MAX;
+			op->value = SIM_GPU_ID;
+		} else {
+			op->offset = rand_reg(t);
+			op->mask = (uint32_t)rnd(t);
+			op->value = (uint32_t)rnd(t) & op->mask;
+		}
+		break;
+	case 7:
+		op->op = ACCMAP_REPLAY_OP_WAIT_IRQ;
+		op->irq = (uint32_t)below(t, ACCMAP_REPLAY_IRQ_COUNT);
+		op->mask = (uint32_t)rnd(t) | 1U << below(t, 32);
+		op->timeout_us = (uint32_t)range(t, 1, FZ_WAIT_MAX_US);
+		break;
+	case 8:
+		op->op = ACCMAP_REPLAY_OP_DELAY;
+		op->timeout_us = (uint32_t)below(t, FZ_WAIT_MAX_US + 1);
+		break;
+	case 9:
+		op->op = ACCMAP_REPLAY_OP_WRITE_ROOT;
+		op->offset = MALI_AS(below(t, MALI_AS_BLOCKS));
+		if (one_in(t, 2)) {
+			op->flags = ACCMAP_REPLAY_OP_HI;
+			op->offset += 4;
+		}
+		break;
+	default:
+		op->op = ACCMAP_REPLAY_OP_READ;
+		op->offset = rand_reg(t);
+		break;
+	}
+}
+
+/* Makes @op malformed, whatever the session's format. */
+static void rop_break(struct fz_thread *t, struct accmap_replay_op *op)
+{
+	switch (below(t, 12)) {
+	case 0:
+		op->op = one_in(t, 2) ? 0 : ACCMAP_REPLAY_OP_WRITE_ROOT + 1 + (uint32_t)below(t, 9);
+		break;
+	case 1:
+		op->pad = (uint32_t)range(t, 1, UINT32_MAX);
+		break;
+	case 2:
+		memset(op, 0, sizeof(*op));
+		op->op = ACCMAP_REPLAY_OP_WRITE;
+		if (one_in(t, 2))
+			op->offset = SIM_WINDOW + 4 * (uint32_t)below(t, 100);
+		else
+			op->offset = 4 * (uint32_t)below(t, SIM_WINDOW / 4) +
+				     (uint32_t)range(t, 1, 3);
+		break;
+	case 3:
+		memset(op, 0, sizeof(*op));
+		op->op = ACCMAP_REPLAY_OP_DELAY;
+		op->timeout_us = ACCMAP_REPLAY_DELAY_MAX_US + 1 + (uint32_t)below(t, 1000);
+		break;
+	case 4:
+		memset(op, 0, sizeof(*op));
+		op->op = one_in(t, 2) ? ACCMAP_REPLAY_OP_POLL : ACCMAP_REPLAY_OP_WAIT_IRQ;
+		op->mask = 1;
+		op->timeout_us = one_in(t, 2) ? 0 : ACCMAP_REPLAY_TIMEOUT_MAX_US + 1;
+		break;
+	case 5:
+		memset(op, 0, sizeof(*op));
+		op->op = ACCMAP_REPLAY_OP_WAIT_IRQ;
+		op->timeout_us = 1;
+		if (one_in(t, 2))
+			op->irq = ACCMAP_REPLAY_IRQ_COUNT + (uint32_t)below(t, 10);
+		else
+			op->mask = 0;
+		op->mask |= op->irq ? 1 : 0;
+		break;
+	case 6:		/* TRANSTAB through a plain op */
+		memset(op, 0, sizeof(*op));
+		op->op = (uint32_t)range(t, ACCMAP_REPLAY_OP_WRITE, ACCMAP_REPLAY_OP_READ);
+		op->offset = MALI_AS(below(t, MALI_AS_BLOCKS)) + 4 * (uint32_t)below(t, 2);
+		break;
+	case 7:		/* identity mode */
+		memset(op, 0, sizeof(*op));
+		op->op = ACCMAP_REPLAY_OP_WRITE;
+		op->offset = MALI_AS(below(t, MALI_AS_BLOCKS)) + 0x30;
+		op->value = one_in(t, 2) ? TRANSCFG_IDENTITY : (uint32_t)range(t, 7, 15);
+		break;
+	case 8:		/* the root anywhere else */
+		memset(op, 0, sizeof(*op));
+		op->op = ACCMAP_REPLAY_OP_WRITE_ROOT;
+		op->offset = one_in(t, 2) ? rand_reg(t) : MALI_AS(below(t, MALI_AS_BLOCKS));
+		op->flags = op->offset % 0x40 ? 0 : ACCMAP_REPLAY_OP_HI;
+		break;
+	case 9:		/* a flag the op does not take */
+		if (one_in(t, 2))
+			op->flags |= 1U << range(t, 2, 31);
+		else if (op->op == ACCMAP_REPLAY_OP_READ)
+			op->flags |= ACCMAP_REPLAY_OP_HI;
+		else
+			op->flags |= ACCMAP_REPLAY_OP_STRICT;
+		break;
+	default:	/* a field the op does not use */
+		memset(op, 0, sizeof(*op));
+		op->op = one_in(t, 2) ? ACCMAP_REPLAY_OP_DELAY : ACCMAP_REPLAY_OP_WRITE_ROOT;
+		op->offset = MALI_AS(0);
+		op->irq = 1;
+		break;
+	}
+}
+
+static void rop_write(struct accmap_replay_op *op, uint32_t offset, uint32_t value)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = ACCMAP_REPLAY_OP_WRITE;
+	op->offset = offset;
+	op->value = value;
+}
+
+/*
+ * A job for the model: a descriptor (of the model's own compute job,
+ * mostly) written into the session's first buffer, and the ops that
+ * power up, configure the address space, submit and wait.
+ */
+static uint32_t rops_job(struct fz_thread *t, int fd, const struct accmap_replay_map *m,
+			 uint32_t format, uint32_t as, struct accmap_replay_op *ops)
+{
+	uint64_t desc[10] = { 0 }, head, room = m->length < 4096 ? m->length : 4096;
+	uint32_t slot = (uint32_t)below(t, SIM_JS_COUNT), n = 0;
+	struct accmap_sim_job *job = (void *)((uint8_t *)desc + ACCMAP_SIM_JOB_OFFSET);
+	uint64_t mat = m->gpu_va + room / 2;
+	uint8_t type;
+	int ret;
+
+	head = m->gpu_va + below(t, room / 64 > 2 ? room / 64 - 2 : 1) * 64;
+	/* The job type in bits 7:1, bit 0 for a 64-bit next pointer. */
+	type = one_in(t, 8) ? (uint8_t)range(t, 1, 9) : ACCMAP_SIM_JOB_TYPE;
+	((uint8_t *)desc)[0x10] = type << 1 | 1;
+	if (one_in(t, 8))
+		desc[3] = one_in(t, 2) ? head : rnd(t);
+	if (one_in(t, 8))
+		job->op = (uint32_t)rnd(t);
+	else
+		job->op = (uint32_t)range(t, ACCMAP_SIM_OP_MATMUL_I32, ACCMAP_SIM_OP_VADD_I32);
+	job->m = (uint32_t)range(t, 1, 8);
+	job->n = (uint32_t)range(t, 1, 8);
+	job->k = (uint32_t)range(t, 1, 8);
+	if (job->op == ACCMAP_SIM_OP_VADD_I32 && !one_in(t, 8)) {
+		job->m = 1;
+		job->k = 1;
+	}
+	job->a = mat;
+	job->b = mat + 4 * (uint32_t)below(t, 64);
+	job->c = one_in(t, 8) ? rnd(t) & ~3ULL : mat + 4 * (uint32_t)below(t, 64);
+	ret = am_write(fd, m->id, m->offset + (head - m->gpu_va), desc, sizeof(desc));
+	fz_expect(t, "WRITE of a job descriptor", ret,
+		  RES_OK | RES_E(ENOENT) | RES_E(EACCES) | RES_E(ENODATA) | RES_E(ERANGE));
+
+	rop_write(&ops[n++], 0x01a0, 1);		/* L2_PWRON */
+	rop_write(&ops[n++], 0x0180, 0xff);		/* SHADER_PWRON */
+	rop_write(&ops[n++], 0x0190, 1);		/* TILER_PWRON */
+	rop_write(&ops[n++], MALI_AS(as) + 0x08, (uint32_t)rnd(t));	/* MEMATTR */
+	rop_write(&ops[n++], MALI_AS(as) + 0x0c, (uint32_t)rnd(t));
+	rop_write(&ops[n++], MALI_AS(as) + 0x30, one_in(t, 16) ? TRANSCFG_UNMAPPED :
+		  format == ACCMAP_PGT_MALI_AARCH64_4K ? TRANSCFG_AARCH64_4K : TRANSCFG_LEGACY);
+	rop_write(&ops[n++], MALI_AS(as) + 0x34, 0);
+	memset(&ops[n], 0, sizeof(ops[n]));
+	ops[n].op = ACCMAP_REPLAY_OP_WRITE_ROOT;
+	ops[n++].offset = MALI_AS(as);
+	memset(&ops[n], 0, sizeof(ops[n]));
+	ops[n].op = ACCMAP_REPLAY_OP_WRITE_ROOT;
+	ops[n].flags = ACCMAP_REPLAY_OP_HI;
+	ops[n++].offset = MALI_AS(as) + 4;
+	rop_write(&ops[n++], MALI_AS(as) + 0x18, 1);	/* UPDATE */
+	rop_write(&ops[n++], 0x1008, UINT32_MAX);	/* JOB_IRQ_MASK */
+	rop_write(&ops[n++], 0x2008, UINT32_MAX);	/* MMU_IRQ_MASK */
+	rop_write(&ops[n++], MALI_JS(slot) + 0x40, (uint32_t)head);
+	rop_write(&ops[n++], MALI_JS(slot) + 0x44, (uint32_t)(head >> 32));
+	rop_write(&ops[n++], MALI_JS(slot) + 0x50, 0xff);
+	rop_write(&ops[n++], MALI_JS(slot) + 0x58, one_in(t, 16) ? (uint32_t)below(t, 16) : as);
+	rop_write(&ops[n++], MALI_JS(slot) + 0x60, 1);	/* START */
+	memset(&ops[n], 0, sizeof(ops[n]));
+	ops[n].op = ACCMAP_REPLAY_OP_WAIT_IRQ;
+	ops[n].irq = ACCMAP_REPLAY_IRQ_JOB;
+	ops[n].mask = 1U << slot | 1U << (16 + slot);
+	ops[n++].timeout_us = (uint32_t)range(t, 100, FZ_WAIT_MAX_US);
+	memset(&ops[n], 0, sizeof(ops[n]));
+	ops[n].op = ACCMAP_REPLAY_OP_READ;
+	ops[n++].offset = MALI_JS(slot) + 0x24;		/* JS_STATUS */
+	rop_write(&ops[n++], 0x1004, UINT32_MAX);	/* JOB_IRQ_CLEAR */
+	return n;
+}
+
+/* A session to run: its id, whether it lives, its format if known, a mapping of it. */
+struct fz_sessk {
+	uint32_t id;
+	int exists;
+	int format;		/* -1: unknown */
+	uint32_t as;
+	bool has_map;
+	struct accmap_replay_map map;
+};
+
+static void pick_session(struct fz_thread *t, struct fz_cl *cl, struct fz_sessk *sk)
+{
+	memset(sk, 0, sizeof(*sk));
+	sk->format = -1;
+	if (cl->priv) {
+		struct fz_sess *s;
+
+		if (t->ns && !one_in(t, 8)) {
+			s = &t->s[below(t, t->ns)];
+		} else {
+			sk->id = one_in(t, 2) ? t->stale_sess :
+						(uint32_t)range(t, 0, FZ_SESS_MAX + 1);
+			s = sess_find(t, sk->id);
+			sk->exists = NO;
+		}
+		if (s) {
+			sk->id = s->id;
+			sk->exists = YES;
+			sk->format = (int)s->format;
+			sk->as = s->as;
+			sk->map = s->map;
+			sk->has_map = true;
+		}
+		return;
+	}
+	if (!one_in(t, 8)) {
+		unsigned int start = (unsigned int)below(t, FZ_SREC_MAX);
+
+		pthread_mutex_lock(&cl->c->lock);
+		for (unsigned int i = 0; i < FZ_SREC_MAX; i++) {
+			struct fz_srec *r = &cl->c->srec[(start + i) % FZ_SREC_MAX];
+
+			if (!r->used)
+				continue;
+			sk->id = r->session;
+			sk->format = (int)r->format;	/* unless the id was handed out again */
+			sk->as = r->as;
+			sk->map = r->map;
+			sk->has_map = true;
+			break;
+		}
+		pthread_mutex_unlock(&cl->c->lock);
+	}
+	if (!sk->id)
+		sk->id = (uint32_t)range(t, 0, FZ_SESS_MAX + 1);
+	sk->exists = sk->id && sk->id <= FZ_SESS_MAX ? MAYBE : NO;
+	/* Session ids come round again: another session may have this one now. */
+	sk->format = -1;
+}
+
+static void run_check(struct fz_thread *t, const struct accmap_replay_run *r, int ret, bool listed)
+{
+	bool bad;
+
+	if (!ret) {
+		bad = r->done != r->nr_ops || r->failed_op != NO_INDEX || r->reason ||
+		      r->fault_as != NO_INDEX || r->fault_status || r->fault_addr;
+	} else if (r->reason == ACCMAP_REPLAY_OK) {
+		/* Refused before the ops ran, or a second read that faulted. */
+		bad = r->failed_op != NO_INDEX || (ret != -EFAULT && r->done) ||
+		      (!listed && r->done) || r->fault_as != NO_INDEX;
+	} else {
+		static const int errs[] = {
+			[ACCMAP_REPLAY_INVALID] = -EINVAL, [ACCMAP_REPLAY_MISMATCH] = -EIO,
+			[ACCMAP_REPLAY_TIMEOUT] = -ETIMEDOUT, [ACCMAP_REPLAY_MMU_FAULT] = -EIO,
+			[ACCMAP_REPLAY_SIGNAL] = -EINTR,
+		};
+
+		bad = r->reason > ACCMAP_REPLAY_SIGNAL || errs[r->reason] != ret ||
+		      r->failed_op >= r->nr_ops ||
+		      /* Malformed before anything ran, or changed under a running list. */
+		      (r->done != r->failed_op &&
+		       (r->reason != ACCMAP_REPLAY_INVALID || r->done)) ||
+		      (r->reason == ACCMAP_REPLAY_MMU_FAULT ?
+		       (r->fault_as != NO_INDEX && r->fault_as >= SIM_AS_COUNT) :
+		       (r->fault_as != NO_INDEX || r->fault_status || r->fault_addr));
+	}
+	if (bad || r->elapsed_ns == GARBAGE_U64)
+		FZ_FAIL(t, "REPLAY_RUN of %u: %s, reason %u done %u failed %#x fault %#x %#x %#llx",
+			r->nr_ops, ename(-ret), r->reason, r->done, r->failed_op, r->fault_as,
+			r->fault_status, (unsigned long long)r->fault_addr);
+}
+
+static bool op_rrun(struct fz_thread *t)
+{
+	struct accmap_replay_op *ops = t->ops;
+	int bad0, bad1, bad;
+	struct accmap_replay_run r;
+	bool intact, waits = false, strict = false, top_bad = false;
+	struct fz_sessk sk;
+	struct fz_exp x;
+	struct fz_cl cl;
+	uint32_t n;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_session(t, &cl, &sk);
+	if (sk.has_map && one_in(t, 3)) {
+		struct fz_handle *h = cl.priv ? own_find(t, sk.map.id) : NULL;
+
+		/* The descriptor goes into the buffer. */
+		if (h)
+			h->dirty = true;
+		n = rops_job(t, cl.fd, &sk.map, sk.format >= 0 ? (uint32_t)sk.format :
+				(uint32_t)below(t, 2), sk.as, ops);
+	} else if (one_in(t, 64)) {
+		n = (uint32_t)range(t, 256, FZ_OPS_MAX);
+		for (uint32_t i = 0; i < n; i++) {
+			memset(&ops[i], 0, sizeof(ops[i]));
+			ops[i].op = ACCMAP_REPLAY_OP_READ;
+			ops[i].offset = rand_reg(t);
+		}
+	} else {
+		n = (uint32_t)range(t, 1, 12);
+		for (uint32_t i = 0; i < n; i++)
+			rop_valid(t, &ops[i], sk.format >= 0 ? (uint32_t)sk.format :
+					      (uint32_t)below(t, 2));
+	}
+	if (one_in(t, 8))
+		rop_break(t, &ops[below(t, n)]);
+	for (uint32_t i = 0; i < n; i++) {
+		waits |= ops[i].op == ACCMAP_REPLAY_OP_POLL ||
+			 ops[i].op == ACCMAP_REPLAY_OP_WAIT_IRQ;
+		strict |= ops[i].op == ACCMAP_REPLAY_OP_READ && ops[i].flags;
+	}
+	/* Malformed for either format; which one the session has may be unknown. */
+	bad0 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_AARCH64_4K);
+	bad1 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_LPAE);
+	bad = sk.format == ACCMAP_PGT_MALI_AARCH64_4K ? bad0 :
+	      sk.format == ACCMAP_PGT_MALI_LPAE ? bad1 : (bad0 == bad1 ? bad0 : -2);
+
+	memset(&r, GARBAGE_BYTE, sizeof(r));
+	r.ops = (uintptr_t)ops;
+	r.nr_ops = n;
+	r.session = sk.id;
+	r.flags = 0;
+	r.pad = 0;
+	exp_init(&x);
+	switch (below(t, 32)) {
+	case 0:
+		r.nr_ops = one_in(t, 2) ? 0 : ACCMAP_REPLAY_OPS_MAX + 1;
+		top_bad = true;
+		break;
+	case 1:
+		r.flags = (uint32_t)range(t, 1, UINT32_MAX);
+		top_bad = true;
+		break;
+	case 2:
+		r.pad = (uint32_t)range(t, 1, UINT32_MAX);
+		top_bad = true;
+		break;
+	case 3:
+		r.ops = 0;
+		fault(&x, EFAULT, YES);
+		break;
+	case 4:		/* more ops than there is memory for, up to the guard page */
+		r.ops = (uintptr_t)(ops + FZ_OPS_MAX - n);
+		memmove(ops + FZ_OPS_MAX - n, ops, n * sizeof(*ops));
+		r.nr_ops = n + (uint32_t)range(t, 1, 1 << 16);
+		fault(&x, EFAULT, YES);
+		break;
+	default:
+		break;
+	}
+	fault_if(&x, EINVAL, top_bad);
+	fault(&x, ENOENT, tri_not(sk.exists));
+	/* A list that cannot all be read and has a malformed op: either error. */
+	if (x.may & RES_E(EFAULT) && bad != -1 && r.ops)
+		x.may |= RES_E(EINVAL);
+	if (!x.definite) {
+		if (bad >= 0) {
+			fault(&x, EINVAL, YES);
+		} else {
+			if (bad == -2)
+				x.may |= RES_E(EINVAL);
+			x.may |= RES_E(EIO) | (waits ? RES_E(ETIMEDOUT) : 0);
+		}
+	}
+	x.may |= RES_E(ENOMEM);
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_REPLAY_RUN, &r, exp_allowed(&x), "REPLAY_RUN", &intact);
+	if (intact || t->nowb) {
+		if (intact)
+			run_check(t, &r, ret, !top_bad && r.ops);
+		if (intact && ret == -EINVAL && r.reason == ACCMAP_REPLAY_INVALID && bad >= 0 &&
+		    r.failed_op != (uint32_t)bad)
+			FZ_FAIL(t, "REPLAY_RUN: op %u reported malformed, expected op %d",
+				r.failed_op, bad);
+		if (intact && ret == -EIO && r.reason == ACCMAP_REPLAY_MISMATCH && !strict)
+			FZ_FAIL(t, "REPLAY_RUN: a mismatch without a strict READ");
+	}
+	cl_put(&cl);
+	return true;
+}
+
+/* ---- foreign dma-bufs: vgem, the system dma-heap, udmabuf ---- */
+
+static int udmabuf_make(size_t size)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .offset = 0, .size = size };
+	int memfd = memfd_create("fuzz-udmabuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int fd = -1;
+
+	if (memfd < 0)
+		return -errno;
+	if (ftruncate(memfd, (off_t)size) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		fd = -errno;
+		goto out;
+	}
+	c.memfd = (uint32_t)memfd;
+	fd = ioctl(env.udmabuf, UDMABUF_CREATE, &c);
+	if (fd < 0)
+		fd = -errno;
+out:
+	close(memfd);
+	return fd;
+}
+
+static bool op_foreign(struct fz_thread *t)
+{
+	size_t size = range(t, 1, 8) * env.page;
+	int kind = (int)below(t, 3), fd = -1;
+
+	if (kind == 0 && env.vgem >= 0) {
+		uint32_t handle;
+
+		fd = vgem_foreign_dmabuf(env.vgem, size, &handle);
+		if (fz_expect(t, "a vgem dumb buffer's export", fd < 0 ? fd : 0,
+			      RES_OK | RES_E(ENOMEM)))
+			vgem_close_handle(env.vgem, handle);
+		/* vgem rounds the buffer up to whole rows of 4 KiB. */
+		size = (size + 4095) / 4096 * 4096;
+	} else if (kind == 1 && env.dma_heap >= 0) {
+		struct dma_heap_allocation_data d = {
+			.len = size, .fd_flags = O_RDWR | O_CLOEXEC,
+		};
+
+		fd = ioctl(env.dma_heap, DMA_HEAP_IOCTL_ALLOC, &d) ? -errno : (int)d.fd;
+		fz_expect(t, "DMA_HEAP_IOCTL_ALLOC", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM));
+	} else if (kind == 2 && env.udmabuf >= 0) {
+		fd = udmabuf_make(size);
+		fz_expect(t, "UDMABUF_CREATE", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM));
+	} else {
+		return false;
+	}
+	if (fd >= 0)
+		fd_add(fd, FD_FOREIGN, size, false, NULL);
+	return true;
+}
+
+/*
+ * vgem handles of imported accmap dma-bufs.  Importing a dma-buf the DRM
+ * file has imported already gives the same handle, so handles are counted
+ * here and closed with the last count; the lock spans the ioctls too.
+ */
+#define FZ_VGEM_MAX	64
+
+static struct {
+	uint32_t handle;
+	unsigned int count;
+} fz_vgem[FZ_VGEM_MAX];
+static pthread_mutex_t fz_vgem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void vgem_put(struct fz_thread *t, uint32_t handle)
+{
+	pthread_mutex_lock(&fz_vgem_lock);
+	for (unsigned int i = 0; i < FZ_VGEM_MAX; i++) {
+		if (!fz_vgem[i].count || fz_vgem[i].handle != handle)
+			continue;
+		if (!--fz_vgem[i].count)
+			fz_expect(t, "GEM_CLOSE", vgem_close_handle(env.vgem, handle), RES_OK);
+		break;
+	}
+	pthread_mutex_unlock(&fz_vgem_lock);
+}
+
+/* An accmap dma-buf imported by vgem (a real importer), maybe exported back (PRIME). */
+static bool op_vgem(struct fz_thread *t)
+{
+	unsigned int free_slot = FZ_VGEM_MAX, i;
+	struct fz_fd e;
+	uint32_t handle;
+	int slot, ret, fd;
+
+	if (env.vgem < 0)
+		return false;
+	if (t->nvgem && (t->nvgem == FZ_VGEM_KEEP || one_in(t, 2))) {
+		i = (unsigned int)below(t, t->nvgem);
+		vgem_put(t, t->vgem_handles[i]);
+		t->vgem_handles[i] = t->vgem_handles[--t->nvgem];
+		return true;
+	}
+	slot = fd_claim(t, FD_BUF, false, &e);
+	if (slot < 0)
+		return false;
+	pthread_mutex_lock(&fz_vgem_lock);
+	/* DRM maps every import both ways: read-only buffers refuse it. */
+	ret = vgem_import(env.vgem, e.fd, &handle);
+	fz_expect(t, "vgem import of an accmap dma-buf", ret,
+		  RES_OK | RES_E(ENOMEM) | (e.rdonly ? RES_E(EACCES) : 0));
+	for (i = 0; !ret && i < FZ_VGEM_MAX; i++) {
+		if (fz_vgem[i].count && fz_vgem[i].handle == handle)
+			break;
+		if (!fz_vgem[i].count && free_slot == FZ_VGEM_MAX)
+			free_slot = i;
+	}
+	if (!ret && i == FZ_VGEM_MAX && free_slot == FZ_VGEM_MAX) {
+		/* No room to count it: let it go at once. */
+		fz_expect(t, "GEM_CLOSE", vgem_close_handle(env.vgem, handle), RES_OK);
+		ret = -ENOSPC;
+	} else if (!ret) {
+		if (i == FZ_VGEM_MAX) {
+			i = free_slot;
+			fz_vgem[i].handle = handle;
+		}
+		fz_vgem[i].count++;
+	}
+	pthread_mutex_unlock(&fz_vgem_lock);
+	if (!ret) {
+		if (one_in(t, 2)) {
+			/* The re-export of an import is accmap's own dma-buf again. */
+			fd = vgem_export(env.vgem, handle);
+			if (fz_expect(t, "vgem re-export", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM)))
+				fd_add(fd, FD_BUF, e.size, e.rdonly, NULL);
+		}
+		t->vgem_handles[t->nvgem++] = handle;
+	}
+	fd_release(slot);
+	return true;
+}
+
+/* ---- dma-bufs passed to and from the helper process ---- */
+
+enum { MSG_PASS = 1, MSG_REPLY, MSG_QUIT };
+
+struct fz_msg {
+	uint32_t type;
+	uint32_t rdonly;
+	uint64_t size;
+};
+
+static int msg_send(int sock, const struct fz_msg *m, int fd, int flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &msg, flags | MSG_NOSIGNAL) == sizeof(*m) ? 0 : -errno;
+}
+
+/* Receives a message; *fd is the fd it carried or -1.  Returns 0, or -errno (-EPIPE at the end). */
+static int msg_recv(int sock, struct fz_msg *m, int *fd, int flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(*m))
+		return -EPIPE;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return 0;
+}
+
+static bool op_send(struct fz_thread *t)
+{
+	struct fz_msg m = { .type = MSG_PASS };
+	struct fz_fd e;
+	int slot, ret;
+
+	slot = fd_claim(t, FD_BUF, false, &e);
+	if (slot < 0)
+		return false;
+	m.rdonly = e.rdonly;
+	m.size = e.size;
+	ret = msg_send(env.sock, &m, e.fd, MSG_DONTWAIT);
+	/* A full queue or too many fds in flight only means the helper is behind. */
+	fz_expect(t, "sendmsg of a dma-buf", ret,
+		  RES_OK | RES_E(EAGAIN) | RES_E(ETOOMANYREFS) | RES_E(ENOBUFS));
+	fd_release(slot);
+	return true;
+}
+
+static bool op_recv(struct fz_thread *t)
+{
+	struct fz_msg m;
+	int fd, ret;
+
+	ret = msg_recv(env.sock, &m, &fd, MSG_DONTWAIT);
+	if (ret == -EAGAIN)
+		return false;
+	if (!fz_expect(t, "recvmsg from the helper", ret, RES_OK))
+		return true;
+	if (m.type != MSG_REPLY || fd < 0 || !m.size) {
+		FZ_FAIL(t, "helper message type %u fd %d size %llu", m.type, fd,
+			(unsigned long long)m.size);
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	fd_add(fd, FD_BUF, m.size, m.rdonly, NULL);
+	return true;
+}
+
+/*
+ * The helper: another process with its own client.  It imports every
+ * dma-buf it is passed, checks what INFO says of it against the sender's
+ * word, maps and reads it, and frees it; it keeps some fds a while, and
+ * sends buffers of its own back, already freed on its side.
+ */
+static void helper_main(int sock)
+{
+	uint64_t rng = env.seed ^ 0x4e1e9e2ULL;
+	int dev = open(ACCMAP_DEV_PATH, O_RDWR | O_CLOEXEC), held[8], nheld = 0, bad = 0;
+
+	bad += !CHECK(dev >= 0, "helper: open: %s", strerror(errno));
+	for (;;) {
+		struct accmap_info info;
+		struct fz_msg m;
+		uint32_t id;
+		int fd, ret;
+		void *p;
+
+		ret = msg_recv(sock, &m, &fd, 0);
+		if (ret == -EINTR)
+			continue;
+		if (ret || m.type == MSG_QUIT) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		if (!CHECK(m.type == MSG_PASS && fd >= 0, "helper: message %u without an fd",
+			   m.type)) {
+			bad++;
+			continue;
+		}
+		ret = am_from_fd(dev, fd, &id);
+		bad += !CHECK(ret == 0 || ret == -ENOMEM, "seed %llu helper: FROM_FD: %s",
+			  (unsigned long long)env.seed, strerror(-ret));
+		if (!ret) {
+			ret = am_info(dev, id, &info);
+			bad += !CHECK(!ret && info.size == m.size &&
+			      !!(info.state & ACCMAP_STATE_READONLY) == !!m.rdonly &&
+			      (info.state & ACCMAP_STATE_ALLOCATED) && info.handle_refs >= 1,
+			      "seed %llu helper: INFO of an imported id: %s size %llu (sent %llu) state %#x",
+			      (unsigned long long)env.seed, strerror(-ret),
+			      (unsigned long long)info.size, (unsigned long long)m.size,
+			      info.state);
+			bad += !CHECK(am_free(dev, id) == 0, "seed %llu helper: FREE",
+				      (unsigned long long)env.seed);
+		}
+		p = mmap(NULL, env.page, PROT_READ, MAP_SHARED, fd, 0);
+		bad += p == MAP_FAILED;
+		if (CHECK(p != MAP_FAILED, "seed %llu helper: mmap of a passed dma-buf: %s",
+			  (unsigned long long)env.seed, strerror(errno))) {
+			(void)word_load(p);
+			munmap(p, env.page);
+		}
+		if (m.rdonly)
+			bad += !CHECK(mmap(NULL, env.page, PROT_READ | PROT_WRITE, MAP_SHARED,
+					   fd, 0) == MAP_FAILED && errno == EACCES,
+			      "seed %llu helper: writable mmap of a read-only dma-buf",
+			      (unsigned long long)env.seed);
+		if (nheld < 8 && splitmix(&rng) % 2)
+			held[nheld++] = fd;
+		else
+			close(fd);
+		if (nheld == 8 || splitmix(&rng) % 4 == 0)
+			while (nheld)
+				close(held[--nheld]);
+
+		/* A buffer of our own back, held only by the fd in flight. */
+		if (splitmix(&rng) % 4 == 0) {
+			uint64_t size = (1 + splitmix(&rng) % 4) * env.page;
+			bool rdonly = splitmix(&rng) % 2;
+			struct fz_msg r = { .type = MSG_REPLY, .rdonly = rdonly, .size = size };
+
+			if (am_create(dev, size, &id) == 0) {
+				if (am_alloc(dev, id, 0, FZ_TAG_BASE) == 0) {
+					fd = am_get_fd(dev, id, (rdonly ? O_RDONLY : O_RDWR) |
+								O_CLOEXEC);
+					if (fd >= 0) {
+						ret = msg_send(sock, &r, fd, MSG_DONTWAIT);
+						bad += !CHECK(!ret || ret == -EAGAIN ||
+							      ret == -ETOOMANYREFS,
+						      "helper: sendmsg: %s", strerror(-ret));
+						close(fd);
+					}
+				}
+				am_free(dev, id);
+			}
+		}
+	}
+	while (nheld)
+		close(held[--nheld]);
+	close(dev);
+	close(sock);
+	fflush(stdout);
+	_exit(bad ? 1 : 0);
+}
+
+/* ---- fork: a child on the inherited client ---- */
+
+/* What the child does; decided before fork() so that the child only makes system calls. */
+struct fz_child_plan {
+	int dev;
+	uint32_t id;		/* an id of the client to look up, maybe stale */
+	int buf_fd;		/* a dma-buf to map and sync, or -1 */
+	uint64_t buf_size;
+	bool buf_rdonly;
+	void *map;		/* a live mapping of the parent thread, or NULL */
+	bool drop_rawio;
+	size_t page;
+};
+
+static void child_fail(struct fz_child_report *r, int step, int err, long detail)
+{
+	r->step = step;
+	r->err = err;
+	r->detail = detail;
+	_exit(step);
+}
+
+/* Async-signal-safe only: the parent had other threads when it forked. */
+static void child_main(const struct fz_child_plan *p, struct fz_child_report *rep)
+{
+	struct accmap_info info = { .id = p->id };
+	struct accmap_create c = { .size = p->page };
+	struct accmap_alloc a = { .heap_mask = ACCMAP_HEAP_MASK_SYSTEM };
+	struct accmap_get_fd g = { .fd_flags = O_RDWR | O_CLOEXEC };
+	struct accmap_free f = { 0 };
+	uint64_t *w;
+	int ret;
+
+	ret = ioctl(p->dev, ACCMAP_IOC_INFO, &info) ? errno : 0;
+	if (ret && ret != ENOENT)
+		child_fail(rep, 1, ret, p->id);
+	if (ioctl(p->dev, ACCMAP_IOC_CREATE, &c))
+		child_fail(rep, 2, errno, 0);
+	a.id = c.id;
+	ret = ioctl(p->dev, ACCMAP_IOC_ALLOC, &a) ? errno : 0;
+	/* Siblings in the parent may free any id of the client. */
+	if (ret && ret != ENOENT)
+		child_fail(rep, 3, ret, c.id);
+	g.id = c.id;
+	ret = ioctl(p->dev, ACCMAP_IOC_GET_FD, &g) ? errno : 0;
+	if (ret && ret != ENOENT)
+		child_fail(rep, 4, ret, c.id);
+	if (!ret) {
+		w = mmap(NULL, p->page, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, 0);
+		if (w == MAP_FAILED)
+			child_fail(rep, 5, errno, 0);
+		word_store(w + 1, 0x1234);
+		if (word_load(w + 1) != 0x1234)
+			child_fail(rep, 6, 0, (long)word_load(w + 1));
+		munmap(w, p->page);
+		close(g.fd);
+	}
+	f.id = c.id;
+	ret = ioctl(p->dev, ACCMAP_IOC_FREE, &f) ? errno : 0;
+	if (ret && ret != ENOENT)
+		child_fail(rep, 7, ret, c.id);
+	if (p->map)
+		(void)word_load(p->map);
+	if (p->buf_fd >= 0) {
+		struct dma_buf_sync s = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
+		void *m = mmap(NULL, p->page, PROT_READ, MAP_SHARED, p->buf_fd, 0);
+
+		if (m == MAP_FAILED)
+			child_fail(rep, 8, errno, 0);
+		if (ioctl(p->buf_fd, DMA_BUF_IOCTL_SYNC, &s))
+			child_fail(rep, 9, errno, 0);
+		(void)word_load(m);
+		s.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+		if (ioctl(p->buf_fd, DMA_BUF_IOCTL_SYNC, &s))
+			child_fail(rep, 10, errno, 0);
+		munmap(m, p->page);
+	}
+	if (p->drop_rawio) {
+		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct data[2];
+		struct accmap_replay_target_info q = { .index = 0 };
+		struct accmap_replay_run r = { .nr_ops = 1, .session = 1, .done = 77,
+					       .failed_op = 77, .reason = 77, .fault_as = 77 };
+
+		if (syscall(SYS_capget, &hdr, data))
+			child_fail(rep, 11, errno, 0);
+		data[CAP_SYS_RAWIO / 32].effective &= ~(1U << (CAP_SYS_RAWIO % 32));
+		if (syscall(SYS_capset, &hdr, data))
+			child_fail(rep, 12, errno, 0);
+		ret = ioctl(p->dev, ACCMAP_IOC_REPLAY_QUERY, &q) ? errno : 0;
+		if (ret != EPERM)
+			child_fail(rep, 13, ret, 0);
+		/* Every output is written, EPERM included. */
+		ret = ioctl(p->dev, ACCMAP_IOC_REPLAY_RUN, &r) ? errno : 0;
+		if (ret != EPERM || r.done || r.failed_op != NO_INDEX || r.reason ||
+		    r.fault_as != NO_INDEX)
+			child_fail(rep, 14, ret, (long)r.failed_op);
+	}
+	_exit(0);
+}
+
+static bool op_fork(struct fz_thread *t)
+{
+	struct fz_child_plan p = { .buf_fd = -1, .page = env.page };
+	struct fz_fd dev, buf;
+	int dslot, bslot = -1, status;
+	struct fz_idk k;
+	struct fz_cl cl;
+	pid_t pid;
+
+	dslot = fd_claim(t, FD_DEV, false, &dev);
+	if (dslot < 0)
+		return false;
+	cl = (struct fz_cl){ .fd = dev.fd, .slot = -1, .c = dev.client };
+	pick_id(t, &cl, &k, false);
+	p.dev = dev.fd;
+	p.id = k.id;
+	if (one_in(t, 2))
+		bslot = fd_claim(t, FD_BUF, false, &buf);
+	if (bslot >= 0) {
+		p.buf_fd = buf.fd;
+		p.buf_size = buf.size;
+		p.buf_rdonly = buf.rdonly;
+	}
+	if (t->nmaps)
+		p.map = t->maps[below(t, t->nmaps)].addr;
+	p.drop_rawio = one_in(t, 4);
+	memset(t->report, 0, sizeof(*t->report));
+	pid = fork();
+	if (pid == 0)
+		child_main(&p, t->report);
+	if (pid < 0) {
+		fz_expect(t, "fork", -errno, RES_E(EAGAIN) | RES_E(ENOMEM));
+	} else {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			FZ_FAIL(t, "forked child: status %#x, step %d, %s, detail %ld", status,
+				t->report->step, ename(t->report->err), t->report->detail);
+	}
+	if (bslot >= 0)
+		fd_release(bslot);
+	fd_release(dslot);
+	return true;
+}
+
+/* ---- closing and reopening clients ---- */
+
+static void own_close(struct fz_thread *t)
+{
+	if (t->own >= 0)
+		close(t->own);
+	t->own = -1;
+	t->nh = 0;
+	t->nstale = 0;
+	t->ns = 0;
+	t->max_id = 0;
+	t->stale_sess = 0;
+}
+
+static bool own_open(struct fz_thread *t)
+{
+	t->own = open(ACCMAP_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (t->own < 0)
+		FZ_FAIL(t, "open %s: %s", ACCMAP_DEV_PATH, strerror(errno));
+	return t->own >= 0;
+}
+
+/* Closes a client with whatever it holds: handles, sessions, exported and mapped buffers. */
+static bool op_reopen(struct fz_thread *t)
+{
+	struct fz_fd e;
+	int slot;
+
+	if (one_in(t, 2)) {
+		own_close(t);
+		own_open(t);
+		return true;
+	}
+	slot = fd_claim(t, FD_DEV, false, &e);
+	if (slot >= 0) {
+		fd_retire(slot);
+		fd_release(slot);
+	}
+	while (fd_count(FD_DEV) < FZ_DEVS && !fz_stopped())
+		dev_add(t);
+	return true;
+}
+
+/* fdinfo of the private client counts the ids the model holds. */
+static bool op_fdinfo(struct fz_thread *t)
+{
+	char val[64];
+	int ret;
+
+	if (t->own < 0)
+		return false;
+	ret = fdinfo_value(t->own, "accmap-handles", val, sizeof(val));
+	if (!fz_expect(t, "fdinfo accmap-handles", ret, RES_OK))
+		return true;
+	if (strtoul(val, NULL, 10) != t->nh)
+		FZ_FAIL(t, "fdinfo says %s handles, the model %u", val, t->nh);
+	return true;
+}
+
+/*
+ * A big buffer of the private client, start to end: 64 KiB to 16 MiB from
+ * the system heap or a carveout, its last page copied and mapped; or one
+ * as large as the RAM, which only a carveout could be asked for.
+ */
+static bool op_big(struct fz_thread *t)
+{
+	uint64_t size = one_in(t, 8) ? env.ram : range(t, 16, FZ_BIG_MAX / env.page) * env.page;
+	uint32_t mask = one_in(t, 2) ? ACCMAP_HEAP_MASK_SYSTEM : env.alloc_heaps;
+	uint32_t flags = one_in(t, 2) ? 0 : ACCMAP_ALLOC_WRITECOMBINE;
+	struct accmap_alloc a = { 0 };
+	uint64_t v = rnd(t), got;
+	__uint128_t allowed;
+	uint32_t id;
+	int ret, fd;
+
+	if (t->own < 0)
+		return false;
+	if (size > FZ_BIG_MAX)
+		mask &= ~ACCMAP_HEAP_MASK_SYSTEM;
+	ret = am_create(t->own, size, &id);
+	if (!fz_expect(t, "CREATE of a big buffer", ret, RES_OK | RES_E(ENOMEM)) || ret)
+		return true;
+	a.id = id;
+	a.heap_mask = mask;
+	a.flags = flags;
+	ret = ioctl(t->own, ACCMAP_IOC_ALLOC, &a) ? -errno : 0;
+	allowed = RES_OK | RES_E(ENOMEM);
+	if (!mask || (!flags && !(mask & ACCMAP_HEAP_MASK_SYSTEM)))
+		allowed |= RES_E(EINVAL);
+	if (!(mask & env.alloc_heaps))
+		allowed |= RES_E(ENODEV);
+	fz_expect(t, "ALLOC of a big buffer", ret, allowed);
+	if (!ret) {
+		ret = am_write(t->own, id, size - sizeof(v), &v, sizeof(v));
+		fz_expect(t, "WRITE at the end of a big buffer", ret, RES_OK);
+		fd = am_get_fd(t->own, id, O_RDWR | O_CLOEXEC);
+		if (fz_expect(t, "GET_FD of a big buffer", fd < 0 ? fd : 0,
+			      RES_OK | RES_E(EMFILE)) && fd >= 0) {
+			uint8_t *p = mmap(NULL, env.page, PROT_READ, MAP_SHARED, fd,
+					  (off_t)(size - env.page));
+
+			if (fz_expect(t, "mmap of the last page of a big buffer",
+				      p == MAP_FAILED ? -errno : 0, RES_OK | RES_E(ENOMEM)) &&
+			    p != MAP_FAILED) {
+				if (touch((uint64_t *)(p + env.page - sizeof(v)), false, 0,
+					  &got) || got != v)
+					FZ_FAIL(t, "big buffer's end, mapped: %#llx, not %#llx",
+						(unsigned long long)got, (unsigned long long)v);
+				munmap(p, env.page);
+			}
+			close(fd);
+		}
+	}
+	fz_expect(t, "FREE of a big buffer", am_free(t->own, id), RES_OK);
+	return true;
+}
+
+/* ---- the table of ops ---- */
+
+static const struct fz_opdesc fz_ops[OP_COUNT] = {
+	[OP_INFO] = { "info", 150, op_info },
+	[OP_BADCMD] = { "badcmd", 50, op_badcmd },
+	[OP_QHEAP] = { "query_heap", 35, op_qheap },
+	[OP_QPOOL] = { "query_pool", 15, op_qpool },
+	[OP_LABEL] = { "label", 25, op_label },
+	[OP_CREATE] = { "create", 60, op_create },
+	[OP_ALLOC] = { "alloc", 50, op_alloc },
+	[OP_FREE] = { "free", 50, op_free },
+	[OP_RW] = { "rw", 90, op_rw },
+	[OP_VERIFY] = { "verify", 20, op_verify },
+	[OP_CACHE] = { "cache", 45, op_cache },
+	[OP_CLIST] = { "cache_list", 20, op_clist },
+	[OP_GETFD] = { "get_fd", 30, op_getfd },
+	[OP_FROMFD] = { "from_fd", 30, op_fromfd },
+	[OP_CLOSEFD] = { "close_fd", 25, op_closefd },
+	[OP_SYNC] = { "sync", 30, op_sync },
+	[OP_MMAP] = { "mmap", 15, op_mmap },
+	[OP_TOUCH] = { "touch", 25, op_touch },
+	[OP_MUNMAP] = { "munmap", 10, op_munmap },
+	[OP_FROMVA] = { "from_va", 25, op_fromva },
+	[OP_RQUERY] = { "replay_query", 20, op_rquery },
+	[OP_RSETUP] = { "replay_setup", 15, op_rsetup },
+	[OP_RRUN] = { "replay_run", 20, op_rrun },
+	[OP_RDESTROY] = { "replay_destroy", 10, op_rdestroy },
+	[OP_FOREIGN] = { "foreign", 4, op_foreign },
+	[OP_VGEM] = { "vgem", 4, op_vgem },
+	[OP_SEND] = { "send_fd", 8, op_send },
+	[OP_RECV] = { "recv_fd", 8, op_recv },
+	[OP_FORK] = { "fork", 1, op_fork },
+	[OP_REOPEN] = { "reopen", 2, op_reopen },
+	[OP_FDINFO] = { "fdinfo", 5, op_fdinfo },
+	[OP_BIG] = { "big", 2, op_big },
+};
+
+static enum fz_op pick_op(struct fz_thread *t)
+{
+	static unsigned int total;
+	unsigned int r;
+
+	if (!total) {
+		for (int i = 0; i < OP_COUNT; i++)
+			total += fz_ops[i].weight;
+	}
+	r = (unsigned int)below(t, total);
+	for (int i = 0; i < OP_COUNT; i++) {
+		if (r < fz_ops[i].weight)
+			return (enum fz_op)i;
+		r -= fz_ops[i].weight;
+	}
+	return OP_INFO;
+}
+
+/* ---- one thread ---- */
+
+static void *map_anon(size_t len, int prot, int flags)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Memory with fixed kinds of pages, so that every pointer's fate is known. */
+static bool thread_mem(struct fz_thread *t)
+{
+	size_t page = env.page, shm = FZ_SCR_RW + FZ_SCR_RO + FZ_SCR_NONE;
+	size_t ops_len = FZ_OPS_MAX * sizeof(*t->ops), maps_len = FZ_RMAPS_MAX * sizeof(*t->rmaps);
+	int memfd;
+
+	t->arg = map_anon(4 * page, PROT_READ | PROT_WRITE, 0);
+	t->ubuf = map_anon((U_RW_PAGES + 2) * page, PROT_READ | PROT_WRITE, 0);
+	t->scr = map_anon((FZ_SCR_PAGES + FZ_SCR_SHARED) * page, PROT_READ | PROT_WRITE, 0);
+	t->ops = map_anon(ops_len + page, PROT_READ | PROT_WRITE, 0);
+	t->rmaps = map_anon(maps_len + page, PROT_READ | PROT_WRITE, 0);
+	t->report = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	t->tmp = malloc(FZ_SMALL_PAGES * page);
+	if (!t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps || t->report == MAP_FAILED ||
+	    !t->tmp || ops_len % page || maps_len % page)
+		return false;
+	/* arg: read-write, PROT_NONE, read-only, PROT_NONE. */
+	mprotect(t->arg + page, page, PROT_NONE);
+	mprotect(t->arg + 2 * page, page, PROT_READ);
+	mprotect(t->arg + 3 * page, page, PROT_NONE);
+	/* ubuf: U_RW_PAGES read-write, one read-only, one PROT_NONE. */
+	memset(t->ubuf, 0x5a, (U_RW_PAGES + 1) * page);
+	mprotect(t->ubuf + U_RW_PAGES * page, page, PROT_READ);
+	mprotect(t->ubuf + (U_RW_PAGES + 1) * page, page, PROT_NONE);
+	/* The ops and maps arrays end at a PROT_NONE page. */
+	mprotect((uint8_t *)t->ops + ops_len, page, PROT_NONE);
+	mprotect((uint8_t *)t->rmaps + maps_len, page, PROT_NONE);
+	/* Scratch: written (so no page is the shared zero page), then carved. */
+	fill_pattern(t->scr, (FZ_SCR_PAGES + FZ_SCR_SHARED) * page, 0, (unsigned int)t->rng);
+	mprotect(t->scr + FZ_SCR_RW * page, FZ_SCR_RO * page, PROT_READ);
+	mprotect(t->scr + (FZ_SCR_RW + FZ_SCR_RO) * page, FZ_SCR_NONE * page, PROT_NONE);
+	memfd = memfd_create("fuzz-scratch", MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, (off_t)(FZ_SCR_SHM * page)) ||
+	    mmap(t->scr + shm * page, FZ_SCR_SHM * page, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, memfd, 0) == MAP_FAILED) {
+		if (memfd >= 0)
+			close(memfd);
+		return false;
+	}
+	close(memfd);
+	fill_pattern(t->scr + shm * page, FZ_SCR_SHM * page, 0, (unsigned int)t->rng + 1);
+	return true;
+}
+
+static void thread_mem_free(struct fz_thread *t)
+{
+	size_t page = env.page;
+
+	munmap(t->arg, 4 * page);
+	munmap(t->ubuf, (U_RW_PAGES + 2) * page);
+	munmap(t->scr, (FZ_SCR_PAGES + FZ_SCR_SHARED) * page);
+	munmap(t->ops, FZ_OPS_MAX * sizeof(*t->ops) + page);
+	munmap(t->rmaps, FZ_RMAPS_MAX * sizeof(*t->rmaps) + page);
+	munmap(t->report, page);
+	free(t->tmp);
+}
+
+static void *thread_main(void *arg)
+{
+	struct fz_thread *t = arg;
+	unsigned int idle = 0;
+
+	fz_self = t;
+	if (!thread_mem(t)) {
+		FZ_FAIL(t, "thread memory: %s", strerror(errno));
+		return NULL;
+	}
+	own_open(t);
+	while (t->nop < t->target_ops && !fz_stopped()) {
+		t->cur = pick_op(t);
+		if (fz_ops[t->cur].fn(t)) {
+			t->counts[t->cur]++;
+			t->nop++;
+			idle = 0;
+		} else if (++idle > 100000) {
+			FZ_FAIL(t, "no op could run");
+		}
+	}
+	while (t->nvgem)
+		vgem_put(t, t->vgem_handles[--t->nvgem]);
+	while (t->nmaps)
+		map_drop(t, t->nmaps - 1);
+	own_close(t);
+	thread_mem_free(t);
+	return NULL;
+}
+
+/* ---- what debugfs says the device holds ---- */
+
+struct fz_snap {
+	unsigned long long clients, handles, allocations, orphans, used;
+	unsigned long long sessions, mapped, table_pages, target_sessions, replay_rows;
+};
+
+static bool snap_table(const char *name, unsigned long long *rows, const char *col,
+		       unsigned long long *sum)
+{
+	struct dbg_table tb;
+
+	if (!dbg_read(name, &tb))
+		return false;
+	*rows = tb.nrows;
+	if (sum) {
+		*sum = 0;
+		for (size_t r = 0; r < tb.nrows; r++)
+			*sum += dbg_num(&tb, r, col);
+	}
+	dbg_free(&tb);
+	return true;
+}
+
+/* The replay file: session rows, then "name\ttotal" lines, then one "target" line each. */
+static bool snap_replay(struct fz_snap *s)
+{
+	char line[512], name[64];
+	unsigned long long v;
+	FILE *f = fopen(ACCMAP_DEBUGFS_DIR "/replay", "re");
+	bool rows = true, header = true;
+
+	if (!CHECK(f, "open debugfs replay: %s", strerror(errno)))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (header) {
+			header = false;
+			continue;
+		}
+		if (sscanf(line, "sessions\t%llu", &v) == 1) {
+			s->sessions = v;
+			rows = false;
+		} else if (sscanf(line, "mapped\t%llu", &v) == 1) {
+			s->mapped = v;
+		} else if (sscanf(line, "table_pages\t%llu", &v) == 1) {
+			s->table_pages = v;
+		} else if (sscanf(line, "target\t%63s\t%llu", name, &v) == 2) {
+			s->target_sessions += v;
+		} else if (rows) {
+			s->replay_rows++;
+		}
+	}
+	fclose(f);
+	return true;
+}
+
+static bool snap_take(struct fz_snap *s)
+{
+	unsigned long long heaps;
+
+	memset(s, 0, sizeof(*s));
+	return snap_table("clients", &s->clients, "handles", &s->handles) &&
+	       snap_table("allocations", &s->allocations, NULL, NULL) &&
+	       snap_table("orphans", &s->orphans, NULL, NULL) &&
+	       snap_table("heaps", &heaps, "used", &s->used) && snap_replay(s);
+}
+
+static void snap_print(const char *what, const struct fz_snap *s, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s: clients %llu handles %llu allocations %llu orphans %llu",
+			 what, s->clients, s->handles, s->allocations, s->orphans);
+
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " used %llu sessions %llu/%llu/%llu mapped %llu/%llu",
+			 s->used, s->sessions, s->target_sessions, s->replay_rows, s->mapped,
+			 s->table_pages);
+}
+
+static unsigned int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	unsigned int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the directory's own fd */
+}
+
+/* ---- one seed ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Heaps and replay targets of the device; checks what the uAPI promises of them. */
+static bool probe_device(void)
+{
+	struct accmap_replay_target_info ti;
+	struct accmap_heap_info hi;
+	int dev = am_open();
+	bool found = false;
+
+	if (dev < 0)
+		return false;
+	env.heaps = 0;
+	for (uint32_t h = 0; h < ACCMAP_HEAP_MAX; h++) {
+		int ret = am_query_heap(dev, h, &hi);
+
+		CHECK(ret == 0 || ret == -ENODEV, "QUERY_HEAP %u: %s", h, strerror(-ret));
+		if (!ret)
+			env.heaps |= 1U << h;
+	}
+	CHECK((env.heaps & (1U << ACCMAP_HEAP_SYSTEM)) && (env.heaps & (1U << ACCMAP_HEAP_USER)) &&
+	      !(env.heaps & 0x7ffe0000U), "heaps %#x: system and user must exist, 17 to 30 not",
+	      env.heaps);
+	env.alloc_heaps = env.heaps & ~(1U << ACCMAP_HEAP_USER);
+	for (env.ntargets = 0; env.ntargets < 64; env.ntargets++) {
+		int ret;
+
+		memset(&ti, 0, sizeof(ti));
+		ti.index = env.ntargets;
+		ret = raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &ti);
+		if (ret == -ENOENT)
+			break;
+		if (!CHECK(ret == 0, "REPLAY_QUERY %u: %s", env.ntargets, strerror(-ret)))
+			break;
+		if (!found && !strcmp(ti.name, SIM_NAME)) {
+			env.sim = env.ntargets;
+			found = true;
+		}
+	}
+	close(dev);
+	return CHECK(found, "no replay target \"%s\"", SIM_NAME) && !tap_failed();
+}
+
+static void print_stats(uint64_t ns)
+{
+	uint64_t counts[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
+	char line[256];
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		for (int op = 0; op < OP_COUNT; op++)
+			counts[op] += fz_threads[i].counts[op];
+		for (int e = 0; e < 128; e++)
+			errs[e] += fz_threads[i].errs[e];
+		total += fz_threads[i].nop;
+	}
+	tap_diag("seed %llu: %llu ops in %.1f s, %.0f ops/s", (unsigned long long)env.seed,
+		 (unsigned long long)total, ns / 1e9, ns ? total * 1e9 / ns : 0.0);
+	for (int op = 0; op <= OP_COUNT; op++) {
+		if (op < OP_COUNT)
+			n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ops[op].name,
+				      (unsigned long long)counts[op]);
+		if (op == OP_COUNT || n > 90) {
+			tap_diag("  ops:%s", line);
+			n = 0;
+		}
+	}
+	n = 0;
+	for (int e = 0; e <= 128; e++) {
+		if (e < 128 && errs[e])
+			n += snprintf(line + n, sizeof(line) - n, " %s %llu", e ? ename(e) : "ok",
+				      (unsigned long long)errs[e]);
+		if ((e == 128 && n) || n > 90) {
+			tap_diag("  results:%s", line);
+			n = 0;
+		}
+	}
+}
+
+static void close_env_fds(void)
+{
+	int *fds[] = { &env.null_fd, &env.vgem, &env.dma_heap, &env.udmabuf, &env.sock };
+
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* Everything the seed opened is closed: debugfs must be back to where it was. */
+static void settle(const struct fz_snap *before)
+{
+	char a[256], b[256];
+	struct fz_snap now;
+
+	for (int waited = 0;; waited += 50) {
+		if (!snap_take(&now))
+			return;
+		if (!memcmp(&now, before, sizeof(now)))
+			return;
+		if (waited >= FZ_SETTLE_MS)
+			break;
+		usleep(50 * 1000);
+	}
+	snap_print("before", before, a, sizeof(a));
+	snap_print("after", &now, b, sizeof(b));
+	FZ_FAIL(NULL, "debugfs not back to where it was; %s", a);
+	FZ_FAIL(NULL, "%s", b);
+}
+
+static void run_seed(uint64_t seed)
+{
+	struct sigaction sa = { .sa_sigaction = fz_on_fault, .sa_flags = SA_SIGINFO | SA_NODEFER };
+	uint64_t per = cfg.ops / cfg.threads, t0, ns, total = 0;
+	unsigned int fds_before, fds_after;
+	struct fz_snap before;
+	struct fz_fd dummy;
+	int sv[2], status;
+
+	memset(&env, 0, sizeof(env));
+	env.seed = seed;
+	env.page = page_size();
+	env.ram = total_ram_bytes();
+	env.null_fd = -1;
+	env.vgem = -1;
+	env.dma_heap = -1;
+	env.udmabuf = -1;
+	env.sock = -1;
+	tap_diag("seed %llu: %llu ops, %u threads (fuzz --seed %llu --ops %llu --threads %u)",
+		 (unsigned long long)seed, (unsigned long long)cfg.ops, cfg.threads,
+		 (unsigned long long)seed, (unsigned long long)cfg.ops, cfg.threads);
+	fds_before = count_fds();
+	if (!snap_take(&before) || !probe_device())
+		return;
+
+	env.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	env.vgem = vgem_open();
+	env.dma_heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	env.udmabuf = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	tap_diag("  foreign dma-bufs from:%s%s%s%s", env.vgem >= 0 ? " vgem" : "",
+		 env.dma_heap >= 0 ? " dma-heap" : "", env.udmabuf >= 0 ? " udmabuf" : "",
+		 env.vgem < 0 && env.dma_heap < 0 && env.udmabuf < 0 ? " none" : "");
+
+	/* The helper is forked before any thread exists. */
+	if (!CHECK_OK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)))
+		return;
+	fflush(stdout);
+	env.helper = fork();
+	if (env.helper == 0) {
+		close(sv[0]);
+		helper_main(sv[1]);
+	}
+	close(sv[1]);
+	env.sock = sv[0];
+	if (!CHECK(env.helper > 0, "fork: %s", strerror(errno)))
+		return;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	for (unsigned int i = 0; i < FZ_FDS; i++) {
+		memset(&fz_fds[i], 0, sizeof(fz_fds[i]));
+		fz_fds[i].fd = -1;
+	}
+	for (unsigned int i = 0; i < FZ_DEVS; i++)
+		dev_add(NULL);
+
+	t0 = now_ns();
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		struct fz_thread *t = &fz_threads[i];
+		uint64_t s = seed ^ (0x51ed270b27ULL * (i + 1));
+
+		memset(t, 0, sizeof(*t));
+		t->idx = i;
+		t->rng = splitmix(&s);
+		t->own = -1;
+		t->target_ops = per + (i < cfg.ops % cfg.threads);
+		if (pthread_create(&t->thread, NULL, thread_main, t)) {
+			FZ_FAIL(NULL, "pthread_create failed");
+			cfg.threads = i;
+			break;
+		}
+	}
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		pthread_join(fz_threads[i].thread, NULL);
+		total += fz_threads[i].nop;
+	}
+	ns = now_ns() - t0;
+
+	/* The helper goes, then every fd: what they held must go with them. */
+	msg_send(env.sock, &(struct fz_msg){ .type = MSG_QUIT }, -1, 0);
+	while (waitpid(env.helper, &status, 0) < 0 && errno == EINTR)
+		;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "helper exit status %#x", status);
+	for (unsigned int i = 0; i < FZ_FDS; i++) {
+		if (fz_fds[i].fd >= 0)
+			fd_close_locked(&fz_fds[i]);
+	}
+	close_env_fds();
+	{
+		int dev = am_open();
+
+		for (unsigned int tag = 0; dev >= 0 && tag < FZ_TAGS; tag++)
+			CHECK(am_set_label(dev, FZ_TAG_BASE + tag, "") == 0, "removing label %u",
+			      FZ_TAG_BASE + tag);
+		if (dev >= 0)
+			close(dev);
+	}
+	(void)dummy;
+	settle(&before);
+	fds_after = count_fds();
+	CHECK(fds_after == fds_before, "seed %llu: %u fds open after, %u before",
+	      (unsigned long long)seed, fds_after, fds_before);
+	print_stats(ns);
+	__atomic_add_fetch(&fz_sh->total_ops, total, __ATOMIC_SEQ_CST);
+	CHECK(total == cfg.ops || tap_failed(), "seed %llu: %llu ops done of %llu",
+	      (unsigned long long)seed, (unsigned long long)total, (unsigned long long)cfg.ops);
+}
+
+static void seed_test(void)
+{
+	unsigned int i = __atomic_fetch_add(&fz_sh->next_seed, 1, __ATOMIC_SEQ_CST);
+
+	run_seed(cfg.seeds[i]);
+}
+
+static void total_test(void)
+{
+	unsigned long long total = __atomic_load_n(&fz_sh->total_ops, __ATOMIC_SEQ_CST);
+
+	tap_diag("%llu operations over %u seeds", total, cfg.nseeds);
+	CHECK(total >= cfg.min_ops, "%llu operations, fewer than %llu", total,
+	      (unsigned long long)cfg.min_ops);
+}
+
+/* ---- main ---- */
+
+static uint64_t num_arg(const char *s, const char *what)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || !*s) {
+		fprintf(stderr, "fuzz: bad %s \"%s\"\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void print_usage(void)
+{
+	printf("usage: fuzz [--seed S] [--seeds K] [--ops N] [--threads T] [--min-ops M]\n"
+	       "  defaults: %u seeds from a random base, %u ops each, %u threads, M %llu\n"
+	       "  environment: ACCMAP_FUZZ_SEED, ACCMAP_FUZZ_SEEDS, ACCMAP_FUZZ_OPS,\n"
+	       "  ACCMAP_FUZZ_THREADS, ACCMAP_FUZZ_MIN_OPS\n",
+	       FZ_DEFAULT_SEEDS, FZ_DEFAULT_OPS, FZ_DEFAULT_THREADS, FZ_DEFAULT_MIN_OPS);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "seeds", required_argument, NULL, 'k' },
+		{ "ops", required_argument, NULL, 'n' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "min-ops", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *seed_s = getenv("ACCMAP_FUZZ_SEED"), *seeds_s = getenv("ACCMAP_FUZZ_SEEDS");
+	const char *ops_s = getenv("ACCMAP_FUZZ_OPS"), *threads_s = getenv("ACCMAP_FUZZ_THREADS");
+	const char *min_s = getenv("ACCMAP_FUZZ_MIN_OPS");
+	struct tap_test *tests;
+	uint64_t base;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:k:n:t:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			seed_s = optarg;
+			break;
+		case 'k':
+			seeds_s = optarg;
+			break;
+		case 'n':
+			ops_s = optarg;
+			break;
+		case 't':
+			threads_s = optarg;
+			break;
+		case 'm':
+			min_s = optarg;
+			break;
+		case 'h':
+			print_usage();
+			return 0;
+		default:
+			print_usage();
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		print_usage();
+		return 2;
+	}
+	cfg.nseeds = seeds_s ? (unsigned int)num_arg(seeds_s, "seed count") :
+			       seed_s ? 1 : FZ_DEFAULT_SEEDS;
+	cfg.ops = ops_s ? num_arg(ops_s, "op count") : FZ_DEFAULT_OPS;
+	cfg.threads = threads_s ? (unsigned int)num_arg(threads_s, "thread count") :
+				  FZ_DEFAULT_THREADS;
+	if (!cfg.nseeds || cfg.nseeds > FZ_MAX_SEEDS || !cfg.ops || !cfg.threads ||
+	    cfg.threads > FZ_MAX_THREADS) {
+		fprintf(stderr, "fuzz: 1 to %d seeds, 1 to %d threads, at least one op\n",
+			FZ_MAX_SEEDS, FZ_MAX_THREADS);
+		return 2;
+	}
+	/* A run of the default size must reach the CI figure; a chosen one, all it asked for. */
+	cfg.min_ops = min_s ? num_arg(min_s, "minimum op count") :
+		      seeds_s || seed_s || ops_s ? cfg.nseeds * cfg.ops : FZ_DEFAULT_MIN_OPS;
+	if (seed_s) {
+		base = num_arg(seed_s, "seed");
+	} else {
+		uint64_t s = now_ns() ^ ((uint64_t)getpid() << 32);
+
+		base = splitmix(&s) >> 16;
+	}
+	for (unsigned int i = 0; i < cfg.nseeds; i++)
+		cfg.seeds[i] = base + i;
+
+	fz_sh = mmap(NULL, sizeof(*fz_sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	tests = calloc(cfg.nseeds + 1, sizeof(*tests));
+	if (fz_sh == MAP_FAILED || !tests)
+		return 1;
+	for (unsigned int i = 0; i < cfg.nseeds; i++) {
+		char *name;
+
+		if (asprintf(&name, "seed %llu", (unsigned long long)cfg.seeds[i]) < 0)
+			return 1;
+		tests[i] = (struct tap_test){ name, seed_test };
+	}
+	{
+		char *name;
+
+		if (asprintf(&name, "total operations >= %llu",
+			     (unsigned long long)cfg.min_ops) < 0)
+			return 1;
+		tests[cfg.nseeds] = (struct tap_test){ name, total_test };
+	}
+	return tap_run(tests, cfg.nseeds + 1);
+}
