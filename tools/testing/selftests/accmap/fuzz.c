@@ -210,7 +210,7 @@ struct fz_thread;
 
 struct fz_opdesc {
 	const char *name;
-	unsigned int weight;	/* per mille, roughly */
+	unsigned int weight;	/* in 100000 ops, roughly */
 	bool (*fn)(struct fz_thread *t);
 };
 
@@ -257,6 +257,7 @@ struct fz_fd {
 	bool closing;
 	uint64_t size;		/* dma-buf size */
 	bool rdonly;		/* dma-buf opened O_RDONLY */
+	char origin;		/* FD_FOREIGN: 'v'gem, dma-'h'eap, 'u'dmabuf */
 	struct fz_client *client;	/* FD_DEV */
 };
 
@@ -329,6 +330,7 @@ struct fz_thread {
 	uint64_t target_ops;
 	uint64_t nop;		/* ops done, and the index of the current one */
 	uint64_t counts[OP_COUNT];
+	uint64_t op_ns[OP_COUNT];	/* time spent in each kind of op */
 	uint64_t errs[128];	/* results by errno (0: success) */
 	enum fz_op cur;
 	bool nowb;		/* last fz_ioctl: ran, result not written back */
@@ -444,6 +446,14 @@ static uint32_t boundary32(struct fz_thread *t)
 	default:
 		return (uint32_t)rnd(t);
 	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- results ---- */
@@ -638,7 +648,7 @@ static void fd_retire(int idx)
 }
 
 /* Adds an fd the caller owns; closes it if the table is full.  Index or -1. */
-static int fd_add(int fd, enum fz_fd_kind kind, uint64_t size, bool rdonly,
+static int fd_add(int fd, enum fz_fd_kind kind, uint64_t size, bool rdonly, char origin,
 		  struct fz_client *client)
 {
 	int idx = -1;
@@ -655,6 +665,7 @@ static int fd_add(int fd, enum fz_fd_kind kind, uint64_t size, bool rdonly,
 		e->closing = false;
 		e->size = size;
 		e->rdonly = rdonly;
+		e->origin = origin;
 		e->client = client;
 		idx = (int)i;
 		break;
@@ -698,7 +709,7 @@ static bool dev_add(struct fz_thread *t)
 		return false;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	return fd_add(fd, FD_DEV, 0, false, c) >= 0;
+	return fd_add(fd, FD_DEV, 0, false, 0, c) >= 0;
 }
 
 /* ---- the client of an op, and what is known of an id in it ---- */
@@ -2170,7 +2181,7 @@ static bool op_getfd(struct fz_thread *t)
 	if (!size || (k.h && k.h->fromva && mode == O_RDWR))
 		close(a.fd);
 	else
-		fd_add(a.fd, FD_BUF, size, mode == O_RDONLY, NULL);
+		fd_add(a.fd, FD_BUF, size, mode == O_RDONLY, 0, NULL);
 	cl_put(&cl);
 	return true;
 }
@@ -2273,6 +2284,16 @@ static bool op_sync(struct fz_thread *t)
 	slot = fd_claim(t, FD_BUF, true, &e);
 	if (slot < 0)
 		return false;
+	/*
+	 * Linux 6.1's udmabuf builds its sg table in begin_cpu_access without
+	 * a lock: two threads syncing one udmabuf at once leak a table
+	 * (kmemleak reports it).  That is udmabuf's own bug, and accmap is
+	 * only its importer here: leave udmabuf's CPU access alone.
+	 */
+	if (e.origin == 'u') {
+		fd_release(slot);
+		return false;
+	}
 	s.flags = (one_in(t, 2) ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | dirs[below(t, 3)];
 	if (one_in(t, 8)) {
 		s.flags = one_in(t, 2) ? (s.flags & DMA_BUF_SYNC_END) :
@@ -2280,7 +2301,15 @@ static bool op_sync(struct fz_thread *t)
 		valid = false;
 	}
 	ret = ioctl(e.fd, DMA_BUF_IOCTL_SYNC, &s) ? -errno : 0;
-	fz_expect(t, "DMA_BUF_IOCTL_SYNC", ret, valid ? RES_OK | RES_E(ENOMEM) : RES_E(EINVAL));
+	/*
+	 * Linux 6.1's udmabuf maps the buffer for its misc device, which has
+	 * no DMA mask, on begin_cpu_access: that fails with EINVAL.  Not ours.
+	 */
+	if (!fz_expect(t, "DMA_BUF_IOCTL_SYNC", ret,
+		       valid ? RES_OK | RES_E(ENOMEM) | (e.origin == 'u' ? RES_E(EINVAL) : 0) :
+			       RES_E(EINVAL)))
+		FZ_FAIL(t, "of a dma-buf of kind %d origin %c, flags %#llx", e.kind,
+			e.origin ? e.origin : '-', (unsigned long long)s.flags);
 	if (one_in(t, 4)) {
 		off_t end = lseek(e.fd, 0, SEEK_END);
 
@@ -3622,7 +3651,7 @@ static bool op_foreign(struct fz_thread *t)
 		return false;
 	}
 	if (fd >= 0)
-		fd_add(fd, FD_FOREIGN, size, false, NULL);
+		fd_add(fd, FD_FOREIGN, size, false, "vhu"[kind], NULL);
 	return true;
 }
 
@@ -3699,7 +3728,7 @@ static bool op_vgem(struct fz_thread *t)
 			/* The re-export of an import is accmap's own dma-buf again. */
 			fd = vgem_export(env.vgem, handle);
 			if (fz_expect(t, "vgem re-export", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM)))
-				fd_add(fd, FD_BUF, e.size, e.rdonly, NULL);
+				fd_add(fd, FD_BUF, e.size, e.rdonly, 0, NULL);
 		}
 		t->vgem_handles[t->nvgem++] = handle;
 	}
@@ -3796,7 +3825,7 @@ static bool op_recv(struct fz_thread *t)
 			close(fd);
 		return true;
 	}
-	fd_add(fd, FD_BUF, m.size, m.rdonly, NULL);
+	fd_add(fd, FD_BUF, m.size, m.rdonly, 0, NULL);
 	return true;
 }
 
@@ -4163,38 +4192,38 @@ static bool op_big(struct fz_thread *t)
 /* ---- the table of ops ---- */
 
 static const struct fz_opdesc fz_ops[OP_COUNT] = {
-	[OP_INFO] = { "info", 150, op_info },
-	[OP_BADCMD] = { "badcmd", 50, op_badcmd },
-	[OP_QHEAP] = { "query_heap", 35, op_qheap },
-	[OP_QPOOL] = { "query_pool", 15, op_qpool },
-	[OP_LABEL] = { "label", 25, op_label },
-	[OP_CREATE] = { "create", 60, op_create },
-	[OP_ALLOC] = { "alloc", 50, op_alloc },
-	[OP_FREE] = { "free", 50, op_free },
-	[OP_RW] = { "rw", 90, op_rw },
-	[OP_VERIFY] = { "verify", 20, op_verify },
-	[OP_CACHE] = { "cache", 45, op_cache },
-	[OP_CLIST] = { "cache_list", 20, op_clist },
-	[OP_GETFD] = { "get_fd", 30, op_getfd },
-	[OP_FROMFD] = { "from_fd", 30, op_fromfd },
-	[OP_CLOSEFD] = { "close_fd", 25, op_closefd },
-	[OP_SYNC] = { "sync", 30, op_sync },
-	[OP_MMAP] = { "mmap", 15, op_mmap },
-	[OP_TOUCH] = { "touch", 25, op_touch },
-	[OP_MUNMAP] = { "munmap", 10, op_munmap },
-	[OP_FROMVA] = { "from_va", 25, op_fromva },
-	[OP_RQUERY] = { "replay_query", 20, op_rquery },
-	[OP_RSETUP] = { "replay_setup", 15, op_rsetup },
-	[OP_RRUN] = { "replay_run", 20, op_rrun },
-	[OP_RDESTROY] = { "replay_destroy", 10, op_rdestroy },
-	[OP_FOREIGN] = { "foreign", 4, op_foreign },
-	[OP_VGEM] = { "vgem", 4, op_vgem },
-	[OP_SEND] = { "send_fd", 8, op_send },
-	[OP_RECV] = { "recv_fd", 8, op_recv },
-	[OP_FORK] = { "fork", 1, op_fork },
-	[OP_REOPEN] = { "reopen", 2, op_reopen },
-	[OP_FDINFO] = { "fdinfo", 5, op_fdinfo },
-	[OP_BIG] = { "big", 2, op_big },
+	[OP_INFO] = { "info", 26000, op_info },
+	[OP_BADCMD] = { "badcmd", 14000, op_badcmd },
+	[OP_QHEAP] = { "query_heap", 10000, op_qheap },
+	[OP_QPOOL] = { "query_pool", 4000, op_qpool },
+	[OP_LABEL] = { "label", 5000, op_label },
+	[OP_CREATE] = { "create", 4500, op_create },
+	[OP_ALLOC] = { "alloc", 4000, op_alloc },
+	[OP_FREE] = { "free", 4500, op_free },
+	[OP_RW] = { "rw", 9000, op_rw },
+	[OP_VERIFY] = { "verify", 500, op_verify },
+	[OP_CACHE] = { "cache", 5000, op_cache },
+	[OP_CLIST] = { "cache_list", 1200, op_clist },
+	[OP_GETFD] = { "get_fd", 1500, op_getfd },
+	[OP_FROMFD] = { "from_fd", 1800, op_fromfd },
+	[OP_CLOSEFD] = { "close_fd", 800, op_closefd },
+	[OP_SYNC] = { "sync", 2000, op_sync },
+	[OP_MMAP] = { "mmap", 200, op_mmap },
+	[OP_TOUCH] = { "touch", 600, op_touch },
+	[OP_MUNMAP] = { "munmap", 150, op_munmap },
+	[OP_FROMVA] = { "from_va", 600, op_fromva },
+	[OP_RQUERY] = { "replay_query", 2500, op_rquery },
+	[OP_RSETUP] = { "replay_setup", 150, op_rsetup },
+	[OP_RRUN] = { "replay_run", 600, op_rrun },
+	[OP_RDESTROY] = { "replay_destroy", 400, op_rdestroy },
+	[OP_FOREIGN] = { "foreign", 50, op_foreign },
+	[OP_VGEM] = { "vgem", 50, op_vgem },
+	[OP_SEND] = { "send_fd", 80, op_send },
+	[OP_RECV] = { "recv_fd", 80, op_recv },
+	[OP_FORK] = { "fork", 5, op_fork },
+	[OP_REOPEN] = { "reopen", 20, op_reopen },
+	[OP_FDINFO] = { "fdinfo", 30, op_fdinfo },
+	[OP_BIG] = { "big", 10, op_big },
 };
 
 static enum fz_op pick_op(struct fz_thread *t)
@@ -4294,8 +4323,11 @@ static void *thread_main(void *arg)
 	}
 	own_open(t);
 	while (t->nop < t->target_ops && !fz_stopped()) {
+		uint64_t t0 = now_ns();
+
 		t->cur = pick_op(t);
 		if (fz_ops[t->cur].fn(t)) {
+			t->op_ns[t->cur] += now_ns() - t0;
 			t->counts[t->cur]++;
 			t->nop++;
 			idle = 0;
@@ -4406,14 +4438,6 @@ static unsigned int count_fds(void)
 
 /* ---- one seed ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Heaps and replay targets of the device; checks what the uAPI promises of them. */
 static bool probe_device(void)
 {
@@ -4457,13 +4481,17 @@ static bool probe_device(void)
 
 static void print_stats(uint64_t ns)
 {
-	uint64_t counts[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
+	uint64_t counts[OP_COUNT] = { 0 }, op_ns[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
+	uint64_t busy = 0;
 	char line[256];
 	size_t n = 0;
 
 	for (unsigned int i = 0; i < cfg.threads; i++) {
-		for (int op = 0; op < OP_COUNT; op++)
+		for (int op = 0; op < OP_COUNT; op++) {
 			counts[op] += fz_threads[i].counts[op];
+			op_ns[op] += fz_threads[i].op_ns[op];
+			busy += fz_threads[i].op_ns[op];
+		}
 		for (int e = 0; e < 128; e++)
 			errs[e] += fz_threads[i].errs[e];
 		total += fz_threads[i].nop;
@@ -4476,6 +4504,17 @@ static void print_stats(uint64_t ns)
 				      (unsigned long long)counts[op]);
 		if (op == OP_COUNT || n > 90) {
 			tap_diag("  ops:%s", line);
+			n = 0;
+		}
+	}
+	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
+	n = 0;
+	for (int op = 0; op <= OP_COUNT; op++) {
+		if (op < OP_COUNT && busy && op_ns[op] * 50 > busy)
+			n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ops[op].name,
+				      (unsigned long long)(op_ns[op] * 1000 / busy));
+		if ((op == OP_COUNT && n) || n > 90) {
+			tap_diag("  time (per mille):%s", line);
 			n = 0;
 		}
 	}
