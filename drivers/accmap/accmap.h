@@ -25,9 +25,11 @@
 
 #include "replay.h"
 
+struct accmap_cache;
 struct accmap_heap;
 struct accmap_handle;
 struct accmap_pool;
+struct device;
 struct dma_buf;
 struct file;
 struct page;
@@ -35,9 +37,42 @@ struct seq_file;
 struct sg_table;
 
 /**
+ * struct accmap_cache_ops - CPU cache maintenance over contiguous memory
+ * @clean: write the dirty lines of [@page + @offset, + @len) back to the
+ *         point of coherency; the lines stay valid
+ * @inval: discard every line of the range, dirty or not
+ *
+ * The range is physically contiguous, starting @offset bytes after the
+ * start of @page; both return 0 or -ENOMEM.  May sleep.
+ */
+struct accmap_cache_ops {
+	int (*clean)(const struct accmap_cache *cache, struct page *page,
+		     unsigned long offset, size_t len);
+	int (*inval)(const struct accmap_cache *cache, struct page *page,
+		     unsigned long offset, size_t len);
+};
+
+/**
+ * struct accmap_cache - where accmap's CPU cache maintenance goes
+ * @ops: the operations (the DMA API's, or a KUnit test's cache model)
+ * @dev: for the DMA API's operations, the device they sync for
+ * @priv: the operations' own state
+ *
+ * Set once, before any memory is handed out; read-only afterwards.
+ */
+struct accmap_cache {
+	const struct accmap_cache_ops *ops;
+	struct device *dev;
+	void *priv;
+};
+
+/**
  * struct accmap_device - the accmap misc device and what hangs off it
  * @misc: the misc device, /dev/accmap
- * @dev: the device used for DMA mapping and cache maintenance
+ * @dev: the device used for DMA mapping and cache maintenance: accmap's
+ *       own root device (/sys/devices/accmap), made and given its DMA mask
+ *       before any heap, so that no buffer exists without it
+ * @cache: CPU cache maintenance, through the DMA API on @dev
  * @heaps: heaps by heap id; NULL where no heap has that id; set at load
  * @heap_mask: bit (1 << id) set for every heap in @heaps
  * @alloc_mask: the heaps of @heap_mask that ALLOC may allocate from
@@ -61,6 +96,7 @@ struct sg_table;
 struct accmap_device {
 	struct miscdevice misc;
 	struct device *dev;
+	struct accmap_cache cache;
 	struct accmap_heap *heaps[ACCMAP_HEAP_MAX];
 	u32 heap_mask;
 	u32 alloc_mask;
@@ -137,7 +173,7 @@ enum accmap_export_mode {
  * @adev: the owning device
  * @size: size in bytes, page aligned, fixed at creation
  * @lock: protects @heap, @flags, @tag, @pages, @npages, @wc_vaddr,
- *        @dev_sgt, @dmabuf and @attachments
+ *        @dmabuf and @attachments
  * @heap: the heap the memory came from, NULL until allocated
  * @flags: ACCMAP_ALLOC_* flags given at allocation
  * @tag: accounting tag given at allocation
@@ -155,10 +191,10 @@ enum accmap_export_mode {
  * @wc_vaddr: for page arrays the CPU does not cache: a write-combined
  *            kernel mapping made on first WRITE/READ under @lock, unmapped
  *            at release
- * @dev_sgt: the memory mapped for adev->dev, for CPU cache maintenance;
- *           made on first use under @lock, unmapped at release
  * @heap_priv: the heap's own state of the buffer (a carveout's range
  *             block, a user buffer's pins), set with @pages or @phys
+ * @memcg_charged: the memory is charged to the memory cgroup of the task
+ *                 that allocated it (system heap); set with @pages
  * @readonly: the memory may not be written through accmap: no writable
  *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
  *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation
@@ -187,8 +223,8 @@ struct accmap_handle {
 	void *kaddr;
 	bool phys_has_pages;
 	void *wc_vaddr;
-	struct sg_table *dev_sgt;
 	void *heap_priv;
+	bool memcg_charged;
 	bool readonly;
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;
@@ -272,9 +308,18 @@ static inline bool accmap_handle_cached(const struct accmap_handle *handle)
 }
 
 /**
- * accmap_pgprot() - the page protection for a mapping of a buffer
+ * accmap_pgprot() - the page protection for any mapping of a buffer
  * @handle: an allocated handle
- * @prot: the protection of a cached mapping
+ * @prot: the protection of a cached mapping (PAGE_KERNEL for the kernel's,
+ *        the vma's for a user mapping)
+ *
+ * Every mapping of a buffer, user space's and the kernel's, has the same
+ * memory attribute, since some CPUs (arm64) do not allow two attributes
+ * for one page.  Cached buffers are write-back; write-combined ones get
+ * pgprot_writecombine().  Uncached ones get pgprot_noncached(), except on
+ * arm and arm64, where that is Device memory: it faults on the unaligned
+ * accesses of the kernel's copies and is meant for registers, so there
+ * uncached buffers are Normal non-cacheable, as write-combined ones are.
  *
  * Return: @prot with the buffer's memory attribute.
  */
@@ -283,8 +328,11 @@ static inline pgprot_t accmap_pgprot(const struct accmap_handle *handle,
 {
 	if (handle->flags & ACCMAP_ALLOC_WRITECOMBINE)
 		return pgprot_writecombine(prot);
-	if (handle->flags & ACCMAP_ALLOC_UNCACHED)
+	if (handle->flags & ACCMAP_ALLOC_UNCACHED) {
+		if (IS_ENABLED(CONFIG_ARM64) || IS_ENABLED(CONFIG_ARM))
+			return pgprot_writecombine(prot);
 		return pgprot_noncached(prot);
+	}
 	return prot;
 }
 
@@ -424,10 +472,13 @@ void accmap_client_show_fdinfo(struct seq_file *m, struct file *file);
 int accmap_check_cache_op(const struct accmap_cache_op *op, u64 size);
 int accmap_handle_cache_op(struct accmap_handle *handle, u32 op, u64 offset,
 			   u64 length);
-int accmap_handle_sync_range(struct accmap_handle *handle, u64 offset,
-			     u64 length, bool for_cpu,
-			     enum dma_data_direction dir);
-void accmap_handle_release_dev_sgt(struct accmap_handle *handle);
+int accmap_handle_maintain(struct accmap_handle *handle, u64 offset,
+			   u64 length, bool clean);
+void accmap_cache_init_dma(struct accmap_cache *cache, struct device *dev);
+int accmap_cache_clean(const struct accmap_cache *cache, struct page *page,
+		       unsigned long offset, size_t len);
+int accmap_cache_flush(const struct accmap_cache *cache, struct page *page,
+		       unsigned long offset, size_t len);
 int accmap_handle_sg_table(struct accmap_handle *handle, struct sg_table *sgt);
 
 /* dmabuf.c */
@@ -438,13 +489,16 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle,
 		       struct vm_area_struct *vma);
 
 /* pool.c */
-struct accmap_pool *accmap_pool_create(u64 cap);
+struct accmap_pool *accmap_pool_create(u64 cap,
+				       const struct accmap_cache *cache);
 int accmap_pool_register_shrinker(struct accmap_pool *pool);
 unsigned long accmap_pool_destroy(struct accmap_pool *pool);
 struct page *accmap_pool_alloc(struct accmap_pool *pool,
 			       unsigned long max_pages,
-			       unsigned long *no_alloc, unsigned int *order);
-void accmap_pool_free(struct accmap_pool *pool, struct page *page);
+			       unsigned long *no_alloc, bool charge,
+			       unsigned int *order);
+void accmap_pool_free(struct accmap_pool *pool, struct page *page,
+		      bool charged);
 unsigned long accmap_pool_shrink(struct accmap_pool *pool,
 				 unsigned long nr_pages);
 int accmap_pool_drain_dirty(struct accmap_pool *pool);

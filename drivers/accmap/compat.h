@@ -11,6 +11,7 @@
 #define _ACCMAP_COMPAT_H
 
 #include <linux/fs.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/rcupdate.h>
@@ -58,6 +59,20 @@ static inline bool accmap_get_file_live(struct file *file)
 	return live;
 #else
 	return get_file_rcu(file);
+#endif
+}
+
+/*
+ * Whether the page allocator charges __GFP_ACCOUNT memory to memory
+ * cgroups at all (not with cgroup.memory=nokmem); the helper was renamed
+ * in 6.3.
+ */
+static inline bool accmap_memcg_kmem_on(void)
+{
+#ifdef ACCMAP_HAVE_MEMCG_KMEM_ONLINE
+	return memcg_kmem_online();
+#else
+	return memcg_kmem_enabled();
 #endif
 }
 

@@ -182,8 +182,12 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 		if (a->mapped && !a->resource)
 			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
 	mutex_unlock(&handle->lock);
-	/* And what devices wrote behind accmap's own back, for user space. */
-	return accmap_handle_sync_range(handle, 0, handle->size, true, dir);
+	/*
+	 * Nothing more: accmap never invalidates on its own initiative, since
+	 * an importer that wrote through a cached kernel mapping may still
+	 * have dirty lines in the buffer.
+	 */
+	return 0;
 }
 
 static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
@@ -200,7 +204,8 @@ static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 		if (a->mapped && !a->resource)
 			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
 	mutex_unlock(&handle->lock);
-	return accmap_handle_sync_range(handle, 0, handle->size, false, dir);
+	/* A clean loses nothing: CPU writes reach memory for any device. */
+	return accmap_handle_maintain(handle, 0, handle->size, true);
 }
 
 static void accmap_vm_open(struct vm_area_struct *vma)
@@ -336,14 +341,6 @@ static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	pgprot_t prot = accmap_pgprot(handle, PAGE_KERNEL);
 	void *vaddr;
 
-	/*
-	 * Importers copy through a vmap at any alignment; on arm64 an
-	 * uncached (Device) mapping faults on unaligned access, so the
-	 * kernel sees uncached buffers write-combined (Normal non-cacheable),
-	 * which bypasses the caches just the same.
-	 */
-	if (handle->flags & ACCMAP_ALLOC_UNCACHED)
-		prot = pgprot_writecombine(PAGE_KERNEL);
 	if (!handle->pages) {
 		/* Contiguous memory has its kernel mapping already. */
 		iosys_map_set_vaddr(map, handle->kaddr);

@@ -126,7 +126,6 @@ static void accmap_handle_release(struct kref *ref)
 	WARN_ON(!list_empty(&handle->attachments));
 	WARN_ON(atomic_read(&handle->maps));
 
-	accmap_handle_release_dev_sgt(handle);
 	if (handle->wc_vaddr)
 		vunmap(handle->wc_vaddr);
 	if (heap) {

@@ -35,7 +35,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/io.h>
 #include <linux/ioport.h>
@@ -45,7 +44,6 @@
 #include <linux/mutex.h>
 #include <linux/of.h>
 #include <linux/of_reserved_mem.h>
-#include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -85,27 +83,10 @@ static struct carveout_heap *to_carveout(struct accmap_heap *heap)
 	return container_of(heap, struct carveout_heap, heap);
 }
 
-/*
- * A write-combined or uncached block of memory the linear map covers must
- * not have dirty lines of that cached alias, left by an earlier cached
- * buffer, written back over it later: clean and invalidate them through
- * the DMA API on accmap's device.  This comes before the zeroing, which
- * a late write-back would otherwise undo.
- */
-static int carveout_clean_alias(struct accmap_device *adev,
-				struct accmap_handle *handle)
+/* The first struct page of a block of memory the linear map covers. */
+static struct page *carveout_first_page(struct accmap_handle *handle)
 {
-	struct sg_table sgt;
-	int ret;
-
-	ret = accmap_handle_sg_table(handle, &sgt);
-	if (ret)
-		return ret;
-	ret = dma_map_sgtable(adev->dev, &sgt, DMA_BIDIRECTIONAL, 0);
-	if (!ret)
-		dma_unmap_sgtable(adev->dev, &sgt, DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&sgt);
-	return ret;
+	return pfn_to_page(PHYS_PFN(handle->phys));
 }
 
 /*
@@ -126,7 +107,7 @@ static void *carveout_vmap_wc(struct accmap_handle *handle)
 	for (i = 0; i < handle->npages; i++)
 		pages[i] = pfn_to_page(pfn + i);
 	vaddr = vmap(pages, handle->npages, VM_MAP,
-		     pgprot_writecombine(PAGE_KERNEL));
+		     accmap_pgprot(handle, PAGE_KERNEL));
 	kvfree(pages);
 	return vaddr;
 }
@@ -203,8 +184,17 @@ static int carveout_alloc(struct accmap_heap *heap,
 	handle->phys_has_pages = co->has_pages;
 	handle->heap_priv = blk;
 
+	/*
+	 * A write-combined or uncached block of memory the linear map
+	 * covers must not keep lines of that cached alias, left by an
+	 * earlier cached buffer, to be written back over it later: clean
+	 * and invalidate them before the zeroing, which a late write-back
+	 * would otherwise undo.
+	 */
 	if (!heap->no_cached && !accmap_handle_cached(handle)) {
-		ret = carveout_clean_alias(heap->adev, handle);
+		ret = accmap_cache_flush(&heap->adev->cache,
+					 carveout_first_page(handle), 0,
+					 handle->size);
 		if (ret)
 			goto err_put_block;
 	}
@@ -215,8 +205,22 @@ static int carveout_alloc(struct accmap_heap *heap,
 		goto err_put_block;
 	}
 	carveout_zero(handle->kaddr, handle->size);
+
+	/*
+	 * A cached block was zeroed through the cache: write the zeroes
+	 * back, so that no invalidate can uncover the earlier contents.
+	 */
+	if (accmap_handle_cached(handle)) {
+		ret = accmap_cache_clean(&heap->adev->cache,
+					 carveout_first_page(handle), 0,
+					 handle->size);
+		if (ret)
+			goto err_unmap;
+	}
 	return 0;
 
+err_unmap:
+	carveout_unmap(co, handle);
 err_put_block:
 	carveout_put_block(co, handle);
 	return ret;

@@ -8,19 +8,42 @@
  * see long physically contiguous runs.  The blocks stay whole: the handle
  * lists every 4 KiB page of them, and on free each block goes back to the
  * pool at its order.
+ *
+ * Charging: a buffer allocated by a task in a memory cgroup other than the
+ * root is charged to that cgroup, page by page, through the page
+ * allocator's __GFP_ACCOUNT, and uncharged when its memory is freed, even
+ * if another process holds it last.  Such a buffer is built from fresh
+ * blocks only, zeroed and cleaned on the allocation path, and its blocks
+ * go back to the page allocator rather than the pool: the kernel exports
+ * nothing that could charge a pooled block to its next owner.  Tasks of
+ * the root cgroup (which is never charged) use the pool.
+ *
+ * Memory attributes (Documentation/userspace-api/accmap.rst): a cached
+ * buffer is mapped write-back everywhere.  On arm64 a write-combined or
+ * uncached buffer is Normal non-cacheable in every mapping, and its
+ * cached linear-map alias is cleaned and invalidated before it is handed
+ * out.  On x86 the pages' own memory type is set (PAT, as TTM does) to
+ * write-combining or uncached-minus, which also flushes their lines and
+ * is what PFN mappings of them take; it is set back to write-back before
+ * they go back to the pool.
  */
 
-#include <linux/dma-mapping.h>
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/err.h>
 #include <linux/gfp.h>
+#include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
-#include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#ifdef CONFIG_X86
+#include <asm/set_memory.h>
+#endif
 
 #include "accmap.h"
+#include "compat.h"
 
 static unsigned int pool_cap_mb;
 module_param(pool_cap_mb, uint, 0444);
@@ -37,9 +60,32 @@ static u64 system_heap_pool_cap(void)
 	return min_t(u64, (u64)pool_cap_mb << 20, ram);
 }
 
+/*
+ * Whether memory the current task allocates with __GFP_ACCOUNT is charged
+ * to a memory cgroup: kernel memory accounting is on and the task is not
+ * in the root cgroup, which the kernel never charges.
+ */
+static bool system_heap_charges_current(void)
+{
+#ifdef CONFIG_MEMCG
+	struct mem_cgroup *memcg;
+	bool charged;
+
+	if (!accmap_memcg_kmem_on())
+		return false;
+	memcg = get_mem_cgroup_from_mm(current->mm);
+	charged = memcg && memcg->css.parent;
+	mem_cgroup_put(memcg);
+	return charged;
+#else
+	return false;
+#endif
+}
+
 /* Gives back @n pages of @pages, which are whole blocks from the pool. */
 static void system_heap_free_pages(struct accmap_pool *pool,
-				   struct page **pages, unsigned long n)
+				   struct page **pages, unsigned long n,
+				   bool charged)
 {
 	unsigned long i = 0;
 
@@ -47,37 +93,117 @@ static void system_heap_free_pages(struct accmap_pool *pool,
 		struct page *page = pages[i];
 
 		i += 1UL << compound_order(page);
-		accmap_pool_free(pool, page);
+		accmap_pool_free(pool, page, charged);
 	}
 }
 
 /*
- * A write-combined or uncached buffer must not leave dirty cache lines from
- * zeroing through the cached linear map: write them back and invalidate
- * them through the DMA API on accmap's device.
+ * Drops the cached linear-map alias of a write-combined or uncached
+ * buffer from the CPU caches: the blocks are clean already, and
+ * invalidating leaves no line of the alias to disagree with the buffer's
+ * own mappings (arm64 forbids mismatched attributes on aliases that both
+ * hold lines).  A no-op where DMA is coherent (x86).
  */
-static int system_heap_clean_caches(struct accmap_device *adev,
-				    struct accmap_handle *handle)
+static int system_heap_flush_alias(struct accmap_device *adev,
+				   struct accmap_handle *handle)
 {
-	struct sg_table sgt;
+	unsigned long i = 0;
 	int ret;
 
-	ret = sg_alloc_table_from_pages(&sgt, handle->pages, handle->npages, 0,
-					handle->size, GFP_KERNEL);
-	if (ret)
+	while (i < handle->npages) {
+		struct page *page = handle->pages[i];
+		unsigned int order = compound_order(page);
+
+		ret = accmap_cache_flush(&adev->cache, page, 0,
+					 PAGE_SIZE << order);
+		if (ret)
+			return ret;
+		i += 1UL << order;
+	}
+	return 0;
+}
+
+#ifdef CONFIG_X86
+/* set_pages_array_*() take an int count. */
+#define SYSTEM_HEAP_MEMTYPE_BATCH	(1UL << 20)
+
+/*
+ * Gives @n pages from @pages the memory type of @handle's flags (@wb:
+ * write-back again), a batch at a time.  On failure the pages of the
+ * failing batch keep their type and those before it have the new one.
+ */
+static int system_heap_set_memtype(struct accmap_handle *handle,
+				   unsigned long first, unsigned long n, bool wb)
+{
+	unsigned long i;
+	int ret = 0;
+
+	for (i = first; i < first + n && !ret; i += SYSTEM_HEAP_MEMTYPE_BATCH) {
+		struct page **pages = handle->pages + i;
+		int count = min(first + n - i, SYSTEM_HEAP_MEMTYPE_BATCH);
+
+		if (wb)
+			ret = set_pages_array_wb(pages, count);
+		else if (handle->flags & ACCMAP_ALLOC_WRITECOMBINE)
+			ret = set_pages_array_wc(pages, count);
+		else
+			ret = set_pages_array_uc(pages, count);
+		if (!ret)
+			continue;
+		/* Undo this call's own batch before giving up. */
+		if (!wb)
+			set_pages_array_wb(pages, count);
 		return ret;
-	ret = dma_map_sgtable(adev->dev, &sgt, DMA_BIDIRECTIONAL, 0);
-	if (!ret)
-		dma_unmap_sgtable(adev->dev, &sgt, DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&sgt);
+	}
 	return ret;
 }
+
+/* Sets the buffer's memory type; on failure every page is write-back. */
+static int system_heap_memtype_on(struct accmap_handle *handle)
+{
+	unsigned long i;
+	int ret;
+
+	for (i = 0; i < handle->npages; i += SYSTEM_HEAP_MEMTYPE_BATCH) {
+		unsigned long n = min(handle->npages - i,
+				      SYSTEM_HEAP_MEMTYPE_BATCH);
+
+		ret = system_heap_set_memtype(handle, i, n, false);
+		if (ret) {
+			if (i)
+				system_heap_set_memtype(handle, 0, i, true);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Back to write-back before the pages go back.  Returns false if that
+ * failed: the pages must then never be reused.
+ */
+static bool system_heap_memtype_off(struct accmap_handle *handle)
+{
+	return !system_heap_set_memtype(handle, 0, handle->npages, true);
+}
+#else
+static int system_heap_memtype_on(struct accmap_handle *handle)
+{
+	return 0;
+}
+
+static bool system_heap_memtype_off(struct accmap_handle *handle)
+{
+	return true;
+}
+#endif
 
 static int system_heap_alloc(struct accmap_heap *heap,
 			     struct accmap_handle *handle, u32 align)
 {
 	struct accmap_pool *pool = heap->adev->pool;
 	unsigned long npages = handle->size >> PAGE_SHIFT;
+	bool charge = system_heap_charges_current();
 	unsigned long no_alloc = 0;
 	unsigned long filled = 0;
 	struct page **pages;
@@ -99,7 +225,7 @@ static int system_heap_alloc(struct accmap_heap *heap,
 			goto err_free_pages;
 		}
 		page = accmap_pool_alloc(pool, npages - filled, &no_alloc,
-					 &order);
+					 charge, &order);
 		if (!page) {
 			ret = -ENOMEM;
 			goto err_free_pages;
@@ -111,10 +237,12 @@ static int system_heap_alloc(struct accmap_heap *heap,
 
 	handle->pages = pages;
 	handle->npages = npages;
+	handle->memcg_charged = charge;
 
-	/* Pool blocks were zeroed through the cached map too. */
 	if (!accmap_handle_cached(handle)) {
-		ret = system_heap_clean_caches(heap->adev, handle);
+		ret = system_heap_flush_alias(heap->adev, handle);
+		if (!ret)
+			ret = system_heap_memtype_on(handle);
 		if (ret)
 			goto err_unset;
 	}
@@ -123,8 +251,9 @@ static int system_heap_alloc(struct accmap_heap *heap,
 err_unset:
 	handle->pages = NULL;
 	handle->npages = 0;
+	handle->memcg_charged = false;
 err_free_pages:
-	system_heap_free_pages(pool, pages, filled);
+	system_heap_free_pages(pool, pages, filled, charge);
 	kvfree(pages);
 	return ret;
 }
@@ -132,11 +261,20 @@ err_free_pages:
 static void system_heap_free(struct accmap_heap *heap,
 			     struct accmap_handle *handle)
 {
-	system_heap_free_pages(heap->adev->pool, handle->pages,
-			       handle->npages);
+	/*
+	 * Pages whose memory type could not be set back would give the
+	 * next owner a mismatched alias: they are kept out of use for good.
+	 */
+	if (accmap_handle_cached(handle) || system_heap_memtype_off(handle))
+		system_heap_free_pages(heap->adev->pool, handle->pages,
+				       handle->npages, handle->memcg_charged);
+	else
+		pr_warn_ratelimited("%lu pages kept: their memory type could not be set back to write-back\n",
+				    handle->npages);
 	kvfree(handle->pages);
 	handle->pages = NULL;
 	handle->npages = 0;
+	handle->memcg_charged = false;
 }
 
 /*
@@ -180,7 +318,7 @@ struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev)
 	if (!heap)
 		return NULL;
 
-	pool = accmap_pool_create(system_heap_pool_cap());
+	pool = accmap_pool_create(system_heap_pool_cap(), &adev->cache);
 	if (IS_ERR(pool))
 		goto err_free_heap;
 	if (accmap_pool_register_shrinker(pool))

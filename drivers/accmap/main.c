@@ -11,6 +11,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitops.h>
+#include <linux/device.h>
+#include <linux/err.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -48,6 +50,35 @@ static const struct file_operations accmap_fops = {
 	.show_fdinfo = accmap_client_show_fdinfo,
 };
 
+/*
+ * accmap's own device for DMA mapping and cache maintenance: like the
+ * dma-buf heaps' devices it gets a mask and no IOMMU, so the DMA API does
+ * the CPU cache work the architecture needs.  It exists before any heap,
+ * so that every path that maintains caches has it.
+ */
+static int accmap_dma_device_create(struct accmap_device *adev)
+{
+	struct device *dev;
+	int ret;
+
+	dev = root_device_register("accmap");
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	ret = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (ret) {
+		root_device_unregister(dev);
+		return ret;
+	}
+	adev->dev = dev;
+	accmap_cache_init_dma(&adev->cache, dev);
+	return 0;
+}
+
+/*
+ * Everything is set up before the misc device is registered, the last
+ * step: from then on user space can open it, and nothing may fail after.
+ * The exit path undoes the steps in the reverse order.
+ */
 static int __init accmap_init(void)
 {
 	struct accmap_device *adev = &accmap_dev;
@@ -65,9 +96,15 @@ static int __init accmap_init(void)
 	mutex_init(&adev->tags_lock);
 	xa_init(&adev->tag_labels);
 
+	ret = accmap_dma_device_create(adev);
+	if (ret)
+		return ret;
+
 	heap = accmap_system_heap_create(adev);
-	if (!heap)
-		return -ENOMEM;
+	if (!heap) {
+		ret = -ENOMEM;
+		goto err_dma_device;
+	}
 	ret = accmap_device_add_heap(adev, heap);
 	if (ret)
 		goto err_destroy_heap;
@@ -87,31 +124,23 @@ static int __init accmap_init(void)
 	if (ret)
 		goto err_destroy_carveouts;
 
-	ret = misc_register(&adev->misc);
-	if (ret)
-		goto err_replay_fini;
-
-	/*
-	 * Buffers are DMA-mapped on the misc device for cache maintenance;
-	 * like the dma-buf heaps' devices it gets a mask and no IOMMU, so
-	 * the DMA API does the CPU cache work the architecture needs.
-	 */
-	adev->dev = adev->misc.this_device;
-	ret = dma_coerce_mask_and_coherent(adev->dev, DMA_BIT_MASK(64));
-	if (ret)
-		goto err_deregister;
-
 	/* Register windows DMA-map for accmap's device when they have none. */
 	ret = accmap_mmio_targets_create(adev);
 	if (ret)
-		goto err_deregister;
+		goto err_replay_fini;
 
 	accmap_debugfs_init(adev);
+
+	ret = misc_register(&adev->misc);
+	if (ret)
+		goto err_debugfs_fini;
+
 	pr_info("ready, %u heaps\n", hweight32(adev->heap_mask));
 	return 0;
 
-err_deregister:
-	misc_deregister(&adev->misc);
+err_debugfs_fini:
+	accmap_debugfs_fini(adev);
+	accmap_mmio_targets_destroy(adev);
 err_replay_fini:
 	accmap_replay_fini(adev);
 err_destroy_carveouts:
@@ -124,6 +153,10 @@ err_destroy_heap:
 	adev->heap_mask = 0;
 	adev->alloc_mask = 0;
 	accmap_system_heap_destroy(heap);
+err_dma_device:
+	root_device_unregister(adev->dev);
+	adev->dev = NULL;
+	accmap_tags_destroy(adev);
 	return ret;
 }
 
@@ -139,6 +172,7 @@ static void __exit accmap_exit(void)
 	accmap_carveout_heaps_destroy(adev);
 	accmap_user_heap_destroy(adev->heaps[ACCMAP_HEAP_USER]);
 	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);
+	root_device_unregister(adev->dev);
 	accmap_tags_destroy(adev);
 }
 

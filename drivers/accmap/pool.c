@@ -4,10 +4,21 @@
  *
  * Buffers are built from blocks of a few orders (4 KiB, 64 KiB and 2 MiB
  * with 4 KiB pages).  A freed block is kept whole on a per-order "dirty"
- * list; a kernel thread zeroes dirty blocks in the background and moves
- * them to the order's "zeroed" list, from which later buffers are built.
- * So the allocation path never zeroes a pooled block, and no page user
- * space can see ever holds another buffer's data.
+ * list; a kernel thread zeroes dirty blocks in the background, cleans
+ * the zeroes out of the CPU caches to the point of coherency, and moves
+ * the blocks to the order's "zeroed" list, from which later buffers are
+ * built.  So the allocation path never zeroes or cleans a pooled block.
+ *
+ * Every block the pool hands out, pooled or fresh from the page
+ * allocator, is zero in memory, not only in the CPU's cache: zeroing
+ * writes through the cached linear map, and on a non-coherent system an
+ * invalidate of the still-dirty zero lines (CACHE INVALIDATE by the new
+ * owner, or a device's view of memory) would show whatever memory held
+ * before, another buffer's data or the kernel's.
+ *
+ * Blocks charged to a memory cgroup never enter the pool (see
+ * accmap_pool_alloc()): a pooled block would stay charged to the cgroup
+ * that freed it, and nothing exported to modules can move a charge.
  *
  * Blocks above order 0 are compound pages (__GFP_COMP): their order is
  * recorded in the page itself, so a block comes back to the pool at the
@@ -70,7 +81,8 @@ struct accmap_pool_list {
 /**
  * struct accmap_pool - a page pool
  * @lock: protects @lists (blocks and counts), @pooled_pages, @dirty_pages,
- *        @zeroing_pages, @hits, @misses and @shrunk_pages.  Never held
+ *        @zeroing_pages, @hits, @misses, @shrunk_pages and
+ *        @scrub_failed.  Never held
  *        while allocating, freeing to the page allocator or zeroing.
  * @lists: one per order, smallest order first
  * @norders: entries used in @lists
@@ -83,6 +95,10 @@ struct accmap_pool_list {
  * @hits: blocks handed out from the pool
  * @misses: blocks handed out from the page allocator
  * @shrunk_pages: pages the shrinker gave back
+ * @scrub_failed: blocks the worker could not clean, given back to the page
+ *                allocator instead of being pooled
+ * @cache: how the worker and the allocation path clean blocks; set at
+ *         creation
  * @worker: the thread that zeroes dirty blocks
  * @work_wait: the worker sleeps here while there is nothing to zero
  * @idle_wait: accmap_pool_drain_dirty() sleeps here until nothing is dirty
@@ -100,6 +116,8 @@ struct accmap_pool {
 	u64 hits;
 	u64 misses;
 	u64 shrunk_pages;
+	u64 scrub_failed;
+	const struct accmap_cache *cache;
 
 	struct task_struct *worker;
 	wait_queue_head_t work_wait;
@@ -120,17 +138,19 @@ static struct accmap_pool_list *accmap_pool_list(struct accmap_pool *pool,
 }
 
 /*
- * Buffer pages are not charged to a memory cgroup (__GFP_ACCOUNT): a block
- * that goes back to the pool would stay charged to the cgroup of whoever
- * freed it, and the next buffer built from it would be charged to nobody.
- * They are zeroed by the allocator (__GFP_ZERO) because user space sees
- * them.  Large orders are only taken if they come cheaply, and a failure
- * is an expected outcome, not worth a warning, at any order.
+ * Buffer pages are zeroed by the allocator (__GFP_ZERO) because user space
+ * sees them, and charged to the caller's memory cgroup when @charge says
+ * so.  Large orders are only taken if they come cheaply, and a failure is
+ * an expected outcome, not worth a warning, at any order.  Neither
+ * __GFP_NORETRY nor __GFP_RETRY_MAYFAIL lets a charge over the cgroup's
+ * limit call its OOM killer: the allocation fails instead.
  */
-static gfp_t accmap_pool_gfp(unsigned int order)
+static gfp_t accmap_pool_gfp(unsigned int order, bool charge)
 {
 	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN;
 
+	if (charge)
+		gfp |= __GFP_ACCOUNT;
 	if (order)
 		return gfp | __GFP_COMP | __GFP_NORETRY;
 	return gfp | __GFP_RETRY_MAYFAIL;
@@ -155,28 +175,58 @@ static struct page *accmap_pool_take_zeroed(struct accmap_pool *pool,
 	return page;
 }
 
+/*
+ * A zeroed block fresh from the page allocator, cleaned to the point of
+ * coherency; NULL if the allocator has none, or if it could not be
+ * cleaned (then it goes straight back).
+ */
+static struct page *accmap_pool_fresh(struct accmap_pool *pool,
+				      unsigned int order, bool charge)
+{
+	struct page *page;
+
+	page = alloc_pages(accmap_pool_gfp(order, charge), order);
+	if (!page)
+		return NULL;
+	if (accmap_cache_clean(pool->cache, page, 0, PAGE_SIZE << order)) {
+		__free_pages(page, order);
+		return NULL;
+	}
+	spin_lock(&pool->lock);
+	pool->misses++;
+	spin_unlock(&pool->lock);
+	return page;
+}
+
 /**
- * accmap_pool_alloc() - take a zeroed block for a buffer
+ * accmap_pool_alloc() - take a zeroed, clean block for a buffer
  * @pool: the pool
  * @max_pages: most pages the caller wants, at least 1
  * @no_alloc: orders (bit n for order n) not to ask the page allocator for
  *            any more; the caller starts each buffer with 0 and passes the
  *            same variable to every call for that buffer, so that an order
  *            the allocator failed to give is not asked for again
+ * @charge: charge the block to the calling task's memory cgroup: it comes
+ *          from the page allocator with __GFP_ACCOUNT, never from the
+ *          pool, and must go back with accmap_pool_free(..., true)
  * @order: set to the order of the block returned
  *
  * The largest order that fits in @max_pages is tried first, from the pool's
- * zeroed blocks and then from the page allocator, before smaller orders.
- * Large orders come from the allocator only if it can give them without
- * retrying; order 0 may reclaim.  Neither pool nor allocator warn on
- * failure.  Every byte of the block is zero.  May sleep.
+ * zeroed blocks (unless @charge) and then from the page allocator, before
+ * smaller orders.  Large orders come from the allocator only if it can
+ * give them without retrying; order 0 may reclaim.  Neither pool nor
+ * allocator warn on failure.  Every byte of the block is zero, in memory
+ * as well as in the CPU caches: the block is clean to the point of
+ * coherency.  May sleep.
  *
  * Return: the block (its head page; order > 0 blocks are compound pages),
- * or NULL if not even one page could be had.
+ * or NULL if not even one page could be had (or the cgroup's limit is
+ * reached).
  */
 struct page *accmap_pool_alloc(struct accmap_pool *pool,
 			       unsigned long max_pages,
-			       unsigned long *no_alloc, unsigned int *order)
+			       unsigned long *no_alloc, bool charge,
+			       unsigned int *order)
 {
 	unsigned int i;
 
@@ -188,7 +238,7 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
 		if (max_pages < (1UL << o))
 			continue;
 
-		page = accmap_pool_take_zeroed(pool, pl);
+		page = charge ? NULL : accmap_pool_take_zeroed(pool, pl);
 		if (page) {
 			*order = o;
 			return page;
@@ -196,11 +246,8 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
 
 		if (*no_alloc & BIT(o))
 			continue;
-		page = alloc_pages(accmap_pool_gfp(o), o);
+		page = accmap_pool_fresh(pool, o, charge);
 		if (page) {
-			spin_lock(&pool->lock);
-			pool->misses++;
-			spin_unlock(&pool->lock);
 			*order = o;
 			return page;
 		}
@@ -215,14 +262,24 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
  * accmap_pool_free() - give a block back
  * @pool: the pool
  * @page: a block from accmap_pool_alloc() (its head page)
+ * @charged: the block was allocated with @charge: it goes back to the page
+ *           allocator, which uncharges it
  *
  * The block waits on its order's dirty list until the worker has zeroed
  * it.  If the pool is at its cap, or the block is not one the pool keeps,
- * or someone else still holds a reference to it, it goes back to the page
- * allocator instead (a page someone may still read must not be handed to
- * another buffer).  Does not sleep.
+ * it goes back to the page allocator instead.
+ *
+ * The caller guarantees that nothing can read or write the block through
+ * accmap any more: the buffer's last reference is gone, and with it every
+ * CPU mapping (their PTEs are special or PFN maps, which hold no page
+ * reference and which GUP refuses), every importer's attachment and every
+ * kernel mapping accmap made.  Another page reference taken meanwhile
+ * (a speculative lookup by compaction or GUP-fast, which gives up on
+ * seeing the page) reads no data, so the page's reference count says
+ * nothing here and is not looked at.  Does not sleep.
  */
-void accmap_pool_free(struct accmap_pool *pool, struct page *page)
+void accmap_pool_free(struct accmap_pool *pool, struct page *page,
+		      bool charged)
 {
 	unsigned int order = compound_order(page);
 	unsigned long n = 1UL << order;
@@ -230,8 +287,8 @@ void accmap_pool_free(struct accmap_pool *pool, struct page *page)
 	bool pooled = false;
 	bool wake = false;
 
-	pl = accmap_pool_list(pool, order);
-	if (pl && page_ref_count(page) == 1) {
+	pl = charged ? NULL : accmap_pool_list(pool, order);
+	if (pl) {
 		spin_lock(&pool->lock);
 		if (pool->pooled_pages + n <= pool->cap_pages) {
 			list_add_tail(&page->lru,
@@ -382,7 +439,12 @@ static struct page *accmap_pool_next_dirty(struct accmap_pool *pool)
 	return page;
 }
 
-static void accmap_pool_zero_block(struct page *page, unsigned int order)
+/*
+ * Zeroes a block through the kernel's cached mapping, then writes the
+ * zeroes back to memory.  Returns 0, or the errno of the clean.
+ */
+static int accmap_pool_scrub_block(struct accmap_pool *pool, struct page *page,
+				   unsigned int order)
 {
 	unsigned long i;
 
@@ -390,6 +452,7 @@ static void accmap_pool_zero_block(struct page *page, unsigned int order)
 		clear_highpage(page + i);
 		cond_resched();
 	}
+	return accmap_cache_clean(pool->cache, page, 0, PAGE_SIZE << order);
 }
 
 /*
@@ -407,6 +470,7 @@ static int accmap_pool_worker(void *data)
 		struct accmap_pool_list *pl;
 		struct page *page;
 		unsigned int order;
+		bool scrubbed;
 		bool idle;
 
 		try_to_freeze();
@@ -419,19 +483,30 @@ static int accmap_pool_worker(void *data)
 		}
 
 		order = compound_order(page);
-		accmap_pool_zero_block(page, order);
+		scrubbed = !accmap_pool_scrub_block(pool, page, order);
 
 		pl = accmap_pool_list(pool, order);
 		spin_lock(&pool->lock);
-		/* Freshly zeroed is cache-hot: hand it out first. */
-		list_add(&page->lru, &pl->blocks[ACCMAP_POOL_ZEROED]);
 		pl->count[ACCMAP_POOL_DIRTY]--;
-		pl->count[ACCMAP_POOL_ZEROED]++;
+		if (scrubbed) {
+			/* Freshly zeroed is cache-hot: hand it out first. */
+			list_add(&page->lru, &pl->blocks[ACCMAP_POOL_ZEROED]);
+			pl->count[ACCMAP_POOL_ZEROED]++;
+		} else {
+			/* Not known clean: never handed out. */
+			pool->pooled_pages -= 1UL << order;
+			pool->scrub_failed++;
+		}
 		pool->zeroing_pages = 0;
 		WRITE_ONCE(pool->dirty_pages, pool->dirty_pages - (1UL << order));
 		idle = !pool->dirty_pages;
 		spin_unlock(&pool->lock);
 
+		if (!scrubbed) {
+			pr_warn_ratelimited("could not clean a %lu KiB block; freed instead of pooled\n",
+					    (PAGE_SIZE << order) >> 10);
+			__free_pages(page, order);
+		}
 		if (idle)
 			wake_up_all(&pool->idle_wait);
 	}
@@ -490,13 +565,15 @@ void accmap_pool_get_info(struct accmap_pool *pool,
  * accmap_pool_create() - create a page pool and start its worker
  * @cap: most bytes the pool keeps (rounded down to whole pages); 0 keeps
  *       nothing, so every free goes back to the page allocator
+ * @cache: how blocks are cleaned after zeroing; must outlive the pool
  *
  * The pool has no shrinker until accmap_pool_register_shrinker().
  *
  * Return: the pool, or an ERR_PTR: -ENOMEM, or the errno of starting the
  * worker thread.
  */
-struct accmap_pool *accmap_pool_create(u64 cap)
+struct accmap_pool *accmap_pool_create(u64 cap,
+				       const struct accmap_cache *cache)
 {
 	struct accmap_pool *pool;
 	unsigned int i, s;
@@ -513,6 +590,7 @@ struct accmap_pool *accmap_pool_create(u64 cap)
 	init_waitqueue_head(&pool->work_wait);
 	init_waitqueue_head(&pool->idle_wait);
 	pool->cap_pages = min_t(u64, cap >> PAGE_SHIFT, ULONG_MAX);
+	pool->cache = cache;
 
 	for (i = 0; i < ARRAY_SIZE(accmap_pool_block_sizes); i++) {
 		unsigned int order = min_t(unsigned int,

@@ -52,7 +52,7 @@ int accmap_check_rw(const struct accmap_rw *arg, u64 size)
 /*
  * Buffers the CPU does not cache are copied through a kernel mapping with
  * their own attribute: contiguous (carveout) memory has one already, page
- * arrays get a write-combined vmap on first use, kept until release.
+ * arrays get a vmap with accmap_pgprot() on first use, kept until release.
  * Copying through the cached linear map instead would leave lines in the
  * cache that a later write-back could put over newer data written by user
  * space or a device.
@@ -67,7 +67,7 @@ static void *accmap_rw_kaddr(struct accmap_handle *handle)
 	mutex_lock(&handle->lock);
 	if (!handle->wc_vaddr)
 		handle->wc_vaddr = vmap(handle->pages, handle->npages, VM_MAP,
-					pgprot_writecombine(PAGE_KERNEL));
+					accmap_pgprot(handle, PAGE_KERNEL));
 	vaddr = handle->wc_vaddr;
 	mutex_unlock(&handle->lock);
 	return vaddr;

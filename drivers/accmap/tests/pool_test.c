@@ -18,27 +18,38 @@
 #include <linux/string.h>
 
 #include "../accmap.h"
+#include "cache_model.h"
 
 /**
  * struct pool_fixture - a test's pool and the blocks the test holds
  * @pool: the pool, NULL once the test destroyed it itself
+ * @model: the software cache the pool cleans blocks in
  * @held: blocks taken and not given back, linked through page->lru
  * @nheld: pages in @held
  */
 struct pool_fixture {
 	struct accmap_pool *pool;
+	struct cache_model *model;
 	struct list_head held;
 	unsigned long nheld;
 };
 
+/* What fixture_init() is given. */
+struct pool_fixture_args {
+	u64 cap;
+	struct cache_model *model;
+};
+
 static int fixture_init(struct kunit_resource *res, void *context)
 {
+	struct pool_fixture_args *args = context;
 	struct pool_fixture *fx;
 
 	fx = kzalloc(sizeof(*fx), GFP_KERNEL);
 	if (!fx)
 		return -ENOMEM;
-	fx->pool = accmap_pool_create(*(u64 *)context);
+	fx->model = args->model;
+	fx->pool = accmap_pool_create(args->cap, &args->model->cache);
 	if (IS_ERR(fx->pool)) {
 		int ret = PTR_ERR(fx->pool);
 
@@ -66,10 +77,14 @@ static void fixture_free(struct kunit_resource *res)
 
 static struct pool_fixture *new_fixture(struct kunit *test, u64 cap)
 {
+	struct pool_fixture_args args = {
+		.cap = cap,
+		.model = cache_model_create(test),
+	};
 	struct pool_fixture *fx;
 
 	fx = kunit_alloc_resource(test, fixture_init, fixture_free, GFP_KERNEL,
-				  &cap);
+				  &args);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fx);
 	return fx;
 }
@@ -81,7 +96,7 @@ static struct page *take(struct kunit *test, struct pool_fixture *fx,
 	unsigned long no_alloc = 0;
 	struct page *page;
 
-	page = accmap_pool_alloc(fx->pool, max_pages, &no_alloc, order);
+	page = accmap_pool_alloc(fx->pool, max_pages, &no_alloc, false, order);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	KUNIT_ASSERT_LE(test, 1UL << *order, max_pages);
 	KUNIT_ASSERT_EQ(test, compound_order(page), *order);
@@ -106,7 +121,7 @@ static void give(struct pool_fixture *fx, struct page *page)
 {
 	list_del(&page->lru);
 	fx->nheld -= 1UL << compound_order(page);
-	accmap_pool_free(fx->pool, page);
+	accmap_pool_free(fx->pool, page, false);
 }
 
 static void give_all(struct pool_fixture *fx)
@@ -536,7 +551,96 @@ static void pool_random(struct kunit *test)
 		   info.hits, info.misses, info.shrunk, info.pooled);
 }
 
+/*
+ * Every block the pool hands out is zero in memory, not only in the CPU's
+ * cache (the software cache model stands for the cache).  A fresh block
+ * was zeroed by the page allocator through the cache; a reused one by
+ * the worker, over its last owner's data.  Without a clean after the
+ * zeroing, the model's memory still holds CACHE_MODEL_STALE (fresh) or
+ * the last owner's 0x5c (reused), which an invalidate would uncover.
+ */
+static void pool_blocks_clean(struct kunit *test)
+{
+	struct pool_fixture *fx = new_fixture(test, SZ_8M);
+	struct accmap_pool_info info;
+	unsigned int i, order;
+	struct page *page, *again;
+
+	get_info(test, fx, &info);
+	for (i = 0; i < info.norders; i++) {
+		unsigned long bytes;
+		void *cpu;
+
+		order = info.orders[i].order;
+		bytes = PAGE_SIZE << order;
+		page = take_order(test, fx, order);
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      cache_model_memory_is(fx->model, page, bytes, 0),
+				      "fresh order-%u block not clean", order);
+
+		/* The owner's data reaches memory (its own write-back). */
+		cpu = page_address(page);
+		memset(cpu, 0x5c, bytes);
+		KUNIT_ASSERT_EQ(test, 0, accmap_cache_clean(&fx->model->cache,
+							    page, 0, bytes));
+		KUNIT_ASSERT_TRUE(test, cache_model_memory_is(fx->model, page,
+							      bytes, 0x5c));
+		give(fx, page);
+		drain(test, fx);
+
+		again = take_order(test, fx, order);
+		KUNIT_ASSERT_PTR_EQ(test, again, page);
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      cache_model_memory_is(fx->model, page, bytes, 0),
+				      "reused order-%u block not clean", order);
+		/* And what the owner's CPU sees after invalidating. */
+		KUNIT_ASSERT_EQ(test, 0, fx->model->cache.ops->inval(&fx->model->cache,
+								     page, 0, bytes));
+		expect_zero(test, page, 1UL << order);
+		give(fx, again);
+	}
+}
+
+/*
+ * Charged blocks (a task in a memory cgroup) come from the page allocator
+ * and go back to it: never from the pool, never into it, so no block
+ * carries one cgroup's charge to another owner.  They are clean too.
+ */
+static void pool_charged_bypasses_pool(struct kunit *test)
+{
+	struct pool_fixture *fx = new_fixture(test, SZ_8M);
+	struct accmap_pool_info before, info;
+	unsigned long no_alloc = 0;
+	unsigned int order;
+	struct page *page;
+
+	/* A zeroed order-0 block in the pool that a charged caller must not get. */
+	page = take_order(test, fx, 0);
+	give(fx, page);
+	drain(test, fx);
+	get_info(test, fx, &before);
+	KUNIT_ASSERT_EQ(test, before.orders[0].zeroed, 1ULL);
+
+	page = accmap_pool_alloc(fx->pool, 1, &no_alloc, true, &order);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_EXPECT_EQ(test, order, 0U);
+	KUNIT_EXPECT_TRUE(test, cache_model_memory_is(fx->model, page,
+						      PAGE_SIZE, 0));
+	expect_zero(test, page, 1);
+	get_info(test, fx, &info);
+	KUNIT_EXPECT_EQ(test, info.hits, before.hits);
+	KUNIT_EXPECT_EQ(test, info.misses, before.misses + 1);
+	KUNIT_EXPECT_EQ(test, info.orders[0].zeroed, 1ULL);
+
+	accmap_pool_free(fx->pool, page, true);
+	get_info(test, fx, &info);
+	KUNIT_EXPECT_EQ(test, info.pooled, before.pooled);
+	KUNIT_EXPECT_EQ(test, info.orders[0].dirty, 0ULL);
+}
+
 static struct kunit_case pool_cases[] = {
+	KUNIT_CASE(pool_blocks_clean),
+	KUNIT_CASE(pool_charged_bypasses_pool),
 	KUNIT_CASE(pool_orders),
 	KUNIT_CASE(pool_zeroing),
 	KUNIT_CASE(pool_misses),
