@@ -37,6 +37,7 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #ifdef CONFIG_X86
 #include <asm/set_memory.h>
@@ -125,7 +126,7 @@ static int system_heap_flush_alias(struct accmap_device *adev,
 
 #ifdef CONFIG_X86
 /* set_pages_array_*() take an int count. */
-#define SYSTEM_HEAP_MEMTYPE_BATCH	(1UL << 20)
+#define SYSTEM_HEAP_MEMTYPE_BATCH	(SZ_1M + 0UL)
 
 /*
  * Gives @n pages from @pages the memory type of @handle's flags (@wb:

@@ -47,15 +47,17 @@ done </lib/modules/load-order
 
 # Carveout parameters that must fail the load, then the real ones and
 # what accmap_carveout should find.
+# A load that fails must never have shown /dev/accmap on the way.
 while read -r bad; do
 	[ -n "$bad" ] || continue
 	# shellcheck disable=SC2086 # one word per parameter
-	if insmod /accmap.ko $bad 2>/dev/null; then
+	if seen=$(/bin/accmap_devwatch /dev/accmap insmod /accmap.ko $bad 2>/dev/null); then
 		rmmod accmap
 		mark "bad-insmod loaded $bad"
 	else
 		mark "bad-insmod refused $bad"
 	fi
+	[ -z "$seen" ] || mark "bad-insmod devnode $bad"
 done </etc/accmap-bad-insmod
 insmod_args=$(cat /etc/accmap-insmod-args 2>/dev/null)
 ACCMAP_CARVEOUTS=$(cat /etc/accmap-carveouts 2>/dev/null)

@@ -187,6 +187,10 @@ else
 	fi
 	[ "${#progs[@]}" -gt 0 ] || die "no tests to run"
 fi
+# /init runs the loads that must fail under this watcher (devwatch.c).
+timeout "$BUILD_TIMEOUT" "$cc" -static -O2 -Wall -Wextra -Werror \
+	-o "$work/bin/accmap_devwatch" "$ACCMAP_ROOT/tools/testing/vm/devwatch.c" ||
+	die "accmap_devwatch build failed"
 for p in "${progs[@]}"; do
 	[ -x "$work/bin/$p" ] || die "$work/bin/$p missing"
 	desc=$(file -b "$work/bin/$p")
@@ -222,6 +226,7 @@ rm -rf "$root"
 mkdir -p "$root"/{bin,etc,lib/modules,tests,proc,sys,dev,tmp}
 cp "$busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
+cp "$work/bin/accmap_devwatch" "$root/bin/accmap_devwatch"
 cp "$ACCMAP_ROOT/tools/testing/vm/init.sh" "$root/init"
 chmod 755 "$root/init"
 cp "$ko" "$root/accmap.ko"
@@ -317,6 +322,9 @@ refused=$(grep -c '^@@accmap-vm bad-insmod refused' "$log" || true)
 passed=$((passed + refused))
 [ "$refused" = "${#carveout_bad[@]}" ] ||
 	fail "$refused of ${#carveout_bad[@]} bad carveout parameter sets refused: $(sed -n 's/^@@accmap-vm bad-insmod loaded //p' "$log" | tr '\n' ' ')"
+if grep -q '^@@accmap-vm bad-insmod devnode' "$log"; then
+	fail "a failed load showed /dev/accmap: $(sed -n 's/^@@accmap-vm bad-insmod devnode //p' "$log" | tr '\n' ' ')"
+fi
 grep -q '^@@accmap-vm devnode ok' "$log" || fail "/dev/accmap did not appear"
 grep -q '^@@accmap-vm rmmod ok' "$log" || fail "rmmod accmap failed (reference leak?)"
 
