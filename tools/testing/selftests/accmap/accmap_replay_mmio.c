@@ -58,6 +58,7 @@
 #define CFG_UNMAPPED		0x1
 #define CFG_WB_RA		(2u << 24 | 1u << 30)
 #define CFG_INA(bits)		((55u - (bits)) << 6)
+#define CFG2			AS(2, AS0_TRANSCFG_LO)
 
 static struct accmap_replay_target_info target;
 static bool have_irq;
@@ -258,25 +259,25 @@ static void test_op_policy(void)
 		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_MEMATTR_LO), 0x4c8d888d, 0, true },
 		{ 0, ACCMAP_REPLAY_OP_READ, 0, AS(2, AS0_TRANSCFG_LO), 0, 0, true },
 		/* TRANSCFG_LO, field by field */
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64, 0, true },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | CFG_WB_RA, 0, true },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO),
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64, 0, true },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | CFG_WB_RA, 0, true },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2,
 		  CFG_A64 | CFG_WB_RA | 2u << 28 | CFG_INA(48), 0, true },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_UNMAPPED, 0, true },
-		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), 0, 0, true },
-		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64, 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), 0, 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), 2, 0, false },
-		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), 8, 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | CFG_INA(39), 0,
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_UNMAPPED, 0, true },
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, 0, 0, true },
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, 0, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, 2, 0, false },
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, 8, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | CFG_INA(39), 0,
 		  false },
-		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_INA(32), 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | 40u << 14, 0,
+		{ 1, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_INA(32), 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | 40u << 14, 0,
 		  false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | 1u << 22, 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | 3u << 24, 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | 1u << 4, 0, false },
-		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_LO), CFG_A64 | 1u << 31, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | 1u << 22, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | 3u << 24, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | 1u << 4, 0, false },
+		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, CFG2, CFG_A64 | 1u << 31, 0, false },
 		/* TRANSCFG_HI */
 		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_HI), 0, 0, true },
 		{ 0, ACCMAP_REPLAY_OP_WRITE, 0, AS(2, AS0_TRANSCFG_HI), 1u << 2, 0, false },
@@ -330,7 +331,8 @@ static void test_roots_cleared(void)
 {
 	struct accmap_replay_op setup_ops[] = {
 		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .offset = AS(2, AS0_TRANSTAB_LO) },
-		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .flags = HI, .offset = AS(2, AS0_TRANSTAB_HI) },
+		{ .op = ACCMAP_REPLAY_OP_WRITE_ROOT, .flags = HI,
+		  .offset = AS(2, AS0_TRANSTAB_HI) },
 		WR(AS(2, AS0_TRANSCFG_LO), CFG_A64 | CFG_WB_RA),
 		WR(AS(2, AS0_MEMATTR_LO), 0x888d),
 		WR(AS(2, AS0_COMMAND), 2),	/* LOCK: anything but UPDATE */

@@ -3216,7 +3216,8 @@ static uint32_t rand_reg(struct fz_thread *t)
 /* One well-formed op for a session in @format on address space @as (-1: unknown). */
 static void rop_valid(struct fz_thread *t, struct accmap_replay_op *op, uint32_t format, int as)
 {
-	uint32_t asn = as >= 0 && !one_in(t, 16) ? (uint32_t)as : (uint32_t)below(t, MALI_AS_BLOCKS);
+	uint32_t asn = as >= 0 && !one_in(t, 16) ? (uint32_t)as :
+					       (uint32_t)below(t, MALI_AS_BLOCKS);
 
 	memset(op, 0, sizeof(*op));
 	switch (below(t, 12)) {
@@ -3569,7 +3570,8 @@ static bool op_rrun(struct fz_thread *t)
 		n = (uint32_t)range(t, 1, 12);
 		for (uint32_t i = 0; i < n; i++)
 			rop_valid(t, &ops[i], sk.format >= 0 ? (uint32_t)sk.format :
-					      (uint32_t)below(t, 2), sk.format >= 0 ? (int)sk.as : -1);
+					      (uint32_t)below(t, 2),
+				  sk.format >= 0 ? (int)sk.as : -1);
 	}
 	if (one_in(t, 8))
 		rop_break(t, &ops[below(t, n)]);
