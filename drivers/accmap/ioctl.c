@@ -29,8 +29,10 @@
  *                 handler fails (it reports where it failed)
  * @new_id: an id the handler added, or 0; dropped again if user space
  *          cannot be told about it
- * @new_session: a replay session the handler added, or 0; destroyed
- *               again if user space cannot be told about it
+ * @new_session: a replay session the handler added, with a reference of
+ *               the handler's, or NULL; withdrawn again (that session,
+ *               not whatever its id names by then) if user space cannot
+ *               be told about it
  */
 struct accmap_ioctl_ctx {
 	struct accmap_client *client;
@@ -38,7 +40,7 @@ struct accmap_ioctl_ctx {
 	int install_fd;
 	bool copy_on_error;
 	u32 new_id;
-	u32 new_session;
+	struct accmap_replay_session *new_session;
 };
 
 /* Room for the largest argument of any ioctl this kernel knows. */
@@ -445,15 +447,9 @@ static int accmap_ioctl_replay_query(struct accmap_ioctl_ctx *ctx, void *data)
 
 static int accmap_ioctl_replay_setup(struct accmap_ioctl_ctx *ctx, void *data)
 {
-	struct accmap_replay_setup *arg = data;
-	int ret;
-
 	/* failed_map tells user space which mapping was at fault. */
 	ctx->copy_on_error = true;
-	ret = accmap_replay_setup(ctx->client, arg);
-	if (!ret)
-		ctx->new_session = arg->session;
-	return ret;
+	return accmap_replay_setup(ctx->client, data, &ctx->new_session);
 }
 
 static int accmap_ioctl_replay_run(struct accmap_ioctl_ctx *ctx, void *data)
@@ -586,13 +582,8 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	/* An id user space never learnt would stay until close: drop it. */
 	if (ret && ctx.new_id)
 		accmap_client_remove_handle(ctx.client, ctx.new_id);
-	if (ret && ctx.new_session) {
-		struct accmap_replay_destroy destroy = {
-			.session = ctx.new_session,
-		};
-
-		accmap_replay_destroy(ctx.client, &destroy);
-	}
+	if (ctx.new_session)
+		accmap_replay_setup_done(ctx.client, ctx.new_session, !ret);
 
 	if (ctx.install_file) {
 		if (ret) {

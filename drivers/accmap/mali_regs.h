@@ -31,6 +31,10 @@
 #define MALI_GPU_FAULTSTATUS		0x003c
 #define MALI_GPU_FAULTADDRESS_LO	0x0040
 #define MALI_GPU_FAULTADDRESS_HI	0x0044
+#define MALI_PRFCNT_BASE_LO		0x0060
+#define MALI_PRFCNT_BASE_HI		0x0064
+#define MALI_PRFCNT_CONFIG		0x0068
+#define MALI_PRFCNT_CONFIG_AS_MASK	GENMASK(7, 4)	/* AS it dumps into */
 #define MALI_THREAD_MAX_THREADS		0x00a0
 #define MALI_THREAD_MAX_WORKGROUP_SIZE	0x00a4
 #define MALI_THREAD_MAX_BARRIER_SIZE	0x00a8
@@ -145,12 +149,26 @@
 #define MALI_AS_CMD_FLUSH_MEM		0x05
 #define MALI_AS_STATUS_ACTIVE		BIT(0)
 
-/* AS TRANSCFG: address mode in bits 3:0. */
+/*
+ * AS TRANSCFG_LO: address mode in bits 3:0, input address size in 10:6
+ * (55 minus the bits; 0, the reset value, is what kbase leaves there),
+ * output address size in 21:14, then how the table walk accesses memory.
+ * TRANSCFG_HI holds permission-model switches.
+ */
 #define MALI_TRANSCFG_ADRMODE_MASK	0xf
 #define MALI_TRANSCFG_ADRMODE_LEGACY	0x0	/* LPAE tables, mode in TRANSTAB */
 #define MALI_TRANSCFG_ADRMODE_UNMAPPED	0x1
 #define MALI_TRANSCFG_ADRMODE_IDENTITY	0x2
 #define MALI_TRANSCFG_ADRMODE_AARCH64_4K 0x6
+#define MALI_TRANSCFG_INA_BITS_MASK	GENMASK(10, 6)
+#define MALI_TRANSCFG_INA_BITS(bits)	((55 - (bits)) << 6)
+#define MALI_TRANSCFG_OUTA_BITS_MASK	GENMASK(21, 14)
+#define MALI_TRANSCFG_SL_CONCAT		BIT(22)
+#define MALI_TRANSCFG_PTW_MEMATTR_MASK	GENMASK(25, 24)
+#define MALI_TRANSCFG_PTW_MEMATTR_NC	BIT(24)
+#define MALI_TRANSCFG_PTW_MEMATTR_WB	BIT(25)
+#define MALI_TRANSCFG_PTW_SH_MASK	GENMASK(29, 28)
+#define MALI_TRANSCFG_PTW_RA		BIT(30)
 
 /* Legacy (LPAE) TRANSTAB: mode and cacheability in the low bits. */
 #define MALI_LPAE_TRANSTAB_ADRMODE_MASK	0x3

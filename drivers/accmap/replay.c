@@ -12,6 +12,18 @@
  * does not pull memory from under the GPU.  Sessions belong to the client
  * that made them and go when it destroys them or closes its file; a run in
  * progress holds its own reference.
+ *
+ * Isolation.  A session programs only its own address space (the index
+ * REPLAY_SETUP named): accmap_replay_check_session_op() holds the rules,
+ * checked on every op before a run and again as it runs.  On a target
+ * whose address spaces outlive a run (a real GPU, @shared_as), each run
+ * ends by pointing the session's address space at nothing, so no later
+ * run of any session inherits its root.  When a session goes, the target
+ * stops what it started (a soft reset on a register window); if that
+ * does not complete, the GPU may still read the session's tables and
+ * read or write its buffers, so they are kept back on purpose: never
+ * freed, counted in the debugfs file "replay", and the module is held.
+ * They are freed once a later soft reset of the same target completes.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -19,6 +31,8 @@
 #include <linux/capability.h>
 #include <linux/dma-mapping.h>
 #include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
@@ -30,7 +44,7 @@
 #include "mali_regs.h"
 #include "replay.h"
 
-/* Operations copied from user space at a time. */
+/* Operations the executor runs between two MMU fault checks. */
 #define ACCMAP_REPLAY_OPS_CHUNK		128
 
 /**
@@ -74,10 +88,13 @@ static bool accmap_replay_capable(void)
 static struct accmap_replay_target *
 accmap_replay_target_get(struct accmap_device *adev, u32 index)
 {
-	/* Pairs with the release in accmap_replay_add_target(). */
-	if (index >= smp_load_acquire(&adev->nr_targets))
+	u32 nr;
+
+	/* Pairs with accmap_replay_add_target(): entries below nr are set. */
+	nr = smp_load_acquire(&adev->nr_targets);
+	if (index >= nr)
 		return NULL;
-	return adev->targets[index];
+	return adev->targets[array_index_nospec(index, nr)];
 }
 
 static struct device *accmap_replay_dma_dev(struct accmap_replay_session *s)
@@ -242,21 +259,12 @@ static int accmap_replay_map_memory(struct accmap_replay_session *s,
 	return accmap_replay_map_model(s, m);
 }
 
-static void accmap_replay_session_release(struct kref *ref)
+/* Frees a session the target no longer touches, and what it holds. */
+static void accmap_replay_session_free(struct accmap_replay_session *s)
 {
-	struct accmap_replay_session *s =
-		container_of(ref, struct accmap_replay_session, ref);
 	const struct accmap_replay_target_ops *ops = s->target->ops;
-	struct accmap_device *adev = s->adev;
 	u32 i;
 
-	mutex_lock(&adev->replay_lock);
-	list_del(&s->node);
-	mutex_unlock(&adev->replay_lock);
-
-	/* Nothing may run on the target while its memory goes. */
-	if (s->opened && ops->stop)
-		ops->stop(s);
 	if (s->pgt)
 		accmap_pgt_destroy(s->pgt);
 	for (i = 0; i < s->nr_maps; i++) {
@@ -270,9 +278,53 @@ static void accmap_replay_session_release(struct kref *ref)
 	kvfree(s->maps);
 	if (s->opened)
 		ops->close(s);
-	atomic_dec(&s->target->sessions);
 	mutex_destroy(&s->run_lock);
 	kfree(s);
+}
+
+static void accmap_replay_session_release(struct kref *ref)
+{
+	struct accmap_replay_session *s =
+		container_of(ref, struct accmap_replay_session, ref);
+	struct accmap_replay_target *target = s->target;
+	struct accmap_replay_session *k, *tmp;
+	struct accmap_device *adev = s->adev;
+	LIST_HEAD(reclaim);
+	int stopped = 0;
+
+	/* Nothing may run on the target while its memory goes. */
+	if (s->opened && target->ops->stop)
+		stopped = target->ops->stop(s);
+
+	/* Kept back or not, it is no live session of the target any more. */
+	atomic_dec(&target->sessions);
+	mutex_lock(&adev->replay_lock);
+	if (stopped < 0) {
+		list_move_tail(&s->node, &target->kept);
+		target->kept_ever++;
+	} else {
+		list_del(&s->node);
+		/* A completed reset: nothing kept back is in use any more. */
+		if (stopped == ACCMAP_REPLAY_STOP_RESET)
+			list_splice_init(&target->kept, &reclaim);
+	}
+	mutex_unlock(&adev->replay_lock);
+
+	if (stopped < 0) {
+		/* The module's code is what may free this memory one day. */
+		__module_get(THIS_MODULE);
+		pr_warn_ratelimited("%s: the GPU did not stop: keeping back %lu table pages and %llu bytes of buffers of %s[%d] until it resets\n",
+				    target->name,
+				    s->pgt ? accmap_pgt_table_pages(s->pgt) : 0,
+				    s->mapped, s->comm, s->pid);
+		return;
+	}
+	list_for_each_entry_safe(k, tmp, &reclaim, node) {
+		list_del(&k->node);
+		accmap_replay_session_free(k);
+		module_put(THIS_MODULE);
+	}
+	accmap_replay_session_free(s);
 }
 
 static void accmap_replay_session_put(struct accmap_replay_session *s)
@@ -365,20 +417,27 @@ static int accmap_replay_check_setup(struct accmap_device *adev,
  * accmap_replay_setup() - REPLAY_SETUP: build a session
  * @client: the calling client
  * @arg: the argument, in kernel memory
+ * @news: on success, the new session, with a reference for the caller
+ *        that accmap_replay_setup_done() drops; else NULL
+ *
+ * The session's address space is @arg->as, fixed for its life.
  *
  * Return: 0 with @arg->session set, or a negative errno as documented for
  * ACCMAP_IOC_REPLAY_SETUP; @arg->failed_map names the mapping at fault.
  */
 int accmap_replay_setup(struct accmap_client *client,
-			struct accmap_replay_setup *arg)
+			struct accmap_replay_setup *arg,
+			struct accmap_replay_session **news)
 {
 	struct accmap_device *adev = client->adev;
 	struct accmap_replay_target *target;
 	struct accmap_replay_session *s;
 	struct accmap_replay_map *maps;
-	u32 i, id;
+	unsigned long pages;
+	u32 i;
 	int ret;
 
+	*news = NULL;
 	arg->failed_map = U32_MAX;
 	arg->session = 0;
 	arg->table_pages = 0;
@@ -453,22 +512,28 @@ int accmap_replay_setup(struct accmap_client *client,
 		s->mapped += maps[i].length;
 	}
 	s->root = accmap_pgt_root(s->pgt);
+	pages = accmap_pgt_table_pages(s->pgt);
 
-	ret = xa_alloc_cyclic(&client->sessions, &id, s,
+	/*
+	 * Everything is done before the id is published: from then on
+	 * another thread may destroy the session by guessing it.  The
+	 * caller's reference keeps the session until it has told user space.
+	 */
+	mutex_lock(&adev->replay_lock);
+	list_add_tail(&s->node, &adev->replay_sessions);
+	mutex_unlock(&adev->replay_lock);
+	kref_get(&s->ref);
+	ret = xa_alloc_cyclic(&client->sessions, &s->id, s,
 			      XA_LIMIT(1, ACCMAP_REPLAY_SESSIONS_MAX),
 			      &client->next_session, GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
 		ret = ret == -EBUSY ? -ENOSPC : ret;
+		accmap_replay_session_put(s);
 		goto err_put_session;
 	}
-	s->id = id;
-	arg->session = id;
-	arg->table_pages = accmap_pgt_table_pages(s->pgt);
-
-	/* Listed only once complete: the tables do not change after this. */
-	mutex_lock(&adev->replay_lock);
-	list_add_tail(&s->node, &adev->replay_sessions);
-	mutex_unlock(&adev->replay_lock);
+	arg->session = s->id;
+	arg->table_pages = pages;
+	*news = s;
 	kvfree(maps);
 	return 0;
 
@@ -477,6 +542,24 @@ err_put_session:
 err_free_maps:
 	kvfree(maps);
 	return ret;
+}
+
+/**
+ * accmap_replay_setup_done() - end REPLAY_SETUP's hold on a new session
+ * @client: the client that made it
+ * @s: what accmap_replay_setup() returned in *news
+ * @told: whether user space learnt the session's id
+ *
+ * If it did not, the session is withdrawn, but only if its id still names
+ * it: another thread may have destroyed it by guessing the id, and the id
+ * may name a newer session by now, which stays.
+ */
+void accmap_replay_setup_done(struct accmap_client *client,
+			      struct accmap_replay_session *s, bool told)
+{
+	if (!told && xa_cmpxchg(&client->sessions, s->id, s, NULL, 0) == s)
+		accmap_replay_session_put(s);
+	accmap_replay_session_put(s);
 }
 
 static struct accmap_replay_session *
@@ -492,94 +575,22 @@ accmap_replay_session_get(struct accmap_client *client, u32 id)
 	return s;
 }
 
-/*
- * The page-table root is a device address: it may reach an address space's
- * TRANSTAB only through WRITE_ROOT, and no op may read it back.  Returns
- * the register within the address space block, or -1 for other offsets.
- */
-static int accmap_replay_as_reg(u32 offset)
-{
-	if (offset < MALI_AS_BASE(0) || offset >= MALI_AS_BASE(MALI_AS_COUNT))
-		return -1;
-	return (offset - MALI_AS_BASE(0)) % (MALI_AS_BASE(1) - MALI_AS_BASE(0));
-}
-
-/*
- * What the ops of a session may do on a Mali register map, whatever the
- * target: WRITE_ROOT only into TRANSTAB (low half into TRANSTAB_LO, high
- * into TRANSTAB_HI); no other op may write or read TRANSTAB, so the root
- * never reaches user space and no op list points the GPU at tables the
- * kernel did not build; and TRANSCFG only takes the session's own mode or
- * unmapped (identity mode would let the GPU reach any physical address).
- */
-static bool accmap_replay_op_allowed(const struct accmap_replay_session *s,
-				     const struct accmap_replay_op *op)
-{
-	int reg = accmap_replay_as_reg(op->offset);
-	u32 mode;
-
-	switch (op->op) {
-	case ACCMAP_REPLAY_OP_WRITE_ROOT:
-		if (op->flags & ACCMAP_REPLAY_OP_HI)
-			return reg == MALI_AS_TRANSTAB_HI;
-		return reg == MALI_AS_TRANSTAB_LO;
-	case ACCMAP_REPLAY_OP_READ:
-	case ACCMAP_REPLAY_OP_POLL:
-		return reg != MALI_AS_TRANSTAB_LO && reg != MALI_AS_TRANSTAB_HI;
-	case ACCMAP_REPLAY_OP_WRITE:
-		break;
-	default:
-		return true;
-	}
-
-	if (reg == MALI_AS_TRANSTAB_LO || reg == MALI_AS_TRANSTAB_HI)
-		return false;
-	if (reg != MALI_AS_TRANSCFG_LO)
-		return true;
-	mode = op->value & MALI_TRANSCFG_ADRMODE_MASK;
-	if (mode == MALI_TRANSCFG_ADRMODE_UNMAPPED)
-		return true;
-	if (s->format == ACCMAP_PGT_MALI_AARCH64_4K)
-		return mode == MALI_TRANSCFG_ADRMODE_AARCH64_4K;
-	return mode == MALI_TRANSCFG_ADRMODE_LEGACY;
-}
-
-/* The session's own rules over a chunk of ops already in the kernel. */
-static int accmap_replay_check_chunk(const struct accmap_replay_session *s,
-				     const struct accmap_replay_op *ops,
-				     u32 n, u32 first,
-				     struct accmap_replay_result *res)
+/* Check every op before any runs; the executor checks each again. */
+static int accmap_replay_check_ops(const struct accmap_replay_session *s,
+				   const struct accmap_replay_op *ops, u32 n,
+				   struct accmap_replay_result *res)
 {
 	u32 i;
 
 	for (i = 0; i < n; i++) {
 		if (accmap_replay_check_op(&ops[i], s->target->window_size) ||
-		    !accmap_replay_op_allowed(s, &ops[i])) {
-			res->failed_op = first + i;
+		    accmap_replay_check_session_op(s, &ops[i])) {
+			res->failed_op = i;
 			res->reason = ACCMAP_REPLAY_INVALID;
 			return -EINVAL;
 		}
-	}
-	return 0;
-}
-
-/* Check every op before any runs; the executor checks each again. */
-static int accmap_replay_precheck(struct accmap_replay_session *s,
-				  const struct accmap_replay_op __user *uops,
-				  u32 nr_ops, struct accmap_replay_op *buf,
-				  struct accmap_replay_result *res)
-{
-	u32 base, n;
-	int ret;
-
-	for (base = 0; base < nr_ops; base += n) {
-		n = min_t(u32, nr_ops - base, ACCMAP_REPLAY_OPS_CHUNK);
-		if (copy_from_user(buf, uops + base, n * sizeof(*buf)))
-			return -EFAULT;
-		ret = accmap_replay_check_chunk(s, buf, n, base, res);
-		if (ret)
-			return ret;
-		cond_resched();
+		if (!(i % ACCMAP_REPLAY_OPS_CHUNK))
+			cond_resched();
 	}
 	return 0;
 }
@@ -604,15 +615,19 @@ static void accmap_replay_sync(struct accmap_replay_session *s, bool for_device)
 	}
 }
 
+/*
+ * Runs checked ops, all in kernel memory: nothing here waits for user
+ * space while the target (for a register window, the whole GPU) is held.
+ */
 static int accmap_replay_run_ops(struct accmap_replay_session *s,
-				 const struct accmap_replay_op __user *uops,
-				 u32 nr_ops, struct accmap_replay_op *buf,
+				 const struct accmap_replay_op *kops, u32 nr_ops,
 				 struct accmap_replay_result *res)
 {
 	const struct accmap_replay_target_ops *ops = s->target->ops;
 	u32 base, n;
 	int ret;
 
+	lockdep_assert_held(&s->run_lock);
 	if (ops->run_begin) {
 		ret = ops->run_begin(s);
 		if (ret) {
@@ -627,19 +642,15 @@ static int accmap_replay_run_ops(struct accmap_replay_session *s,
 	ret = 0;
 	for (base = 0; base < nr_ops; base += n) {
 		n = min_t(u32, nr_ops - base, ACCMAP_REPLAY_OPS_CHUNK);
-		if (copy_from_user(buf, uops + base, n * sizeof(*buf))) {
-			res->failed_op = base;
-			ret = -EFAULT;
-			break;
-		}
-		/* User memory may have changed since the check: again. */
-		ret = accmap_replay_check_chunk(s, buf, n, base, res);
-		if (!ret)
-			ret = accmap_replay_exec(s, buf, n, base, res);
+		ret = accmap_replay_exec(s, kops + base, n, base, res);
 		if (ret)
 			break;
 	}
 
+	/* Others run on these registers next: leave them no root of ours. */
+	if (s->target->shared_as && accmap_replay_release_as(s))
+		pr_warn_ratelimited("%s: address space %u of %s[%d] stayed busy as its run ended\n",
+				    s->target->name, s->as, s->comm, s->pid);
 	accmap_replay_sync(s, false);
 	if (ops->run_end)
 		ops->run_end(s);
@@ -663,7 +674,7 @@ int accmap_replay_run(struct accmap_client *client,
 		.fault.as = U32_MAX,
 	};
 	struct accmap_replay_session *s = NULL;
-	struct accmap_replay_op *buf = NULL;
+	struct accmap_replay_op *kops = NULL;
 	ktime_t start = ktime_get();
 	int ret;
 
@@ -681,13 +692,20 @@ int accmap_replay_run(struct accmap_client *client,
 		ret = -ENOENT;
 		goto out;
 	}
-	buf = kmalloc_array(ACCMAP_REPLAY_OPS_CHUNK, sizeof(*buf), GFP_KERNEL);
-	if (!buf) {
+	/*
+	 * The whole list comes in before any lock is taken: a copy that
+	 * stalls (userfaultfd, FUSE) holds up this caller only.
+	 */
+	kops = kvmalloc_array(arg->nr_ops, sizeof(*kops), GFP_KERNEL_ACCOUNT);
+	if (!kops) {
 		ret = -ENOMEM;
 		goto out;
 	}
-
-	ret = accmap_replay_precheck(s, uops, arg->nr_ops, buf, &res);
+	if (copy_from_user(kops, uops, array_size(arg->nr_ops, sizeof(*kops)))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	ret = accmap_replay_check_ops(s, kops, arg->nr_ops, &res);
 	if (ret)
 		goto out;
 
@@ -696,11 +714,11 @@ int accmap_replay_run(struct accmap_client *client,
 		res.reason = ACCMAP_REPLAY_SIGNAL;
 		goto out;
 	}
-	ret = accmap_replay_run_ops(s, uops, arg->nr_ops, buf, &res);
+	ret = accmap_replay_run_ops(s, kops, arg->nr_ops, &res);
 	mutex_unlock(&s->run_lock);
 
 out:
-	kfree(buf);
+	kvfree(kops);
 	if (s)
 		accmap_replay_session_put(s);
 	arg->done = res.done;
@@ -820,6 +838,8 @@ int accmap_replay_add_target(struct accmap_device *adev,
 		ret = -ENOSPC;
 	} else {
 		atomic_set(&target->sessions, 0);
+		INIT_LIST_HEAD(&target->kept);
+		target->kept_ever = 0;
 		adev->targets[adev->nr_targets] = target;
 		/* Readers see the entry before the count that covers it. */
 		smp_store_release(&adev->nr_targets, adev->nr_targets + 1);
@@ -867,17 +887,20 @@ static const char *const accmap_pgt_names[ACCMAP_PGT_COUNT] = {
  * @m: the file
  * @unused: unused
  *
- * One line per session, then totals as "name<TAB>value" lines.
+ * One line per session, then totals as "name<TAB>value" lines (the
+ * kept_* ones count memory kept back from GPUs that did not stop), then
+ * one "target<TAB>name<TAB>sessions" line per target.
  *
  * Return: 0.
  */
 int accmap_replay_debugfs_show(struct seq_file *m, void *unused)
 {
 	struct accmap_device *adev = m->private;
-	struct accmap_replay_session *s;
+	unsigned long kept = 0, kept_tables = 0, kept_ever = 0;
 	unsigned long sessions = 0, tables = 0;
-	u64 mapped = 0;
-	u32 i;
+	struct accmap_replay_session *s;
+	u64 mapped = 0, kept_mapped = 0;
+	u32 i, nr;
 
 	seq_puts(m, "pid\tcomm\ttarget\tformat\tas\tmaps\tmapped\ttable_pages\n");
 	mutex_lock(&adev->replay_lock);
@@ -891,12 +914,24 @@ int accmap_replay_debugfs_show(struct seq_file *m, void *unused)
 		tables += pages;
 		mapped += s->mapped;
 	}
+	/* Pairs with the release in accmap_replay_add_target(). */
+	nr = smp_load_acquire(&adev->nr_targets);
+	for (i = 0; i < nr; i++) {
+		list_for_each_entry(s, &adev->targets[i]->kept, node) {
+			kept++;
+			kept_tables += s->pgt ? accmap_pgt_table_pages(s->pgt) : 0;
+			kept_mapped += s->mapped;
+		}
+		kept_ever += adev->targets[i]->kept_ever;
+	}
 	mutex_unlock(&adev->replay_lock);
 
 	seq_printf(m, "sessions\t%lu\nmapped\t%llu\ntable_pages\t%lu\n",
 		   sessions, mapped, tables);
-	/* Pairs with the release in accmap_replay_add_target(). */
-	for (i = 0; i < smp_load_acquire(&adev->nr_targets); i++)
+	/* Memory of sessions whose GPU did not stop: never freed until it resets. */
+	seq_printf(m, "kept_sessions\t%lu\nkept_mapped\t%llu\nkept_table_pages\t%lu\nkept_ever\t%lu\n",
+		   kept, kept_mapped, kept_tables, kept_ever);
+	for (i = 0; i < nr; i++)
 		seq_printf(m, "target\t%s\t%d\n", adev->targets[i]->name,
 			   atomic_read(&adev->targets[i]->sessions));
 	return 0;

@@ -120,7 +120,12 @@ struct accmap_replay_fault {
  * @open:      set up per-session state in @s->tpriv; 0 or -errno
  * @stop:      optional: stop everything the session started on the target
  *             (running jobs) and wait for it; called when the session goes,
- *             before its tables and memory are freed
+ *             before its tables and memory are freed.  Returns 0 if the
+ *             target no longer touches the session's memory,
+ *             ACCMAP_REPLAY_STOP_RESET if moreover the whole target was
+ *             reset (so memory kept back from earlier sessions is out of
+ *             use too), or -ETIMEDOUT if the target may still touch it:
+ *             the memory is then kept back, never freed (see replay.c)
  * @close:     free @s->tpriv; called after the tables are freed
  * @pgt_alloc: where the session's table pages come from (priv: @s)
  * @add_memory: optional: @len bytes of buffer memory at device address
@@ -142,7 +147,7 @@ struct accmap_replay_fault {
  */
 struct accmap_replay_target_ops {
 	int (*open)(struct accmap_replay_session *s);
-	void (*stop)(struct accmap_replay_session *s);
+	int (*stop)(struct accmap_replay_session *s);
 	void (*close)(struct accmap_replay_session *s);
 	const struct accmap_pgt_alloc_ops *pgt_alloc;
 	void (*add_memory)(struct accmap_replay_session *s, u64 dma,
@@ -168,7 +173,15 @@ struct accmap_replay_target_ops {
  * @gpu_id:      GPU_ID as read at probe
  * @ops:         the target's operations
  * @priv:        the target's own state
+ * @shared_as:   the address spaces outlive a run: every session on the
+ *               target uses the same registers (a real GPU), so each run
+ *               ends by pointing the session's address space at nothing
  * @sessions:    live sessions on this target
+ * @kept:        sessions whose GPU did not stop when they went, with their
+ *               tables, buffer references and DMA mappings, kept back
+ *               until the target is known to have reset (their node);
+ *               protected by the device's replay_lock
+ * @kept_ever:   sessions ever kept back; protected by replay_lock
  */
 struct accmap_replay_target {
 	const char *name;
@@ -179,8 +192,14 @@ struct accmap_replay_target {
 	u32 gpu_id;
 	const struct accmap_replay_target_ops *ops;
 	void *priv;
+	bool shared_as;
 	atomic_t sessions;
+	struct list_head kept;
+	unsigned long kept_ever;
 };
+
+/* What a target's @stop returns when it reset the whole target. */
+#define ACCMAP_REPLAY_STOP_RESET	1
 
 /**
  * struct accmap_replay_session - page tables and a target, ready to run
@@ -193,7 +212,8 @@ struct accmap_replay_target {
  * @opened:    the target's @open succeeded (so @stop and @close are due)
  * @ran:       a run has started: the target may hold the session's root
  * @format:    ACCMAP_PGT_*
- * @as:        address space index
+ * @as:        the session's address space: the index REPLAY_SETUP named,
+ *             below the target's as_count; the only one its ops may touch
  * @va_bits:   GPU VA bits
  * @pgt:       the page tables
  * @root:      TRANSTAB value for the tables, in the format's form
@@ -243,7 +263,10 @@ void accmap_replay_client_fini(struct accmap_client *client);
 int accmap_replay_query(struct accmap_device *adev,
 			struct accmap_replay_target_info *info);
 int accmap_replay_setup(struct accmap_client *client,
-			struct accmap_replay_setup *arg);
+			struct accmap_replay_setup *arg,
+			struct accmap_replay_session **news);
+void accmap_replay_setup_done(struct accmap_client *client,
+			      struct accmap_replay_session *s, bool told);
 int accmap_replay_run(struct accmap_client *client,
 		      struct accmap_replay_run *arg);
 int accmap_replay_destroy(struct accmap_client *client,
@@ -270,6 +293,9 @@ struct accmap_replay_result {
 
 int accmap_replay_check_op(const struct accmap_replay_op *op,
 			   u32 window_size);
+int accmap_replay_check_session_op(const struct accmap_replay_session *s,
+				   const struct accmap_replay_op *op);
+int accmap_replay_release_as(struct accmap_replay_session *s);
 int accmap_replay_exec(struct accmap_replay_session *s,
 		       const struct accmap_replay_op *ops, u32 n, u32 first,
 		       struct accmap_replay_result *res);

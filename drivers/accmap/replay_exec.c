@@ -3,10 +3,10 @@
  * accmap: the replay executor, which runs register operations on a target.
  *
  * The caller (replay.c) holds the session's run lock, has begun the run on
- * the target, and hands over the operations in chunks copied from user
- * space.  Every operation was checked when it was copied; it is checked
- * again here because user memory may have changed between the caller's
- * check and its copy of the chunk.
+ * the target, and hands over the operations, copied from user space and
+ * checked before the run began, in chunks.  Each is checked again here,
+ * its form and the session's isolation rules, right before it runs: the
+ * executor is the last place an op passes before it reaches the GPU.
  *
  * Every wait is bounded: POLL and WAIT_IRQ by the op's timeout (at most
  * ACCMAP_REPLAY_TIMEOUT_MAX_US), DELAY by ACCMAP_REPLAY_DELAY_MAX_US.
@@ -20,6 +20,7 @@
  * and is charged to the op after which it was seen.
  */
 
+#include <linux/bitfield.h>
 #include <linux/bits.h>
 #include <linux/delay.h>
 #include <linux/errno.h>
@@ -31,6 +32,7 @@
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 
+#include "mali_regs.h"
 #include "replay.h"
 
 /* Longest single sleep: how late a POLL sees its register or a signal. */
@@ -139,6 +141,190 @@ int accmap_replay_check_op(const struct accmap_replay_op *op, u32 window_size)
 	    (op->irq >= ACCMAP_REPLAY_IRQ_COUNT || !op->mask))
 		return -EINVAL;
 	return 0;
+}
+
+/* Bytes between address space blocks, and between job slots. */
+#define REPLAY_AS_STRIDE	(MALI_AS_BASE(1) - MALI_AS_BASE(0))
+#define REPLAY_JS_STRIDE	(MALI_JS_BASE(1) - MALI_JS_BASE(0))
+
+/*
+ * Input address bits of the tables the kernel builds: always four levels
+ * from a level-0 root (replay_pgtable.c), whatever the session's va_bits.
+ */
+#define REPLAY_TABLE_IA_BITS	48
+
+/* TRANSCFG_LO bits a session chooses: how its table walks use caches. */
+#define REPLAY_TRANSCFG_POLICY	(MALI_TRANSCFG_PTW_MEMATTR_MASK |	\
+				 MALI_TRANSCFG_PTW_SH_MASK |		\
+				 MALI_TRANSCFG_PTW_RA)
+
+/* PRFCNT_CONFIG: mode in bits 1:0, 0 for off. */
+#define REPLAY_PRFCNT_MODE_MASK	GENMASK(1, 0)
+
+/* How long an address space may stay busy when the kernel releases it. */
+#define REPLAY_AS_IDLE_TIMEOUT_US	100000
+
+/*
+ * A TRANSCFG_LO value the session may write: its own format's mode or
+ * unmapped; an input address size that walks the four levels the kernel
+ * built (a smaller one starts the walk lower down, where the GPU would
+ * take the kernel's tables for leaves and buffer memory for tables); no
+ * output size, no concatenated first level, a defined walk attribute, and
+ * nothing in reserved bits.
+ */
+static bool replay_transcfg_ok(const struct accmap_replay_session *s, u32 v)
+{
+	u32 mode = v & MALI_TRANSCFG_ADRMODE_MASK;
+	u32 ina = v & MALI_TRANSCFG_INA_BITS_MASK;
+	u32 own = s->format == ACCMAP_PGT_MALI_AARCH64_4K ?
+		  MALI_TRANSCFG_ADRMODE_AARCH64_4K : MALI_TRANSCFG_ADRMODE_LEGACY;
+
+	if (mode != own && mode != MALI_TRANSCFG_ADRMODE_UNMAPPED)
+		return false;
+	if (ina && ina != MALI_TRANSCFG_INA_BITS(REPLAY_TABLE_IA_BITS))
+		return false;
+	if ((v & MALI_TRANSCFG_PTW_MEMATTR_MASK) == MALI_TRANSCFG_PTW_MEMATTR_MASK)
+		return false;
+	return !(v & ~(MALI_TRANSCFG_ADRMODE_MASK | MALI_TRANSCFG_INA_BITS_MASK |
+		       REPLAY_TRANSCFG_POLICY));
+}
+
+/* The rules for a register of an address space block: @as, @reg in it. */
+static int replay_check_as_op(const struct accmap_replay_session *s,
+			      const struct accmap_replay_op *op, u32 as, u32 reg)
+{
+	if (as != s->as)
+		return -EINVAL;
+	switch (reg) {
+	case MALI_AS_TRANSTAB_LO:
+		return op->op == ACCMAP_REPLAY_OP_WRITE_ROOT &&
+		       !(op->flags & ACCMAP_REPLAY_OP_HI) ? 0 : -EINVAL;
+	case MALI_AS_TRANSTAB_HI:
+		return op->op == ACCMAP_REPLAY_OP_WRITE_ROOT &&
+		       (op->flags & ACCMAP_REPLAY_OP_HI) ? 0 : -EINVAL;
+	case MALI_AS_TRANSCFG_LO:
+		if (op->op == ACCMAP_REPLAY_OP_WRITE &&
+		    !replay_transcfg_ok(s, op->value))
+			return -EINVAL;
+		break;
+	case MALI_AS_TRANSCFG_HI:
+		/* Permission-model switches: the kernel's tables assume none. */
+		if (op->op == ACCMAP_REPLAY_OP_WRITE && op->value)
+			return -EINVAL;
+		break;
+	}
+	return op->op == ACCMAP_REPLAY_OP_WRITE_ROOT ? -EINVAL : 0;
+}
+
+/**
+ * accmap_replay_check_session_op() - check an op against the session's
+ * isolation rules
+ * @s:  the session; its @as and @format are used
+ * @op: an operation that passed accmap_replay_check_op()
+ *
+ * A session may program only its own address space, on the Mali register
+ * map, whatever the target:
+ *
+ * - no op touches the registers of another address space;
+ * - WRITE_ROOT goes only to the session's TRANSTAB_LO (TRANSTAB_HI with
+ *   ACCMAP_REPLAY_OP_HI), and no other op reads or writes TRANSTAB, so
+ *   the root never reaches user space and no op list points the GPU at
+ *   tables the kernel did not build;
+ * - a WRITE of TRANSCFG_LO selects the session's format or unmapped mode,
+ *   the input address size of the kernel's four-level tables (or 0, the
+ *   reset value) and nothing else but the table walk's cache policy
+ *   (PTW_MEMATTR, PTW_SH, PTW_RA); TRANSCFG_HI is written only with 0;
+ * - a WRITE of a job slot's CONFIG or CONFIG_NEXT selects the session's
+ *   address space, and so does one of PRFCNT_CONFIG that turns the
+ *   performance counters on (they dump into an address space).
+ *
+ * MEMATTR and the other registers of the session's own address space are
+ * free.  The executor checks every op again with this before it runs it.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int accmap_replay_check_session_op(const struct accmap_replay_session *s,
+				   const struct accmap_replay_op *op)
+{
+	u32 off = op->offset;
+	u32 reg;
+
+	switch (op->op) {
+	case ACCMAP_REPLAY_OP_WRITE:
+	case ACCMAP_REPLAY_OP_READ:
+	case ACCMAP_REPLAY_OP_POLL:
+	case ACCMAP_REPLAY_OP_WRITE_ROOT:
+		break;
+	default:
+		return 0;	/* no register */
+	}
+
+	if (off >= MALI_AS_BASE(0) && off < MALI_AS_BASE(MALI_AS_COUNT))
+		return replay_check_as_op(s, op,
+					  (off - MALI_AS_BASE(0)) / REPLAY_AS_STRIDE,
+					  (off - MALI_AS_BASE(0)) % REPLAY_AS_STRIDE);
+	if (op->op == ACCMAP_REPLAY_OP_WRITE_ROOT)
+		return -EINVAL;
+	if (op->op != ACCMAP_REPLAY_OP_WRITE)
+		return 0;
+
+	if (off >= MALI_JS_BASE(0) && off < MALI_JS_BASE(MALI_JOB_SLOTS)) {
+		reg = (off - MALI_JS_BASE(0)) % REPLAY_JS_STRIDE;
+		if ((reg == MALI_JS_CONFIG || reg == MALI_JS_CONFIG_NEXT) &&
+		    (op->value & MALI_JS_CONFIG_AS_MASK) != s->as)
+			return -EINVAL;
+	}
+	if (off == MALI_PRFCNT_CONFIG &&
+	    (op->value & REPLAY_PRFCNT_MODE_MASK) &&
+	    FIELD_GET(MALI_PRFCNT_CONFIG_AS_MASK, op->value) != s->as)
+		return -EINVAL;
+	return 0;
+}
+
+/* Waits until the address space has no command in progress. */
+static int replay_as_idle(struct accmap_replay_session *s, u32 base)
+{
+	const struct accmap_replay_target_ops *t = s->target->ops;
+	ktime_t deadline = ktime_add_us(ktime_get(), REPLAY_AS_IDLE_TIMEOUT_US);
+
+	for (;;) {
+		bool late = ktime_after(ktime_get(), deadline);
+
+		if (!(t->read32(s, base + MALI_AS_STATUS) & MALI_AS_STATUS_ACTIVE))
+			return 0;
+		if (late)
+			return -ETIMEDOUT;
+		usleep_range(10, 100);
+	}
+}
+
+/**
+ * accmap_replay_release_as() - point the session's address space at nothing
+ * @s: the session; the caller holds its run lock and has begun a run
+ *
+ * Clears TRANSTAB, sets TRANSCFG to unmapped and makes the MMU take them
+ * (AS_COMMAND UPDATE once the address space is idle), so that nothing
+ * after this, another session on the same registers included, inherits a
+ * pointer to the session's tables.  Jobs of the session still running
+ * fault from here on.
+ *
+ * Return: 0, or -ETIMEDOUT if the address space stayed busy (the UPDATE
+ * is written anyway; the GPU may not have taken it).
+ */
+int accmap_replay_release_as(struct accmap_replay_session *s)
+{
+	const struct accmap_replay_target_ops *t = s->target->ops;
+	u32 base = MALI_AS_BASE(s->as);
+	int ret, idle;
+
+	t->write32(s, base + MALI_AS_TRANSTAB_LO, 0);
+	t->write32(s, base + MALI_AS_TRANSTAB_HI, 0);
+	t->write32(s, base + MALI_AS_TRANSCFG_LO, MALI_TRANSCFG_ADRMODE_UNMAPPED);
+	t->write32(s, base + MALI_AS_TRANSCFG_HI, 0);
+	ret = replay_as_idle(s, base);
+	t->write32(s, base + MALI_AS_COMMAND, MALI_AS_CMD_UPDATE);
+	idle = replay_as_idle(s, base);
+	return ret ?: idle;
 }
 
 /* The value of a READ or POLL matches under its mask. */
@@ -297,7 +483,8 @@ static int replay_errno(u32 reason)
  *         (what the failed op read, 0 if it read nothing) and, for an
  *         MMU fault, @res->fault are set
  *
- * Runs the ops in order, each checked again first.  READ and POLL compare
+ * Runs the ops in order, each checked again first (its form and the
+ * session's rules).  READ and POLL compare
  * under the op's mask on both sides (bits of @value outside @mask do not
  * matter); a READ that does not match fails the run only with
  * ACCMAP_REPLAY_OP_STRICT.  After every POLL, WAIT_IRQ and DELAY, and
@@ -329,7 +516,8 @@ int accmap_replay_exec(struct accmap_replay_session *s,
 			reason = ACCMAP_REPLAY_SIGNAL;
 			break;
 		}
-		if (accmap_replay_check_op(op, s->target->window_size)) {
+		if (accmap_replay_check_op(op, s->target->window_size) ||
+		    accmap_replay_check_session_op(s, op)) {
 			reason = ACCMAP_REPLAY_INVALID;
 			break;
 		}

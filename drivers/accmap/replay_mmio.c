@@ -209,11 +209,21 @@ static bool accmap_mmio_mmu_fault(struct accmap_replay_session *s,
 	if (!bits)
 		return false;
 
-	/* Fault bits 15:0, bus errors 31:16, both per address space. */
-	as = __ffs(bits) % 16;
-	if (as >= s->target->as_count)
+	/*
+	 * Fault bits 15:0, bus errors 31:16, both per address space.  The
+	 * session's own is reported first; of another, only its number: its
+	 * fault address is not this session's to see.
+	 */
+	if (bits & (BIT(s->as) | BIT(16 + s->as)))
 		as = s->as;
+	else
+		as = __ffs(bits) % 16;
 	f->as = as;
+	if (as != s->as) {
+		f->status = 0;
+		f->address = 0;
+		return true;
+	}
 	f->status = readl(mmio->regs + MALI_AS_BASE(as) + MALI_AS_FAULTSTATUS);
 	lo = readl(mmio->regs + MALI_AS_BASE(as) + MALI_AS_FAULTADDRESS_LO);
 	hi = readl(mmio->regs + MALI_AS_BASE(as) + MALI_AS_FAULTADDRESS_HI);
@@ -281,28 +291,29 @@ static struct device *accmap_mmio_dma_dev(struct accmap_replay_session *s)
 #define ACCMAP_MMIO_RESET_TIMEOUT_US	100000
 
 /*
- * A session that ran may have left jobs running or an address space
- * pointing at its tables; both go with it, so reset the GPU first.
+ * A session that ran may have left jobs running, or the GPU's caches and
+ * MMU holding what they read of its tables; all go with it, so reset the
+ * GPU first.  Only a reset that completes says the GPU no longer touches
+ * the session's memory (nor that of any session before it); if it does
+ * not, replay.c keeps that memory back.
  */
-static void accmap_mmio_stop(struct accmap_replay_session *s)
+static int accmap_mmio_stop(struct accmap_replay_session *s)
 {
 	struct accmap_mmio *mmio = accmap_mmio_of(s);
 	u32 raw;
 	int ret;
 
 	if (!s->ran)
-		return;
+		return 0;
 	mutex_lock(&mmio->window_lock);
 	writel(MALI_GPU_IRQ_RESET_COMPLETED, mmio->regs + MALI_GPU_IRQ_CLEAR);
 	writel(MALI_GPU_CMD_SOFT_RESET, mmio->regs + MALI_GPU_COMMAND);
 	ret = readl_poll_timeout(mmio->regs + MALI_GPU_IRQ_RAWSTAT, raw,
 				 raw & MALI_GPU_IRQ_RESET_COMPLETED, 100,
 				 ACCMAP_MMIO_RESET_TIMEOUT_US);
-	if (ret)
-		dev_warn_ratelimited(mmio->dev, "%s: GPU soft reset did not complete\n",
-				     mmio->name);
 	writel(MALI_GPU_IRQ_RESET_COMPLETED, mmio->regs + MALI_GPU_IRQ_CLEAR);
 	mutex_unlock(&mmio->window_lock);
+	return ret ? -ETIMEDOUT : ACCMAP_REPLAY_STOP_RESET;
 }
 
 static int accmap_mmio_open(struct accmap_replay_session *s)
@@ -374,6 +385,8 @@ static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
 	t->gpu_id = readl(mmio->regs + MALI_GPU_ID);
 	t->ops = &accmap_mmio_ops;
 	t->priv = mmio;
+	/* One GPU for every session: its address spaces outlive a run. */
+	t->shared_as = true;
 }
 
 static int accmap_mmio_check_window(u64 base, u64 size)

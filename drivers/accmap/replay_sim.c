@@ -1553,20 +1553,23 @@ static int sim_open(struct accmap_replay_session *s)
  * publishes nothing; a START afterwards runs nothing.  When this returns
  * the model no longer touches the session's tables or buffers, so they
  * may go.  Registers stay readable.
+ *
+ * Return: 0: the model never fails to stop.
  */
-static void sim_stop(struct accmap_replay_session *s)
+static int sim_stop(struct accmap_replay_session *s)
 {
 	struct sim *sim = sim_of(s);
 	unsigned int i;
 
 	if (!sim)
-		return;
+		return 0;
 	spin_lock(&sim->lock);
 	sim->dying = true;
 	WRITE_ONCE(sim->gen, sim->gen + 1);
 	spin_unlock(&sim->lock);
 	for (i = 0; i < SIM_JS_COUNT; i++)
 		cancel_work_sync(&sim->js[i].work);
+	return 0;
 }
 
 /**

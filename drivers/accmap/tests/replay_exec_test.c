@@ -162,13 +162,16 @@ static void exec_check_op_tiny_window(struct kunit *test)
 
 /* ---- the executor against a fake target ---- */
 
-#define FAKE_WINDOW	0x100
+/* The Mali map: the session rules are checked on every target. */
+#define FAKE_WINDOW	MALI_WINDOW_SIZE
 #define FAKE_REG	0x40	/* plain storage */
 #define FAKE_REG2	0x44
 #define FAKE_READY	0x10	/* 0 for ready_after reads, then 0xff */
 #define FAKE_DOORBELL	0x20	/* a write raises an MMU fault */
-#define FAKE_ROOT_LO	0x30
-#define FAKE_ROOT_HI	0x34
+#define FAKE_AS		3	/* the fake session's address space */
+#define FAKE_AS_REG(r)	(MALI_AS_BASE(FAKE_AS) + MALI_AS_##r)
+#define FAKE_ROOT_LO	FAKE_AS_REG(TRANSTAB_LO)
+#define FAKE_ROOT_HI	FAKE_AS_REG(TRANSTAB_HI)
 #define FAKE_FAULT_ADDR	0xdead1000ULL
 #define FAKE_FAULT_AS	2
 
@@ -182,6 +185,8 @@ static void exec_check_op_tiny_window(struct kunit *test)
  * @fault:       an MMU fault is pending
  * @fault_quiet: wait_irq says -EIO but mmu_fault reports nothing
  * @fault_checks: calls of mmu_fault
+ * @as_busy:     the address space's STATUS reads ACTIVE, always
+ * @writes:      writes so far
  */
 struct fake_gpu {
 	u32 regs[FAKE_WINDOW / 4];
@@ -192,6 +197,8 @@ struct fake_gpu {
 	bool fault;
 	bool fault_quiet;
 	unsigned int fault_checks;
+	bool as_busy;
+	unsigned int writes;
 };
 
 static u32 fake_read32(struct accmap_replay_session *s, u32 offset)
@@ -200,6 +207,8 @@ static u32 fake_read32(struct accmap_replay_session *s, u32 offset)
 
 	if (offset == FAKE_READY)
 		return ++g->ready_reads > g->ready_after ? 0xff : 0;
+	if (offset == FAKE_AS_REG(STATUS) && g->as_busy)
+		return MALI_AS_STATUS_ACTIVE;
 	return g->regs[offset / 4];
 }
 
@@ -208,6 +217,7 @@ static void fake_write32(struct accmap_replay_session *s, u32 offset, u32 v)
 	struct fake_gpu *g = s->tpriv;
 
 	g->regs[offset / 4] = v;
+	g->writes++;
 	if (offset == FAKE_DOORBELL)
 		g->fault = true;
 }
@@ -276,6 +286,7 @@ static struct fake_env *new_fake(struct kunit *test)
 	e->target.ops = &fake_ops;
 	e->s.target = &e->target;
 	e->s.tpriv = &e->gpu;
+	e->s.as = FAKE_AS;
 	e->s.root = 0x0000123456789003ULL;
 	e->res.failed_op = U32_MAX;
 	return e;
@@ -1027,23 +1038,42 @@ static void sim_job_read_only_output(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sim_get32(test, e, c), 0U);
 }
 
+/* The recorded TRANSTAB written as is, instead of WRITE_ROOT: refused. */
+static void sim_plain_transtab(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	const struct accmap_replay_target_ops *t = e->target.ops;
+
+	add_as_setup(test, e);
+	e->ops[0].op = W;
+	e->ops[0].value = 0x1000;
+	KUNIT_EXPECT_EQ(test, sim_run(e), -EINVAL);
+	KUNIT_EXPECT_EQ(test, e->res.failed_op, 0U);
+	KUNIT_EXPECT_EQ(test, e->res.done, 0U);
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_INVALID);
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, AS(TRANSTAB_LO)), 0U);
+}
+
+/*
+ * A root someone else left in the registers (planted here behind the
+ * executor's back) names tables that are not the session's: a job that
+ * uses it without WRITE_ROOT faults, and reaches none of the memory.
+ */
 static void sim_stale_root(struct kunit *test)
 {
 	struct sim_env *e = new_sim(test);
+	const struct accmap_replay_target_ops *t = e->target.ops;
 	u64 jd, a, c;
 	u32 job;
 
-	/*
-	 * The recorded TRANSTAB written as is, instead of WRITE_ROOT: it
-	 * names tables that are not the session's.
-	 */
 	sim_vadd_pages(test, e, RW, &jd, &a, &c);
+	t->write32(&e->s, AS(TRANSTAB_LO),
+		   e->s.format == ACCMAP_PGT_MALI_LPAE ? 0x1000 | 3 : 0x1000);
+	t->write32(&e->s, AS(TRANSTAB_HI), 0);
 	add_as_setup(test, e);
-	e->ops[0].op = W;
-	e->ops[0].value = e->s.format == ACCMAP_PGT_MALI_LPAE ? 0x1000 | 3 :
-								0x1000;
-	e->ops[1].op = W;
-	e->ops[1].flags = 0;
+	/* Drop the two WRITE_ROOTs: the setup keeps the planted root. */
+	memmove(e->ops, e->ops + 2, (e->nops - 2) * sizeof(*e->ops));
+	e->nops -= 2;
 	job = e->nops;
 	add_job(test, e, jd);
 
@@ -1052,6 +1082,303 @@ static void sim_stale_root(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sim_get32(test, e, c), 0U);
 	KUNIT_EXPECT_EQ(test, sim_get32(test, e, jd + MALI_JD_EXCEPTION_STATUS),
 			0U);
+}
+
+/* Ops on another address space or job slots naming it never reach the model. */
+static void sim_foreign_as(struct kunit *test)
+{
+	static const u32 other = SIM_AS + 1;
+	struct sim_env *e = new_sim(test);
+	const struct accmap_replay_target_ops *t = e->target.ops;
+	const struct accmap_replay_op bad[] = {
+		OP(.op = WR, .offset = MALI_AS_BASE(other) + MALI_AS_TRANSTAB_LO),
+		OP(.op = W, .offset = MALI_AS_BASE(other) + MALI_AS_TRANSCFG_LO,
+		   .value = MALI_TRANSCFG_ADRMODE_AARCH64_4K),
+		OP(.op = W, .offset = MALI_AS_BASE(other) + MALI_AS_MEMATTR_LO,
+		   .value = 0x88),
+		OP(.op = W, .offset = JS(CONFIG_NEXT), .value = other),
+	};
+	u64 jd, a, c;
+	unsigned int i;
+	u32 job;
+
+	sim_vadd_pages(test, e, RW, &jd, &a, &c);
+	add_as_setup(test, e);
+	job = e->nops;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		/* After a valid setup, or in place of the job's CONFIG_NEXT. */
+		e->nops = job;
+		if (i < 3) {
+			add(test, e, &bad[i]);
+		} else {
+			add_job(test, e, jd);
+			e->ops[job + 3] = bad[i];
+		}
+		memset(&e->res, 0, sizeof(e->res));
+		e->res.failed_op = U32_MAX;
+		KUNIT_EXPECT_EQ_MSG(test, sim_run(e), -EINVAL, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, e->res.failed_op, i < 3 ? job : job + 3,
+				    "case %u", i);
+		KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_INVALID);
+	}
+	/* The other address space was never written; no job ran. */
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, MALI_AS_BASE(other) +
+					       MALI_AS_TRANSTAB_LO), 0U);
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, MALI_AS_BASE(other) +
+					       MALI_AS_TRANSCFG_LO), 0U);
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, MALI_AS_BASE(other) +
+					       MALI_AS_MEMATTR_LO), 0U);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, jd + MALI_JD_EXCEPTION_STATUS),
+			0U);
+}
+
+/*
+ * Roots cleared after a run: once the kernel has released the address
+ * space, its TRANSTAB names nothing and a job started without setting
+ * it up again faults, touching none of the session's memory.
+ */
+static void sim_release_as(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	const struct accmap_replay_target_ops *t = e->target.ops;
+	u64 jd, a, c;
+
+	sim_vadd_pages(test, e, RW, &jd, &a, &c);
+	add_power_on(test, e);
+	add_as_setup(test, e);
+	add_job(test, e, jd);
+	KUNIT_ASSERT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, c + 4), 1001U);
+
+	KUNIT_EXPECT_EQ(test, accmap_replay_release_as(&e->s), 0);
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, AS(TRANSTAB_LO)), 0U);
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, AS(TRANSTAB_HI)), 0U);
+	KUNIT_EXPECT_EQ(test, t->read32(&e->s, AS(TRANSCFG_LO)),
+			(u32)MALI_TRANSCFG_ADRMODE_UNMAPPED);
+
+	/* The next run starts the same job and nothing else. */
+	put_vadd(test, e, jd, a, a + 4 * SIM_VADD_N, c);
+	memset(sim_kva(test, e, c, SZ_4K), 0, SZ_4K);
+	e->nops = 0;
+	memset(&e->res, 0, sizeof(e->res));
+	e->res.failed_op = U32_MAX;
+	add_job(test, e, jd);
+	KUNIT_EXPECT_EQ(test, sim_run(e), -EIO);
+	expect_job_fault(test, e, 0, jd);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, c + 4), 0U);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, jd + MALI_JD_EXCEPTION_STATUS),
+			0U);
+}
+
+/* ---- the session's isolation rules ---- */
+
+#define SAS		2		/* the session's address space */
+#define OAS		5		/* another one */
+#define ASR(as, r)	(MALI_AS_BASE(as) + MALI_AS_##r)
+#define JSR(n, r)	(MALI_JS_BASE(n) + MALI_JS_##r)
+#define A64		ACCMAP_PGT_MALI_AARCH64_4K
+#define LPAE		ACCMAP_PGT_MALI_LPAE
+#define M_A64		MALI_TRANSCFG_ADRMODE_AARCH64_4K
+#define M_LEG		MALI_TRANSCFG_ADRMODE_LEGACY
+#define M_UNM		MALI_TRANSCFG_ADRMODE_UNMAPPED
+#define INA48		MALI_TRANSCFG_INA_BITS(48)
+#define KBASE_CFG	(MALI_TRANSCFG_PTW_MEMATTR_WB | MALI_TRANSCFG_PTW_RA)
+
+struct rule_case {
+	const char *name;
+	u32 format;
+	struct accmap_replay_op op;
+	int ret;
+};
+
+static const struct rule_case rule_cases[] = {
+	/* The root: only WRITE_ROOT, only into the session's TRANSTAB. */
+	{ "root_lo", A64, OP(.op = WR, .offset = ASR(SAS, TRANSTAB_LO)), 0 },
+	{ "root_hi", A64, OP(.op = WR, .flags = HI,
+			     .offset = ASR(SAS, TRANSTAB_HI)), 0 },
+	{ "root_other_as", A64, OP(.op = WR, .offset = ASR(OAS, TRANSTAB_LO)),
+	  -EINVAL },
+	{ "root_other_as_hi", LPAE, OP(.op = WR, .flags = HI,
+				       .offset = ASR(0, TRANSTAB_HI)), -EINVAL },
+	{ "root_halves_swapped", A64, OP(.op = WR, .offset = ASR(SAS, TRANSTAB_HI)),
+	  -EINVAL },
+	{ "root_into_memattr", A64, OP(.op = WR, .offset = ASR(SAS, MEMATTR_LO)),
+	  -EINVAL },
+	{ "root_into_job_slot", A64, OP(.op = WR, .offset = JSR(0, HEAD_NEXT_LO)),
+	  -EINVAL },
+	{ "write_transtab", A64, OP(.op = W, .offset = ASR(SAS, TRANSTAB_LO)),
+	  -EINVAL },
+	{ "read_transtab", A64, OP(.op = R, .offset = ASR(SAS, TRANSTAB_HI)),
+	  -EINVAL },
+	{ "poll_transtab", A64, OP(.op = P, .offset = ASR(SAS, TRANSTAB_LO),
+				   .timeout_us = 1), -EINVAL },
+
+	/* Another address space: nothing at all. */
+	{ "other_memattr", A64, OP(.op = W, .offset = ASR(OAS, MEMATTR_LO)),
+	  -EINVAL },
+	{ "other_command", A64, OP(.op = W, .offset = ASR(OAS, COMMAND),
+				   .value = MALI_AS_CMD_UPDATE), -EINVAL },
+	{ "other_transcfg", A64, OP(.op = W, .offset = ASR(OAS, TRANSCFG_LO),
+				    .value = M_UNM), -EINVAL },
+	{ "other_faultaddress", A64, OP(.op = R,
+					.offset = ASR(OAS, FAULTADDRESS_LO)),
+	  -EINVAL },
+	{ "other_status_poll", A64, OP(.op = P, .offset = ASR(15, STATUS),
+				       .timeout_us = 1), -EINVAL },
+	{ "other_last_reg", A64, OP(.op = R, .offset = MALI_AS_BASE(16) - 4),
+	  -EINVAL },
+	{ "own_memattr", A64, OP(.op = W, .offset = ASR(SAS, MEMATTR_HI),
+				 .value = ~0U), 0 },
+	{ "own_command", A64, OP(.op = W, .offset = ASR(SAS, COMMAND),
+				 .value = MALI_AS_CMD_FLUSH_MEM), 0 },
+	{ "own_faultstatus", A64, OP(.op = R, .offset = ASR(SAS, FAULTSTATUS)), 0 },
+	{ "own_status_poll", A64, OP(.op = P, .offset = ASR(SAS, STATUS),
+				     .timeout_us = 1), 0 },
+	{ "own_transcfg_read", A64, OP(.op = R, .offset = ASR(SAS, TRANSCFG_LO)),
+	  0 },
+	{ "past_the_as_blocks", A64, OP(.op = W, .offset = MALI_AS_BASE(16)), 0 },
+
+	/* TRANSCFG_LO: every field. */
+	{ "cfg_own_mode", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				  .value = M_A64), 0 },
+	{ "cfg_kbase", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+			       .value = M_A64 | KBASE_CFG |
+					MALI_TRANSCFG_PTW_SH_MASK), 0 },
+	{ "cfg_panfrost", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				  .value = M_A64 | KBASE_CFG | INA48 |
+					   (2U << 28)), 0 },
+	{ "cfg_lpae_mode", LPAE, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				    .value = M_LEG | MALI_TRANSCFG_PTW_MEMATTR_NC),
+	  0 },
+	{ "cfg_unmapped", LPAE, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				   .value = M_UNM | KBASE_CFG), 0 },
+	{ "cfg_other_format", LPAE, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				       .value = M_A64), -EINVAL },
+	{ "cfg_legacy_on_a64", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				       .value = M_LEG), -EINVAL },
+	{ "cfg_identity", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				  .value = MALI_TRANSCFG_ADRMODE_IDENTITY), -EINVAL },
+	{ "cfg_64k", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+			     .value = 8), -EINVAL },
+	{ "cfg_input_39_bits", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				       .value = M_A64 | MALI_TRANSCFG_INA_BITS(39)),
+	  -EINVAL },
+	{ "cfg_input_47_bits", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				       .value = M_A64 | MALI_TRANSCFG_INA_BITS(47)),
+	  -EINVAL },
+	{ "cfg_input_lpae", LPAE, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				     .value = M_LEG | (31U << 6)), -EINVAL },
+	{ "cfg_output_bits", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				     .value = M_A64 | (40U << 14)), -EINVAL },
+	{ "cfg_sl_concat", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+				   .value = M_A64 | MALI_TRANSCFG_SL_CONCAT), -EINVAL },
+	{ "cfg_walk_attr_reserved", A64, OP(.op = W,
+					    .offset = ASR(SAS, TRANSCFG_LO),
+					    .value = M_A64 |
+						     MALI_TRANSCFG_PTW_MEMATTR_MASK),
+	  -EINVAL },
+	{ "cfg_bit4", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+			      .value = M_A64 | BIT(4)), -EINVAL },
+	{ "cfg_bit23", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+			       .value = M_A64 | BIT(23)), -EINVAL },
+	{ "cfg_bit31", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_LO),
+			       .value = M_UNM | BIT(31)), -EINVAL },
+
+	/* TRANSCFG_HI: 0 only. */
+	{ "cfg_hi_zero", A64, OP(.op = W, .offset = ASR(SAS, TRANSCFG_HI)), 0 },
+	{ "cfg_hi_disable_af_fault", A64, OP(.op = W,
+					     .offset = ASR(SAS, TRANSCFG_HI),
+					     .value = BIT(34 - 32)), -EINVAL },
+	{ "cfg_hi_top", LPAE, OP(.op = W, .offset = ASR(SAS, TRANSCFG_HI),
+				 .value = BIT(31)), -EINVAL },
+	{ "cfg_hi_read", A64, OP(.op = R, .offset = ASR(SAS, TRANSCFG_HI)), 0 },
+
+	/* Job slots and performance counters select the session's AS only. */
+	{ "js_config_next_own", A64, OP(.op = W, .offset = JSR(0, CONFIG_NEXT),
+					.value = 0x87b00 | SAS), 0 },
+	{ "js_config_next_other", A64, OP(.op = W, .offset = JSR(1, CONFIG_NEXT),
+					  .value = 0x87b00 | OAS), -EINVAL },
+	{ "js_config_next_as0", LPAE, OP(.op = W, .offset = JSR(15, CONFIG_NEXT)),
+	  -EINVAL },
+	{ "js_config_other", A64, OP(.op = W, .offset = JSR(2, CONFIG),
+				     .value = 0xf), -EINVAL },
+	{ "js_config_own", A64, OP(.op = W, .offset = JSR(2, CONFIG),
+				   .value = SAS), 0 },
+	{ "js_config_read", A64, OP(.op = R, .offset = JSR(0, CONFIG_NEXT)), 0 },
+	{ "js_head_next", A64, OP(.op = W, .offset = JSR(0, HEAD_NEXT_LO),
+				  .value = 0xf), 0 },
+	{ "prfcnt_off", A64, OP(.op = W, .offset = MALI_PRFCNT_CONFIG), 0 },
+	{ "prfcnt_own", A64, OP(.op = W, .offset = MALI_PRFCNT_CONFIG,
+				.value = SAS << 4 | 1), 0 },
+	{ "prfcnt_other", A64, OP(.op = W, .offset = MALI_PRFCNT_CONFIG,
+				  .value = OAS << 4 | 2), -EINVAL },
+
+	/* Ops without a register. */
+	{ "delay", A64, OP(.op = D, .timeout_us = 1), 0 },
+	{ "wait_irq", A64, OP(.op = I, .mask = 1, .timeout_us = 1), 0 },
+};
+
+static void rule_desc(const struct rule_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rule, rule_cases, rule_desc);
+
+static void exec_session_rules(struct kunit *test)
+{
+	const struct rule_case *c = test->param_value;
+	struct accmap_replay_session s = { .as = SAS, .format = c->format };
+
+	/* Each case is well formed: only the session's rules judge it. */
+	KUNIT_ASSERT_EQ(test, accmap_replay_check_op(&c->op, MALI_WINDOW_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_session_op(&s, &c->op), c->ret);
+}
+
+/* The executor applies the rules too, before the op reaches the target. */
+static void exec_session_rules_run(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_REG, .value = 1),
+		OP(.op = W, .offset = MALI_AS_BASE(FAKE_AS + 1) + MALI_AS_MEMATTR_LO,
+		   .value = 2),
+	};
+
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 10), -EINVAL);
+	expect_failed(test, e, 1, 11, ACCMAP_REPLAY_INVALID);
+	KUNIT_EXPECT_EQ(test, e->gpu.writes, 1U);
+}
+
+/* Releasing the AS: the root and mode cleared, then UPDATE. */
+static void exec_release_as(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = WR, .offset = FAKE_ROOT_LO),
+		OP(.op = WR, .flags = HI, .offset = FAKE_ROOT_HI),
+		OP(.op = W, .offset = FAKE_AS_REG(TRANSCFG_LO),
+		   .value = MALI_TRANSCFG_ADRMODE_AARCH64_4K),
+		OP(.op = W, .offset = FAKE_AS_REG(MEMATTR_LO), .value = 0x88),
+	};
+
+	KUNIT_ASSERT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), 0);
+	KUNIT_EXPECT_EQ(test, accmap_replay_release_as(&e->s), 0);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_ROOT_LO / 4], 0U);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_ROOT_HI / 4], 0U);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_AS_REG(TRANSCFG_LO) / 4],
+			(u32)MALI_TRANSCFG_ADRMODE_UNMAPPED);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_AS_REG(COMMAND) / 4],
+			(u32)MALI_AS_CMD_UPDATE);
+	/* Only the session's own address space. */
+	KUNIT_EXPECT_EQ(test, e->gpu.writes, 4U + 5U);
+
+	/* An address space that stays busy: reported, UPDATE written anyway. */
+	e = new_fake(test);
+	e->gpu.as_busy = true;
+	KUNIT_EXPECT_EQ(test, accmap_replay_release_as(&e->s), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_AS_REG(COMMAND) / 4],
+			(u32)MALI_AS_CMD_UPDATE);
 }
 
 static struct kunit_case replay_exec_cases[] = {
@@ -1076,7 +1403,13 @@ static struct kunit_case replay_exec_cases[] = {
 	KUNIT_CASE_PARAM(sim_job, sim_format_gen_params),
 	KUNIT_CASE_PARAM(sim_job_unmapped, sim_format_gen_params),
 	KUNIT_CASE_PARAM(sim_job_read_only_output, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_plain_transtab, sim_format_gen_params),
 	KUNIT_CASE_PARAM(sim_stale_root, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_foreign_as, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_release_as, sim_format_gen_params),
+	KUNIT_CASE_PARAM(exec_session_rules, rule_gen_params),
+	KUNIT_CASE(exec_session_rules_run),
+	KUNIT_CASE(exec_release_as),
 	{}
 };
 

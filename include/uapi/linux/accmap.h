@@ -449,7 +449,8 @@ struct accmap_replay_map {
  * @nr_maps:    in: 1 to ACCMAP_REPLAY_MAPS_MAX; mappings may not overlap
  * @target:     in: target index (see ACCMAP_IOC_REPLAY_QUERY)
  * @format:     in: ACCMAP_PGT_*, one the target supports
- * @as:         in: address space index, below the target's as_count
+ * @as:         in: address space index, below the target's as_count: the
+ *              session's address space, the only one its ops may program
  * @va_bits:    in: GPU virtual address bits, ACCMAP_REPLAY_VA_BITS_MIN to
  *              ACCMAP_REPLAY_VA_BITS_MAX
  * @flags:      in: none defined yet, must be 0
@@ -505,10 +506,13 @@ struct accmap_replay_setup {
  * @flags:      ACCMAP_REPLAY_OP_* flags that apply to @op, else 0
  * @offset:     register offset, 4-byte aligned, inside the target's window
  *              (WRITE, READ, POLL, WRITE_ROOT; else 0).  On the Mali
- *              register map: WRITE_ROOT goes to an address space's
- *              TRANSTAB_LO (TRANSTAB_HI with ACCMAP_REPLAY_OP_HI), no other
- *              op touches TRANSTAB, and a WRITE of TRANSCFG selects the
- *              session's format or unmapped mode
+ *              register map: no op touches another address space than the
+ *              session's; WRITE_ROOT goes to its TRANSTAB_LO (TRANSTAB_HI
+ *              with ACCMAP_REPLAY_OP_HI), no other op touches TRANSTAB; a
+ *              WRITE of TRANSCFG is checked field by field (the session's
+ *              format or unmapped mode, the tables' input size, only cache
+ *              policy besides; TRANSCFG_HI 0); job slot CONFIG(_NEXT) and
+ *              PRFCNT_CONFIG name only the session's address space
  * @value:      WRITE: the value; READ: the expected value; POLL: the value
  *              to wait for (else 0)
  * @mask:       READ, POLL: the bits compared; WAIT_IRQ: the interrupt

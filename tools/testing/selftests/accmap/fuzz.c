@@ -150,6 +150,11 @@
 #define TRANSCFG_UNMAPPED	0x1
 #define TRANSCFG_IDENTITY	0x2
 #define TRANSCFG_AARCH64_4K	0x6
+/* TRANSCFG_LO: what a session may set besides the mode (the kernel's rules). */
+#define TRANSCFG_INA_MASK	(0x1fU << 6)
+#define TRANSCFG_INA_48		(7U << 6)
+#define TRANSCFG_POLICY		(3U << 24 | 3U << 28 | 1U << 30)
+#define PRFCNT_CONFIG		0x0068
 
 #define GPU_PAGE		4096ULL
 #define NO_INDEX		0xffffffffU
@@ -3077,8 +3082,61 @@ static int as_reg(uint32_t offset)
 #define F_TIMEOUT	BIT(3)
 #define F_IRQ		BIT(4)
 
-/* Whether @op is malformed for a session in @format (Documentation: "Operations"). */
-static bool rop_bad(const struct accmap_replay_op *op, uint32_t format)
+/* The verdict of the isolation rules for an op, if it is otherwise well formed. */
+static int rop_as_rule(const struct accmap_replay_op *op, uint32_t format, int as)
+{
+	uint32_t off = op->offset, v = op->value, mode = v & 0xf, ina = v & TRANSCFG_INA_MASK;
+	int reg = as_reg(off), own;
+
+	if (op->op == ACCMAP_REPLAY_OP_WAIT_IRQ || op->op == ACCMAP_REPLAY_OP_DELAY)
+		return NO;
+	if (reg >= 0) {
+		switch (reg) {
+		case 0x00:
+		case 0x04:
+			own = op->op != ACCMAP_REPLAY_OP_WRITE_ROOT ||
+			      reg != (op->flags & ACCMAP_REPLAY_OP_HI ? 0x04 : 0x00);
+			break;
+		case 0x30:
+			own = op->op == ACCMAP_REPLAY_OP_WRITE &&
+			      ((mode != TRANSCFG_UNMAPPED &&
+				mode != (format == ACCMAP_PGT_MALI_AARCH64_4K ?
+					 TRANSCFG_AARCH64_4K : TRANSCFG_LEGACY)) ||
+			       (ina && ina != TRANSCFG_INA_48) || (v & 3U << 24) == 3U << 24 ||
+			       (v & ~(0xfU | TRANSCFG_INA_MASK | TRANSCFG_POLICY)));
+			break;
+		case 0x34:
+			own = op->op == ACCMAP_REPLAY_OP_WRITE && v;
+			break;
+		default:
+			own = op->op == ACCMAP_REPLAY_OP_WRITE_ROOT;
+			break;
+		}
+		/* Bad on the session's own: bad anywhere; else the AS decides. */
+		if (own)
+			return YES;
+		if (as < 0)
+			return MAYBE;
+		return (off - MALI_AS(0)) / 0x40 != (uint32_t)as ? YES : NO;
+	}
+	if (op->op == ACCMAP_REPLAY_OP_WRITE_ROOT)
+		return YES;
+	if (op->op != ACCMAP_REPLAY_OP_WRITE)
+		return NO;
+	if (off >= MALI_JS(0) && off < MALI_JS(16) &&
+	    ((off - MALI_JS(0)) % 0x80 == 0x18 || (off - MALI_JS(0)) % 0x80 == 0x58))
+		return as < 0 ? MAYBE : (v & 0xf) != (uint32_t)as ? YES : NO;
+	if (off == PRFCNT_CONFIG && (v & 3))
+		return as < 0 ? MAYBE : ((v >> 4) & 0xf) != (uint32_t)as ? YES : NO;
+	return NO;
+}
+
+/*
+ * Whether @op is malformed for a session in @format on address space @as
+ * (-1: unknown) (Documentation: "Operations"): NO, YES, or MAYBE when
+ * only the address space would tell.
+ */
+static int rop_bad(const struct accmap_replay_op *op, uint32_t format, int as)
 {
 	static const struct {
 		uint32_t fields, flags, tmin, tmax;
@@ -3094,7 +3152,6 @@ static bool rop_bad(const struct accmap_replay_op *op, uint32_t format)
 		[ACCMAP_REPLAY_OP_WRITE_ROOT] = { F_OFFSET, ACCMAP_REPLAY_OP_HI, 0, 0 },
 	};
 	uint32_t f;
-	int reg;
 
 	if (!op->op || op->op > ACCMAP_REPLAY_OP_WRITE_ROOT || op->pad)
 		return true;
@@ -3111,31 +3168,19 @@ static bool rop_bad(const struct accmap_replay_op *op, uint32_t format)
 		return true;
 	if ((f & F_IRQ) && (op->irq >= ACCMAP_REPLAY_IRQ_COUNT || !op->mask))
 		return true;
-
-	reg = as_reg(op->offset);
-	switch (op->op) {
-	case ACCMAP_REPLAY_OP_WRITE_ROOT:
-		return reg != (op->flags & ACCMAP_REPLAY_OP_HI ? 0x04 : 0x00);
-	case ACCMAP_REPLAY_OP_READ:
-	case ACCMAP_REPLAY_OP_POLL:
-		return reg == 0x00 || reg == 0x04;
-	case ACCMAP_REPLAY_OP_WRITE:
-		if (reg == 0x00 || reg == 0x04)
-			return true;
-		if (reg != 0x30 || (op->value & 0xf) == TRANSCFG_UNMAPPED)
-			return false;
-		return (op->value & 0xf) != (format == ACCMAP_PGT_MALI_AARCH64_4K ?
-					     TRANSCFG_AARCH64_4K : TRANSCFG_LEGACY);
-	default:
-		return false;
-	}
+	return rop_as_rule(op, format, as);
 }
 
-static int rops_first_bad(const struct accmap_replay_op *ops, uint32_t n, uint32_t format)
+/* The first malformed op, -1 for none, -2 if the address space would tell. */
+static int rops_first_bad(const struct accmap_replay_op *ops, uint32_t n, uint32_t format, int as)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		if (rop_bad(&ops[i], format))
+		int bad = rop_bad(&ops[i], format, as);
+
+		if (bad == YES)
 			return (int)i;
+		if (bad == MAYBE)
+			return -2;
 	}
 	return -1;
 }
@@ -3168,9 +3213,12 @@ static uint32_t rand_reg(struct fz_thread *t)
 	}
 }
 
-/* One well-formed op for a session in @format. */
-static void rop_valid(struct fz_thread *t, struct accmap_replay_op *op, uint32_t format)
+/* One well-formed op for a session in @format on address space @as (-1: unknown). */
+static void rop_valid(struct fz_thread *t, struct accmap_replay_op *op, uint32_t format, int as)
 {
+	uint32_t asn = as >= 0 && !one_in(t, 16) ? (uint32_t)as :
+					       (uint32_t)below(t, MALI_AS_BLOCKS);
+
 	memset(op, 0, sizeof(*op));
 	switch (below(t, 12)) {
 	case 0:
@@ -3180,11 +3228,11 @@ static void rop_valid(struct fz_thread *t, struct accmap_replay_op *op, uint32_t
 		op->offset = rand_reg(t);
 		op->value = one_in(t, 2) ? (uint32_t)rnd(t) : (uint32_t)below(t, 16);
 		if (one_in(t, 6)) {
-			op->offset = MALI_AS(below(t, MALI_AS_BLOCKS)) + 0x30;
+			op->offset = MALI_AS(asn) + 0x30;
 			op->value = one_in(t, 3) ? TRANSCFG_UNMAPPED :
 				    format == ACCMAP_PGT_MALI_AARCH64_4K ? TRANSCFG_AARCH64_4K :
 									 TRANSCFG_LEGACY;
-			op->value |= (uint32_t)rnd(t) & ~0xfU;
+			op->value |= (uint32_t)rnd(t) & (one_in(t, 8) ? ~0xfU : TRANSCFG_POLICY);
 		}
 		break;
 	case 3:
@@ -3226,7 +3274,7 @@ static void rop_valid(struct fz_thread *t, struct accmap_replay_op *op, uint32_t
 		break;
 	case 9:
 		op->op = ACCMAP_REPLAY_OP_WRITE_ROOT;
-		op->offset = MALI_AS(below(t, MALI_AS_BLOCKS));
+		op->offset = MALI_AS(asn);
 		if (one_in(t, 2)) {
 			op->flags = ACCMAP_REPLAY_OP_HI;
 			op->offset += 4;
@@ -3522,7 +3570,8 @@ static bool op_rrun(struct fz_thread *t)
 		n = (uint32_t)range(t, 1, 12);
 		for (uint32_t i = 0; i < n; i++)
 			rop_valid(t, &ops[i], sk.format >= 0 ? (uint32_t)sk.format :
-					      (uint32_t)below(t, 2));
+					      (uint32_t)below(t, 2),
+				  sk.format >= 0 ? (int)sk.as : -1);
 	}
 	if (one_in(t, 8))
 		rop_break(t, &ops[below(t, n)]);
@@ -3532,8 +3581,8 @@ static bool op_rrun(struct fz_thread *t)
 		strict |= ops[i].op == ACCMAP_REPLAY_OP_READ && ops[i].flags;
 	}
 	/* Malformed for either format; which one the session has may be unknown. */
-	bad0 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_AARCH64_4K);
-	bad1 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_LPAE);
+	bad0 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_AARCH64_4K, sk.format >= 0 ? (int)sk.as : -1);
+	bad1 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_LPAE, sk.format >= 0 ? (int)sk.as : -1);
 	bad = sk.format == ACCMAP_PGT_MALI_AARCH64_4K ? bad0 :
 	      sk.format == ACCMAP_PGT_MALI_LPAE ? bad1 : (bad0 == bad1 ? bad0 : -2);
 
