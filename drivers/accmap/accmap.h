@@ -258,16 +258,19 @@ struct accmap_href {
  * @root: rbtree of struct accmap_href
  * @next_id: where the search for the next free id starts
  * @count: number of references in the table
+ * @lock: the owner's lock, held around every call (and every walk of
+ *        @root) from accmap_htable_init() on; checked by lockdep
  *
  * Ids are never 0 and are handed out in increasing order; an id is not
  * used again until the u32 space wraps, so a stale id fails with -ENOENT
  * rather than reaching a newer buffer.  The table has no lock of its own:
- * its owner serialises every call.
+ * its owner serialises every call with @lock.
  */
 struct accmap_htable {
 	struct rb_root root;
 	u32 next_id;
 	u32 count;
+	struct mutex *lock;	/* not ours: the owner's, serialises all the above */
 };
 
 /**
@@ -407,7 +410,7 @@ struct accmap_carveout_error {
 };
 
 /* htable.c */
-void accmap_htable_init(struct accmap_htable *table);
+void accmap_htable_init(struct accmap_htable *table, struct mutex *lock);
 int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref);
 struct accmap_href *accmap_htable_lookup(struct accmap_htable *table, u32 id);
 void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref);

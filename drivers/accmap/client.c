@@ -4,6 +4,7 @@
  * references.
  */
 
+#include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -27,7 +28,7 @@ struct accmap_client *accmap_client_create(struct accmap_device *adev)
 	client->pid = task_tgid_nr(current);
 	accmap_get_comm(client->comm);
 	mutex_init(&client->lock);
-	accmap_htable_init(&client->handles);
+	accmap_htable_init(&client->handles, &client->lock);
 	accmap_replay_client_init(client);
 
 	mutex_lock(&adev->clients_lock);
@@ -52,9 +53,19 @@ void accmap_client_destroy(struct accmap_client *client)
 	/* Sessions first: they hold references on the client's buffers. */
 	accmap_replay_client_fini(client);
 
-	/* Off the list and its file gone: nobody else can reach the table. */
-	while ((ref = accmap_htable_first(&client->handles))) {
-		accmap_htable_erase(&client->handles, ref);
+	/*
+	 * Off the list and its file gone: nobody else can reach the table,
+	 * but the table's rule holds all the same (lockdep checks it), and
+	 * the lock is not held across the puts, which may free memory.
+	 */
+	for (;;) {
+		mutex_lock(&client->lock);
+		ref = accmap_htable_first(&client->handles);
+		if (ref)
+			accmap_htable_erase(&client->handles, ref);
+		mutex_unlock(&client->lock);
+		if (!ref)
+			break;
 		atomic_dec(&ref->handle->hrefs);
 		accmap_handle_put(ref->handle);
 		kfree(ref);

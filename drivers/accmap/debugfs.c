@@ -16,6 +16,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/lockdep.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -37,6 +38,8 @@ static void accmap_show_heap_header(struct seq_file *m,
 static void accmap_client_bytes(struct accmap_client *client, u64 *bytes)
 {
 	struct rb_node *node;
+
+	lockdep_assert_held(&client->lock);
 
 	for (node = rb_first(&client->handles.root); node; node = rb_next(node)) {
 		struct accmap_href *ref = rb_entry(node, struct accmap_href, node);

@@ -9,6 +9,9 @@
  * export, import, WRITE/READ and cache maintenance work on them unchanged.
  * They stay pinned if the caller unmaps the range, forks or exits.
  *
+ * Only anonymous memory and shmem qualify (see accmap_from_va_vma_ok()):
+ * no filesystem writes their pages back behind the buffer's back.
+ *
  * The pins are charged to the caller's locked memory, limited by
  * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK.  The charge is refunded when
  * the buffer goes, possibly from another process that held it last, so
@@ -19,7 +22,11 @@
  */
 
 #include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/lockdep.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -74,37 +81,108 @@ int accmap_check_from_va(const struct accmap_from_va *arg, u64 task_size,
 }
 
 /*
+ * Whether FROM_VA may pin the pages of @vma for as long as a buffer lives:
+ * anonymous memory (private, or private /dev/zero), and shmem (tmpfs
+ * files, memfd, shared anonymous memory, SysV shared memory), whose pages
+ * no filesystem writes back.  Everything else is refused: a long-term
+ * writable pin of a page cache page of a regular filesystem races with
+ * its writeback (the filesystem cleans and write-protects the page while
+ * a device still writes it), which Linux closed only in 6.5; hugetlbfs
+ * and DAX files, driver and special mappings (vDSO, dma-bufs) are refused
+ * too, so that one rule holds on every kernel.  vma_is_shmem() is not
+ * exported by 6.1, so shmem is recognised by its superblock; devtmpfs is
+ * a tmpfs too, hence the regular-file test (a device node is not one).
+ * VM_SPECIAL leaves out driver mappings without vm_ops of their own.
+ */
+static bool accmap_from_va_vma_ok(struct vm_area_struct *vma)
+{
+	struct inode *inode;
+
+	if (vma->vm_flags & VM_SPECIAL)
+		return false;
+	if (vma_is_anonymous(vma))
+		return true;
+	if (!vma->vm_file)
+		return false;
+	inode = file_inode(vma->vm_file);
+	return S_ISREG(inode->i_mode) && inode->i_sb->s_magic == TMPFS_MAGIC;
+}
+
+/*
+ * -EOPNOTSUPP if a mapping in [@start, @end) is of a kind FROM_VA refuses,
+ * else 0; holes are left to the pinning, which fails them with -EFAULT.
+ * The caller holds the mmap_lock of @mm, and pins under the same hold:
+ * munmap() and mmap() need it for writing, so the mappings checked are
+ * the ones the pages are pinned from.
+ */
+static int accmap_from_va_check(struct mm_struct *mm, unsigned long start,
+				unsigned long end)
+{
+	struct vm_area_struct *vma;
+
+	/* Not mmap_assert_locked(): on DEBUG_VM it calls dump_mm(), unexported. */
+	lockdep_assert_held(&mm->mmap_lock);
+	for (vma = find_vma(mm, start); vma && vma->vm_start < end;
+	     vma = find_vma(mm, vma->vm_end))
+		if (!accmap_from_va_vma_ok(vma))
+			return -EOPNOTSUPP;
+	return 0;
+}
+
+/* pin_user_pages() lost its vmas argument in 6.5. */
+static long accmap_pin_locked(unsigned long addr, unsigned long npages,
+			      unsigned int gup_flags, struct page **pages)
+{
+#ifdef ACCMAP_HAVE_PIN_USER_PAGES_VMAS
+	return pin_user_pages(addr, npages, gup_flags, pages, NULL);
+#else
+	return pin_user_pages(addr, npages, gup_flags, pages);
+#endif
+}
+
+/*
  * Pins @npages pages from @addr into @pages, a batch at a time; all of
- * them, or none on error.  6.1's GUP fails an unmapped or PROT_NONE page,
- * and a page the mapping does not let us write when @writable, with
- * -EFAULT; memory without struct pages (PFN or mixed maps) with -EFAULT
- * or, in a mixed map, -EEXIST, which we report as -EFAULT as well.
+ * them, or none on error.  Each batch is checked and pinned under one
+ * hold of the mmap_lock, so a concurrent munmap() and mmap() of another
+ * kind of memory at the same address cannot slip in between: a pinned
+ * page is always one of a mapping accmap_from_va_check() accepted.  6.1's
+ * GUP fails an unmapped or PROT_NONE page, and a page the mapping does
+ * not let us write when @writable, with -EFAULT; memory without struct
+ * pages with -EFAULT or, in a mixed map, -EEXIST, which we report as
+ * -EFAULT as well.
  */
 static int accmap_from_va_pin(unsigned long addr, unsigned long npages,
 			      bool writable, struct page **pages)
 {
 	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
+	struct mm_struct *mm = current->mm;
 	unsigned long pinned = 0;
 	int ret = 0;
 
 	while (pinned < npages) {
-		int batch = min_t(unsigned long, npages - pinned,
-				  ACCMAP_FROM_VA_BATCH);
+		unsigned long start = addr + (pinned << PAGE_SHIFT);
+		unsigned long batch = min_t(unsigned long, npages - pinned,
+					    ACCMAP_FROM_VA_BATCH);
+		long got;
 
-		if (fatal_signal_pending(current)) {
+		if (fatal_signal_pending(current) ||
+		    mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
 			break;
 		}
-		ret = pin_user_pages_fast(addr + (pinned << PAGE_SHIFT), batch,
-					  gup_flags, pages + pinned);
-		if (ret <= 0) {
-			if (!ret || ret == -EEXIST)
-				ret = -EFAULT;
+		ret = accmap_from_va_check(mm, start,
+					   start + (batch << PAGE_SHIFT));
+		got = ret ? 0 : accmap_pin_locked(start, batch, gup_flags,
+						  pages + pinned);
+		mmap_read_unlock(mm);
+		if (ret)
+			break;
+		if (got <= 0) {
+			ret = (!got || got == -EEXIST) ? -EFAULT : got;
 			break;
 		}
 		/* A short count: the next call reports why it stopped. */
-		pinned += ret;
-		ret = 0;
+		pinned += got;
 		cond_resched();
 	}
 
@@ -161,8 +239,19 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 		goto err_free_buf;
 	}
 
-	/* Charged first, so a request over the limit pins nothing. */
+	/*
+	 * The kind of memory first, then the charge, so that neither a
+	 * refused range nor a request over the limit pins anything.
+	 */
 	buf->mm = current->mm;
+	if (mmap_read_lock_killable(buf->mm)) {
+		ret = -EINTR;
+		goto err_free_pages;
+	}
+	ret = accmap_from_va_check(buf->mm, req.addr, req.addr + req.size);
+	mmap_read_unlock(buf->mm);
+	if (ret)
+		goto err_free_pages;
 	ret = account_locked_vm(buf->mm, npages, true);
 	if (ret)
 		goto err_free_pages;

@@ -10,6 +10,8 @@
 
 #include <linux/errno.h>
 #include <linux/limits.h>
+#include <linux/lockdep.h>
+#include <linux/mutex.h>
 #include <linux/rbtree.h>
 
 #include "accmap.h"
@@ -17,9 +19,11 @@
 /**
  * accmap_htable_init() - initialise an empty handle table
  * @table: the table
+ * @lock: the lock its owner will hold around every other htable call
  */
-void accmap_htable_init(struct accmap_htable *table)
+void accmap_htable_init(struct accmap_htable *table, struct mutex *lock)
 {
+	table->lock = lock;
 	table->root = RB_ROOT;
 	table->next_id = 1;
 	table->count = 0;
@@ -76,6 +80,7 @@ static u32 htable_free_id_from(struct accmap_htable *table, u32 start)
  * The id is the lowest unused id at or after the one following the last
  * id handed out, wrapping from U32_MAX to 1.
  *
+ * Context: @table->lock held.
  * Return: 0, or -ENOSPC if every id from 1 to U32_MAX is in use.
  */
 int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref)
@@ -83,6 +88,8 @@ int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref)
 	struct rb_node **link = &table->root.rb_node;
 	struct rb_node *parent = NULL;
 	u32 id;
+
+	lockdep_assert_held(table->lock);
 
 	if (table->count == U32_MAX)
 		return -ENOSPC;
@@ -115,11 +122,14 @@ int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref)
  * @table: the table
  * @id: the id
  *
+ * Context: @table->lock held.
  * Return: the reference, or NULL if no reference has that id.
  */
 struct accmap_href *accmap_htable_lookup(struct accmap_htable *table, u32 id)
 {
 	struct rb_node *node = table->root.rb_node;
+
+	lockdep_assert_held(table->lock);
 
 	while (node) {
 		struct accmap_href *ref = rb_entry(node, struct accmap_href, node);
@@ -140,9 +150,13 @@ struct accmap_href *accmap_htable_lookup(struct accmap_htable *table, u32 id)
  * @ref: a reference that is in @table
  *
  * The id of @ref is not handed out again before the id space wraps.
+ *
+ * Context: @table->lock held.
  */
 void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref)
 {
+	lockdep_assert_held(table->lock);
+
 	rb_erase(&ref->node, &table->root);
 	RB_CLEAR_NODE(&ref->node);
 	table->count--;
@@ -152,11 +166,14 @@ void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref)
  * accmap_htable_first() - the reference with the lowest id
  * @table: the table
  *
+ * Context: @table->lock held.
  * Return: the reference, or NULL if @table is empty.
  */
 struct accmap_href *accmap_htable_first(struct accmap_htable *table)
 {
-	struct rb_node *node = rb_first(&table->root);
+	struct rb_node *node;
 
+	lockdep_assert_held(table->lock);
+	node = rb_first(&table->root);
 	return node ? rb_entry(node, struct accmap_href, node) : NULL;
 }

@@ -5,6 +5,7 @@
 
 #include <kunit/test.h>
 #include <linux/limits.h>
+#include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -33,25 +34,47 @@ static struct accmap_href *new_refs(struct kunit *test, unsigned int n)
 	return refs;
 }
 
+/*
+ * The table's rule: its owner's lock is held around every call (lockdep
+ * checks it).  A case holds the lock from here to table_done(), as a
+ * client holds its lock around each of its calls.
+ */
+static void table_init(struct accmap_htable *t, struct mutex *lock)
+{
+	mutex_init(lock);
+	accmap_htable_init(t, lock);
+	mutex_lock(lock);
+}
+
+static void table_done(struct mutex *lock)
+{
+	mutex_unlock(lock);
+	mutex_destroy(lock);
+}
+
 static void htable_empty(struct kunit *test)
 {
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
+	KUNIT_EXPECT_PTR_EQ(test, t.lock, &lock);
 	KUNIT_EXPECT_EQ(test, t.count, 0U);
 	KUNIT_EXPECT_NULL(test, accmap_htable_first(&t));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 0));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 1));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, U32_MAX));
+	table_done(&lock);
 }
 
 static void htable_insert_lookup(struct kunit *test)
 {
 	struct accmap_href *refs = new_refs(test, 3);
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 	unsigned int i;
 
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
 	for (i = 0; i < 3; i++) {
 		KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[i]), 0);
 		/* Ids start at 1 and go up in order. */
@@ -63,14 +86,16 @@ static void htable_insert_lookup(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 0));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 4));
 	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_first(&t), &refs[0]);
+	table_done(&lock);
 }
 
 static void htable_erase_no_reuse(struct kunit *test)
 {
 	struct accmap_href *refs = new_refs(test, 4);
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[0]), 0);
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[1]), 0);
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[2]), 0);
@@ -90,14 +115,16 @@ static void htable_erase_no_reuse(struct kunit *test)
 	/* Erasing the first moves first() on. */
 	accmap_htable_erase(&t, &refs[0]);
 	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_first(&t), &refs[2]);
+	table_done(&lock);
 }
 
 static void htable_wrap_skips_zero(struct kunit *test)
 {
 	struct accmap_href *refs = new_refs(test, 3);
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
 	t.next_id = U32_MAX - 1;
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[0]), 0);
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[1]), 0);
@@ -107,6 +134,7 @@ static void htable_wrap_skips_zero(struct kunit *test)
 	/* After the top of the id space comes 1, never 0. */
 	KUNIT_EXPECT_EQ(test, refs[2].id, 1U);
 	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_lookup(&t, U32_MAX), &refs[1]);
+	table_done(&lock);
 }
 
 static void htable_wrap_skips_live_ids(struct kunit *test)
@@ -114,9 +142,10 @@ static void htable_wrap_skips_live_ids(struct kunit *test)
 	struct accmap_href *low = new_refs(test, 5);
 	struct accmap_href *refs = new_refs(test, 3);
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 	unsigned int i;
 
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
 	for (i = 0; i < 5; i++)
 		KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &low[i]), 0);
 	/* Ids 1..5 are still live when the counter wraps. */
@@ -132,18 +161,21 @@ static void htable_wrap_skips_live_ids(struct kunit *test)
 	t.next_id = 2;
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &low[2]), 0);
 	KUNIT_EXPECT_EQ(test, low[2].id, 3U);
+	table_done(&lock);
 }
 
 static void htable_full(struct kunit *test)
 {
 	struct accmap_href ref = {};
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
 	/* Claim a full table without building 2^32 - 1 nodes. */
 	t.count = U32_MAX;
 	KUNIT_EXPECT_EQ(test, accmap_htable_insert(&t, &ref), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, t.count, U32_MAX);
+	table_done(&lock);
 }
 
 #define MANY_HANDLES 100000
@@ -153,12 +185,13 @@ static void htable_many(struct kunit *test)
 	struct accmap_href *refs = new_refs(test, MANY_HANDLES);
 	struct accmap_href *ref;
 	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
 	unsigned int i, seen;
 	u32 seed = get_random_u32();
 	u32 prev;
 
 	kunit_info(test, "seed %u\n", seed);
-	accmap_htable_init(&t);
+	table_init(&t, &lock);
 	for (i = 0; i < MANY_HANDLES; i++)
 		KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[i]), 0);
 	KUNIT_EXPECT_EQ(test, t.count, (u32)MANY_HANDLES);
@@ -202,6 +235,7 @@ static void htable_many(struct kunit *test)
 		KUNIT_EXPECT_GT(test, refs[i].id, (u32)MANY_HANDLES);
 		break;
 	}
+	table_done(&lock);
 }
 
 static struct kunit_case htable_cases[] = {

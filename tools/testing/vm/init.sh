@@ -15,6 +15,8 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
+# cgroup v2, for accmap_memcg (every kernel we boot has memory cgroups).
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
 
 mode=$(cat /etc/accmap-mode)
 test_timeout=$(cat /etc/accmap-test-timeout)

@@ -15,19 +15,25 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
 #include <linux/dma-buf.h>
+#include <linux/magic.h>
 
 #include "accmap_util.h"
 #include "tap.h"
@@ -632,8 +638,8 @@ static void test_efault(void)
 	int dev = am_open();
 	struct cost base;
 	char *p, *gap;
-	int fd, mfd;
 	uint32_t id;
+	int mfd;
 
 	if (dev < 0)
 		return;
@@ -687,21 +693,352 @@ static void test_efault(void)
 		close(mfd);
 	}
 
-	/* A mapping of accmap's own dma-buf has no pages to pin (PFN map). */
+	cost_is(dev, &base, 0, "after every EFAULT");
+	close(dev);
+}
+
+/* ==== only anonymous memory and shmem ==== */
+
+/*
+ * A directory with a filesystem of type fstype ("ramfs", "tmpfs") mounted
+ * on it, mounted once per boot; NULL on failure.  ramfs is a filesystem
+ * whose files are page cache and not shmem: the only one every guest
+ * kernel has without a block device (the initramfs root may be either).
+ */
+static const char *fs_dir(const char *fstype, unsigned long magic)
+{
+	static char dirs[2][64];
+	char *dir = dirs[magic == TMPFS_MAGIC];
+	struct statfs st;
+
+	snprintf(dir, sizeof(dirs[0]), "/tmp/accmap-fromva-%s", fstype);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		CHECK(false, "mkdir %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (!CHECK_OK(statfs(dir, &st)))
+		return NULL;
+	if ((unsigned long)st.f_type != magic &&
+	    !CHECK(!mount(fstype, dir, fstype, 0, NULL), "mount -t %s %s: %s", fstype, dir,
+		   strerror(errno)))
+		return NULL;
+	if (!CHECK_OK(statfs(dir, &st)) ||
+	    !CHECK((unsigned long)st.f_type == magic, "%s is of type %#lx, not %s", dir,
+		   (unsigned long)st.f_type, fstype))
+		return NULL;
+	return dir;
+}
+
+/*
+ * A file of len bytes, the pattern of seed, on a filesystem of fstype,
+ * mapped with prot and flags (at addr if MAP_FIXED); NULL on failure.
+ */
+static char *map_fs_file(const char *fstype, unsigned long magic, size_t len, unsigned int seed,
+			 void *addr, int prot, int flags)
+{
+	const char *dir = fs_dir(fstype, magic);
+	char path[96];
+	char *p;
+	int fd;
+
+	if (!dir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/f-%d-%u", dir, getpid(), seed);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!CHECK(fd >= 0, "open %s: %s", path, strerror(errno)))
+		return NULL;
+	unlink(path);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!CHECK(ftruncate(fd, (off_t)len) == 0 && p != MAP_FAILED, "%s file of %zu bytes",
+		   fstype, len)) {
+		close(fd);
+		return NULL;
+	}
+	fill_pattern(p, len, 0, seed);
+	munmap(p, len);
+	p = mmap(addr, len, prot, flags, fd, 0);
+	close(fd);
+	if (!CHECK(p != MAP_FAILED, "mmap of a %s file: %s", fstype, strerror(errno)))
+		return NULL;
+	return p;
+}
+
+static char *map_ramfs(size_t len, unsigned int seed, void *addr, int flags)
+{
+	return map_fs_file("ramfs", RAMFS_MAGIC, len, seed, addr, PROT_READ | PROT_WRITE, flags);
+}
+
+/* A tmpfs file is shmem: it round-trips like a memfd. */
+static void test_tmpfs_file(void)
+{
+	size_t len = 16 * page_size();
+	int dev = am_open();
+	char *mem;
+
+	if (dev < 0)
+		return;
+	mem = map_fs_file("tmpfs", TMPFS_MAGIC, len, 110, NULL, PROT_READ | PROT_WRITE,
+			  MAP_SHARED);
+	if (mem) {
+		memory_is(mem, len, 110, "tmpfs file contents");
+		round_trip(dev, mem, len, "tmpfs file MAP_SHARED");
+		munmap(mem, len);
+	}
+	mem = map_fs_file("tmpfs", TMPFS_MAGIC, len, 111, NULL, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE);
+	if (mem) {
+		round_trip(dev, mem, len, "tmpfs file MAP_PRIVATE");
+		munmap(mem, len);
+	}
+	/* Private /dev/zero is anonymous memory, shared /dev/zero is shmem. */
+	for (int shared = 0; shared < 2; shared++) {
+		int zfd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+
+		if (!CHECK(zfd >= 0, "open /dev/zero: %s", strerror(errno)))
+			break;
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE,
+			   zfd, 0);
+		close(zfd);
+		if (CHECK(mem != MAP_FAILED, "mmap /dev/zero: %s", strerror(errno))) {
+			round_trip(dev, mem, len, shared ? "/dev/zero MAP_SHARED" :
+							   "/dev/zero MAP_PRIVATE");
+			munmap(mem, len);
+		}
+	}
+	close(dev);
+}
+
+/* Places a ramfs file mapping of n pages at p + at pages (MAP_FIXED). */
+static bool ramfs_at(char *p, size_t at, size_t n, unsigned int seed)
+{
+	size_t ps = page_size();
+
+	return map_ramfs(n * ps, seed, p + at * ps, MAP_SHARED | MAP_FIXED) == p + at * ps;
+}
+
+/*
+ * Memory other than anonymous memory and shmem is refused with EOPNOTSUPP,
+ * whole ranges and any part of one, before anything is pinned or
+ * charged, and before EFAULT for what else is wrong in the range.
+ */
+static void test_eopnotsupp(void)
+{
+	size_t ps = page_size(), len = 8 * ps;
+	unsigned long vdso = getauxval(AT_SYSINFO_EHDR);
+	int dev = am_open(), fd, mfd;
+	struct cost base;
+	uint32_t id;
+	char *p;
+
+	if (dev < 0)
+		return;
+	cost_now(dev, &base);
+
+	/* A regular file of a filesystem that is not shmem: ramfs. */
+	p = map_ramfs(len, 120, NULL, MAP_SHARED);
+	if (p) {
+		memory_is(p, len, 120, "ramfs file contents");
+		refused(dev, va(p), len, W, EOPNOTSUPP, "ramfs file MAP_SHARED, writable");
+		refused(dev, va(p), len, 0, EOPNOTSUPP, "ramfs file MAP_SHARED, read-only");
+		refused(dev, va(p) + len - ps, ps, W, EOPNOTSUPP, "its last page");
+		memory_is(p, len, 120, "ramfs file after the refusals");
+		munmap(p, len);
+	}
+	p = map_ramfs(len, 121, NULL, MAP_PRIVATE);
+	if (p) {
+		/* Written: every page is a private copy, still refused. */
+		fill_pattern(p, len, 0, 122);
+		refused(dev, va(p), len, W, EOPNOTSUPP, "ramfs file MAP_PRIVATE, written");
+		refused(dev, va(p), len, 0, EOPNOTSUPP, "ramfs file MAP_PRIVATE, read-only");
+		munmap(p, len);
+	}
+	p = map_fs_file("ramfs", RAMFS_MAGIC, len, 123, NULL, PROT_READ, MAP_SHARED);
+	if (p) {
+		refused(dev, va(p), len, 0, EOPNOTSUPP, "ramfs file, PROT_READ");
+		/* Not EFAULT: the kind of memory is checked first. */
+		refused(dev, va(p), len, W, EOPNOTSUPP, "ramfs file, PROT_READ, writable");
+		munmap(p, len);
+	}
+
+	/* Driver and special mappings: accmap's own dma-buf, the vDSO. */
 	fd = am_buffer(dev, len, 0, &id, true);
 	if (fd >= 0) {
 		p = map_shared(fd, len, PROT_READ | PROT_WRITE, 0);
 		if (p) {
 			memset(p, 3, len);
-			refused(dev, va(p), len, W, EFAULT, "accmap's own dma-buf mapping");
-			refused(dev, va(p), len, 0, EFAULT, "accmap's own dma-buf mapping, R/O");
+			refused(dev, va(p), len, W, EOPNOTSUPP, "accmap's own dma-buf mapping");
+			refused(dev, va(p), len, 0, EOPNOTSUPP,
+				"accmap's own dma-buf mapping, R/O");
 			munmap(p, len);
 		}
 		close(fd);
 		am_free(dev, id);
 	}
-	cost_is(dev, &base, 0, "after every EFAULT");
+	if (CHECK(vdso, "no AT_SYSINFO_EHDR"))
+		refused(dev, vdso, ps, 0, EOPNOTSUPP, "the vDSO");
+
+	/*
+	 * Mixed ranges: anonymous memory or a memfd with a ramfs file before,
+	 * between or after; the ramfs pages in the third pinning batch too.
+	 */
+	p = map_anon(1100 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	if (p) {
+		memset(p, 4, 1100 * ps);
+		if (ramfs_at(p, 1096, 4, 124)) {
+			refused(dev, va(p), 1100 * ps, W, EOPNOTSUPP, "anon, ramfs in batch 3");
+			refused(dev, va(p) + 1095 * ps, 2 * ps, 0, EOPNOTSUPP,
+				"one anon page, one ramfs page");
+			id = pin(dev, p + 1000 * ps, 96 * ps, W, 0);
+			if (id)
+				CHECK_OK(am_free(dev, id));
+		}
+		if (ramfs_at(p, 0, 1, 125)) {
+			refused(dev, va(p), 4 * ps, W, EOPNOTSUPP, "ramfs page, then anon");
+			refused(dev, va(p), 1100 * ps, 0, EOPNOTSUPP, "ramfs at both ends");
+		}
+		/* Before EFAULT: a hole or PROT_NONE anywhere in the range. */
+		CHECK_OK(munmap(p + 10 * ps, ps));
+		CHECK_OK(mprotect(p + 20 * ps, ps, PROT_NONE));
+		refused(dev, va(p) + ps, 1099 * ps, W, EOPNOTSUPP, "a hole, then ramfs");
+		refused(dev, va(p) + 15 * ps, 1085 * ps, W, EOPNOTSUPP,
+			"PROT_NONE, then ramfs");
+		refused(dev, va(p), 12 * ps, W, EOPNOTSUPP, "ramfs, then a hole");
+		refused(dev, va(p) + ps, 12 * ps, W, EFAULT, "anon with a hole: EFAULT");
+		munmap(p, 1100 * ps);
+	}
+	mfd = new_memfd(len, 126);
+	if (mfd >= 0) {
+		p = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+		if (CHECK(p != MAP_FAILED, "mmap(memfd): %s", strerror(errno))) {
+			if (ramfs_at(p, 8, 8, 127)) {
+				refused(dev, va(p), 2 * len, W, EOPNOTSUPP, "memfd, then ramfs");
+				memory_is(p, len, 126, "memfd after the refusal");
+				memory_is(p + len, len, 127, "ramfs file after the refusal");
+			}
+			munmap(p, 2 * len);
+		}
+		close(mfd);
+	}
+	cost_is(dev, &base, 0, "after every EOPNOTSUPP");
 	close(dev);
+}
+
+/* Huge pages of hugetlbfs are refused too (one rule for every file). */
+static void test_hugetlb(void)
+{
+	static const char nr_path[] = "/proc/sys/vm/nr_hugepages";
+	size_t huge = 2UL << 20;
+	char old[32] = "0\n";
+	int dev = am_open(), fd;
+	ssize_t n = 0;
+	char *p;
+
+	if (dev < 0)
+		return;
+	fd = open(nr_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		/* Our own test kernels have no hugetlbfs: nothing to refuse. */
+		tap_diag("no %s (%s): kernel without hugetlbfs", nr_path, strerror(errno));
+		close(dev);
+		return;
+	}
+	n = read(fd, old, sizeof(old) - 1);
+	CHECK(n > 0 && pwrite(fd, "2\n", 2, 0) == 2, "reserving huge pages: %s",
+	      strerror(errno));
+	p = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		 -1, 0);
+	if (CHECK(p != MAP_FAILED, "mmap(MAP_HUGETLB): %s", strerror(errno))) {
+		memset(p, 5, huge);
+		refused(dev, va(p), huge, W, EOPNOTSUPP, "MAP_HUGETLB anonymous memory");
+		refused(dev, va(p), page_size(), 0, EOPNOTSUPP, "a page of a huge page");
+		munmap(p, huge);
+	}
+	if (n > 0)
+		CHECK(pwrite(fd, old, (size_t)n, 0) == n, "restoring nr_hugepages");
+	close(fd);
+	close(dev);
+}
+
+struct flipper {
+	char *addr;
+	size_t len;
+	bool stop;		/* __atomic: set by the pinning thread */
+	unsigned long flips;
+};
+
+/* Swaps the range between anonymous memory and a ramfs file, MAP_FIXED. */
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		void *p = f->flips & 1 ? map_ramfs(f->len, 131, f->addr, MAP_SHARED | MAP_FIXED) :
+			  mmap(f->addr, f->len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+		if (!CHECK(p == f->addr, "swap %lu: %p", f->flips, p))
+			break;
+		f->flips++;
+	}
+	return NULL;
+}
+
+/*
+ * munmap() and mmap() of a file in place of the memory being pinned, in
+ * a loop on another thread: a pin either fails with EOPNOTSUPP or holds
+ * anonymous pages only (zeros: never a page of the file's pattern).  The
+ * kind is checked under the mmap_lock the pages are pinned under; a
+ * check made before pinning without that lock would let file pages
+ * through now and then.
+ */
+static void test_kind_race(void)
+{
+	size_t ps = page_size(), n = 16, len = n * ps;
+	struct flipper f = { .len = len };
+	unsigned long ok = 0, refusals = 0, tries;
+	char *buf = malloc(len);
+	int dev = am_open();
+	struct cost base;
+	pthread_t thr;
+
+	if (dev < 0 || !CHECK(buf, "malloc"))
+		goto out;
+	if (!fs_dir("ramfs", RAMFS_MAGIC))
+		goto out;
+	cost_now(dev, &base);
+	f.addr = map_anon(len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	if (!f.addr || !CHECK_OK(pthread_create(&thr, NULL, flip, &f)))
+		goto out;
+	for (tries = 0; tries < 4000 && !tap_failed(); tries++) {
+		uint32_t id = 0;
+		int ret = from_va(dev, va(f.addr), len, W, 0, &id);
+
+		if (ret == -EOPNOTSUPP) {
+			refusals++;
+			continue;
+		}
+		if (!CHECK(ret == 0, "FROM_VA during flips: %s", strerror(-ret)))
+			break;
+		ok++;
+		if (CHECK(am_read(dev, id, 0, buf, len) == 0, "READ")) {
+			for (size_t i = 0; i < n; i++)
+				CHECK(find_nonzero(buf + i * ps, ps) == ps,
+				      "try %lu: pinned page %zu is not fresh anonymous memory",
+				      tries, i);
+		}
+		CHECK_OK(am_free(dev, id));
+	}
+	__atomic_store_n(&f.stop, true, __ATOMIC_RELAXED);
+	pthread_join(thr, NULL);
+	tap_diag("%lu tries: %lu pinned, %lu refused, %lu flips", tries, ok, refusals, f.flips);
+	CHECK(ok && refusals, "the race was not exercised (%lu pinned, %lu refused)", ok,
+	      refusals);
+	cost_is(dev, &base, 0, "after the race");
+	munmap(f.addr, len);
+out:
+	free(buf);
+	if (dev >= 0)
+		close(dev);
 }
 
 /* ==== argument checks ==== */
@@ -1448,6 +1785,10 @@ static const struct tap_test tests[] = {
 	{ "fromva_many_pages", test_many_pages },
 	{ "fromva_readonly_buffer", test_readonly_buffer },
 	{ "fromva_readonly_mapping", test_readonly_mapping },
+	{ "fromva_tmpfs_file", test_tmpfs_file },
+	{ "fromva_eopnotsupp", test_eopnotsupp },
+	{ "fromva_hugetlb", test_hugetlb },
+	{ "fromva_kind_race", test_kind_race },
 	{ "fromva_efault", test_efault },
 	{ "fromva_einval", test_einval },
 	{ "fromva_abi_sizes", test_abi_sizes },

@@ -2505,12 +2505,12 @@ static bool op_fromva(struct fz_thread *t)
 	a.tag = FZ_TAG_BASE + (uint16_t)below(t, FZ_TAGS);
 	exp_init(&x);
 	switch (below(t, 16)) {
-	case 0:		/* a PFN mapping of a dma-buf */
+	case 0:		/* a mapping of a dma-buf: neither anonymous nor shmem */
 		if (t->nmaps && t->maps[0].accmap) {
 			a.addr = (uintptr_t)t->maps[0].addr;
 			a.size = t->maps[0].len;
 			a.flags = 0;
-			fault(&x, EFAULT, YES);
+			fault(&x, EOPNOTSUPP, YES);
 			break;
 		}
 		fallthrough;
@@ -2540,10 +2540,14 @@ static bool op_fromva(struct fz_thread *t)
 			a.size = (1ULL << 40);
 			break;
 		}
-		/* Beyond RAM, or beyond the end of user space: EINVAL; else EFAULT. */
+		/*
+		 * Beyond RAM, or beyond the end of user space: EINVAL; else
+		 * EFAULT, or EOPNOTSUPP if the range reaches a mapping that is
+		 * neither anonymous nor shmem (a dma-buf's, the vDSO).
+		 */
 		fault(&x, a.size > ram ? EINVAL : EFAULT, YES);
 		if (a.size <= ram)
-			x.may |= RES_E(EINVAL);
+			x.may |= RES_E(EINVAL) | RES_E(EOPNOTSUPP);
 		break;
 	case 4:		/* not page aligned */
 		a.addr = (uintptr_t)t->scr + (one_in(t, 2) ? range(t, 1, page - 1) : 0);
