@@ -3655,14 +3655,31 @@ static bool op_rrun(struct fz_thread *t)
 
 /* ---- foreign dma-bufs: vgem, the system dma-heap, udmabuf ---- */
 
+/*
+ * Linux 6.1's udmabuf keeps the pages of its memfd but not the memfd: once
+ * the memfd's last file reference goes, its inode is evicted, and if a
+ * udmabuf mapping maps one of its pages by then, the kernel hits
+ * VM_BUG_ON_FOLIO(folio_mapped()) in filemap_unaccount_folio().  Closing
+ * the memfd right after UDMABUF_CREATE, before anything can map the
+ * udmabuf, is safe; a fork() child that inherited the memfd meanwhile and
+ * closed it later, at its exit, would not be (the debug kernel crashed so
+ * once).  That is udmabuf's bug, not accmap's: fork waits for the memfd
+ * to be closed.
+ */
+static pthread_rwlock_t fz_memfd_lock = PTHREAD_RWLOCK_INITIALIZER;
+
 static int udmabuf_make(size_t size)
 {
 	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .offset = 0, .size = size };
-	int memfd = memfd_create("fuzz-udmabuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	int fd = -1;
+	int memfd, fd = -1;
 
-	if (memfd < 0)
-		return -errno;
+	pthread_rwlock_rdlock(&fz_memfd_lock);
+	memfd = memfd_create("fuzz-udmabuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0) {
+		fd = -errno;
+		pthread_rwlock_unlock(&fz_memfd_lock);
+		return fd;
+	}
 	if (ftruncate(memfd, (off_t)size) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
 		fd = -errno;
 		goto out;
@@ -3673,6 +3690,7 @@ static int udmabuf_make(size_t size)
 		fd = -errno;
 out:
 	close(memfd);
+	pthread_rwlock_unlock(&fz_memfd_lock);
 	return fd;
 }
 
@@ -4107,9 +4125,11 @@ static bool op_fork(struct fz_thread *t)
 		p.map = t->maps[below(t, t->nmaps)].addr;
 	p.drop_rawio = one_in(t, 4);
 	memset(t->report, 0, sizeof(*t->report));
+	pthread_rwlock_wrlock(&fz_memfd_lock);
 	pid = fork();
 	if (pid == 0)
 		child_main(&p, t->report);
+	pthread_rwlock_unlock(&fz_memfd_lock);
 	if (pid < 0) {
 		fz_expect(t, "fork", -errno, RES_E(EAGAIN) | RES_E(ENOMEM));
 	} else {
