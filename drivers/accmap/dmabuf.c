@@ -2,10 +2,11 @@
 /*
  * accmap: dma-buf export of handles, and CPU mappings of them.
  *
- * A handle has at most one live dma-buf per file access mode; every
- * GET_FD of the same mode hands out a new file descriptor for it, so that
- * importers which compare dma-bufs see one buffer.  Each dma-buf and each
- * vma holds a reference on the handle.
+ * While a handle has an id, it keeps the dma-buf it exported for each
+ * file access mode (accmap_handle.dmabuf), holding a reference on it, and
+ * every GET_FD of that mode hands out a new file descriptor for the same
+ * dma-buf, so that importers which compare dma-bufs see one buffer.  Each
+ * dma-buf and each vma holds a reference on the handle.
  *
  * User mappings are filled lazily: a fault inserts, as PFNs with the
  * mapping's memory attribute, the pages of the faulting address's 2 MiB
@@ -21,7 +22,9 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/iosys-map.h>
+#include <linux/lockdep.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
@@ -370,11 +373,12 @@ static void accmap_dmabuf_release(struct dma_buf *dmabuf)
 	struct accmap_handle *handle = dmabuf->priv;
 	int mode;
 
+	/* A slot holds a reference: no slot can name a dma-buf going away. */
 	mutex_lock(&handle->lock);
 	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
-		if (handle->dmabuf[mode] == dmabuf)
-			handle->dmabuf[mode] = NULL;
+		WARN_ON_ONCE(handle->dmabuf[mode] == dmabuf);
 	mutex_unlock(&handle->lock);
+	atomic_dec(&handle->nexports);
 	accmap_handle_put(handle);
 }
 
@@ -391,17 +395,24 @@ static const struct dma_buf_ops accmap_dmabuf_ops = {
 	.release = accmap_dmabuf_release,
 };
 
+static enum accmap_export_mode accmap_dmabuf_mode(struct dma_buf *dmabuf)
+{
+	return dmabuf->file->f_mode & FMODE_WRITE ? ACCMAP_EXPORT_RDWR :
+						    ACCMAP_EXPORT_RDONLY;
+}
+
 /**
  * accmap_dmabuf_get_file() - the dma-buf file of a handle for one mode
  * @handle: an allocated handle
  * @mode: the file access mode of the export
  *
- * Reuses the live dma-buf of that mode if there is one, else exports a new
- * one, which takes a reference on @handle.
+ * Reuses the handle's dma-buf of that mode if it keeps one, else exports
+ * a new one, which takes a reference on @handle, and keeps it.
  *
  * Return: the dma-buf's file with a reference for the caller, or an
  * ERR_PTR: -ENODATA if @handle has no memory, -EACCES for a read-write
- * export of a read-only buffer, or the export's errno.
+ * export of a read-only buffer, -ENOENT if @handle has no id left (the
+ * caller's was freed meanwhile), or the export's errno.
  */
 struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode)
@@ -419,14 +430,19 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 		file = ERR_PTR(-EACCES);
 		goto out_unlock;
 	}
-
 	/*
-	 * The last reference to a live export may be going away right now;
-	 * its release clears the slot under our lock, so until then the
-	 * file is still there to look at, and a zero count means "gone".
+	 * The last id went after the caller looked its id up, and with it
+	 * the kept dma-bufs: a dma-buf exported now could not be kept.
 	 */
+	if (!atomic_read(&handle->hrefs)) {
+		file = ERR_PTR(-ENOENT);
+		goto out_unlock;
+	}
+
+	/* The slot's own reference keeps the dma-buf and its file alive. */
 	dmabuf = handle->dmabuf[mode];
-	if (dmabuf && accmap_get_file_live(dmabuf->file)) {
+	if (dmabuf) {
+		get_dma_buf(dmabuf);
 		file = dmabuf->file;
 		goto out_unlock;
 	}
@@ -442,12 +458,92 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 	}
 	/* The export's reference, dropped in accmap_dmabuf_release(). */
 	accmap_handle_get(handle);
+	atomic_inc(&handle->nexports);
+	/* The export's file reference is the caller's; the slot takes one. */
+	get_dma_buf(dmabuf);
 	handle->dmabuf[mode] = dmabuf;
 	file = dmabuf->file;
 
 out_unlock:
 	mutex_unlock(&handle->lock);
 	return file;
+}
+
+/**
+ * accmap_dmabuf_adopt() - keep a dma-buf a new id was made from
+ * @handle: the handle behind @dmabuf, which just got an id from it
+ * @dmabuf: an accmap dma-buf of @handle; the caller holds a reference
+ *
+ * After its last id went, a handle keeps no dma-buf; when an id comes
+ * back through FROM_FD, the dma-buf it came through is kept for its mode
+ * (unless one is kept already), so that GET_FD hands out that same
+ * dma-buf again, as DRM does for a re-imported PRIME buffer.
+ */
+void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf)
+{
+	enum accmap_export_mode mode = accmap_dmabuf_mode(dmabuf);
+
+	mutex_lock(&handle->lock);
+	if (!handle->dmabuf[mode] && atomic_read(&handle->hrefs)) {
+		get_dma_buf(dmabuf);
+		handle->dmabuf[mode] = dmabuf;
+	}
+	mutex_unlock(&handle->lock);
+}
+
+/**
+ * accmap_handle_put_id() - drop a client id's claim on a handle
+ * @handle: the handle; the id's handle reference is the caller's to drop
+ *          afterwards
+ *
+ * The dma-bufs a handle keeps hold references on the handle, so they are
+ * let go when its last id goes, or the two would keep each other forever.
+ * The count drops to zero under the handle's lock, so that GET_FD, which
+ * reads it under that lock, never keeps a dma-buf after that.
+ */
+void accmap_handle_put_id(struct accmap_handle *handle)
+{
+	struct dma_buf *kept[ACCMAP_EXPORT_MODES];
+	int mode;
+
+	if (!atomic_dec_and_mutex_lock(&handle->hrefs, &handle->lock))
+		return;
+	/* FROM_FD gave it an id again meanwhile: that id's drop lets go. */
+	if (atomic_read(&handle->hrefs)) {
+		mutex_unlock(&handle->lock);
+		return;
+	}
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++) {
+		kept[mode] = handle->dmabuf[mode];
+		handle->dmabuf[mode] = NULL;
+	}
+	mutex_unlock(&handle->lock);
+
+	/* Outside the lock: the last put releases, which takes it. */
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (kept[mode])
+			dma_buf_put(kept[mode]);
+}
+
+/**
+ * accmap_handle_exports() - dma-bufs of a handle held outside accmap
+ * @handle: the handle; the caller holds its lock
+ *
+ * Return: the handle's live dma-bufs, less those that only the handle
+ * itself keeps (no file descriptor, importer or mapping holds them): a
+ * snapshot.
+ */
+unsigned int accmap_handle_exports(struct accmap_handle *handle)
+{
+	unsigned int n = atomic_read(&handle->nexports);
+	int mode;
+
+	lockdep_assert_held(&handle->lock);
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (handle->dmabuf[mode] &&
+		    file_count(handle->dmabuf[mode]->file) == 1)
+			n--;
+	return n;
 }
 
 /**

@@ -192,7 +192,6 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 	struct accmap_info *arg = data;
 	struct accmap_handle *handle;
 	bool readonly;
-	int mode;
 
 	if (arg->pad)
 		return -EINVAL;
@@ -207,10 +206,7 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 	arg->flags = handle->flags;
 	arg->tag = handle->tag;
 	arg->state = handle->heap ? ACCMAP_STATE_ALLOCATED : 0;
-	arg->exports = 0;
-	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
-		if (handle->dmabuf[mode])
-			arg->exports++;
+	arg->exports = accmap_handle_exports(handle);
 	if (arg->exports)
 		arg->state |= ACCMAP_STATE_EXPORTED;
 	if (readonly)
@@ -250,9 +246,7 @@ static int accmap_ioctl_from_fd(struct accmap_ioctl_ctx *ctx, void *data)
 	 * The dma-buf holds the handle while we add our own reference, which
 	 * can write the buffer only if the dma-buf was opened for writing.
 	 */
-	ret = accmap_client_add_handle(ctx->client, handle,
-				       !(dmabuf->file->f_mode & FMODE_WRITE),
-				       &arg->id);
+	ret = accmap_client_add_dmabuf(ctx->client, handle, dmabuf, &arg->id);
 	if (!ret)
 		ctx->new_id = arg->id;
 
