@@ -447,8 +447,6 @@ int accmap_handle_sg_table(struct accmap_handle *handle, struct sg_table *sgt);
 struct accmap_handle *accmap_dmabuf_handle(struct dma_buf *dmabuf);
 struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode);
-int accmap_dmabuf_mmap(struct accmap_handle *handle,
-		       struct vm_area_struct *vma);
 void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf);
 void accmap_handle_put_id(struct accmap_handle *handle);
 unsigned int accmap_handle_exports(struct accmap_handle *handle);

@@ -8,6 +8,11 @@
  * dma-buf, so that importers which compare dma-bufs see one buffer.  Each
  * dma-buf and each vma holds a reference on the handle.
  *
+ * A dma-buf opened read-only stays read-only wherever it goes: importers
+ * may map it only for DMA_TO_DEVICE, no mapping of it (ours or an
+ * importer's through dma_buf_mmap()) can be writable, and CPU access
+ * through it never invalidates.
+ *
  * User mappings are filled lazily: a fault inserts, as PFNs with the
  * mapping's memory attribute, the pages of the faulting address's 2 MiB
  * block of virtual addresses (one page table's worth on 4 KiB pages)
@@ -50,6 +55,18 @@ struct accmap_attachment {
 	bool mapped;
 	bool resource;
 };
+
+/*
+ * Whether @dmabuf may not write its buffer: it was exported O_RDONLY, or
+ * its handle is read-only.  The caller holds a reference on @dmabuf, so
+ * its file is there to look at; a file's access mode never changes.
+ */
+static bool accmap_dmabuf_readonly(struct dma_buf *dmabuf)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+
+	return handle->readonly || !(dmabuf->file->f_mode & FMODE_WRITE);
+}
 
 static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
@@ -109,8 +126,11 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	unsigned long attrs = 0;
 	int ret;
 
-	/* Devices may only read what its owner did not let us write. */
-	if (handle->readonly && dir != DMA_TO_DEVICE)
+	/*
+	 * A device may only read through a read-only dma-buf: DMA_TO_DEVICE.
+	 * Importers that map every buffer both ways (DRM) cannot import it.
+	 */
+	if (accmap_dmabuf_readonly(attach->dmabuf) && dir != DMA_TO_DEVICE)
 		return ERR_PTR(-EACCES);
 
 	/* Write-combined and uncached memory have no cache lines to maintain. */
@@ -174,10 +194,10 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 	struct accmap_attachment *a;
 
 	/*
-	 * No device can have written a read-only buffer, and invalidating
-	 * its lines could drop its owner's newer CPU writes.
+	 * No device can have written a read-only buffer, and the caller may
+	 * not write it, so may not discard what its owner wrote either.
 	 */
-	if (!accmap_handle_cached(handle) || handle->readonly)
+	if (!accmap_handle_cached(handle) || accmap_dmabuf_readonly(dmabuf))
 		return 0;
 
 	mutex_lock(&handle->lock);
@@ -288,16 +308,16 @@ static const struct vm_operations_struct accmap_vm_ops = {
 	.fault = accmap_vm_fault,
 };
 
-/**
- * accmap_dmabuf_mmap() - set up a user mapping of an allocated handle
- * @handle: the handle
- * @vma: the new mapping; vm_pgoff is the page offset into the buffer
- *
- * Return: 0, -EINVAL for a private mapping or a range outside the
- * buffer, or -EACCES for a writable mapping of a read-only buffer.
+/*
+ * Sets up a user mapping of @dmabuf's buffer; vm_pgoff is the page offset
+ * into the buffer.  Returns 0, -EINVAL for a private mapping or a range
+ * outside the buffer, or -EACCES for a writable mapping of a read-only
+ * dma-buf.
  */
-int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
+static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
+				 struct vm_area_struct *vma)
 {
+	struct accmap_handle *handle = dmabuf->priv;
 	unsigned long pages = vma_pages(vma);
 
 	/*
@@ -310,10 +330,12 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 	    pages > handle->npages - vma->vm_pgoff)
 		return -EINVAL;
 	/*
-	 * Our own read-only dma-buf file already refuses writable mappings;
-	 * an importer's file (dma_buf_mmap()) may not.
+	 * mmap() of our own read-only file already refuses to write; an
+	 * importer's file (dma_buf_mmap()) may be open for writing, so the
+	 * dma-buf's own access mode decides, and mprotect() may not add
+	 * write access later either.
 	 */
-	if (handle->readonly) {
+	if (accmap_dmabuf_readonly(dmabuf)) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
 		vm_flags_clear(vma, VM_MAYWRITE);
@@ -325,12 +347,6 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 	vma->vm_private_data = handle;
 	accmap_vm_open(vma);
 	return 0;
-}
-
-static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
-				 struct vm_area_struct *vma)
-{
-	return accmap_dmabuf_mmap(dmabuf->priv, vma);
 }
 
 static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
