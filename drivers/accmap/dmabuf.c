@@ -44,6 +44,7 @@
  * @node: in accmap_handle.attachments
  * @dev: the importer's device
  * @sgt: the buffer's memory, mapped for @dev while @mapped
+ * @dir: the direction @sgt is mapped for, while @mapped
  * @mapped: whether @sgt is currently DMA-mapped for @dev
  * @resource: the memory has no struct pages: @sgt has one entry whose
  *            DMA address comes from dma_map_resource()
@@ -52,6 +53,7 @@ struct accmap_attachment {
 	struct list_head node;
 	struct device *dev;
 	struct sg_table sgt;
+	enum dma_data_direction dir;
 	bool mapped;
 	bool resource;
 };
@@ -161,6 +163,7 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	}
 
 	mutex_lock(&handle->lock);
+	a->dir = dir;
 	a->mapped = true;
 	mutex_unlock(&handle->lock);
 	return &a->sgt;
@@ -187,6 +190,19 @@ static void accmap_dmabuf_unmap(struct dma_buf_attachment *attach,
 		dma_unmap_sgtable(attach->dev, sgt, dir, attrs);
 }
 
+/*
+ * CPU access brackets sync the caches for the devices that have the
+ * buffer mapped (mapped attachments, each for its own device and in the
+ * direction it mapped), as the dma-buf heaps do, and nothing else: accmap
+ * never does maintenance through its own device here.  An invalidate
+ * there would cover the whole buffer whoever asked, and would discard
+ * lines that an importer dirtied through a cached kernel mapping (vmap)
+ * and never ended with end_cpu_access(): videobuf2-vmalloc does exactly
+ * that.  accmap's own device does no DMA, so no device but an attached
+ * one can have written the buffer; user space that shares a buffer with
+ * a device accmap does not know of asks for maintenance itself
+ * (ACCMAP_IOC_CACHE).
+ */
 static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					  enum dma_data_direction dir)
 {
@@ -194,19 +210,20 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 	struct accmap_attachment *a;
 
 	/*
-	 * No device can have written a read-only buffer, and the caller may
-	 * not write it, so may not discard what its owner wrote either.
+	 * The CPU only writes (nothing to fetch), or the caller may not
+	 * write the buffer and so may not discard what its owner wrote.
 	 */
-	if (!accmap_handle_cached(handle) || accmap_dmabuf_readonly(dmabuf))
+	if (!accmap_handle_cached(handle) || dir == DMA_TO_DEVICE ||
+	    accmap_dmabuf_readonly(dmabuf))
 		return 0;
 
 	mutex_lock(&handle->lock);
 	list_for_each_entry(a, &handle->attachments, node)
-		if (a->mapped && !a->resource)
-			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+		/* A device that maps to read has written nothing. */
+		if (a->mapped && !a->resource && a->dir != DMA_TO_DEVICE)
+			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, a->dir);
 	mutex_unlock(&handle->lock);
-	/* And what devices wrote behind accmap's own back, for user space. */
-	return accmap_handle_sync_range(handle, 0, handle->size, true, dir);
+	return 0;
 }
 
 static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
@@ -218,12 +235,13 @@ static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 	if (!accmap_handle_cached(handle))
 		return 0;
 
+	/* A clean never loses data: read-only holders may ask for it too. */
 	mutex_lock(&handle->lock);
 	list_for_each_entry(a, &handle->attachments, node)
 		if (a->mapped && !a->resource)
-			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, a->dir);
 	mutex_unlock(&handle->lock);
-	return accmap_handle_sync_range(handle, 0, handle->size, false, dir);
+	return 0;
 }
 
 static void accmap_vm_open(struct vm_area_struct *vma)
