@@ -198,13 +198,22 @@ enum accmap_export_mode {
  * @readonly: the memory may not be written through accmap: no writable
  *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
  *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation
- * @dmabuf: live dma-buf exports by access mode, NULL where none; each
- *          holds one reference on the handle
+ * @dmabuf: the dma-buf the handle keeps for each access mode, NULL where
+ *          none: what GET_FD of that mode hands out again.  A slot holds a
+ *          reference on its dma-buf (so on its file), taken when it is set
+ *          and dropped when it is cleared; it is set (GET_FD, FROM_FD) only
+ *          while @hrefs is not zero, and cleared, under @lock, when @hrefs
+ *          drops to zero (accmap_handle_put_id()).  Every dma-buf holds a
+ *          reference on the handle, so without the second rule the two would
+ *          keep each other alive; with it, a slot that is set always names a
+ *          live dma-buf, and its file may be used under @lock
  * @attachments: importers' attachments (struct accmap_attachment)
  * @node: in accmap_device.handles
  * @creator_pid: thread group id of the process that created the handle
  * @creator_comm: its command name then
- * @hrefs: number of client handle references (struct accmap_href)
+ * @hrefs: number of client handle references (struct accmap_href); it
+ *         drops to zero only under @lock (see @dmabuf)
+ * @nexports: number of live dma-bufs of the handle, kept in @dmabuf or not
  * @maps: number of CPU mappings (vmas) of the buffer
  * @nattach: number of importer attachments
  */
@@ -234,6 +243,7 @@ struct accmap_handle {
 	char creator_comm[TASK_COMM_LEN];
 
 	atomic_t hrefs;
+	atomic_t nexports;
 	atomic_t maps;
 	atomic_t nattach;
 };
@@ -452,6 +462,9 @@ struct accmap_handle *accmap_client_get_handle_ro(struct accmap_client *client,
 int accmap_client_add_handle(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,
 			     u32 *id);
+int accmap_client_add_dmabuf(struct accmap_client *client,
+			     struct accmap_handle *handle,
+			     struct dma_buf *dmabuf, u32 *id);
 int accmap_client_remove_handle(struct accmap_client *client, u32 id);
 
 /* rw.c */
@@ -488,8 +501,9 @@ int accmap_handle_sg_table(struct accmap_handle *handle, struct sg_table *sgt);
 struct accmap_handle *accmap_dmabuf_handle(struct dma_buf *dmabuf);
 struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode);
-int accmap_dmabuf_mmap(struct accmap_handle *handle,
-		       struct vm_area_struct *vma);
+void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf);
+void accmap_handle_put_id(struct accmap_handle *handle);
+unsigned int accmap_handle_exports(struct accmap_handle *handle);
 
 /* pool.c */
 struct accmap_pool *accmap_pool_create(u64 cap,

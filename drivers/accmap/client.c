@@ -4,6 +4,8 @@
  * references.
  */
 
+#include <linux/dma-buf.h>
+#include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -66,7 +68,7 @@ void accmap_client_destroy(struct accmap_client *client)
 		mutex_unlock(&client->lock);
 		if (!ref)
 			break;
-		atomic_dec(&ref->handle->hrefs);
+		accmap_handle_put_id(ref->handle);
 		accmap_handle_put(ref->handle);
 		kfree(ref);
 		cond_resched();
@@ -117,19 +119,9 @@ struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 	return accmap_client_get_handle_ro(client, id, &readonly);
 }
 
-/**
- * accmap_client_add_handle() - give a client a new reference to a handle
- * @client: the client
- * @handle: the handle; the new reference takes one handle reference of
- *          its own
- * @readonly: the new id may not write the buffer
- * @id: set to the new reference's id
- *
- * Return: 0, -ENOMEM, or -ENOSPC if the client's id space is full.
- */
-int accmap_client_add_handle(struct accmap_client *client,
+static int accmap_client_add(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,
-			     u32 *id)
+			     struct dma_buf *from, u32 *id)
 {
 	struct accmap_href *ref;
 	int ret;
@@ -145,6 +137,12 @@ int accmap_client_add_handle(struct accmap_client *client,
 	if (!ret) {
 		accmap_handle_get(handle);
 		atomic_inc(&handle->hrefs);
+		/*
+		 * Before another thread can look the id up: a GET_FD through
+		 * it must find the dma-buf it came from, not export another.
+		 */
+		if (from)
+			accmap_dmabuf_adopt(handle, from);
 		*id = ref->id;
 	}
 	mutex_unlock(&client->lock);
@@ -152,6 +150,44 @@ int accmap_client_add_handle(struct accmap_client *client,
 	if (ret)
 		kfree(ref);
 	return ret;
+}
+
+/**
+ * accmap_client_add_handle() - give a client a new reference to a handle
+ * @client: the client
+ * @handle: the handle; the new reference takes one handle reference of
+ *          its own
+ * @readonly: the new id may not write the buffer
+ * @id: set to the new reference's id
+ *
+ * Return: 0, -ENOMEM, or -ENOSPC if the client's id space is full.
+ */
+int accmap_client_add_handle(struct accmap_client *client,
+			     struct accmap_handle *handle, bool readonly,
+			     u32 *id)
+{
+	return accmap_client_add(client, handle, readonly, NULL, id);
+}
+
+/**
+ * accmap_client_add_dmabuf() - give a client an id for an accmap dma-buf
+ * @client: the client
+ * @handle: the handle behind @dmabuf
+ * @dmabuf: an accmap dma-buf; the caller holds a reference
+ * @id: set to the new reference's id
+ *
+ * The new id is read-only unless @dmabuf was opened for writing, and the
+ * handle keeps @dmabuf for its mode if it keeps none (accmap_dmabuf_adopt()).
+ *
+ * Return: 0, -ENOMEM, or -ENOSPC if the client's id space is full.
+ */
+int accmap_client_add_dmabuf(struct accmap_client *client,
+			     struct accmap_handle *handle,
+			     struct dma_buf *dmabuf, u32 *id)
+{
+	return accmap_client_add(client, handle,
+				 !(dmabuf->file->f_mode & FMODE_WRITE), dmabuf,
+				 id);
 }
 
 /**
@@ -173,7 +209,7 @@ int accmap_client_remove_handle(struct accmap_client *client, u32 id)
 	if (!ref)
 		return -ENOENT;
 
-	atomic_dec(&ref->handle->hrefs);
+	accmap_handle_put_id(ref->handle);
 	accmap_handle_put(ref->handle);
 	kfree(ref);
 	return 0;

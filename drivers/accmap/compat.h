@@ -10,11 +10,9 @@
 #ifndef _ACCMAP_COMPAT_H
 #define _ACCMAP_COMPAT_H
 
-#include <linux/fs.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
-#include <linux/rcupdate.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 
@@ -41,26 +39,6 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 	vma->vm_flags &= ~flags;
 }
 #endif
-
-/*
- * Take a reference on @file unless its last reference is already gone
- * (it is being released).  The caller guarantees the memory of @file
- * stays valid while it asks.
- */
-static inline bool accmap_get_file_live(struct file *file)
-{
-#ifdef ACCMAP_HAVE_GET_FILE_ACTIVE
-	struct file *f = file;
-	bool live;
-
-	rcu_read_lock();
-	live = get_file_active(&f);
-	rcu_read_unlock();
-	return live;
-#else
-	return get_file_rcu(file);
-#endif
-}
 
 /*
  * Whether the page allocator charges __GFP_ACCOUNT memory to memory

@@ -95,16 +95,6 @@ static const char *accmap_flags_name(u32 flags)
 	return "cached";
 }
 
-static unsigned int accmap_handle_exports(struct accmap_handle *handle)
-{
-	unsigned int mode, n = 0;
-
-	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
-		if (handle->dmabuf[mode])
-			n++;
-	return n;
-}
-
 static int allocations_show(struct seq_file *m, void *unused)
 {
 	struct accmap_device *adev = m->private;

@@ -2,10 +2,16 @@
 /*
  * accmap: dma-buf export of handles, and CPU mappings of them.
  *
- * A handle has at most one live dma-buf per file access mode; every
- * GET_FD of the same mode hands out a new file descriptor for it, so that
- * importers which compare dma-bufs see one buffer.  Each dma-buf and each
- * vma holds a reference on the handle.
+ * While a handle has an id, it keeps the dma-buf it exported for each
+ * file access mode (accmap_handle.dmabuf), holding a reference on it, and
+ * every GET_FD of that mode hands out a new file descriptor for the same
+ * dma-buf, so that importers which compare dma-bufs see one buffer.  Each
+ * dma-buf and each vma holds a reference on the handle.
+ *
+ * A dma-buf opened read-only stays read-only wherever it goes: importers
+ * may map it only for DMA_TO_DEVICE, no mapping of it (ours or an
+ * importer's through dma_buf_mmap()) can be writable, and CPU access
+ * through it never invalidates.
  *
  * User mappings are filled lazily: a fault inserts, as PFNs with the
  * mapping's memory attribute, the pages of the faulting address's 2 MiB
@@ -21,7 +27,9 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/iosys-map.h>
+#include <linux/lockdep.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
@@ -36,6 +44,7 @@
  * @node: in accmap_handle.attachments
  * @dev: the importer's device
  * @sgt: the buffer's memory, mapped for @dev while @mapped
+ * @dir: the direction @sgt is mapped for, while @mapped
  * @mapped: whether @sgt is currently DMA-mapped for @dev
  * @resource: the memory has no struct pages: @sgt has one entry whose
  *            DMA address comes from dma_map_resource()
@@ -44,9 +53,22 @@ struct accmap_attachment {
 	struct list_head node;
 	struct device *dev;
 	struct sg_table sgt;
+	enum dma_data_direction dir;
 	bool mapped;
 	bool resource;
 };
+
+/*
+ * Whether @dmabuf may not write its buffer: it was exported O_RDONLY, or
+ * its handle is read-only.  The caller holds a reference on @dmabuf, so
+ * its file is there to look at; a file's access mode never changes.
+ */
+static bool accmap_dmabuf_readonly(struct dma_buf *dmabuf)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+
+	return handle->readonly || !(dmabuf->file->f_mode & FMODE_WRITE);
+}
 
 static int accmap_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attach)
@@ -106,8 +128,11 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	unsigned long attrs = 0;
 	int ret;
 
-	/* Devices may only read what its owner did not let us write. */
-	if (handle->readonly && dir != DMA_TO_DEVICE)
+	/*
+	 * A device may only read through a read-only dma-buf: DMA_TO_DEVICE.
+	 * Importers that map every buffer both ways (DRM) cannot import it.
+	 */
+	if (accmap_dmabuf_readonly(attach->dmabuf) && dir != DMA_TO_DEVICE)
 		return ERR_PTR(-EACCES);
 
 	/* Write-combined and uncached memory have no cache lines to maintain. */
@@ -138,6 +163,7 @@ static struct sg_table *accmap_dmabuf_map(struct dma_buf_attachment *attach,
 	}
 
 	mutex_lock(&handle->lock);
+	a->dir = dir;
 	a->mapped = true;
 	mutex_unlock(&handle->lock);
 	return &a->sgt;
@@ -164,6 +190,19 @@ static void accmap_dmabuf_unmap(struct dma_buf_attachment *attach,
 		dma_unmap_sgtable(attach->dev, sgt, dir, attrs);
 }
 
+/*
+ * CPU access brackets sync the caches for the devices that have the
+ * buffer mapped (mapped attachments, each for its own device and in the
+ * direction it mapped), as the dma-buf heaps do, and nothing else: accmap
+ * never does maintenance through its own device here.  An invalidate
+ * there would cover the whole buffer whoever asked, and would discard
+ * lines that an importer dirtied through a cached kernel mapping (vmap)
+ * and never ended with end_cpu_access(): videobuf2-vmalloc does exactly
+ * that.  accmap's own device does no DMA, so no device but an attached
+ * one can have written the buffer; user space that shares a buffer with
+ * a device accmap does not know of asks for maintenance itself
+ * (ACCMAP_IOC_CACHE).
+ */
 static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					  enum dma_data_direction dir)
 {
@@ -171,22 +210,19 @@ static int accmap_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 	struct accmap_attachment *a;
 
 	/*
-	 * No device can have written a read-only buffer, and invalidating
-	 * its lines could drop its owner's newer CPU writes.
+	 * The CPU only writes (nothing to fetch), or the caller may not
+	 * write the buffer and so may not discard what its owner wrote.
 	 */
-	if (!accmap_handle_cached(handle) || handle->readonly)
+	if (!accmap_handle_cached(handle) || dir == DMA_TO_DEVICE ||
+	    accmap_dmabuf_readonly(dmabuf))
 		return 0;
 
 	mutex_lock(&handle->lock);
 	list_for_each_entry(a, &handle->attachments, node)
-		if (a->mapped && !a->resource)
-			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+		/* A device that maps to read has written nothing. */
+		if (a->mapped && !a->resource && a->dir != DMA_TO_DEVICE)
+			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, a->dir);
 	mutex_unlock(&handle->lock);
-	/*
-	 * Nothing more: accmap never invalidates on its own initiative, since
-	 * an importer that wrote through a cached kernel mapping may still
-	 * have dirty lines in the buffer.
-	 */
 	return 0;
 }
 
@@ -199,13 +235,13 @@ static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 	if (!accmap_handle_cached(handle))
 		return 0;
 
+	/* A clean never loses data: read-only holders may ask for it too. */
 	mutex_lock(&handle->lock);
 	list_for_each_entry(a, &handle->attachments, node)
 		if (a->mapped && !a->resource)
-			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, a->dir);
 	mutex_unlock(&handle->lock);
-	/* A clean loses nothing: CPU writes reach memory for any device. */
-	return accmap_handle_maintain(handle, 0, handle->size, true);
+	return 0;
 }
 
 static void accmap_vm_open(struct vm_area_struct *vma)
@@ -290,16 +326,16 @@ static const struct vm_operations_struct accmap_vm_ops = {
 	.fault = accmap_vm_fault,
 };
 
-/**
- * accmap_dmabuf_mmap() - set up a user mapping of an allocated handle
- * @handle: the handle
- * @vma: the new mapping; vm_pgoff is the page offset into the buffer
- *
- * Return: 0, -EINVAL for a private mapping or a range outside the
- * buffer, or -EACCES for a writable mapping of a read-only buffer.
+/*
+ * Sets up a user mapping of @dmabuf's buffer; vm_pgoff is the page offset
+ * into the buffer.  Returns 0, -EINVAL for a private mapping or a range
+ * outside the buffer, or -EACCES for a writable mapping of a read-only
+ * dma-buf.
  */
-int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
+static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
+				 struct vm_area_struct *vma)
 {
+	struct accmap_handle *handle = dmabuf->priv;
 	unsigned long pages = vma_pages(vma);
 
 	/*
@@ -312,10 +348,12 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 	    pages > handle->npages - vma->vm_pgoff)
 		return -EINVAL;
 	/*
-	 * Our own read-only dma-buf file already refuses writable mappings;
-	 * an importer's file (dma_buf_mmap()) may not.
+	 * mmap() of our own read-only file already refuses to write; an
+	 * importer's file (dma_buf_mmap()) may be open for writing, so the
+	 * dma-buf's own access mode decides, and mprotect() may not add
+	 * write access later either.
 	 */
-	if (handle->readonly) {
+	if (accmap_dmabuf_readonly(dmabuf)) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
 		vm_flags_clear(vma, VM_MAYWRITE);
@@ -327,12 +365,6 @@ int accmap_dmabuf_mmap(struct accmap_handle *handle, struct vm_area_struct *vma)
 	vma->vm_private_data = handle;
 	accmap_vm_open(vma);
 	return 0;
-}
-
-static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
-				 struct vm_area_struct *vma)
-{
-	return accmap_dmabuf_mmap(dmabuf->priv, vma);
 }
 
 static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
@@ -367,11 +399,12 @@ static void accmap_dmabuf_release(struct dma_buf *dmabuf)
 	struct accmap_handle *handle = dmabuf->priv;
 	int mode;
 
+	/* A slot holds a reference: no slot can name a dma-buf going away. */
 	mutex_lock(&handle->lock);
 	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
-		if (handle->dmabuf[mode] == dmabuf)
-			handle->dmabuf[mode] = NULL;
+		WARN_ON_ONCE(handle->dmabuf[mode] == dmabuf);
 	mutex_unlock(&handle->lock);
+	atomic_dec(&handle->nexports);
 	accmap_handle_put(handle);
 }
 
@@ -388,17 +421,24 @@ static const struct dma_buf_ops accmap_dmabuf_ops = {
 	.release = accmap_dmabuf_release,
 };
 
+static enum accmap_export_mode accmap_dmabuf_mode(struct dma_buf *dmabuf)
+{
+	return dmabuf->file->f_mode & FMODE_WRITE ? ACCMAP_EXPORT_RDWR :
+						    ACCMAP_EXPORT_RDONLY;
+}
+
 /**
  * accmap_dmabuf_get_file() - the dma-buf file of a handle for one mode
  * @handle: an allocated handle
  * @mode: the file access mode of the export
  *
- * Reuses the live dma-buf of that mode if there is one, else exports a new
- * one, which takes a reference on @handle.
+ * Reuses the handle's dma-buf of that mode if it keeps one, else exports
+ * a new one, which takes a reference on @handle, and keeps it.
  *
  * Return: the dma-buf's file with a reference for the caller, or an
  * ERR_PTR: -ENODATA if @handle has no memory, -EACCES for a read-write
- * export of a read-only buffer, or the export's errno.
+ * export of a read-only buffer, -ENOENT if @handle has no id left (the
+ * caller's was freed meanwhile), or the export's errno.
  */
 struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 				    enum accmap_export_mode mode)
@@ -416,14 +456,19 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 		file = ERR_PTR(-EACCES);
 		goto out_unlock;
 	}
-
 	/*
-	 * The last reference to a live export may be going away right now;
-	 * its release clears the slot under our lock, so until then the
-	 * file is still there to look at, and a zero count means "gone".
+	 * The last id went after the caller looked its id up, and with it
+	 * the kept dma-bufs: a dma-buf exported now could not be kept.
 	 */
+	if (!atomic_read(&handle->hrefs)) {
+		file = ERR_PTR(-ENOENT);
+		goto out_unlock;
+	}
+
+	/* The slot's own reference keeps the dma-buf and its file alive. */
 	dmabuf = handle->dmabuf[mode];
-	if (dmabuf && accmap_get_file_live(dmabuf->file)) {
+	if (dmabuf) {
+		get_dma_buf(dmabuf);
 		file = dmabuf->file;
 		goto out_unlock;
 	}
@@ -439,12 +484,92 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 	}
 	/* The export's reference, dropped in accmap_dmabuf_release(). */
 	accmap_handle_get(handle);
+	atomic_inc(&handle->nexports);
+	/* The export's file reference is the caller's; the slot takes one. */
+	get_dma_buf(dmabuf);
 	handle->dmabuf[mode] = dmabuf;
 	file = dmabuf->file;
 
 out_unlock:
 	mutex_unlock(&handle->lock);
 	return file;
+}
+
+/**
+ * accmap_dmabuf_adopt() - keep a dma-buf a new id was made from
+ * @handle: the handle behind @dmabuf, which just got an id from it
+ * @dmabuf: an accmap dma-buf of @handle; the caller holds a reference
+ *
+ * After its last id went, a handle keeps no dma-buf; when an id comes
+ * back through FROM_FD, the dma-buf it came through is kept for its mode
+ * (unless one is kept already), so that GET_FD hands out that same
+ * dma-buf again, as DRM does for a re-imported PRIME buffer.
+ */
+void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf)
+{
+	enum accmap_export_mode mode = accmap_dmabuf_mode(dmabuf);
+
+	mutex_lock(&handle->lock);
+	if (!handle->dmabuf[mode] && atomic_read(&handle->hrefs)) {
+		get_dma_buf(dmabuf);
+		handle->dmabuf[mode] = dmabuf;
+	}
+	mutex_unlock(&handle->lock);
+}
+
+/**
+ * accmap_handle_put_id() - drop a client id's claim on a handle
+ * @handle: the handle; the id's handle reference is the caller's to drop
+ *          afterwards
+ *
+ * The dma-bufs a handle keeps hold references on the handle, so they are
+ * let go when its last id goes, or the two would keep each other forever.
+ * The count drops to zero under the handle's lock, so that GET_FD, which
+ * reads it under that lock, never keeps a dma-buf after that.
+ */
+void accmap_handle_put_id(struct accmap_handle *handle)
+{
+	struct dma_buf *kept[ACCMAP_EXPORT_MODES];
+	int mode;
+
+	if (!atomic_dec_and_mutex_lock(&handle->hrefs, &handle->lock))
+		return;
+	/* FROM_FD gave it an id again meanwhile: that id's drop lets go. */
+	if (atomic_read(&handle->hrefs)) {
+		mutex_unlock(&handle->lock);
+		return;
+	}
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++) {
+		kept[mode] = handle->dmabuf[mode];
+		handle->dmabuf[mode] = NULL;
+	}
+	mutex_unlock(&handle->lock);
+
+	/* Outside the lock: the last put releases, which takes it. */
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (kept[mode])
+			dma_buf_put(kept[mode]);
+}
+
+/**
+ * accmap_handle_exports() - dma-bufs of a handle held outside accmap
+ * @handle: the handle; the caller holds its lock
+ *
+ * Return: the handle's live dma-bufs, less those that only the handle
+ * itself keeps (no file descriptor, importer or mapping holds them): a
+ * snapshot.
+ */
+unsigned int accmap_handle_exports(struct accmap_handle *handle)
+{
+	unsigned int n = atomic_read(&handle->nexports);
+	int mode;
+
+	lockdep_assert_held(&handle->lock);
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
+		if (handle->dmabuf[mode] &&
+		    file_count(handle->dmabuf[mode]->file) == 1)
+			n--;
+	return n;
 }
 
 /**

@@ -194,7 +194,6 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 	struct accmap_info *arg = data;
 	struct accmap_handle *handle;
 	bool readonly;
-	int mode;
 
 	if (arg->pad)
 		return -EINVAL;
@@ -209,10 +208,7 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 	arg->flags = handle->flags;
 	arg->tag = handle->tag;
 	arg->state = handle->heap ? ACCMAP_STATE_ALLOCATED : 0;
-	arg->exports = 0;
-	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++)
-		if (handle->dmabuf[mode])
-			arg->exports++;
+	arg->exports = accmap_handle_exports(handle);
 	if (arg->exports)
 		arg->state |= ACCMAP_STATE_EXPORTED;
 	if (readonly)
@@ -252,9 +248,7 @@ static int accmap_ioctl_from_fd(struct accmap_ioctl_ctx *ctx, void *data)
 	 * The dma-buf holds the handle while we add our own reference, which
 	 * can write the buffer only if the dma-buf was opened for writing.
 	 */
-	ret = accmap_client_add_handle(ctx->client, handle,
-				       !(dmabuf->file->f_mode & FMODE_WRITE),
-				       &arg->id);
+	ret = accmap_client_add_dmabuf(ctx->client, handle, dmabuf, &arg->id);
 	if (!ret)
 		ctx->new_id = arg->id;
 
@@ -341,22 +335,43 @@ static int accmap_ioctl_query_pool(struct accmap_ioctl_ctx *ctx, void *data)
 	return 0;
 }
 
+/*
+ * The checks of one cache operation that need its buffer: range, memory,
+ * and access.  An invalidate discards what the CPU wrote and did not
+ * write back yet, so it takes an id that may write the buffer; a
+ * write-back loses nothing and any id may ask for it.
+ */
+static int accmap_check_cache_handle(const struct accmap_cache_op *op,
+				     struct accmap_handle *handle,
+				     bool readonly)
+{
+	int ret;
+
+	ret = accmap_check_cache_op(op, handle->size);
+	if (ret)
+		return ret;
+	if (!accmap_handle_allocated(handle))
+		return -ENODATA;
+	if (readonly && (op->op & ACCMAP_CACHE_INVALIDATE))
+		return -EACCES;
+	return 0;
+}
+
 static int accmap_ioctl_cache(struct accmap_ioctl_ctx *ctx, void *data)
 {
 	struct accmap_cache_op *arg = data;
 	struct accmap_handle *handle;
+	bool readonly;
 	int ret;
 
 	ret = accmap_check_cache_op(arg, U64_MAX);
 	if (ret)
 		return ret;
-	handle = accmap_client_get_handle(ctx->client, arg->id);
+	handle = accmap_client_get_handle_ro(ctx->client, arg->id, &readonly);
 	if (!handle)
 		return -ENOENT;
 
-	ret = accmap_check_cache_op(arg, handle->size);
-	if (!ret && !accmap_handle_allocated(handle))
-		ret = -ENODATA;
+	ret = accmap_check_cache_handle(arg, handle, readonly);
 	if (!ret)
 		ret = accmap_handle_cache_op(handle, arg->op, arg->offset,
 					     arg->length);
@@ -369,6 +384,7 @@ static int accmap_ioctl_cache_list(struct accmap_ioctl_ctx *ctx, void *data)
 	struct accmap_cache_list *arg = data;
 	struct accmap_handle **handles;
 	struct accmap_cache_op *ops;
+	bool readonly;
 	int ret = 0;
 	u32 i;
 
@@ -392,14 +408,13 @@ static int accmap_ioctl_cache_list(struct accmap_ioctl_ctx *ctx, void *data)
 		ret = accmap_check_cache_op(&ops[i], U64_MAX);
 		if (ret)
 			break;
-		handles[i] = accmap_client_get_handle(ctx->client, ops[i].id);
+		handles[i] = accmap_client_get_handle_ro(ctx->client, ops[i].id,
+							 &readonly);
 		if (!handles[i]) {
 			ret = -ENOENT;
 			break;
 		}
-		ret = accmap_check_cache_op(&ops[i], handles[i]->size);
-		if (!ret && !accmap_handle_allocated(handles[i]))
-			ret = -ENODATA;
+		ret = accmap_check_cache_handle(&ops[i], handles[i], readonly);
 		if (ret)
 			break;
 	}

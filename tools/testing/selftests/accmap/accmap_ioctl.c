@@ -1195,6 +1195,101 @@ out:
 		close(b);
 }
 
+/* ---- CACHE and CACHE_LIST through read-only ids ---- */
+
+static int cache_op(int dev, uint32_t id, uint32_t op, uint64_t offset, uint64_t length)
+{
+	struct accmap_cache_op c = { .id = id, .op = op, .offset = offset, .length = length };
+
+	return raw_ioctl(dev, ACCMAP_IOC_CACHE, &c);
+}
+
+/* A read-only id: FROM_FD of an O_RDONLY export of a writable buffer. */
+static uint32_t readonly_id_of(int dev, uint32_t id)
+{
+	uint32_t ro = 0;
+	int fd = am_get_fd(dev, id, O_RDONLY | O_CLOEXEC);
+
+	if (!CHECK(fd >= 0, "GET_FD O_RDONLY: %s", strerror(-fd)))
+		return 0;
+	CHECK(am_from_fd(dev, fd, &ro) == 0, "FROM_FD of the O_RDONLY export");
+	close(fd);
+	return ro;
+}
+
+static void test_cache_readonly_id(void)
+{
+	/*
+	 * An invalidate discards what the owner wrote and did not write back:
+	 * a read-only id may write back, never invalidate.
+	 */
+	size_t pg = page_size();
+	int dev = am_open();
+	uint32_t id, ro;
+
+	if (dev < 0)
+		return;
+	id = new_allocated(dev);
+	ro = id ? readonly_id_of(dev, id) : 0;
+	if (!ro)
+		goto out;
+	CHECK(cache_op(dev, ro, ACCMAP_CACHE_WRITEBACK, 0, pg) == 0, "write-back, read-only id");
+	CHECK(cache_op(dev, ro, ACCMAP_CACHE_INVALIDATE, 0, pg) == -EACCES,
+	      "invalidate, read-only id");
+	CHECK(cache_op(dev, ro, ACCMAP_CACHE_WRITEBACK_INVALIDATE, 1, 1) == -EACCES,
+	      "write-back-invalidate, read-only id");
+	/* The range is checked first, the access after. */
+	CHECK(cache_op(dev, ro, ACCMAP_CACHE_INVALIDATE, 0, pg + 1) == -ERANGE,
+	      "invalidate beyond the buffer, read-only id");
+	CHECK(cache_op(dev, ro, 4, 0, pg) == -EINVAL, "unknown op, read-only id");
+	/* The writable id of the same buffer may do everything. */
+	for (uint32_t op = ACCMAP_CACHE_WRITEBACK; op <= ACCMAP_CACHE_WRITEBACK_INVALIDATE; op++)
+		CHECK(cache_op(dev, id, op, 0, pg) == 0, "op %u, writable id", op);
+	CHECK_OK(am_free(dev, ro));
+out:
+	close(dev);
+}
+
+static void test_cache_list_readonly_id(void)
+{
+	/* Checked entry by entry before any runs; done names the refused one. */
+	size_t pg = page_size();
+	struct accmap_cache_op ops[3];
+	struct accmap_cache_list l;
+	int dev = am_open();
+	uint32_t id, ro;
+	int ret;
+
+	if (dev < 0)
+		return;
+	id = new_allocated(dev);
+	ro = id ? readonly_id_of(dev, id) : 0;
+	if (!ro)
+		goto out;
+	ops[0] = (struct accmap_cache_op){ .id = id, .op = ACCMAP_CACHE_INVALIDATE, .length = pg };
+	ops[1] = (struct accmap_cache_op){ .id = ro, .op = ACCMAP_CACHE_WRITEBACK, .length = pg };
+	ops[2] = (struct accmap_cache_op){ .id = ro, .op = ACCMAP_CACHE_INVALIDATE, .length = pg };
+	for (uint32_t n = 2; n <= 3; n++) {
+		l = (struct accmap_cache_list){ .ops = (uintptr_t)ops, .count = n,
+						.done = GARBAGE_U32 };
+		ret = raw_ioctl(dev, ACCMAP_IOC_CACHE_LIST, &l);
+		if (n == 2)
+			CHECK(ret == 0 && l.done == 2, "write-back, read-only id: %s, done %u",
+			      strerror(-ret), l.done);
+		else
+			CHECK(ret == -EACCES && l.done == 2,
+			      "invalidate, read-only id: %s, done %u", strerror(-ret), l.done);
+	}
+	ops[2].op = ACCMAP_CACHE_WRITEBACK_INVALIDATE;
+	l = (struct accmap_cache_list){ .ops = (uintptr_t)ops, .count = 3, .done = GARBAGE_U32 };
+	ret = raw_ioctl(dev, ACCMAP_IOC_CACHE_LIST, &l);
+	CHECK(ret == -EACCES && l.done == 2, "write-back-invalidate, read-only id: %s, done %u",
+	      strerror(-ret), l.done);
+	CHECK_OK(am_free(dev, ro));
+out:
+	close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "cmd_unknown_type", test_cmd_unknown_type },
 	{ "cmd_unknown_nr", test_cmd_unknown_nr },
@@ -1234,6 +1329,8 @@ static const struct tap_test tests[] = {
 	{ "info_lifecycle", test_info_lifecycle },
 	{ "info_tags", test_info_tags },
 	{ "client_ids_private", test_client_ids_private },
+	{ "cache_readonly_id", test_cache_readonly_id },
+	{ "cache_list_readonly_id", test_cache_list_readonly_id },
 };
 
 int main(void)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "accmap_util.h"
@@ -326,12 +327,216 @@ static void test_threads_concurrent_faults(void)
 	close(dev);
 }
 
+/*
+ * Whether fd is a dma-buf of the buffer behind id in dev: FROM_FD must
+ * take it back to a buffer of the same size and tag whose first word,
+ * read through the new id, is the marker written through id.
+ */
+static bool is_dmabuf_of(int dev, int fd, uint64_t size, uint16_t tag, uint64_t marker,
+			 const char *when)
+{
+	struct accmap_info info;
+	uint64_t word = 0;
+	uint32_t back;
+	int ret;
+
+	ret = am_from_fd(dev, fd, &back);
+	if (!CHECK(ret == 0, "%s: FROM_FD of what GET_FD returned: %s", when, strerror(-ret)))
+		return false;
+	ret = am_info(dev, back, &info);
+	CHECK(ret == 0 && info.size == size && info.tag == tag,
+	      "%s: GET_FD gave a buffer of size %llu tag %u, not %llu / %u", when,
+	      (unsigned long long)info.size, info.tag, (unsigned long long)size, tag);
+	CHECK(am_read(dev, back, 0, &word, sizeof(word)) == 0 && word == marker,
+	      "%s: GET_FD gave another buffer (word %#llx)", when, (unsigned long long)word);
+	CHECK_OK(am_free(dev, back));
+	return !tap_failed();
+}
+
+static bool same_inode(int a, int b)
+{
+	struct stat sa, sb;
+
+	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Files freed a moment ago get reused by the next files opened: open a
+ * few, to give a stale pointer to a freed dma-buf file something live
+ * (and unrelated) to point at.
+ */
+static void churn_files(void)
+{
+	int fds[32];
+
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(fds); i++)
+		fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void test_get_fd_after_last_close(void)
+{
+	/*
+	 * An O_PATH descriptor of /proc/self/fd/N holds the dma-buf's dentry
+	 * (so the dma-buf itself) but not its file: after the last close the
+	 * file is freed while the dma-buf lives on.  GET_FD of that mode must
+	 * still hand out that dma-buf, through a live file: the handle keeps
+	 * it while it has an id.
+	 */
+	static const int modes[] = { O_RDWR, O_RDONLY };
+	uint64_t size = 4 * page_size(), marker = 0x6163636d61703301ULL;
+	const uint16_t tag = 0x3303;
+	int dev = am_open();
+	uint32_t id;
+
+	if (dev < 0)
+		return;
+	if (!CHECK(am_create(dev, size, &id) == 0 && am_alloc(dev, id, 0, tag) == 0,
+		   "buffer") ||
+	    !CHECK_OK(am_write(dev, id, 0, &marker, sizeof(marker))))
+		goto out;
+	for (unsigned int round = 0; round < 16 && !tap_failed(); round++) {
+		int mode = modes[round % 2];
+		char path[64];
+		int fd, opath, again;
+
+		fd = am_get_fd(dev, id, (uint32_t)mode | O_CLOEXEC);
+		if (!CHECK(fd >= 0, "GET_FD: %s", strerror(-fd)))
+			break;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		opath = open(path, O_PATH | O_CLOEXEC);
+		if (!CHECK(opath >= 0, "open(%s, O_PATH): %s", path, strerror(errno))) {
+			close(fd);
+			break;
+		}
+		close(fd);
+		/* Let RCU free the file, and the allocator hand its memory out. */
+		usleep(20000);
+		churn_files();
+		again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		fd = am_get_fd(dev, id, (uint32_t)mode | O_CLOEXEC);
+		if (CHECK(fd >= 0, "GET_FD after the last close: %s", strerror(-fd))) {
+			CHECK(same_inode(fd, opath),
+			      "round %u: GET_FD did not give the dma-buf the id keeps", round);
+			is_dmabuf_of(dev, fd, size, tag, marker, "after the last close");
+			close(fd);
+		}
+		if (again >= 0)
+			close(again);
+		close(opath);
+	}
+	CHECK_OK(am_free(dev, id));
+out:
+	close(dev);
+}
+
+struct lastclose {
+	int dev;
+	uint32_t id;
+	uint64_t size;
+	uint64_t marker;
+	uint16_t tag;
+	int mode;
+	int stop;		/* set (atomically) when the getter is done */
+	pthread_barrier_t *barrier;
+};
+
+/* GET_FD, check, close: over and over, each fd the last of its file. */
+static void *lastclose_getter(void *arg)
+{
+	struct lastclose *lc = arg;
+
+	pthread_barrier_wait(lc->barrier);
+	for (unsigned int i = 0; i < ITERATIONS && !tap_failed(); i++) {
+		int fd = am_get_fd(lc->dev, lc->id, (uint32_t)lc->mode | O_CLOEXEC);
+
+		if (!CHECK(fd >= 0, "GET_FD %u: %s", i, strerror(-fd)))
+			break;
+		if ((i & 7) == 0)
+			is_dmabuf_of(lc->dev, fd, lc->size, lc->tag, lc->marker, "racing");
+		else
+			CHECK(lseek(fd, 0, SEEK_END) == (off_t)lc->size, "size of GET_FD's fd");
+		close(fd);
+	}
+	__atomic_store_n(&lc->stop, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Path walks through /proc/self/fd to whatever the getters hold. */
+static void *lastclose_walker(void *arg)
+{
+	struct lastclose *lc = arg;
+	char path[64];
+
+	pthread_barrier_wait(lc->barrier);
+	while (!__atomic_load_n(&lc->stop, __ATOMIC_RELAXED)) {
+		for (int fd = 3; fd < 24; fd++) {
+			int o;
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			o = open(path, O_PATH | O_CLOEXEC);
+			if (o >= 0)
+				close(o);
+		}
+		churn_files();
+	}
+	return NULL;
+}
+
+static void test_get_fd_vs_last_close(void)
+{
+	/*
+	 * Two threads per mode GET_FD and close while others walk the fds'
+	 * /proc links (holding dentries) and churn files: every fd GET_FD
+	 * returns must be a dma-buf of this very buffer.
+	 */
+	pthread_barrier_t barrier;
+	struct lastclose lc[4];
+	pthread_t th[6];
+	uint64_t size = 2 * page_size(), marker = 0x6163636d61703302ULL;
+	const uint16_t tag = 0x3304;
+	int dev = am_open();
+	uint32_t id;
+	size_t n = 0;
+
+	if (dev < 0)
+		return;
+	if (!CHECK(am_create(dev, size, &id) == 0 && am_alloc(dev, id, 0, tag) == 0,
+		   "buffer") ||
+	    !CHECK_OK(am_write(dev, id, 0, &marker, sizeof(marker))))
+		goto out;
+	pthread_barrier_init(&barrier, NULL, 6);
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(lc); i++)
+		lc[i] = (struct lastclose){ .dev = dev, .id = id, .size = size, .marker = marker,
+					    .tag = tag, .mode = (i & 1) ? O_RDONLY : O_RDWR,
+					    .barrier = &barrier };
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(lc); i++)
+		if (CHECK(!pthread_create(&th[n], NULL, lastclose_getter, &lc[i]), "thread"))
+			n++;
+	for (size_t i = 0; i < 2; i++)
+		if (CHECK(!pthread_create(&th[n], NULL, lastclose_walker, &lc[i]), "thread"))
+			n++;
+	if (n != TAP_ARRAY_SIZE(th))
+		_exit(1);
+	for (size_t i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&barrier);
+	CHECK_OK(am_free(dev, id));
+out:
+	close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "threads_lifecycle", test_threads_lifecycle },
 	{ "threads_free_race", test_threads_free_race },
 	{ "threads_get_fd_vs_free", test_threads_get_fd_vs_free },
 	{ "threads_info_vs_alloc", test_threads_info_vs_alloc },
 	{ "threads_concurrent_faults", test_threads_concurrent_faults },
+	{ "get_fd_after_last_close", test_get_fd_after_last_close },
+	{ "get_fd_vs_last_close", test_get_fd_vs_last_close },
 };
 
 int main(void)

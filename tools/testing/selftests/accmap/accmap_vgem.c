@@ -394,6 +394,49 @@ out:
 	close(vgem);
 }
 
+static void test_vgem_import_readonly_refused(void)
+{
+	/*
+	 * DRM maps every import DMA_BIDIRECTIONAL: a read-only dma-buf of a
+	 * writable buffer must refuse it (EACCES) and leave nothing attached,
+	 * while the same buffer's O_RDWR dma-buf imports as before.
+	 */
+	size_t len = 8 * page_size();
+	int vgem = open_vgem_checked();
+	int dev = am_open();
+	uint32_t id, handle = 0;
+	int ro = -1, rw = -1, ret;
+
+	if (vgem < 0 || dev < 0)
+		goto out;
+	rw = am_buffer(dev, len, 0, &id, true);
+	if (rw < 0)
+		goto out;
+	ro = am_get_fd(dev, id, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(ro >= 0, "GET_FD O_RDONLY: %s", strerror(-ro)))
+		goto out;
+	ret = vgem_import(vgem, ro, &handle);
+	CHECK(ret == -EACCES, "vgem import of an O_RDONLY export: %s, expected EACCES",
+	      strerror(-ret));
+	if (!ret)
+		vgem_close_handle(vgem, handle);
+	check_counts(dev, id, 1, 2, 0, 0, "refused read-only import");
+	ret = vgem_import(vgem, rw, &handle);
+	if (CHECK(ret == 0, "vgem import of the O_RDWR export: %s", strerror(-ret))) {
+		check_counts(dev, id, 1, 2, 0, 1, "read-write import");
+		CHECK(vgem_close_handle(vgem, handle) == 0, "GEM_CLOSE");
+	}
+out:
+	if (ro >= 0)
+		close(ro);
+	if (rw >= 0)
+		close(rw);
+	if (vgem >= 0)
+		close(vgem);
+	if (dev >= 0)
+		close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "vgem_device_found", test_vgem_device_found },
 	{ "vgem_import", test_vgem_import },
@@ -404,6 +447,7 @@ static const struct tap_test tests[] = {
 	{ "vgem_two_importers", test_vgem_two_importers },
 	{ "vgem_import_churn", test_vgem_import_churn },
 	{ "vgem_foreign_dmabuf", test_vgem_foreign_dmabuf },
+	{ "vgem_import_readonly_refused", test_vgem_import_readonly_refused },
 };
 
 int main(void)

@@ -1931,6 +1931,9 @@ static void cache_op_make(struct fz_thread *t, struct accmap_cache_op *op, const
 	if (!arg_bad)
 		fault(x, ERANGE, tri_beyond(k, end));
 	fault_id(x, k, true);
+	/* An invalidate could discard the owner's writes: not through a read-only id. */
+	if (!arg_bad && (op->op & ACCMAP_CACHE_INVALIDATE))
+		fault(x, EACCES, tri_and(k->exists, k->readonly));
 	x->may |= RES_E(ENOMEM);
 }
 
@@ -3772,10 +3775,10 @@ static bool op_vgem(struct fz_thread *t)
 	if (slot < 0)
 		return false;
 	pthread_mutex_lock(&fz_vgem_lock);
-	/* DRM maps every import both ways: read-only buffers refuse it. */
+	/* DRM maps every import both ways: read-only dma-bufs refuse it. */
 	ret = vgem_import(env.vgem, e.fd, &handle);
 	fz_expect(t, "vgem import of an accmap dma-buf", ret,
-		  RES_OK | RES_E(ENOMEM) | (e.rdonly ? RES_E(EACCES) : 0));
+		  RES_E(ENOMEM) | (e.rdonly ? RES_E(EACCES) : RES_OK));
 	for (i = 0; !ret && i < FZ_VGEM_MAX; i++) {
 		if (fz_vgem[i].count && fz_vgem[i].handle == handle)
 			break;
