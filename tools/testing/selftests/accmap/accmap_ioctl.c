@@ -1217,6 +1217,14 @@ static uint32_t readonly_id_of(int dev, uint32_t id)
 	return ro;
 }
 
+/* A new allocated buffer's id, and a read-only id of it; false if not. */
+static bool allocated_with_readonly_id(int dev, uint32_t *id, uint32_t *ro)
+{
+	*id = new_allocated(dev);
+	*ro = *id ? readonly_id_of(dev, *id) : 0;
+	return *ro;
+}
+
 static void test_cache_readonly_id(void)
 {
 	/*
@@ -1229,9 +1237,7 @@ static void test_cache_readonly_id(void)
 
 	if (dev < 0)
 		return;
-	id = new_allocated(dev);
-	ro = id ? readonly_id_of(dev, id) : 0;
-	if (!ro)
+	if (!allocated_with_readonly_id(dev, &id, &ro))
 		goto out;
 	CHECK(cache_op(dev, ro, ACCMAP_CACHE_WRITEBACK, 0, pg) == 0, "write-back, read-only id");
 	CHECK(cache_op(dev, ro, ACCMAP_CACHE_INVALIDATE, 0, pg) == -EACCES,
@@ -1262,9 +1268,7 @@ static void test_cache_list_readonly_id(void)
 
 	if (dev < 0)
 		return;
-	id = new_allocated(dev);
-	ro = id ? readonly_id_of(dev, id) : 0;
-	if (!ro)
+	if (!allocated_with_readonly_id(dev, &id, &ro))
 		goto out;
 	ops[0] = (struct accmap_cache_op){ .id = id, .op = ACCMAP_CACHE_INVALIDATE, .length = pg };
 	ops[1] = (struct accmap_cache_op){ .id = ro, .op = ACCMAP_CACHE_WRITEBACK, .length = pg };

@@ -377,6 +377,18 @@ static void churn_files(void)
 			close(fds[i]);
 }
 
+/*
+ * A buffer of @size bytes tagged @tag whose first word is @marker, for
+ * is_dmabuf_of() to recognise.  Returns false (the check failed) if not.
+ */
+static bool marked_buffer(int dev, uint64_t size, uint16_t tag, uint64_t marker,
+			  uint32_t *id)
+{
+	return CHECK(am_create(dev, size, id) == 0 && am_alloc(dev, *id, 0, tag) == 0,
+		     "buffer") &&
+	       CHECK_OK(am_write(dev, *id, 0, &marker, sizeof(marker)));
+}
+
 static void test_get_fd_after_last_close(void)
 {
 	/*
@@ -394,9 +406,7 @@ static void test_get_fd_after_last_close(void)
 
 	if (dev < 0)
 		return;
-	if (!CHECK(am_create(dev, size, &id) == 0 && am_alloc(dev, id, 0, tag) == 0,
-		   "buffer") ||
-	    !CHECK_OK(am_write(dev, id, 0, &marker, sizeof(marker))))
+	if (!marked_buffer(dev, size, tag, marker, &id))
 		goto out;
 	for (unsigned int round = 0; round < 16 && !tap_failed(); round++) {
 		int mode = modes[round % 2];
@@ -504,9 +514,7 @@ static void test_get_fd_vs_last_close(void)
 
 	if (dev < 0)
 		return;
-	if (!CHECK(am_create(dev, size, &id) == 0 && am_alloc(dev, id, 0, tag) == 0,
-		   "buffer") ||
-	    !CHECK_OK(am_write(dev, id, 0, &marker, sizeof(marker))))
+	if (!marked_buffer(dev, size, tag, marker, &id))
 		goto out;
 	pthread_barrier_init(&barrier, NULL, 6);
 	for (size_t i = 0; i < TAP_ARRAY_SIZE(lc); i++)
