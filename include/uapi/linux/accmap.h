@@ -134,8 +134,9 @@ struct accmap_get_fd {
  *
  * Fields added in version 2 (the first version ended at @pad2):
  * @handle_refs: out: handle references held by clients, all clients
- * @exports:     out: live dma-bufs of the buffer (at most one per access
- *               mode; each may have many file descriptors)
+ * @exports:     out: live dma-bufs of the buffer held outside it (one per
+ *               access mode while it keeps ids; each may have many file
+ *               descriptors)
  * @maps:        out: CPU mappings (vmas) of the buffer
  * @attachments: out: device attachments of importers
  */

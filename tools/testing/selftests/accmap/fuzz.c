@@ -119,6 +119,8 @@
 #define FZ_SESS_KEEP		6	/* sessions kept live normally */
 #define FZ_MAPS_MAX		8	/* live mmaps of dma-bufs */
 #define FZ_VGEM_KEEP		4	/* vgem handles of imported buffers */
+/* Most dma-bufs of one buffer the run can hold: fds, mmaps, vgem, kept ones. */
+#define FZ_EXPORTS_MAX		(FZ_FDS + FZ_MAX_THREADS * (FZ_MAPS_MAX + FZ_VGEM_KEEP) + 2)
 #define FZ_UBUF_PAGES		16	/* user memory for copies */
 #define FZ_SCR_RW		12	/* FROM_VA scratch: anonymous, writable */
 #define FZ_SCR_RO		4	/* ... read-only */
@@ -1133,8 +1135,12 @@ static void info_check(struct fz_thread *t, const struct fz_idk *k, const struct
 	/*
 	 * Our id holds a reference; in a shared client another thread may
 	 * free it while the call runs, and the count is read after the lookup.
+	 * Exports are one per mode while the handle keeps ids; a dma-buf held
+	 * elsewhere across a time without ids lives on beside the one a later
+	 * GET_FD of its mode makes, so only a count no fd table can hold is
+	 * wrong.
 	 */
-	if (a->exports > 2 || !a->exports != !(a->state & ACCMAP_STATE_EXPORTED) ||
+	if (a->exports > FZ_EXPORTS_MAX || !a->exports != !(a->state & ACCMAP_STATE_EXPORTED) ||
 	    (h && !a->handle_refs))
 		FZ_FAIL(t, "INFO id %u: exports %u state %#x handle_refs %u", k->id, a->exports,
 			a->state, a->handle_refs);
