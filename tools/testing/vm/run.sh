@@ -120,10 +120,7 @@ if [ -n "$flavor" ]; then
 	need=("$kdir/Makefile" "$vmlinuz" "$busybox")
 else
 	vmlinuz=$image/boot/vmlinuz-$kver
-	# Debian's 6.12 packages may ship their modules under /usr (merged /usr).
 	moddir=$image/lib/modules/$kver
-	[ -d "$moddir" ] || [ ! -d "$image/usr/lib/modules/$kver" ] ||
-		moddir=$image/usr/lib/modules/$kver
 	need=("$kdir/Makefile" "$vmlinuz" "$moddir/modules.order" "$busybox")
 fi
 for f in "${need[@]}"; do
@@ -226,7 +223,7 @@ if [ -n "$moddir" ]; then
 	# The .deb ships no modules.dep (depmod runs at install time): make one.
 	if [ ! -s "$moddir/modules.dep" ]; then
 		say "depmod for $kver"
-		depmod -b "${moddir%/lib/modules/*}" "$kver"
+		depmod -b "$image" "$kver"
 	fi
 	vgem_line=$(grep -E '(^|/)vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" || true)
 	[ -n "$vgem_line" ] || die "vgem is not in $moddir/modules.dep"
