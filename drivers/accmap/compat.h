@@ -13,6 +13,7 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/pfn_t.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 
@@ -51,6 +52,50 @@ static inline bool accmap_memcg_kmem_on(void)
 	return memcg_kmem_online();
 #else
 	return memcg_kmem_enabled();
+#endif
+}
+
+#ifdef ACCMAP_HAVE_ARCH_PTE_PGPROT
+/* @vma's protection for an entry of @pfn that is young and dirty already. */
+static inline pgprot_t accmap_prot_dirty(struct vm_area_struct *vma,
+					 unsigned long pfn)
+{
+	pte_t pte = pfn_pte(pfn, vma->vm_page_prot);
+
+	return pte_pgprot(pte_mkyoung(pte_mkdirty(pte)));
+}
+#endif
+
+/**
+ * accmap_insert_pfn_dirty() - map a PFN young and dirty in a writable vma
+ * @vma: the VM_PFNMAP, VM_WRITE mapping
+ * @addr: the user address to map, page aligned
+ * @pfn: the page frame to map there
+ *
+ * CPUs that track dirtiness in software (arm64 without hardware DBM, such
+ * as the Cortex-A57) fault once more on the first write to a clean
+ * writable entry.  Kernels up to 6.1 export vmf_insert_mixed_mkwrite(),
+ * which with a special PFN makes the entry young and dirty; later ones
+ * keep it to themselves, and the same entry comes from the vma's
+ * protection made young and dirty by the architecture's own pte helpers.
+ * Without either (no special PTEs, or no pte_pgprot() of the
+ * architecture's) the entry is mapped clean.
+ *
+ * Return: as vmf_insert_pfn(), VM_FAULT_NOPAGE when the entry is in place.
+ */
+static inline vm_fault_t accmap_insert_pfn_dirty(struct vm_area_struct *vma,
+						 unsigned long addr,
+						 unsigned long pfn)
+{
+#ifdef ACCMAP_HAVE_INSERT_MKWRITE
+	if (IS_ENABLED(CONFIG_ARCH_HAS_PTE_SPECIAL))
+		return vmf_insert_mixed_mkwrite(vma, addr,
+						__pfn_to_pfn_t(pfn, PFN_SPECIAL));
+#endif
+#ifdef ACCMAP_HAVE_ARCH_PTE_PGPROT
+	return vmf_insert_pfn_prot(vma, addr, pfn, accmap_prot_dirty(vma, pfn));
+#else
+	return vmf_insert_pfn(vma, addr, pfn);
 #endif
 }
 

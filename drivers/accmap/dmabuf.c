@@ -30,7 +30,6 @@
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
-#include <linux/pfn_t.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -266,22 +265,14 @@ static void accmap_vm_close(struct vm_area_struct *vma)
 /*
  * Maps one page of the buffer at @addr.  In a writable mapping the entry
  * is made young and dirty up front, even for a read fault: nothing writes
- * these pages back, and CPUs that track dirtiness in software (arm64
- * without hardware DBM, such as the Cortex-A57) would otherwise fault
- * once more on the first write to every page.  Without special PTEs the
- * mixed-map call would refcount the page, and later kernels (6.12 among
- * them) no longer export it to modules: those take the plain PFN path
- * (and the extra write fault on such CPUs).
+ * these pages back, and CPUs that track dirtiness in software would
+ * otherwise fault once more on the first write to every page.
  */
 static vm_fault_t accmap_insert(struct vm_fault *vmf, unsigned long addr,
 				unsigned long pfn)
 {
-#ifdef ACCMAP_HAVE_INSERT_MKWRITE
-	if (IS_ENABLED(CONFIG_ARCH_HAS_PTE_SPECIAL) &&
-	    (vmf->vma->vm_flags & VM_WRITE))
-		return vmf_insert_mixed_mkwrite(vmf->vma, addr,
-						__pfn_to_pfn_t(pfn, PFN_SPECIAL));
-#endif
+	if (vmf->vma->vm_flags & VM_WRITE)
+		return accmap_insert_pfn_dirty(vmf->vma, addr, pfn);
 	return vmf_insert_pfn(vmf->vma, addr, pfn);
 }
 

@@ -3,10 +3,11 @@
 #
 # Runs every test tier, one after the other (they share two cores), and
 # keeps going when one fails:
-#   kunit, kunit-debug, vm-test amd64, vm-test arm64, vm-test amd64-debug
-#   (accmap's KASAN/lockdep/kmemleak kernel, built on first use), lint,
-#   dkms-test, fuzz-corpus (the GPUReplay importer's hostile inputs, on the
-#   host)
+#   kunit, kunit-debug, vm-test amd64, vm-test arm64 (Debian 12's 6.1),
+#   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
+#   amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
+#   use), lint, dkms-test, fuzz-corpus (the GPUReplay importer's hostile
+#   inputs, on the host)
 # Prints each tier's result, its time, and as the very last line the grand
 # total "N passed, N failed".  Exits non-zero if anything failed.
 # Each tier's full output: $CACHE/logs/check-<tier>.log.
@@ -22,6 +23,8 @@ tiers=(
 	"kunit-debug|$t/kunit/run.sh debug"
 	"vm-amd64|$t/vm/run.sh amd64"
 	"vm-arm64|$t/vm/run.sh arm64"
+	"vm-amd64-6.12|$t/vm/run.sh amd64-6.12"
+	"vm-arm64-6.12|$t/vm/run.sh arm64-6.12"
 	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"

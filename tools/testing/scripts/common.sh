@@ -60,6 +60,15 @@ kernel_abi() {
 	printf '%s\n' "$abi"
 }
 
+# The Debian 6.12 release (e.g. 6.12.117+deb12) whose amd64 headers
+# install-deps.sh installed, and whose images it fetched for both guests.
+compat_release() {
+	local kver
+	kver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
+	[ -n "$kver" ] || die "no $CACHE/compat-kver: run tools/testing/scripts/install-deps.sh"
+	printf '%s\n' "${kver%-amd64}"
+}
+
 # The version in dkms.conf is the only copy of the package version.
 package_version() {
 	sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' \

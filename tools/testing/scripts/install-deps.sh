@@ -53,37 +53,80 @@ echo "$abi" > "$CACHE/abi"
 
 # Distro kernel images (and their modules, for vgem), arm64 headers and
 # the arm64 busybox: downloaded, unpacked into the cache, never installed.
-fetch() {	# fetch PKG DESTDIR
-	local pkg=$1 dest=$2
+#
+# Layout: the 6.1 line in $CACHE/<arch>/{image,headers}, the 6.12 line in
+# $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12), and
+# the arm64 busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh
+# reads the same paths).
+
+# fetch DESTDIR PKG...: unpacks the first PKG apt can download (a name, or
+# name:arch=version) into DESTDIR, once; later runs see DESTDIR/.unpacked.
+fetch() {
+	local dest=$1 pkg tmp
+	shift
 	[ -e "$dest/.unpacked" ] && return 0
-	local tmp
 	tmp=$(mktemp -d)
-	(cd "$tmp" && apt-get download -q "$pkg")
-	mkdir -p "$dest"
-	dpkg -x "$tmp"/*.deb "$dest"
+	for pkg in "$@"; do
+		if (cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1); then
+			mkdir -p "$dest"
+			if ! dpkg -x "$tmp"/*.deb "$dest"; then
+				rm -rf "$tmp"
+				echo "install-deps: cannot unpack $pkg into $dest" >&2
+				return 1
+			fi
+			rm -rf "$tmp"
+			touch "$dest/.unpacked"
+			return 0
+		fi
+	done
 	rm -rf "$tmp"
-	touch "$dest/.unpacked"
+	echo "install-deps: apt cannot download any of: $*" >&2
+	return 1
 }
 
-fetch "linux-image-$abi-amd64-unsigned" "$CACHE/amd64/image" 2>/dev/null ||
-	fetch "linux-image-$abi-amd64" "$CACHE/amd64/image"
-fetch "linux-image-$abi-arm64-unsigned:arm64" "$CACHE/arm64/image" 2>/dev/null ||
-	fetch "linux-image-$abi-arm64:arm64" "$CACHE/arm64/image"
-fetch "linux-headers-$abi-arm64:arm64" "$CACHE/arm64/headers"
-fetch "linux-headers-$abi-common" "$CACHE/arm64/headers"
-fetch "busybox-static:arm64" "$CACHE/arm64/busybox"
-
-# The arm64 headers' scripts link points into lib/linux-kbuild-6.1 relative
-# to /usr/src; give the unpacked tree the host's own kbuild tools.
-hdr=$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64
-if [ ! -e "$CACHE/arm64/headers/usr/lib/linux-kbuild-6.1" ]; then
-	mkdir -p "$CACHE/arm64/headers/usr/lib"
-	ln -sfn /usr/lib/linux-kbuild-6.1 "$CACHE/arm64/headers/usr/lib/linux-kbuild-6.1"
-fi
-[ -e "$hdr/scripts/basic/fixdep" ] || {
-	echo "install-deps: $hdr/scripts does not resolve to host kbuild tools" >&2
-	exit 1
+# fetch_image DESTDIR NAME [ARCH [VERSION]]: a kernel image package, the
+# unsigned build if apt has one (same kernel, no EFI signature).
+fetch_image() {
+	local dest=$1 name=$2 sfx=${3:+:$3}${4:+=$4}
+	fetch "$dest" "$name-unsigned$sfx" "$name$sfx"
 }
+
+# link_kbuild ROOT KVER: the unpacked arm64 headers' scripts link points
+# into usr/lib/linux-kbuild-* relative to usr/src; give the tree under ROOT
+# the host's own (amd64) kbuild tools of the same release, which run the
+# cross build.  Their Makefile includes the -common headers by absolute
+# path: the host has those too (a dependency of its amd64 headers).
+link_kbuild() {
+	local root=$1 kver=$2 hdr target kbuild
+	hdr=$root/usr/src/linux-headers-$kver
+	target=$(readlink "$hdr/scripts" || true)
+	kbuild=${target#../../lib/}
+	kbuild=${kbuild%/scripts}
+	case $kbuild in
+	linux-kbuild-*) ;;
+	*) echo "install-deps: $hdr/scripts is not a link into linux-kbuild-*" >&2; return 1 ;;
+	esac
+	if [ ! -e "$root/usr/lib/$kbuild" ]; then
+		mkdir -p "$root/usr/lib"
+		ln -sfn "/usr/lib/$kbuild" "$root/usr/lib/$kbuild"
+	fi
+	[ -e "$hdr/scripts/basic/fixdep" ] || {
+		echo "install-deps: $hdr/scripts does not resolve to host kbuild tools (/usr/lib/$kbuild)" >&2
+		return 1
+	}
+	local common
+	common=$(sed -n 's/^include //p' "$hdr/Makefile")
+	[ -f "$common" ] || {
+		echo "install-deps: $hdr/Makefile includes $common, which the host lacks" >&2
+		return 1
+	}
+}
+
+fetch_image "$CACHE/amd64/image" "linux-image-$abi-amd64"
+fetch_image "$CACHE/arm64/image" "linux-image-$abi-arm64" arm64
+fetch "$CACHE/arm64/headers" "linux-headers-$abi-arm64:arm64"
+fetch "$CACHE/arm64/busybox" "busybox-static:arm64"
+link_kbuild "$CACHE/arm64/headers" "$abi-arm64"
 
 # The newest kernel headers Debian 12 offers (6.12 line), for the build
 # check that keeps the compatibility layer (drivers/accmap/compat.h) honest.
@@ -96,6 +139,16 @@ if [ -z "$compat" ] || [ ! -f "/usr/src/linux-headers-$compat/Makefile" ]; then
 		--no-install-recommends "linux-headers-$compat"
 	echo "$compat" > "$CACHE/compat-kver"
 fi
+
+# The same 6.12 release as images for both guests, and the arm64 headers:
+# the very package version of the amd64 headers installed above.
+rel=${compat%-amd64}
+ver=$(dpkg-query -W -f='${Version}' "linux-headers-$compat")
+[ -n "$ver" ] || { echo "install-deps: linux-headers-$compat is not installed" >&2; exit 1; }
+fetch_image "$CACHE/amd64/$rel/image" "linux-image-$rel-amd64" amd64 "$ver"
+fetch_image "$CACHE/arm64/$rel/image" "linux-image-$rel-arm64" arm64 "$ver"
+fetch "$CACHE/arm64/$rel/headers" "linux-headers-$rel-arm64:arm64=$ver"
+link_kbuild "$CACHE/arm64/$rel/headers" "$rel-arm64"
 
 touch "$stamp"
 echo "install-deps: ready (ABI $abi, compat $compat, cache $CACHE)"

@@ -7,7 +7,10 @@
 #   tools/testing/vm/run.sh [TARGET] [TESTS|demo|bench]
 #
 # TARGET is one of
-#   amd64, arm64   the stock Debian 6.1 kernel of that architecture
+#   amd64, arm64   the stock Debian 12 6.1 kernel of that architecture
+#   amd64-6.12, arm64-6.12
+#                  the stock Debian 12 6.12 kernel (6.12.N+deb12, the
+#                  release of the 6.12 headers install-deps.sh installed)
 #   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
 #   amd64-perf     accmap's perf kernel (no debug options)
 # The last two are built from linux-source-6.1 by build-kernel.sh (seconds
@@ -44,14 +47,18 @@ target=${1:-amd64}
 mode=${2:-tests}
 TIER=vm-$target
 arch=${target%%-*}
-flavor=
-[ "$arch" = "$target" ] || flavor=${target#*-}
 # shellcheck source=tools/testing/scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 
+# A stock Debian kernel of the given line, or accmap's own kernel of the
+# given flavor.
+line=
+flavor=
 case $target in
-amd64 | arm64 | amd64-debug | amd64-perf) ;;
-*) die "usage: $0 [amd64|arm64|amd64-debug|amd64-perf] [TESTS|demo|bench]" ;;
+amd64 | arm64) line=6.1 ;;
+amd64-6.12 | arm64-6.12) line=6.12 ;;
+amd64-debug | amd64-perf) flavor=${target#*-} ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|amd64-debug|amd64-perf] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
@@ -65,9 +72,21 @@ TEST_TIMEOUT=${ACCMAP_TEST_TIMEOUT:-$default_test}
 BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
 
 ensure_deps
-abi=$(kernel_abi)
-kver=$abi-$arch
-image=$CACHE/$arch/image
+# Where install-deps.sh unpacked the stock kernel's image (and, for arm64,
+# its headers; the amd64 headers are installed in /usr/src).
+case $line in
+6.12)
+	release=$(compat_release)
+	image=$CACHE/$arch/$release/image
+	headers=$CACHE/$arch/$release/headers
+	;;
+*)
+	release=$(kernel_abi)
+	image=$CACHE/$arch/image
+	headers=$CACHE/$arch/headers
+	;;
+esac
+kver=$release-$arch
 mem=1024
 [ "$mode" = bench ] && mem=2048
 
@@ -81,15 +100,12 @@ amd64)
 	console=ttyS0
 	;;
 arm64)
-	kdir=$CACHE/arm64/headers/usr/src/linux-headers-$kver
+	kdir=$headers/usr/src/linux-headers-$kver
 	make_args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 	cc=aarch64-linux-gnu-gcc
 	busybox=$CACHE/arm64/busybox/bin/busybox
 	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m "$mem" -smp 2)
 	console=ttyAMA0
-	;;
-*)
-	die "usage: $0 [amd64|arm64] [TESTS|demo]"
 	;;
 esac
 
@@ -113,9 +129,9 @@ done
 
 work=$CACHE/vm/$target
 mkdir -p "$work"
-# One run per architecture at a time: they share $work.
+# One run per target at a time: they share $work.
 exec 8>"$work/.lock"
-flock -w "$QEMU_TIMEOUT" 8 || die "another vm-test $arch run holds $work/.lock"
+flock -w "$QEMU_TIMEOUT" 8 || die "another vm-test $target run holds $work/.lock"
 log=$work/console.log
 case $mode in
 demo | bench) log=$work/console-$mode.log ;;
