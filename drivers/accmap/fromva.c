@@ -233,7 +233,9 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	/* Over the cgroup's limit: ENOMEM, not its OOM killer (heap_system.c). */
+	pages = kvmalloc_array(npages, sizeof(*pages),
+			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!pages) {
 		ret = -ENOMEM;
 		goto err_free_buf;

@@ -213,7 +213,14 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	/* Page alignment is all the system heap offers or needs to offer. */
 	(void)align;
 
-	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	/*
+	 * The array is charged too; past a few pages kvmalloc() falls back
+	 * to vmalloc(), whose charge would invoke the cgroup's OOM killer
+	 * without __GFP_RETRY_MAYFAIL.  An ALLOC over the limit fails with
+	 * ENOMEM and kills nobody, as the pages themselves (pool.c).
+	 */
+	pages = kvmalloc_array(npages, sizeof(*pages),
+			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!pages)
 		return -ENOMEM;
 

@@ -16,6 +16,12 @@
  *    failed ALLOC leaving no charge and no heap bytes behind, and no OOM
  *    kill in the cgroup (memory.events oom_kill stays 0, the child exits
  *    normally);
+ *  - at the brim (the rest of the limit filled with 64 KiB buffers until
+ *    one fails), an ALLOC of 64 MiB still fails with ENOMEM and no OOM
+ *    kill: its page array (128 KiB, past what kmalloc gives without
+ *    retrying, so vmalloc'ed) is charged too and must not invoke the
+ *    cgroup's OOM killer either.  Every id used there is created before
+ *    the brim: CREATE's own small charge is not what this checks;
  *  - FREE gives the charge back: memory.current falls by at least the
  *    buffer, and the next ALLOC succeeds again.
  * The child then hands one buffer's dma-buf to the parent (in the root
@@ -52,6 +58,10 @@
 #define CG_TARGET	(512 * MIB)
 #define CHUNK		(16 * MIB)
 #define MAX_BUFS	(CG_TARGET / CHUNK)
+/* The brim: small buffers that fill what CHUNKs left, then one big ALLOC. */
+#define SMALL		(64 * 1024ULL)
+#define MAX_SMALL	((CHUNK + 16 * MIB) / SMALL)
+#define BIG		(64 * MIB)
 /* What may stay charged to the cgroup once its buffers and tasks are gone. */
 #define CG_SLACK	(8 * MIB)
 
@@ -195,10 +205,42 @@ static int alloc_chunk(int dev, uint32_t *id)
 
 /* ---- the child, inside the cgroup ---- */
 
+/*
+ * Fills the cgroup to its limit with SMALL buffers, then ALLOCs BIG: it
+ * must fail with ENOMEM without an OOM kill.  @small holds MAX_SMALL ids
+ * and @big one id, all created beforehand; every one is freed again.
+ */
+static void brim(const char *cg, int dev, const uint32_t *small, uint32_t big)
+{
+	size_t k;
+	int ret = 0;
+
+	for (k = 0; k < MAX_SMALL; k++) {
+		ret = am_alloc(dev, small[k], 0, 0);
+		if (ret)
+			break;
+	}
+	if (!CHECK(k < MAX_SMALL && ret == -ENOMEM,
+		   "%zu ALLOCs of 64 KiB at the brim ended with %s, expected ENOMEM", k,
+		   k < MAX_SMALL ? strerror(-ret) : "no failure"))
+		goto out;
+	ret = am_alloc(dev, big, 0, 0);
+	tap_diag("brim: %zu KiB more in 64 KiB buffers, then a 64 MiB ALLOC: %s",
+		 k * (size_t)(SMALL >> 10), ret ? strerror(-ret) : "allocated");
+	CHECK(ret == -ENOMEM, "ALLOC of 64 MiB at the brim: %s, expected ENOMEM",
+	      ret ? strerror(-ret) : "allocated");
+	CHECK(cg_read(cg, "memory.events", "oom_kill") == 0,
+	      "OOM kill in the cgroup for an ALLOC at the brim");
+out:
+	for (k = 0; k < MAX_SMALL; k++)
+		CHECK_OK(am_free(dev, small[k]));
+	CHECK_OK(am_free(dev, big));
+}
+
 static void child(const char *cg, int sock)
 {
 	long long c0, c1, before = 0, after;
-	uint32_t ids[MAX_BUFS], id;
+	uint32_t ids[MAX_BUFS], small[MAX_SMALL], big, id;
 	unsigned long long used = 0;
 	size_t n = 0, i;
 	int dev, ret = 0, fd;
@@ -220,6 +262,16 @@ static void child(const char *cg, int sock)
 	c1 = cg_current(cg);
 	CHECK(c1 - c0 >= (long long)(4 * CHUNK),
 	      "memory.current rose by %lld KiB for 65536 KiB of buffers", (c1 - c0) >> 10);
+
+	/* The brim's ids, while there is room for their own charge. */
+	for (i = 0; i < MAX_SMALL; i++) {
+		ret = am_create(dev, SMALL, &small[i]);
+		if (!CHECK(ret == 0, "CREATE of 64 KiB: %s", strerror(-ret)))
+			return;
+	}
+	ret = am_create(dev, BIG, &big);
+	if (!CHECK(ret == 0, "CREATE of 64 MiB: %s", strerror(-ret)))
+		return;
 
 	/* (b) On towards 512 MiB: ENOMEM first, without an OOM kill. */
 	for (; n < MAX_BUFS; n++) {
@@ -249,6 +301,8 @@ static void child(const char *cg, int sock)
 	CHECK(cg_current(cg) <= (long long)CG_LIMIT, "memory.current %lld over memory.max",
 	      cg_current(cg));
 	CHECK(cg_read(cg, "memory.events", "oom_kill") == 0, "OOM kill in the cgroup");
+	if (n < MAX_BUFS && ret == -ENOMEM)
+		brim(cg, dev, small, big);
 
 	/* FREE gives the charge back, and the next ALLOC fits again. */
 	if (n) {
