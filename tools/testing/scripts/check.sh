@@ -43,6 +43,7 @@ mkdir -p "$CACHE/logs"
 total_pass=0
 total_fail=0
 summary=()
+failed_tiers=()
 for entry in "${tiers[@]}"; do
 	name=${entry%%|*}
 	read -r -a cmd <<<"${entry#*|}"
@@ -70,12 +71,22 @@ for entry in "${tiers[@]}"; do
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	verdict=PASS
-	[ "$f" = 0 ] && [ "$status" = 0 ] || verdict=FAIL
+	if [ "$f" != 0 ] || [ "$status" != 0 ]; then
+		verdict=FAIL
+		failed_tiers+=("$name")
+	fi
 	summary+=("$(printf '%-15s %s  %4d passed, %3d failed  (%d s)' \
 		"$name" "$verdict" "$p" "$f" "$secs")")
 done
 
 [ "$deps_status" = 0 ] || { total_fail=$((total_fail + 1)); summary+=("install-deps FAIL"); }
+
+# What failed, again at the end: a CI log is often read from its tail.
+for name in "${failed_tiers[@]}"; do
+	say "=== why $name failed ($CACHE/logs/check-$name.log)"
+	grep -E 'FAIL|not ok|WARNING:|BUG:|Oops|Call Trace|KASAN|circular locking|Killed process|out of memory' \
+		"$CACHE/logs/check-$name.log" | head -n 40 | indent
+done
 
 say "=== summary ($(((SECONDS - start_all) / 60)) min $(((SECONDS - start_all) % 60)) s)"
 for s in "${summary[@]}"; do
