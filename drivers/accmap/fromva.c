@@ -234,8 +234,8 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	/* Over the cgroup's limit: ENOMEM, not its OOM killer (heap_system.c). */
-	pages = kvmalloc_array(npages, sizeof(*pages),
-			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT |
+			       __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!pages) {
 		ret = -ENOMEM;
 		goto err_free_buf;

@@ -216,11 +216,12 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	/*
 	 * The array is charged too; past a few pages kvmalloc() falls back
 	 * to vmalloc(), whose charge would invoke the cgroup's OOM killer
-	 * without __GFP_RETRY_MAYFAIL.  An ALLOC over the limit fails with
-	 * ENOMEM and kills nobody, as the pages themselves (pool.c).
+	 * without __GFP_RETRY_MAYFAIL, and warn without __GFP_NOWARN.  An
+	 * ALLOC over the limit fails with ENOMEM, quietly, and kills nobody,
+	 * as the pages themselves (pool.c).
 	 */
-	pages = kvmalloc_array(npages, sizeof(*pages),
-			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT |
+			       __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!pages)
 		return -ENOMEM;
 
