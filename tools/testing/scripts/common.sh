@@ -75,11 +75,23 @@ package_version() {
 		"$ACCMAP_ROOT/dkms.conf"
 }
 
-# Prints the path of the unpacked linux-source-6.1 tree, unpacking the
-# tarball from the linux-source-6.1 package on first use.
+# mainline_source: prints "SERIES VERSION TARBALL" of the newest
+# linux-source-* Debian offers, as install-deps.sh fetched it (unpacked
+# from its package into the cache, never installed).
+mainline_source() {
+	local m
+	m=$(cat "$CACHE/mainline-src" 2>/dev/null || true)
+	[ -n "$m" ] || die "no $CACHE/mainline-src: run tools/testing/scripts/install-deps.sh"
+	printf '%s\n' "$m"
+}
+
+# linux_source [SERIES [TARBALL]]: prints the path of the unpacked
+# linux-source-SERIES tree (default 6.1, from the installed package's
+# /usr/src/linux-source-6.1.tar.xz), unpacking TARBALL on first use.
 linux_source() {
-	local dir=$CACHE/src/linux-source-6.1
-	local tarball=/usr/src/linux-source-6.1.tar.xz
+	local series=${1:-6.1}
+	local tarball=${2:-/usr/src/linux-source-$series.tar.xz}
+	local dir=$CACHE/src/linux-source-$series
 	[ -e "$dir/.unpacked" ] || (
 		mkdir -p "$CACHE/src"
 		flock -w 1200 7 || exit 1
@@ -89,15 +101,15 @@ linux_source() {
 			touch "$dir/.unpacked"
 			exit 0
 		fi
-		[ -f "$tarball" ] || { warn "$tarball missing (linux-source-6.1)"; exit 1; }
+		[ -f "$tarball" ] || { warn "$tarball missing (linux-source-$series)"; exit 1; }
 		say "unpacking $tarball into $CACHE/src (once)" >&2
 		rm -rf "$dir" "$dir.tmp"
 		mkdir -p "$dir.tmp"
 		timeout 900 tar -C "$dir.tmp" -xJf "$tarball" || exit 1
-		mv "$dir.tmp/linux-source-6.1" "$dir"
+		mv "$dir.tmp/linux-source-$series" "$dir"
 		rmdir "$dir.tmp"
 		touch "$dir/.unpacked"
-	) 7>"$CACHE/.src.lock" || die "cannot unpack linux-source-6.1"
+	) 7>"$CACHE/.src.lock" || die "cannot unpack linux-source-$series"
 	printf '%s\n' "$dir"
 }
 

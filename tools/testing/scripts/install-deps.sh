@@ -17,6 +17,7 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev kmod cpio xz-utils
       rsync python3 file procps openssl git
       linux-headers-amd64 linux-source-6.1
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+      gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
       qemu-system-x86 qemu-system-arm
       sparse dkms busybox-static shellcheck device-tree-compiler
       clang libclang-rt-14-dev gnuplot-nox)
@@ -61,13 +62,15 @@ echo "$abi" > "$CACHE/abi"
 
 # fetch DESTDIR PKG...: unpacks the first PKG apt can download (a name, or
 # name:arch=version) into DESTDIR, once; later runs see DESTDIR/.unpacked.
+# apt_opts (an array, empty by default) points apt at another state.
+apt_opts=()
 fetch() {
 	local dest=$1 pkg tmp
 	shift
 	[ -e "$dest/.unpacked" ] && return 0
 	tmp=$(mktemp -d)
 	for pkg in "$@"; do
-		if (cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1); then
+		if (cd "$tmp" && apt-get "${apt_opts[@]}" download -q "$pkg" >/dev/null 2>&1); then
 			mkdir -p "$dest"
 			if ! dpkg -x "$tmp"/*.deb "$dest"; then
 				rm -rf "$tmp"
@@ -150,5 +153,41 @@ fetch_image "$CACHE/arm64/$rel/image" "linux-image-$rel-arm64" arm64 "$ver"
 fetch "$CACHE/arm64/$rel/headers" "linux-headers-$rel-arm64:arm64=$ver"
 link_kbuild "$CACHE/arm64/$rel/headers" "$rel-arm64"
 
+# The newest kernel release Debian packages as source: linux-source-X.Y
+# from unstable or experimental (a release, not a ~rc), for the mainline
+# kernel build-kernel.sh builds.  The package is unpacked into the cache,
+# never installed; "SERIES VERSION TARBALL" goes to $CACHE/mainline-src.
+# Those suites' lists stay out of the host's apt (a private apt state
+# under the cache).  Chosen once: remove $CACHE/mainline-src to look for
+# a newer release.
+read -r _ _ ml_tarball <<<"$(cat "$CACHE/mainline-src" 2>/dev/null || true)"
+if [ -z "${ml_tarball:-}" ] || [ ! -f "$ml_tarball" ]; then
+	sapt=$CACHE/apt/unstable
+	mkdir -p "$sapt/lists/partial" "$sapt/cache/archives/partial"
+	opts="[arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	printf 'deb %s http://deb.debian.org/debian %s main\n' \
+		"$opts" sid "$opts" experimental >"$sapt/sources.list"
+	sopts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$sapt/sources.list"
+	       -o Dir::Etc::SourceParts=/dev/null
+	       -o "Dir::State::Lists=$sapt/lists" -o "Dir::Cache=$sapt/cache")
+	apt-get "${sopts[@]}" update -q >/dev/null ||
+		{ echo "install-deps: cannot update the unstable lists in $sapt" >&2; exit 1; }
+	# Every version of every linux-source-X.Y, the newest release first.
+	ml=$(apt-cache "${sopts[@]}" search --names-only '^linux-source-[0-9]+\.[0-9]+$' |
+	     awk '{print $1}' | while read -r p; do
+		apt-cache "${sopts[@]}" madison "$p" | awk -F'|' '{gsub(/ /, ""); print $1, $2}'
+	     done | grep -v '~' | sort -k2,2V | tail -n 1)
+	read -r ml_pkg ml_ver <<<"$ml"
+	[ -n "${ml_ver:-}" ] || { echo "install-deps: no linux-source release offered" >&2; exit 1; }
+	ml_series=${ml_pkg#linux-source-}
+	ml_dir=$CACHE/src/pkg-$ml_pkg-$ml_ver
+	apt_opts=("${sopts[@]}")
+	fetch "$ml_dir" "$ml_pkg=$ml_ver"
+	apt_opts=()
+	ml_tarball=$ml_dir/usr/src/$ml_pkg.tar.xz
+	[ -f "$ml_tarball" ] || { echo "install-deps: $ml_pkg $ml_ver has no $ml_tarball" >&2; exit 1; }
+	echo "$ml_series $ml_ver $ml_tarball" >"$CACHE/mainline-src"
+fi
+
 touch "$stamp"
-echo "install-deps: ready (ABI $abi, compat $compat, cache $CACHE)"
+echo "install-deps: ready (ABI $abi, compat $compat, mainline $(cut -d' ' -f1,2 "$CACHE/mainline-src"), cache $CACHE)"

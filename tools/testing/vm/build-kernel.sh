@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Builds one of accmap's two amd64 test kernels from Debian's
-# linux-source-6.1 (unpacked once into the cache):
+# Builds one of accmap's amd64 test kernels from a Debian linux-source
+# package (its tarball unpacked once into the cache):
 #
-#   tools/testing/vm/build-kernel.sh debug|perf
+#   tools/testing/vm/build-kernel.sh debug|perf|mainline
 #
-#   debug  KASAN, lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST, DEBUG_VM
-#          and friends: the fuzz and stress tier of make check
-#   perf   no debug options: make bench
+#   debug     KASAN, lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST,
+#             DEBUG_VM and friends, from linux-source-6.1: the fuzz and
+#             stress tier of make check
+#   perf      no debug options, from linux-source-6.1: make bench
+#   mainline  no debug options, from the newest linux-source-* Debian
+#             offers (install-deps.sh fetches it from unstable or
+#             experimental): the newest kernel line accmap is tested on
 #
-# Both are allnoconfig plus kernel/base.config plus kernel/<flavor>.config
+# Each is allnoconfig plus kernel/base.config plus kernel/<flavor>.config
 # (dma-buf heaps, udmabuf, vgem and debugfs built in; accmap itself is
 # built out of tree as a module by the VM harness).  The build tree is
 # $CACHE/kernel-<flavor>, outside git's view.  A stamp records what was
@@ -19,7 +23,9 @@
 #
 # Every option line of the fragments must reach the final .config
 # (Kconfig silently drops options whose dependencies are not met): the
-# build fails otherwise.
+# build fails otherwise.  The one exception is an option the source's
+# Kconfig does not define at all (a newer kernel dropped it, as 7.x did
+# SLUB_CPU_PARTIAL): it is listed by name and left out.
 set -euo pipefail
 
 flavor=${1:-}
@@ -29,7 +35,8 @@ TIER=kernel-$flavor
 
 case $flavor in
 debug | perf) ;;
-*) die "usage: $0 debug|perf" ;;
+mainline) ;;
+*) die "usage: $0 debug|perf|mainline" ;;
 esac
 KERNEL_BUILD_TIMEOUT=${ACCMAP_KERNEL_BUILD_TIMEOUT:-2700}
 
@@ -38,11 +45,17 @@ out=$CACHE/kernel-$flavor
 image=$out/arch/x86/boot/bzImage
 
 ensure_deps
-src=$(linux_source)
+if [ "$flavor" = mainline ]; then
+	read -r series srcver tarball <<<"$(mainline_source)"
+	src=$(linux_source "$series" "$tarball")
+else
+	src=$(linux_source)
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
+fi
 
 key=$( {
 	cat "$frag_dir/base.config" "$frag_dir/$flavor.config" "$0"
-	dpkg-query -W -f='${Version}\n' linux-source-6.1 2>/dev/null || true
+	printf '%s\n' "$srcver"
 	gcc --version | head -n 1
 } | sha256sum | cut -d' ' -f1)
 
@@ -54,7 +67,7 @@ fi
 # The source tree's Kconfig sources drivers/accmap/Kconfig through the
 # KUnit graft: make sure it points at a checkout that exists.
 acquire_build_lock
-graft_accmap "$src"
+[ "$flavor" = mainline ] || graft_accmap "$src"
 
 mkdir -p "$out" "$CACHE/logs"
 log=$CACHE/logs/kernel-$flavor.log
@@ -67,7 +80,18 @@ make -C "$src" O="$out" KCONFIG_ALLCONFIG="$out/fragment.config" \
 
 # Check every option of the fragments against the result.
 missing=()
+absent=()
 while IFS= read -r line; do
+	case $line in
+	CONFIG_*=*)
+		sym=${line%%=*}
+		sym=${sym#CONFIG_}
+		if ! grep -rqsEx --include='Kconfig*' "[[:space:]]*(menu)?config $sym[[:space:]]*" "$src"; then
+			absent+=("$line")
+			continue
+		fi
+		;;
+	esac
 	case $line in
 	CONFIG_*=n)
 		opt=${line%%=*}
@@ -78,6 +102,9 @@ while IFS= read -r line; do
 		;;
 	esac
 done <"$out/fragment.config"
+if [ "${#absent[@]}" -gt 0 ]; then
+	say "options this kernel's Kconfig does not define (left out): ${absent[*]}"
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
 	warn "options that did not reach $out/.config (unmet dependencies?):"
 	printf '%s\n' "${missing[@]}" | indent >&2

@@ -13,9 +13,11 @@
 #                  release of the 6.12 headers install-deps.sh installed)
 #   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
 #   amd64-perf     accmap's perf kernel (no debug options)
-# The last two are built from linux-source-6.1 by build-kernel.sh (seconds
-# when already built); they have the dma-buf heaps, udmabuf and vgem built
-# in, where the stock kernels load vgem as a module.
+#   amd64-mainline the newest kernel line Debian packages, no debug options
+# The last three are built by build-kernel.sh (seconds when already
+# built), the first two from linux-source-6.1, the third from the newest
+# linux-source-*; they have the dma-buf heaps, udmabuf and vgem built in,
+# where the stock kernels load vgem as a module.
 #
 # TESTS is optional: a file with one test name per line, or a comma
 # separated list of names, picked from the selftests' tests.list (default:
@@ -57,8 +59,8 @@ flavor=
 case $target in
 amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12) line=6.12 ;;
-amd64-debug | amd64-perf) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|amd64-debug|amd64-perf] [TESTS|demo|bench]" ;;
+amd64-debug | amd64-perf | amd64-mainline) flavor=${target#*-} ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
