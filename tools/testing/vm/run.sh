@@ -167,8 +167,33 @@ fi
 say "accmap.ko vermagic: $have"
 
 # --- user-space programs ------------------------------------------------
-rm -rf "${work:?}/bin"
-mkdir -p "$work/bin"
+# compat32_tests KCONFIG: builds the armhf selftests into $work/bin as
+# NAME-armhf and adds them to all_tests if KCONFIG says CONFIG_COMPAT=y;
+# otherwise names the tests that do not run, and why.
+compat32_tests() {
+	local kconfig=$1 t
+	local -a names
+	if ! grep -qx 'CONFIG_COMPAT=y' "$kconfig" 2>/dev/null; then
+		make -s -C "$work/src/tools/testing/selftests/accmap" \
+			OUTPUT="$work/bin32" "$work/bin32/compat32.list" >/dev/null
+		mapfile -t names < <(sed 's/$/-armhf/' "$work/bin32/compat32.list")
+		say "armhf compat tier not run on $target: no CONFIG_COMPAT=y in $(basename "$kconfig"); not run: ${names[*]}"
+		return 0
+	fi
+	say "building the armhf selftests (arm-linux-gnueabihf-gcc)"
+	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/testing/selftests/accmap" \
+		CC=arm-linux-gnueabihf-gcc OUTPUT="$work/bin32" compat32 \
+		>"$work/user-build32.log" 2>&1 ||
+		{ tail -n 40 "$work/user-build32.log" >&2; die "armhf selftest build failed"; }
+	while read -r t; do
+		[ -n "$t" ] || continue
+		cp "$work/bin32/$t" "$work/bin/$t-armhf"
+		all_tests+=("$t-armhf")
+	done <"$work/bin32/compat32.list"
+}
+
+rm -rf "${work:?}/bin" "$work/bin32"
+mkdir -p "$work/bin" "$work/bin32"
 if [ "$mode" = bench ]; then
 	say "building bench ($cc)"
 	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/accmap" CC="$cc" \
@@ -190,6 +215,12 @@ else
 		{ tail -n 40 "$work/user-build.log" >&2; die "selftest build failed"; }
 	[ -s "$work/bin/tests.list" ] || die "selftests wrote no $work/bin/tests.list"
 	mapfile -t all_tests < <(grep -v '^[[:space:]]*$' "$work/bin/tests.list")
+	# The compat tier: on an arm64 kernel that runs 32-bit user space
+	# (CONFIG_COMPAT), the selftests that suit it are also built for armhf
+	# and run as NAME-armhf, through the kernel's compat_ioctl path.
+	if [ "$arch" = arm64 ]; then
+		compat32_tests "$image/boot/config-$kver"
+	fi
 	if [ "$mode" = tests ]; then
 		progs=("${all_tests[@]}")
 	else
