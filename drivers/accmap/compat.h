@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * accmap: the few kernel interfaces that changed between the kernels
- * accmap builds against (6.1 to 6.12), behind one spelling each.
+ * accmap builds against, behind one spelling each.
  *
  * Which interfaces the kernel has is found by Kbuild in its headers
  * (ACCMAP_HAVE_* in drivers/accmap/Kbuild), not from version numbers,
@@ -13,9 +13,19 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/module.h>
+#ifdef ACCMAP_HAVE_PFN_T
 #include <linux/pfn_t.h>
+#endif
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+
+/* The namespace of the dma-buf core's symbols; a string from 6.13 on. */
+#ifdef ACCMAP_HAVE_IMPORT_NS_TOKEN
+#define ACCMAP_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)
+#else
+#define ACCMAP_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS("DMA_BUF")
+#endif
 
 /*
  * The largest order the page allocator hands out, inclusive.  MAX_ORDER
@@ -87,7 +97,7 @@ static inline vm_fault_t accmap_insert_pfn_dirty(struct vm_area_struct *vma,
 						 unsigned long addr,
 						 unsigned long pfn)
 {
-#ifdef ACCMAP_HAVE_INSERT_MKWRITE
+#if defined(ACCMAP_HAVE_INSERT_MKWRITE) && defined(ACCMAP_HAVE_PFN_T)
 	if (IS_ENABLED(CONFIG_ARCH_HAS_PTE_SPECIAL))
 		return vmf_insert_mixed_mkwrite(vma, addr,
 						__pfn_to_pfn_t(pfn, PFN_SPECIAL));

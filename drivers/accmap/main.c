@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 
 #include "accmap.h"
+#include "compat.h"
 
 static struct accmap_device accmap_dev;
 
@@ -181,4 +182,4 @@ module_exit(accmap_exit);
 
 MODULE_DESCRIPTION("accmap: accelerator memory manager");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(DMA_BUF);
+ACCMAP_IMPORT_NS_DMA_BUF;
