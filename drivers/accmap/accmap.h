@@ -504,6 +504,7 @@ struct file *accmap_dmabuf_get_file(struct accmap_handle *handle,
 void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf);
 void accmap_handle_put_id(struct accmap_handle *handle);
 unsigned int accmap_handle_exports(struct accmap_handle *handle);
+unsigned int accmap_handle_mapped_attachments(struct accmap_handle *handle);
 
 /* pool.c */
 struct accmap_pool *accmap_pool_create(u64 cap,

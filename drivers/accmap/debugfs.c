@@ -102,7 +102,7 @@ static int allocations_show(struct seq_file *m, void *unused)
 	char label[ACCMAP_LABEL_LEN];
 	struct rb_node *node;
 
-	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\n");
+	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\n");
 
 	mutex_lock(&adev->clients_lock);
 	list_for_each_entry(client, &adev->clients, node) {
@@ -114,13 +114,14 @@ static int allocations_show(struct seq_file *m, void *unused)
 
 			mutex_lock(&h->lock);
 			accmap_tag_get_label(adev, h->tag, label);
-			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\n",
+			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\n",
 				   client->pid, client->comm, ref->id, h->size,
 				   h->heap ? h->heap->name : "-",
 				   h->heap ? accmap_flags_name(h->flags) : "-",
 				   h->tag, label[0] ? label : "-",
 				   atomic_read(&h->maps), atomic_read(&h->nattach),
-				   accmap_handle_exports(h));
+				   accmap_handle_exports(h),
+				   accmap_handle_mapped_attachments(h));
 			mutex_unlock(&h->lock);
 		}
 		mutex_unlock(&client->lock);

@@ -564,6 +564,27 @@ unsigned int accmap_handle_exports(struct accmap_handle *handle)
 }
 
 /**
+ * accmap_handle_mapped_attachments() - device mappings of a handle
+ * @handle: the handle; the caller holds its lock
+ *
+ * Importers attach to a dma-buf and map it (map_dma_buf) when their device
+ * needs the memory; some map at import, others (DRM's shmem helpers from
+ * 6.15 on) only when they use it.
+ *
+ * Return: how many of @handle's attachments are mapped for a device now.
+ */
+unsigned int accmap_handle_mapped_attachments(struct accmap_handle *handle)
+{
+	struct accmap_attachment *a;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&handle->lock);
+	list_for_each_entry(a, &handle->attachments, node)
+		n += a->mapped;
+	return n;
+}
+
+/**
  * accmap_dmabuf_handle() - the handle behind a dma-buf, if accmap made it
  * @dmabuf: any dma-buf
  *

@@ -650,7 +650,7 @@ static void list_usage(FILE *f)
 		"Prints accmap debugfs files as aligned tables.  FILE is one of:\n"
 		"  clients      handles and bytes per heap of each open /dev/accmap\n"
 		"  allocations  every buffer a client holds: size, heap, tag, label,\n"
-		"               mappings, attachments, exports\n"
+		"               mappings, attachments, exports, device-mapped attachments\n"
 		"  orphans      buffers no client holds, kept alive by a dma-buf or a\n"
 		"               mapping, with the process that created them\n"
 		"  tags         buffers and bytes per tag, with the tag's label\n"

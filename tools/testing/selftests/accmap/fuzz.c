@@ -282,6 +282,7 @@ struct fz_env {
 	uint32_t sim;		/* the sim's target index */
 	int null_fd;		/* /dev/null, open for the whole seed */
 	int vgem;		/* -1 when there is none */
+	bool vgem_maps;		/* vgem maps an import as it imports it */
 	int dma_heap;		/* /dev/dma_heap/system or -1 */
 	int udmabuf;		/* /dev/udmabuf or -1 */
 	int sock;		/* our end of the helper's socket */
@@ -3781,10 +3782,13 @@ static bool op_vgem(struct fz_thread *t)
 	if (slot < 0)
 		return false;
 	pthread_mutex_lock(&fz_vgem_lock);
-	/* DRM maps every import both ways: read-only dma-bufs refuse it. */
+	/*
+	 * DRM maps an import both ways: read-only dma-bufs refuse it, at the
+	 * import where vgem maps then, else when it maps (never, in vgem).
+	 */
 	ret = vgem_import(env.vgem, e.fd, &handle);
 	fz_expect(t, "vgem import of an accmap dma-buf", ret,
-		  RES_E(ENOMEM) | (e.rdonly ? RES_E(EACCES) : RES_OK));
+		  RES_E(ENOMEM) | (e.rdonly && env.vgem_maps ? RES_E(EACCES) : RES_OK));
 	for (i = 0; !ret && i < FZ_VGEM_MAX; i++) {
 		if (fz_vgem[i].count && fz_vgem[i].handle == handle)
 			break;
@@ -4671,6 +4675,14 @@ static void run_seed(uint64_t seed)
 
 	env.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	env.vgem = vgem_open();
+	if (env.vgem >= 0) {
+		int maps = vgem_maps_at_import(env.vgem);
+
+		if (maps < 0)
+			return;
+		env.vgem_maps = maps;
+		tap_diag("  vgem %s", maps ? "maps at import" : "attaches at import, maps on use");
+	}
 	env.dma_heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
 	env.udmabuf = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
 	tap_diag("  foreign dma-bufs from:%s%s%s%s", env.vgem >= 0 ? " vgem" : "",

@@ -83,6 +83,16 @@ int vgem_close_handle(int vgem, uint32_t handle);
 int vgem_map_offset(int vgem, uint32_t handle, uint64_t *offset);
 
 /*
+ * Whether this kernel's vgem maps a dma-buf for its device as it imports
+ * it (DMA_BIDIRECTIONAL; kernels before 6.15) or only attaches then and
+ * maps when the device uses the memory (DRM's shmem helpers from 6.15 on,
+ * where nothing in vgem ever maps it).  Found by importing a writable
+ * accmap buffer and reading accmap's debugfs "mapped" column for it.
+ * Returns 1 or 0, or -errno (a failed CHECK says why).
+ */
+int vgem_maps_at_import(int vgem);
+
+/*
  * A dma-buf exported by vgem, not by accmap, of at least size bytes: the
  * "foreign" buffer accmap must tell apart from its own.  Returns the fd or
  * -errno; *handle is vgem's handle for it (close it with vgem_close_handle).
