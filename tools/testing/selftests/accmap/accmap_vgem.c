@@ -395,10 +395,31 @@ out:
 }
 
 /*
+ * A CPU mapping of a read-only accmap dma-buf that some importer hands
+ * out (@what): writable is refused (EACCES), read-only shows the pattern.
+ */
+static void readonly_cpu_maps(int fd, off_t off, size_t len, const char *what)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+
+	CHECK(p == MAP_FAILED && errno == EACCES, "writable mmap of %s: %s, expected EACCES",
+	      what, p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+	if (CHECK(p != MAP_FAILED, "read-only mmap of %s: %s", what, strerror(errno))) {
+		CHECK(find_pattern_mismatch(p, len, 0, 90) == len,
+		      "read-only mmap of %s does not show the buffer", what);
+		munmap(p, len);
+	}
+}
+
+/*
  * vgem's import of a read-only dma-buf where vgem only attaches (6.15 and
  * later): it holds the attachment, but nothing in vgem maps it for the
- * device, and a writable CPU mapping through vgem reaches accmap's mmap,
- * which refuses it; a read-only one shows the buffer.
+ * device.  What vgem hands on is read-only: its CPU mapping of the import
+ * (if it offers one; 7.x refuses MAP_DUMB of imports with EINVAL) and its
+ * re-export, which is accmap's read-only dma-buf again.
  */
 static void readonly_import_unmapped(int vgem, int dev, uint32_t id, int ro, int rw, size_t len)
 {
@@ -407,30 +428,26 @@ static void readonly_import_unmapped(int vgem, int dev, uint32_t id, int ro, int
 	void *p;
 	int ret;
 
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
+	if (!CHECK(p != MAP_FAILED, "mmap of the O_RDWR export: %s", strerror(errno)))
+		return;
+	fill_pattern(p, len, 0, 90);
+	munmap(p, len);
 	ret = vgem_import(vgem, ro, &handle);
 	if (!CHECK(ret == 0, "vgem import (attach only) of an O_RDONLY export: %s",
 		   strerror(-ret)))
 		return;
 	check_counts(dev, id, 1, 2, 0, 1, "read-only import, attached");
-	p = mmap(NULL, len, PROT_READ, MAP_SHARED, rw, 0);
-	if (CHECK(p != MAP_FAILED, "mmap of the O_RDWR export: %s", strerror(errno))) {
-		fill_pattern(p, len, 0, 90);
-		munmap(p, len);
-	}
 	ret = vgem_map_offset(vgem, handle, &off);
-	if (CHECK(ret == 0, "MAP_DUMB of the import: %s", strerror(-ret))) {
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, vgem, (off_t)off);
-		CHECK(p == MAP_FAILED && errno == EACCES,
-		      "writable mmap of a read-only import through vgem: %s, expected EACCES",
-		      p == MAP_FAILED ? strerror(errno) : "mapped");
-		if (p != MAP_FAILED)
-			munmap(p, len);
-		p = mmap(NULL, len, PROT_READ, MAP_SHARED, vgem, (off_t)off);
-		if (CHECK(p != MAP_FAILED, "read-only mmap through vgem: %s", strerror(errno))) {
-			CHECK(find_pattern_mismatch(p, len, 0, 90) == len,
-			      "read-only import does not show the buffer");
-			munmap(p, len);
-		}
+	if (!ret)
+		readonly_cpu_maps(vgem, (off_t)off, len, "the import through vgem");
+	else
+		CHECK(ret == -EINVAL, "MAP_DUMB of the import: %s, expected an offset or EINVAL",
+		      strerror(-ret));
+	ret = vgem_export(vgem, handle);
+	if (CHECK(ret >= 0, "vgem re-export of the read-only import: %s", strerror(-ret))) {
+		readonly_cpu_maps(ret, 0, len, "vgem's re-export");
+		close(ret);
 	}
 	CHECK(vgem_close_handle(vgem, handle) == 0, "GEM_CLOSE");
 	check_counts(dev, id, 1, 2, 0, 0, "read-only import let go");
