@@ -5,7 +5,8 @@
 # keeps going when one fails:
 #   kunit, kunit-debug, vm-test amd64, vm-test arm64 (Debian 12's 6.1),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
-#   amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
+#   amd64-mainline (the newest line Debian packages, built on first use),
+#   vm-test amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
 #   use), lint, dkms-test, fuzz-corpus (the GPUReplay importer's hostile
 #   inputs, on the host)
 # Prints each tier's result, its time, and as the very last line the grand
@@ -25,6 +26,7 @@ tiers=(
 	"vm-arm64|$t/vm/run.sh arm64"
 	"vm-amd64-6.12|$t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$t/vm/run.sh arm64-6.12"
+	"vm-amd64-mainline|$t/vm/run.sh amd64-mainline"
 	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
@@ -75,7 +77,7 @@ for entry in "${tiers[@]}"; do
 		verdict=FAIL
 		failed_tiers+=("$name")
 	fi
-	summary+=("$(printf '%-15s %s  %4d passed, %3d failed  (%d s)' \
+	summary+=("$(printf '%-18s %s  %4d passed, %3d failed  (%d s)' \
 		"$name" "$verdict" "$p" "$f" "$secs")")
 done
 

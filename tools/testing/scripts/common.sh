@@ -88,6 +88,7 @@ mainline_source() {
 # linux_source [SERIES [TARBALL]]: prints the path of the unpacked
 # linux-source-SERIES tree (default 6.1, from the installed package's
 # /usr/src/linux-source-6.1.tar.xz), unpacking TARBALL on first use.
+# shellcheck disable=SC2120 # both arguments are optional
 linux_source() {
 	local series=${1:-6.1}
 	local tarball=${2:-/usr/src/linux-source-$series.tar.xz}

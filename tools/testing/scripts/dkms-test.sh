@@ -3,7 +3,9 @@
 #
 # DKMS round trip against the Debian 6.1 amd64 headers:
 #   copy the project's files to /usr/src/accmap-VERSION, dkms add, build,
-#   install, check the installed module, dkms remove --all, clean up.
+#   install, check the installed module; then dkms build against the
+#   other lines' amd64 build trees (Debian 12's 6.12 headers, accmap's
+#   mainline kernel); dkms remove --all, clean up.
 # Leftovers of an aborted earlier run are removed first.  Needs root (or
 # sudo).  VERSION comes from dkms.conf.
 #
@@ -86,6 +88,32 @@ if step add $SUDO dkms add "accmap/$version" &&
 	fi
 	step status dkms status accmap || true
 fi
+
+# dkms build (no install) against the other kernel lines' build trees:
+# dkms_build_for KVER KDIR.  What dkms.conf's BUILD_EXCLUSIVE_KERNEL
+# lets through, and that the module builds there the way dkms builds it.
+dkms_build_for() {
+	local kver=$1 kdir=$2
+	if [ ! -f "$kdir/Makefile" ]; then
+		warn "FAIL no build tree for $kver at $kdir (install-deps.sh)"
+		failed=$((failed + 1))
+		return 0
+	fi
+	if step "build-$kver" $SUDO dkms build "accmap/$version" -k "$kver" \
+		--kernelsourcedir "$kdir"; then
+		say "built for $kver: $(modinfo -F vermagic "/var/lib/dkms/accmap/$version/$kver/x86_64/module/accmap.ko" 2>/dev/null)"
+	else
+		tail -n 30 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
+	fi
+}
+ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
+dkms_build_for "${ckver:-6.12}" "/usr/src/linux-headers-${ckver:-none}"
+# The newest line: the build tree of accmap's mainline kernel (built
+# here if it is not yet; seconds if it is).
+"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >>"$log" 2>&1 ||
+	warn "the mainline kernel did not build (log: $log)"
+mkver=$(cat "$CACHE/kernel-mainline/include/config/kernel.release" 2>/dev/null || echo mainline)
+dkms_build_for "$mkver" "$CACHE/kernel-mainline"
 
 if step remove $SUDO dkms remove "accmap/$version" --all; then
 	if find "/lib/modules/$kver" -name 'accmap.ko*' 2>/dev/null | grep -q .; then

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build hygiene, five checks, each pass/fail:
-#   w1          W=1 build against the Debian 6.1 amd64 headers: no warning
-#   compat      W=1 build against the newest (6.12) headers Debian 12
-#               ships: no warning
-#   sparse      C=2 (sparse on every file): no warning about our files
+# Build hygiene, each check pass/fail:
+#   w1-LINE-ARCH      W=1 build against each kernel line accmap runs on:
+#                     no warning.  Debian 12's 6.1 and 6.12 headers
+#                     (amd64, and arm64 cross-built), and the build tree
+#                     of accmap's mainline kernel (build-kernel.sh mainline)
+#   sparse-LINE-ARCH  C=2 (sparse on every file) against the same trees:
+#                     no report about our files
 #   checkpatch  checkpatch.pl --strict --no-tree -f on every .c/.h under
 #               drivers/ include/ tools/ (user-space code included)
 #   kernel-doc  kernel-doc -none -v on drivers/accmap/*.[ch] and the uapi
 #               header: no output (6.1's kernel-doc has no -Wall; -v is
 #               its way of asking for the extra warnings)
-# A fifth check runs when shellcheck is installed: it reads the scripts
+# A last check runs when shellcheck is installed: it reads the scripts
 # under tools/testing and .ci/run.
 #
 # Last line: "N passed, N failed" over the checks.  Logs: $CACHE/lint/.
@@ -42,77 +44,67 @@ check_done() {	# check_done NAME OK(0|1)
 	fi
 }
 
+# --- W=1 and sparse, once per kernel line -----------------------------
 # Files that are ours, in the form compilers and sparse print them.
 ours_re='(^|/)(drivers/accmap/|include/uapi/linux/accmap\.h)'
 
-# --- W=1 --------------------------------------------------------------
-# A fresh copy, so every file is compiled (and warns) again.
-say "W=1 build against $kdir"
-rm -rf "$work/w1"
-sync_tree "$work/w1"
-status=0
-timeout 900 make -C "$kdir" M="$work/w1" W=1 -j"$(nproc)" modules \
-	>"$work/w1.log" 2>&1 || status=$?
-if [ "$status" != 0 ]; then
-	tail -n 30 "$work/w1.log" >&2
-	warn "W=1 build failed (exit $status)"
-	check_done w1 1
-elif grep -i 'warning:' "$work/w1.log" >"$work/w1-warnings.txt"; then
-	indent <"$work/w1-warnings.txt" >&2
-	check_done w1 1
-else
-	check_done w1 0
-fi
-
-# --- compat: W=1 against the newest kernel Debian 12 ships ------------
-ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
-ckdir=/usr/src/linux-headers-$ckver
-say "W=1 build against $ckdir (compat.h)"
-if [ -z "$ckver" ] || [ ! -f "$ckdir/Makefile" ]; then
-	warn "no compat headers: run install-deps.sh"
-	check_done compat 1
-else
-	rm -rf "$work/compat"
-	sync_tree "$work/compat"
-	status=0
-	timeout 900 make -C "$ckdir" M="$work/compat" W=1 -j"$(nproc)" modules \
-		>"$work/compat.log" 2>&1 || status=$?
-	if [ "$status" != 0 ]; then
-		tail -n 30 "$work/compat.log" >&2
-		warn "compat build failed (exit $status)"
-		check_done compat 1
-	elif grep -i 'warning:' "$work/compat.log" >"$work/compat-warnings.txt"; then
-		indent <"$work/compat-warnings.txt" >&2
-		check_done compat 1
-	else
-		check_done compat 0
+# line_check w1|sparse LINE KDIR [MAKE ARGS...]: a build of a fresh copy
+# of the tree (so every file is compiled, and checked, again) against
+# KDIR.  w1: W=1, fails on any warning.  sparse: C=2, fails on a report
+# about our files (reports about the kernel's own headers are not ours to
+# fix: counted, not failed).  Either fails on a failed build.
+line_check() {
+	local mode=$1 kdir=$3 name=$1-$2 status=0 noise
+	local -a flags=(W=1)
+	shift 3
+	[ "$mode" = sparse ] && flags=(C=2 CHECK=sparse)
+	say "$mode: build against $kdir${*:+ ($*)}"
+	if [ ! -f "$kdir/Makefile" ]; then
+		warn "$kdir missing: run install-deps.sh"
+		check_done "$name" 1
+		return
 	fi
-fi
+	rm -rf "${work:?}/$name"
+	sync_tree "$work/$name"
+	timeout 900 make -C "$kdir" M="$work/$name" "${flags[@]}" -j"$(nproc)" "$@" modules \
+		>"$work/$name.log" 2>&1 || status=$?
+	if [ "$mode" = sparse ]; then
+		grep -E '(warning|error):' "$work/$name.log" >"$work/$name-all.txt" || true
+		grep -E "${ours_re}[^:]*:[0-9]+:[0-9]+: (warning|error):" "$work/$name-all.txt" \
+			>"$work/$name-warnings.txt" || true
+		noise=$(($(wc -l <"$work/$name-all.txt") - $(wc -l <"$work/$name-warnings.txt")))
+		[ "$noise" = 0 ] || say "$name: $noise report(s) about kernel headers ignored (see $work/$name.log)"
+	else
+		grep -i 'warning:' "$work/$name.log" >"$work/$name-warnings.txt" || true
+	fi
+	if [ "$status" != 0 ]; then
+		tail -n 30 "$work/$name.log" >&2
+		warn "$name: build failed (exit $status)"
+		check_done "$name" 1
+	elif [ -s "$work/$name-warnings.txt" ]; then
+		indent <"$work/$name-warnings.txt" >&2
+		check_done "$name" 1
+	else
+		check_done "$name" 0
+	fi
+}
 
-# --- sparse -----------------------------------------------------------
-say "sparse (C=2) against $kdir"
-rm -rf "$work/sparse"
-sync_tree "$work/sparse"
-status=0
-timeout 900 make -C "$kdir" M="$work/sparse" C=2 CHECK=sparse -j"$(nproc)" modules \
-	>"$work/sparse.log" 2>&1 || status=$?
-# sparse reports against the kernel's own headers are not ours to fix;
-# count them for information, fail only on reports about our files.
-grep -E '(warning|error):' "$work/sparse.log" >"$work/sparse-all.txt" || true
-grep -E "${ours_re}[^:]*:[0-9]+:[0-9]+: (warning|error):" "$work/sparse-all.txt" \
-	>"$work/sparse-ours.txt" || true
-noise=$(($(wc -l <"$work/sparse-all.txt") - $(wc -l <"$work/sparse-ours.txt")))
-[ "$noise" = 0 ] || say "sparse: $noise report(s) about kernel headers ignored (see $work/sparse.log)"
-if [ "$status" != 0 ]; then
-	tail -n 30 "$work/sparse.log" >&2
-	warn "sparse build failed (exit $status)"
-	check_done sparse 1
-elif [ -s "$work/sparse-ours.txt" ]; then
-	indent <"$work/sparse-ours.txt" >&2
-	check_done sparse 1
-else
-	check_done sparse 0
-fi
+# Every line accmap runs on: Debian 12's 6.1 and 6.12 (amd64 headers, and
+# the arm64 ones cross-built), and the build tree of accmap's mainline
+# kernel (built here if it is not yet; seconds if it is).
+arm64=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
+crel=$(compat_release)
+ml_series=$(mainline_source | cut -d' ' -f1)
+"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >"$work/kernel-mainline.log" 2>&1 ||
+	{ tail -n 20 "$work/kernel-mainline.log" >&2; warn "the mainline kernel did not build"; }
+for mode in w1 sparse; do
+	line_check "$mode" 6.1-amd64 "$kdir"
+	line_check "$mode" 6.1-arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
+	line_check "$mode" 6.12-amd64 "/usr/src/linux-headers-${ckver:-none}"
+	line_check "$mode" 6.12-arm64 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" "${arm64[@]}"
+	line_check "$mode" "$ml_series-amd64" "$CACHE/kernel-mainline"
+done
 
 # --- checkpatch -------------------------------------------------------
 # Relative paths from the repository root, so that checkpatch knows which

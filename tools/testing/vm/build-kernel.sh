@@ -86,7 +86,7 @@ while IFS= read -r line; do
 	CONFIG_*=*)
 		sym=${line%%=*}
 		sym=${sym#CONFIG_}
-		if ! grep -rqsEx --include='Kconfig*' "[[:space:]]*(menu)?config $sym[[:space:]]*" "$src"; then
+		if ! grep -rqsEx --include='Kconfig*' "[[:space:]]*(menu)?config ${sym}[[:space:]]*" "$src"; then
 			absent+=("$line")
 			continue
 		fi

@@ -229,7 +229,7 @@ static int alloc_chunk(int dev, uint32_t *id)
  * must fail with ENOMEM without an OOM kill.  @small holds MAX_SMALL ids
  * and @big one id, all created beforehand; every one is freed again.
  */
-static void brim(const char *cg, int dev, const uint32_t *small, uint32_t big)
+static void fill_to_limit(const char *cg, int dev, const uint32_t *small, uint32_t big)
 {
 	size_t k;
 	int ret = 0;
@@ -321,7 +321,7 @@ static void child(const char *cg, int sock)
 	      cg_current(cg));
 	CHECK(cg_read(cg, "memory.events", "oom_kill") == 0, "OOM kill in the cgroup");
 	if (n < MAX_BUFS && ret == -ENOMEM)
-		brim(cg, dev, small, big);
+		fill_to_limit(cg, dev, small, big);
 
 	/* FREE gives the charge back, and the next ALLOC fits again. */
 	if (n) {
