@@ -916,8 +916,8 @@ static void cp_copy(struct cpu_pages *cp, uint32_t format)
 	      table_pages);
 
 	ret = cp_run(cp, format, session, &r);
-	if (!CHECK(ret == 0, "%s: run of %llu jobs: %s, reason %u, fault at %#llx", format_names[format],
-		   (unsigned long long)jobs, err_name(ret), r.reason,
+	if (!CHECK(ret == 0, "%s: run of %llu jobs: %s, reason %u, fault at %#llx",
+		   format_names[format], (unsigned long long)jobs, err_name(ret), r.reason,
 		   (unsigned long long)r.fault_addr))
 		goto out;
 	if (!CHECK_OK(am_read(cp->dev, cp->desc, 0, desc, cp->ps)))
