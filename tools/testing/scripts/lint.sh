@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build hygiene, five checks, each pass/fail:
+# Build hygiene, six checks, each pass/fail:
 #   w1          W=1 build against the Debian 6.1 amd64 headers: no warning
 #   compat      W=1 build against the newest (6.12) headers Debian 12
 #               ships: no warning
+#   w1-16k      W=1 cross build against the same release's arm64 headers
+#               with 16 KiB pages (-arm64-16k): no warning
 #   sparse      C=2 (sparse on every file): no warning about our files
 #   checkpatch  checkpatch.pl --strict --no-tree -f on every .c/.h under
 #               drivers/ include/ tools/ (user-space code included)
 #   kernel-doc  kernel-doc -none -v on drivers/accmap/*.[ch] and the uapi
 #               header: no output (6.1's kernel-doc has no -Wall; -v is
 #               its way of asking for the extra warnings)
-# A fifth check runs when shellcheck is installed: it reads the scripts
+# A seventh check runs when shellcheck is installed: it reads the scripts
 # under tools/testing and .ci/run.
 #
 # Last line: "N passed, N failed" over the checks.  Logs: $CACHE/lint/.
@@ -86,6 +88,35 @@ else
 		check_done compat 1
 	else
 		check_done compat 0
+	fi
+fi
+
+# --- w1-16k: W=1 cross build for arm64 with 16 KiB pages ----------------
+# PAGE_SHIFT 14 changes what constant expressions the compiler sees
+# (shifts, comparisons with SZ_* sizes); the arm64-16k guest runs this
+# module, built without W=1.
+k16rel=${ckver%-amd64}
+k16kdir=$CACHE/arm64/$k16rel/headers-16k/usr/src/linux-headers-$k16rel-arm64-16k
+say "W=1 build against $k16kdir"
+if [ -z "$ckver" ] || [ ! -f "$k16kdir/Makefile" ]; then
+	warn "no arm64-16k headers: run install-deps.sh"
+	check_done w1-16k 1
+else
+	rm -rf "$work/w1-16k"
+	sync_tree "$work/w1-16k"
+	status=0
+	timeout 900 make -C "$k16kdir" M="$work/w1-16k" ARCH=arm64 \
+		CROSS_COMPILE=aarch64-linux-gnu- W=1 -j"$(nproc)" modules \
+		>"$work/w1-16k.log" 2>&1 || status=$?
+	if [ "$status" != 0 ]; then
+		tail -n 30 "$work/w1-16k.log" >&2
+		warn "arm64-16k build failed (exit $status)"
+		check_done w1-16k 1
+	elif grep -i 'warning:' "$work/w1-16k.log" >"$work/w1-16k-warnings.txt"; then
+		indent <"$work/w1-16k-warnings.txt" >&2
+		check_done w1-16k 1
+	else
+		check_done w1-16k 0
 	fi
 fi
 
