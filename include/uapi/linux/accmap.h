@@ -256,8 +256,8 @@ struct accmap_heap_info {
 
 /**
  * struct accmap_pool_order - one free list of the page pool
- * @order:      page order of the list (0: 4 KiB, 4: 64 KiB, 9: 2 MiB with
- *              4 KiB pages)
+ * @order:      page order of the list (0: one page; with 4 KiB pages 4 is
+ *              64 KiB and 9 is 2 MiB, with 16 KiB pages 2 and 7)
  * @pad:        always 0
  * @block_size: bytes per block of this list
  * @zeroed:     blocks zeroed and ready to hand out
@@ -419,9 +419,10 @@ struct accmap_replay_target_info {
 
 /**
  * struct accmap_replay_map - one mapping of a replay session
- * @gpu_va: in: GPU virtual address, page aligned
- * @offset: in: byte offset in the buffer, page aligned
- * @length: in: bytes, page aligned, not 0; the range must lie inside the
+ * @gpu_va: in: GPU virtual address, 4 KiB aligned (the GPU page, whatever
+ *          the CPU's page size)
+ * @offset: in: byte offset in the buffer, 4 KiB aligned
+ * @length: in: bytes, 4 KiB aligned, not 0; the range must lie inside the
  *          buffer and below 1 << va_bits of the session
  * @id:     in: handle id of an allocated buffer of the caller
  * @flags:  in: ACCMAP_REPLAY_MAP_*, READ at least; WRITE needs a buffer

@@ -5,6 +5,7 @@
 # keeps going when one fails:
 #   kunit, kunit-debug, vm-test amd64, vm-test arm64 (Debian 12's 6.1),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
+#   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
 #   amd64-mainline (the newest line Debian packages, built on first use),
 #   vm-test amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
 #   use), lint, dkms-test, fuzz-corpus (the GPUReplay importer's hostile
@@ -26,6 +27,7 @@ tiers=(
 	"vm-arm64|$t/vm/run.sh arm64"
 	"vm-amd64-6.12|$t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$t/vm/run.sh arm64-6.12"
+	"vm-arm64-16k|$t/vm/run.sh arm64-16k"
 	"vm-amd64-mainline|$t/vm/run.sh amd64-mainline"
 	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"

@@ -56,7 +56,9 @@ echo "$abi" > "$CACHE/abi"
 # the arm64 busybox: downloaded, unpacked into the cache, never installed.
 #
 # Layout: the 6.1 line in $CACHE/<arch>/{image,headers}, the 6.12 line in
-# $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12), and
+# $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12) and
+# its arm64 16 KiB-page flavour in $CACHE/arm64/<release>/{image,headers}-16k,
+# and
 # the arm64 busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh
 # reads the same paths).
 
@@ -152,6 +154,11 @@ fetch_image "$CACHE/amd64/$rel/image" "linux-image-$rel-amd64" amd64 "$ver"
 fetch_image "$CACHE/arm64/$rel/image" "linux-image-$rel-arm64" arm64 "$ver"
 fetch "$CACHE/arm64/$rel/headers" "linux-headers-$rel-arm64:arm64=$ver"
 link_kbuild "$CACHE/arm64/$rel/headers" "$rel-arm64"
+# Debian's arm64 kernel with 16 KiB pages, same release, for the guest
+# that checks accmap makes no 4 KiB page assumption (run.sh arm64-16k).
+fetch_image "$CACHE/arm64/$rel/image-16k" "linux-image-$rel-arm64-16k" arm64 "$ver"
+fetch "$CACHE/arm64/$rel/headers-16k" "linux-headers-$rel-arm64-16k:arm64=$ver"
+link_kbuild "$CACHE/arm64/$rel/headers-16k" "$rel-arm64-16k"
 
 # The newest kernel release Debian packages as source: linux-source-X.Y
 # from unstable or experimental (a release, not a ~rc), for the mainline

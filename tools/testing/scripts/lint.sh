@@ -4,7 +4,9 @@
 # Build hygiene, each check pass/fail:
 #   w1-LINE-ARCH      W=1 build against each kernel line accmap runs on:
 #                     no warning.  Debian 12's 6.1 and 6.12 headers
-#                     (amd64, and arm64 cross-built), and the build tree
+#                     (amd64, and arm64 cross-built; 6.12 also with 16 KiB
+#                     pages, where PAGE_SHIFT 14 changes what constant
+#                     expressions the compiler sees), and the build tree
 #                     of accmap's mainline kernel (build-kernel.sh mainline)
 #   sparse-LINE-ARCH  C=2 (sparse on every file) against the same trees:
 #                     no report about our files
@@ -90,7 +92,7 @@ line_check() {
 }
 
 # Every line accmap runs on: Debian 12's 6.1 and 6.12 (amd64 headers, and
-# the arm64 ones cross-built), and the build tree of accmap's mainline
+# the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build tree of accmap's mainline
 # kernel (built here if it is not yet; seconds if it is).
 arm64=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
@@ -103,6 +105,8 @@ for mode in w1 sparse; do
 	line_check "$mode" 6.1-arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
 	line_check "$mode" 6.12-amd64 "/usr/src/linux-headers-${ckver:-none}"
 	line_check "$mode" 6.12-arm64 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" "${arm64[@]}"
+	line_check "$mode" 6.12-arm64-16k \
+		"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
 	line_check "$mode" "$ml_series-amd64" "$CACHE/kernel-mainline"
 done
 

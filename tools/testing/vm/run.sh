@@ -11,6 +11,8 @@
 #   amd64-6.12, arm64-6.12
 #                  the stock Debian 12 6.12 kernel (6.12.N+deb12, the
 #                  release of the 6.12 headers install-deps.sh installed)
+#   arm64-16k      the same arm64 6.12 release in Debian's 16 KiB-page
+#                  flavour (-arm64-16k), on a CPU model with that granule
 #   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
 #   amd64-perf     accmap's perf kernel (no debug options)
 #   amd64-mainline the newest kernel line Debian packages, no debug options
@@ -58,9 +60,9 @@ line=
 flavor=
 case $target in
 amd64 | arm64) line=6.1 ;;
-amd64-6.12 | arm64-6.12) line=6.12 ;;
+amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
 amd64-debug | amd64-perf | amd64-mainline) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
@@ -75,12 +77,15 @@ BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
 
 ensure_deps
 # Where install-deps.sh unpacked the stock kernel's image (and, for arm64,
-# its headers; the amd64 headers are installed in /usr/src).
+# its headers; the amd64 headers are installed in /usr/src).  The
+# kernel's flavour is its release's suffix: the architecture, or arm64-16k.
+kflavour=$arch
+[ "$target" = arm64-16k ] && kflavour=arm64-16k
 case $line in
 6.12)
 	release=$(compat_release)
-	image=$CACHE/$arch/$release/image
-	headers=$CACHE/$arch/$release/headers
+	image=$CACHE/$arch/$release/image${kflavour#"$arch"}
+	headers=$CACHE/$arch/$release/headers${kflavour#"$arch"}
 	;;
 *)
 	release=$(kernel_abi)
@@ -88,7 +93,7 @@ case $line in
 	headers=$CACHE/$arch/headers
 	;;
 esac
-kver=$release-$arch
+kver=$release-$kflavour
 mem=1024
 [ "$mode" = bench ] && mem=2048
 
@@ -106,7 +111,12 @@ arm64)
 	make_args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 	cc=aarch64-linux-gnu-gcc
 	busybox=$CACHE/arm64/busybox/bin/busybox
-	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -m "$mem" -smp 2)
+	# The cortex-a57 has no 16 KiB translation granule: the 16k kernel
+	# needs "max".  Its default QARMA pointer authentication costs TCG
+	# much time; the implementation-defined algorithm is cheap.
+	cpu=cortex-a57
+	[ "$kflavour" = arm64-16k ] && cpu=max,pauth-impdef=on
+	qemu=(qemu-system-aarch64 -M virt -cpu "$cpu" -m "$mem" -smp 2)
 	console=ttyAMA0
 	;;
 esac

@@ -1036,7 +1036,7 @@ static void test_rw_scatter_gather(void)
 	} cases[] = {
 		{ 0, 3, 3, 7, 1000 },			/* scatter small elements */
 		{ 5, 3, 9, 3, 1000 },			/* gather into a dense run */
-		{ 11, 4096 + 5, 4096 + 5, 8192 + 1, 4 },	/* page-sized elements */
+		{ 11, pg + 5, pg + 5, 2 * pg + 1, 4 },	/* page-sized elements */
 		{ pg - 1, 2, 5, pg, 8 },		/* every element crosses a page */
 		{ 1, 100, 100, 100, 300 },		/* dense on both sides */
 		{ 2, 1, 1, 1, 30000 },			/* dense bytes */
@@ -1284,9 +1284,9 @@ out:
 		close(dev);
 }
 
-static void test_zero_reuse_4k(void)
+static void test_zero_reuse_page(void)
 {
-	zero_reuse(4096);
+	zero_reuse(page_size());
 }
 
 static void test_zero_reuse_1m(void)
@@ -1980,7 +1980,7 @@ static const struct tap_test tests[] = {
 	{ "rw_scatter_gather", test_rw_scatter_gather },
 	{ "rw_count1_strides_ignored", test_rw_count1_strides_ignored },
 	{ "rw_1mib", test_rw_1mib },
-	{ "zero_reuse_4k", test_zero_reuse_4k },
+	{ "zero_reuse_page", test_zero_reuse_page },
 	{ "zero_reuse_1m", test_zero_reuse_1m },
 	{ "stale_ids", test_stale_ids },
 	{ "abi_cmd_decoding", test_abi_cmd_decoding },

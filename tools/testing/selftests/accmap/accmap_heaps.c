@@ -319,6 +319,30 @@ static bool query_pool(int dev, struct accmap_pool_info *p, const char *when)
 	return check_pool_shape(p, when);
 }
 
+/*
+ * The design's blocks are one page, 64 KiB and 2 MiB, the latter two only
+ * where larger than a page: with 4 KiB pages orders 0, 4 and 9, with
+ * 16 KiB pages 0, 2 and 7, with 64 KiB pages 0 and 5.
+ */
+static void check_pool_sizes(const struct accmap_pool_info *p)
+{
+	const uint64_t larger[] = { 64ULL << 10, 2ULL << 20 };
+	uint64_t want[3] = { page_size() };
+	uint32_t n = 1;
+
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(larger); i++)
+		if (larger[i] > want[n - 1])
+			want[n++] = larger[i];
+	if (!CHECK(p->norders == n, "%u orders with %zu-byte pages, expected %u", p->norders,
+		   page_size(), n))
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(p->orders[i].block_size == want[i],
+		      "order list %u: blocks of %llu bytes (order %u), expected %llu", i,
+		      (unsigned long long)p->orders[i].block_size, p->orders[i].order,
+		      (unsigned long long)want[i]);
+}
+
 static void test_pool_info(void)
 {
 	struct accmap_pool_info p;
@@ -331,8 +355,7 @@ static void test_pool_info(void)
 			 p.norders, (unsigned long long)p.cap, (unsigned long long)p.pooled,
 			 (unsigned long long)p.hits, (unsigned long long)p.misses,
 			 (unsigned long long)p.shrunk);
-		/* The design keeps at least 4 KiB and 64 KiB blocks. */
-		CHECK(p.norders >= 2, "only %u orders", p.norders);
+		check_pool_sizes(&p);
 		CHECK(p.cap > 0 && p.cap <= total_ram_bytes(), "cap %llu, RAM %llu",
 		      (unsigned long long)p.cap, (unsigned long long)total_ram_bytes());
 	}

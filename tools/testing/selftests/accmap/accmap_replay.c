@@ -782,6 +782,242 @@ out:
 	fix_close(&f);
 }
 
+/* ==== GPU pages inside CPU pages ==== */
+
+/*
+ * GPU page tables have a 4 KiB granule whatever the CPU's page size: with
+ * 16 KiB (or 64 KiB) CPU pages each CPU page of a buffer takes several
+ * GPU PTEs, and a mapping may start and end inside a CPU page.  The
+ * model's MMU reads what the kernel built, so a job that reads or writes
+ * every GPU page of such a mapping shows whether each one reaches the
+ * right 4 KiB of the right CPU page, and a job one GPU page outside it
+ * shows that nothing more is mapped.
+ */
+#define GPU_PAGE		4096ULL
+#define CP_VA_DESC		0x40000000ULL
+#define CP_VA_A			0x40200000ULL
+#define CP_VA_B			0x40400000ULL
+#define CP_VA_C			0x40600000ULL
+#define CP_DESC_STRIDE		128	/* bytes per job descriptor */
+
+/**
+ * struct cpu_pages - the buffers of the test
+ * @dev:  the device
+ * @ps:   CPU page size
+ * @len:  bytes of each of the A, B and C mappings: two CPU pages
+ * @a_off: where A's mapping starts in its buffer: one GPU page in
+ * @c_off: where C's mapping starts in its buffer: one GPU page before
+ *        the end of the first CPU page
+ * @desc: job descriptors, one CPU page
+ * @a:    A's buffer, four CPU pages of distinct words
+ * @b:    B's buffer, zeros
+ * @c:    C's buffer, four CPU pages
+ * @info: the sim
+ * @target: its index
+ */
+struct cpu_pages {
+	int dev;
+	size_t ps;
+	uint64_t len, a_off, c_off;
+	uint32_t desc, a, b, c;
+	struct accmap_replay_target_info info;
+	uint32_t target;
+};
+
+/* The word at byte @off of A's buffer. */
+static uint32_t cp_word(uint64_t off)
+{
+	return 0x5a000000U ^ (uint32_t)(off / 4) ^ (uint32_t)(off >> 12) << 20;
+}
+
+/* Sets up a session over the four maps, or returns false. */
+static bool cp_setup(struct cpu_pages *cp, uint32_t format, uint32_t *session,
+		     uint32_t *table_pages)
+{
+	struct accmap_replay_map maps[4];
+	struct accmap_replay_setup s;
+	int ret;
+
+	map_init(&maps[0], CP_VA_DESC, GPU_PAGE, cp->desc,
+		 ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE);
+	map_init(&maps[1], CP_VA_A, cp->len, cp->a, ACCMAP_REPLAY_MAP_READ);
+	maps[1].offset = cp->a_off;
+	map_init(&maps[2], CP_VA_B, cp->len, cp->b, ACCMAP_REPLAY_MAP_READ);
+	map_init(&maps[3], CP_VA_C, cp->len, cp->c,
+		 ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE);
+	maps[3].offset = cp->c_off;
+	setup_init(&s, maps, 4, cp->target, format);
+	ret = setup_raw(cp->dev, &s);
+	if (!CHECK(ret == 0, "%s: SETUP of A at offset %#llx and C at %#llx, %#llx bytes each: %s",
+		   format_names[format], (unsigned long long)cp->a_off,
+		   (unsigned long long)cp->c_off, (unsigned long long)cp->len, err_name(ret)))
+		return false;
+	*session = s.session;
+	*table_pages = s.table_pages;
+	return true;
+}
+
+/* Runs the chain at CP_VA_DESC in @session; the run's errno. */
+static int cp_run(struct cpu_pages *cp, uint32_t format, uint32_t session,
+		  struct accmap_replay_run *r)
+{
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct simdrv_submit sub = {
+		.format = format, .as = 0, .slot = 0, .timeout_us = 5000000,
+		.head = CP_VA_DESC,
+	};
+	struct simdrv_gpu gpu;
+	int ret;
+
+	ret = simdrv_probe(cp->dev, session, cp->info.gpu_id, &gpu);
+	if (!CHECK(ret == 0, "simdrv_probe: %s", err_name(ret)))
+		return ret;
+	return run_raw(cp->dev, session, ops, simdrv_build_ops(&gpu, &sub, ops), r);
+}
+
+/* C[i] = A[i] + B[i] over GPU page @j of the mappings; the @j-th job. */
+static void cp_job(uint8_t *desc, uint64_t a, uint64_t b, uint64_t c, uint64_t next)
+{
+	struct accmap_sim_job job = {
+		.op = ACCMAP_SIM_OP_VADD_I32, .m = 1, .k = 1, .n = GPU_PAGE / 4,
+		.a = a, .b = b, .c = c,
+	};
+
+	simdrv_encode_job(desc, &job, next);
+}
+
+/* Every GPU page of A copied to C by one job each, in @format. */
+static void cp_copy(struct cpu_pages *cp, uint32_t format)
+{
+	uint64_t jobs = cp->len / GPU_PAGE, size = 4 * cp->ps;
+	uint32_t session = 0, table_pages = 0;
+	uint8_t *desc = calloc(1, cp->ps);
+	uint32_t *c = malloc(size);
+	struct accmap_replay_run r;
+	uint64_t bad = size;
+	int ret;
+
+	if (!CHECK(desc && c, "malloc"))
+		goto out;
+	for (uint64_t j = 0; j < jobs; j++)
+		cp_job(desc + j * CP_DESC_STRIDE, CP_VA_A + j * GPU_PAGE, CP_VA_B + j * GPU_PAGE,
+		       CP_VA_C + j * GPU_PAGE,
+		       j + 1 < jobs ? CP_VA_DESC + (j + 1) * CP_DESC_STRIDE : 0);
+	memset(c, 0xff, size);
+	if (!CHECK_OK(am_write(cp->dev, cp->desc, 0, desc, cp->ps)) ||
+	    !CHECK_OK(am_write(cp->dev, cp->c, 0, c, size)) ||
+	    !cp_setup(cp, format, &session, &table_pages))
+		goto out;
+	/*
+	 * Root, level 1, level 2, and one level-3 table per 2 MiB region:
+	 * 4 KiB tables, as many with any CPU page size.
+	 */
+	CHECK(table_pages == 7, "%s: %u table pages, expected 7", format_names[format],
+	      table_pages);
+
+	ret = cp_run(cp, format, session, &r);
+	if (!CHECK(ret == 0, "%s: run of %llu jobs: %s, reason %u, fault at %#llx",
+		   format_names[format], (unsigned long long)jobs, err_name(ret), r.reason,
+		   (unsigned long long)r.fault_addr))
+		goto out;
+	if (!CHECK_OK(am_read(cp->dev, cp->desc, 0, desc, cp->ps)))
+		goto out;
+	for (uint64_t j = 0; j < jobs; j++) {
+		uint32_t st = desc[j * CP_DESC_STRIDE + SIMDRV_JD_EXCEPTION_STATUS];
+
+		if (!CHECK(st == SIMDRV_JOB_STATUS_DONE, "%s: job %llu status %#x",
+			   format_names[format], (unsigned long long)j, st))
+			goto out;
+	}
+
+	/* C's buffer: A's words inside C's mapping, untouched 0xff outside. */
+	if (!CHECK_OK(am_read(cp->dev, cp->c, 0, c, size)))
+		goto out;
+	for (uint64_t off = 0; off < size && bad == size; off += 4) {
+		uint32_t want = 0xffffffffU;
+
+		if (off >= cp->c_off && off < cp->c_off + cp->len)
+			want = cp_word(cp->a_off + off - cp->c_off);
+		if (c[off / 4] != want)
+			bad = off;
+	}
+	CHECK(bad == size,
+	      "%s: C's buffer at %#llx (CPU page %llu, GPU page %llu of it) holds %#x, expected %#x",
+	      format_names[format], (unsigned long long)bad, (unsigned long long)(bad / cp->ps),
+	      (unsigned long long)(bad % cp->ps / GPU_PAGE), bad < size ? c[bad / 4] : 0,
+	      bad >= cp->c_off && bad < cp->c_off + cp->len ?
+	      cp_word(cp->a_off + bad - cp->c_off) : 0xffffffffU);
+	tap_diag("%s: %llu GPU pages in %llu-byte CPU pages, A at offset %#llx, C at %#llx: %s",
+		 format_names[format], (unsigned long long)jobs, (unsigned long long)cp->ps,
+		 (unsigned long long)cp->a_off, (unsigned long long)cp->c_off,
+		 bad == size ? "all copied" : "wrong");
+out:
+	if (session)
+		destroy_raw(cp->dev, session);
+	free(c);
+	free(desc);
+}
+
+/* One job reading A's GPU page at @va, which lies outside the mapping. */
+static void cp_outside(struct cpu_pages *cp, uint32_t format, uint64_t va, const char *what)
+{
+	uint32_t session = 0, table_pages;
+	uint8_t *desc = calloc(1, cp->ps);
+	struct accmap_replay_run r;
+	int ret;
+
+	if (!CHECK(desc, "malloc"))
+		return;
+	cp_job(desc, va, CP_VA_B, CP_VA_C, 0);
+	if (!CHECK_OK(am_write(cp->dev, cp->desc, 0, desc, cp->ps)) ||
+	    !cp_setup(cp, format, &session, &table_pages))
+		goto out;
+	ret = cp_run(cp, format, session, &r);
+	CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT && r.fault_addr == va,
+	      "%s: reading %s (%#llx): %s, reason %u, fault at %#llx; expected an MMU fault there",
+	      format_names[format], what, (unsigned long long)va, err_name(ret), r.reason,
+	      (unsigned long long)r.fault_addr);
+out:
+	if (session)
+		destroy_raw(cp->dev, session);
+	free(desc);
+}
+
+static void test_cpu_pages(void)
+{
+	struct cpu_pages cp = { .dev = am_open(), .ps = page_size() };
+	uint64_t size = 4 * cp.ps;
+	uint32_t *a = malloc(size);
+
+	cp.len = 2 * cp.ps;
+	cp.a_off = GPU_PAGE;
+	cp.c_off = cp.ps - GPU_PAGE;
+	tap_diag("CPU page %zu bytes: %zu GPU pages each", cp.ps, cp.ps / (size_t)GPU_PAGE);
+	if (cp.dev < 0 || !CHECK(a, "malloc") || !find_sim(cp.dev, &cp.target, &cp.info) ||
+	    am_buffer(cp.dev, cp.ps, 0, &cp.desc, false) < 0 ||
+	    am_buffer(cp.dev, size, 0, &cp.a, false) < 0 ||
+	    am_buffer(cp.dev, cp.len, 0, &cp.b, false) < 0 ||
+	    am_buffer(cp.dev, size, ACCMAP_ALLOC_WRITECOMBINE, &cp.c, false) < 0)
+		goto out;
+	for (uint64_t off = 0; off < size; off += 4)
+		a[off / 4] = cp_word(off);
+	if (!CHECK_OK(am_write(cp.dev, cp.a, 0, a, size)))
+		goto out;
+	memset(a, 0, cp.len);
+	if (!CHECK_OK(am_write(cp.dev, cp.b, 0, a, cp.len)))
+		goto out;
+
+	for (size_t f = 0; f < TAP_ARRAY_SIZE(formats); f++) {
+		cp_copy(&cp, formats[f]);
+		cp_outside(&cp, formats[f], CP_VA_A - GPU_PAGE, "the GPU page before A");
+		cp_outside(&cp, formats[f], CP_VA_A + cp.len, "the GPU page after A");
+	}
+out:
+	free(a);
+	if (cp.dev >= 0)
+		close(cp.dev);
+}
+
 /* ==== errnos ==== */
 
 static void test_setup_errors(void)
@@ -1652,6 +1888,7 @@ static const struct tap_test tests[] = {
 	{ "player_batches", test_player_batches },
 	{ "fault_unmapped_head", test_fault_unmapped_head },
 	{ "fault_unmapped_operand", test_fault_unmapped_operand },
+	{ "cpu_pages", test_cpu_pages },
 	{ "poll_timeout", test_poll_timeout },
 	{ "kill_mid_run", test_kill_mid_run },
 	{ "close_destroys", test_close_destroys },
