@@ -99,11 +99,22 @@ dkms_build_for() {
 		failed=$((failed + 1))
 		return 0
 	fi
-	if step "build-$kver" $SUDO dkms build "accmap/$version" -k "$kver" \
+	local ko magic
+	if ! step "build-$kver" $SUDO dkms build "accmap/$version" -k "$kver" \
 		--kernelsourcedir "$kdir"; then
-		say "built for $kver: $(modinfo -F vermagic "/var/lib/dkms/accmap/$version/$kver/x86_64/module/accmap.ko" 2>/dev/null)"
-	else
 		tail -n 30 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
+		return 0
+	fi
+	# The module dkms keeps for that kernel (compressed where the
+	# kernel compresses its own) must be built for it.
+	ko=$(find "/var/lib/dkms/accmap/$version/$kver" -name 'accmap.ko*' 2>/dev/null | head -n1)
+	magic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
+	if [ -n "$ko" ] && [ "${magic%% *}" = "$kver" ]; then
+		say "built for $kver: $ko ($magic)"
+		passed=$((passed + 1))
+	else
+		warn "FAIL no accmap.ko for $kver under /var/lib/dkms/accmap/$version/$kver"
+		failed=$((failed + 1))
 	fi
 }
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
