@@ -5,6 +5,7 @@
 # keeps going when one fails:
 #   kunit, kunit-debug, vm-test amd64, vm-test arm64 (Debian 12's 6.1),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
+#   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
 #   amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
 #   use), lint, dkms-test, fuzz-corpus (the GPUReplay importer's hostile
 #   inputs, on the host)
@@ -25,6 +26,8 @@ tiers=(
 	"vm-arm64|$t/vm/run.sh arm64"
 	"vm-amd64-6.12|$t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$t/vm/run.sh arm64-6.12"
+	"vm-amd64-5.10|$t/vm/run.sh amd64-5.10"
+	"vm-arm64-5.10|$t/vm/run.sh arm64-5.10"
 	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"

@@ -11,6 +11,10 @@
 #   amd64-6.12, arm64-6.12
 #                  the stock Debian 12 6.12 kernel (6.12.N+deb12, the
 #                  release of the 6.12 headers install-deps.sh installed)
+#   amd64-5.10, arm64-5.10
+#                  the stock Debian 11 5.10 kernel (5.10.0-N, per
+#                  architecture as install-deps.sh chose it), the line of
+#                  L4T R35 boards
 #   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
 #   amd64-perf     accmap's perf kernel (no debug options)
 #   amd64-mainline the newest kernel line Debian packages, no debug options
@@ -59,8 +63,9 @@ flavor=
 case $target in
 amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12) line=6.12 ;;
+amd64-5.10 | arm64-5.10) line=5.10 ;;
 amd64-debug | amd64-perf | amd64-mainline) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|amd64-5.10|arm64-5.10|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
@@ -75,10 +80,15 @@ BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
 
 ensure_deps
 # Where install-deps.sh unpacked the stock kernel's image (and, for arm64,
-# its headers; the amd64 headers are installed in /usr/src).
+# its headers; the amd64 headers are installed in /usr/src, but for 5.10).
 case $line in
 6.12)
 	release=$(compat_release)
+	image=$CACHE/$arch/$release/image
+	headers=$CACHE/$arch/$release/headers
+	;;
+5.10)
+	release=$(k510_abi "$arch")
 	image=$CACHE/$arch/$release/image
 	headers=$CACHE/$arch/$release/headers
 	;;
@@ -110,6 +120,13 @@ arm64)
 	console=ttyAMA0
 	;;
 esac
+if [ "$line" = 5.10 ]; then
+	# Debian 11's headers, unpacked into the cache for both
+	# architectures, name gcc-10 as their compiler: build with this
+	# host's gcc instead (Debian 12 has no gcc-10).
+	kdir=$headers/usr/src/linux-headers-$kver
+	make_args+=(CC="$cc")
+fi
 
 if [ -n "$flavor" ]; then
 	# accmap's own kernel: built (or found up to date) first.
