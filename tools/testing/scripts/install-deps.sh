@@ -56,9 +56,11 @@ echo "$abi" > "$CACHE/abi"
 # the arm64 busybox: downloaded, unpacked into the cache, never installed.
 #
 # Layout: the 6.1 line in $CACHE/<arch>/{image,headers}, the 6.12 line in
-# $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12), and
-# the arm64 busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh
-# reads the same paths).
+# $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12), the
+# 5.10 line in $CACHE/<arch>/5.10.0-N/{image,headers} (with its -common
+# headers and kbuild tools in $CACHE/5.10, see below), and the arm64
+# busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh reads the same
+# paths).
 
 # fetch DESTDIR PKG...: unpacks the first PKG apt can download (a name, or
 # name:arch=version) into DESTDIR, once; later runs see DESTDIR/.unpacked.
