@@ -253,7 +253,7 @@ if ! k510_ready; then
 				chosen=$kabi
 				break
 			fi
-			echo "install-deps: 5.10 $arch: $kabi does not download, trying an older ABI" >&2
+			echo "install-deps: 5.10 $arch: cannot fetch $kabi (see above), trying an older ABI" >&2
 		done
 		[ -n "$chosen" ] || { echo "install-deps: no 5.10 ABI downloads for $arch" >&2; exit 1; }
 		echo "$arch $chosen" >>"$CACHE/k510-abi.tmp"
