@@ -11,7 +11,8 @@
 #   make demo           accmap-demo in an arm64 guest (qemu TCG)
 #   make check          every test tier; last line "N passed, N failed"
 #   make kunit | kunit-debug | lint | dkms-test
-#   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-debug|amd64-perf]
+#   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|
+#                 amd64-mainline|amd64-debug|amd64-perf]
 #   make kernels        build (or find up to date) the debug and perf kernels
 #   make bench          benchmarks in one boot of the perf kernel; report in
 #                       $(ACCMAP_CACHE)/bench

@@ -9,7 +9,6 @@
 #include <linux/dma-direction.h>
 #include <linux/kref.h>
 #include <linux/list.h>
-#include <linux/math.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
@@ -23,6 +22,7 @@
 
 #include <uapi/linux/accmap.h>
 
+#include "compat.h"
 #include "replay.h"
 
 struct accmap_cache;

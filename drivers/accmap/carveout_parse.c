@@ -12,7 +12,6 @@
  * tested in KUnit (tests/carveout_test.c).
  */
 
-#include <linux/align.h>
 #include <linux/ctype.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>

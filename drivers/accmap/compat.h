@@ -10,6 +10,7 @@
 #ifndef _ACCMAP_COMPAT_H
 #define _ACCMAP_COMPAT_H
 
+#include <linux/highmem.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -19,6 +20,17 @@
 #endif
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+
+/* ALIGN() and DIV_ROUND_UP() and friends were in linux/kernel.h. */
+#ifdef ACCMAP_HAVE_ALIGN_H
+#include <linux/align.h>
+#endif
+#ifdef ACCMAP_HAVE_MATH_H
+#include <linux/math.h>
+#endif
+#if !defined(ACCMAP_HAVE_ALIGN_H) || !defined(ACCMAP_HAVE_MATH_H)
+#include <linux/kernel.h>
+#endif
 
 /* The namespace of the dma-buf core's symbols; a string from 6.13 on. */
 #ifdef ACCMAP_HAVE_IMPORT_NS_TOKEN
@@ -48,6 +60,26 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 {
 	vma->vm_flags &= ~flags;
+}
+#endif
+
+/*
+ * kmap_local_page() came after 5.10.  Before, a page of a kernel without
+ * highmem (every 64-bit one) is always in the linear map, which is what
+ * kmap() returned there; local mappings of highmem pages are not
+ * emulated.
+ */
+#ifndef ACCMAP_HAVE_KMAP_LOCAL
+#ifdef CONFIG_HIGHMEM
+#error "accmap needs kmap_local_page() on a kernel with highmem"
+#endif
+static inline void *kmap_local_page(struct page *page)
+{
+	return page_address(page);
+}
+
+static inline void kunmap_local(const void *vaddr)
+{
 }
 #endif
 
@@ -163,7 +195,11 @@ accmap_shrinker_create(const char *name,
 	as->shrinker.scan_objects = scan;
 	as->shrinker.seeks = DEFAULT_SEEKS;
 	as->priv = priv;
+#ifdef ACCMAP_HAVE_SHRINKER_NAME
 	ret = register_shrinker(&as->shrinker, "%s", name);
+#else
+	ret = register_shrinker(&as->shrinker);
+#endif
 	if (ret) {
 		kfree(as);
 		return ERR_PTR(ret);

@@ -26,7 +26,9 @@
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#ifdef ACCMAP_HAVE_IOSYS_MAP
 #include <linux/iosys-map.h>
+#endif
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -358,18 +360,31 @@ static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
 	return 0;
 }
 
-static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+/* A kernel mapping of the whole buffer, or NULL without memory for one. */
+static void *accmap_dmabuf_vmap_addr(struct dma_buf *dmabuf)
 {
 	struct accmap_handle *handle = dmabuf->priv;
 	pgprot_t prot = accmap_pgprot(handle, PAGE_KERNEL);
-	void *vaddr;
 
-	if (!handle->pages) {
-		/* Contiguous memory has its kernel mapping already. */
-		iosys_map_set_vaddr(map, handle->kaddr);
-		return 0;
-	}
-	vaddr = vmap(handle->pages, handle->npages, VM_MAP, prot);
+	/* Contiguous memory has its kernel mapping already. */
+	if (!handle->pages)
+		return handle->kaddr;
+	return vmap(handle->pages, handle->npages, VM_MAP, prot);
+}
+
+static void accmap_dmabuf_vunmap_addr(struct dma_buf *dmabuf, void *vaddr)
+{
+	struct accmap_handle *handle = dmabuf->priv;
+
+	if (handle->pages)
+		vunmap(vaddr);
+}
+
+#ifdef ACCMAP_HAVE_IOSYS_MAP
+static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	void *vaddr = accmap_dmabuf_vmap_addr(dmabuf);
+
 	if (!vaddr)
 		return -ENOMEM;
 	iosys_map_set_vaddr(map, vaddr);
@@ -378,12 +393,14 @@ static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 
 static void accmap_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
-	struct accmap_handle *handle = dmabuf->priv;
-
-	if (handle->pages)
-		vunmap(map->vaddr);
+	accmap_dmabuf_vunmap_addr(dmabuf, map->vaddr);
 	iosys_map_clear(map);
 }
+#else
+/* Up to 5.10 the importer gets the address itself, NULL on failure. */
+#define accmap_dmabuf_vmap	accmap_dmabuf_vmap_addr
+#define accmap_dmabuf_vunmap	accmap_dmabuf_vunmap_addr
+#endif
 
 static void accmap_dmabuf_release(struct dma_buf *dmabuf)
 {

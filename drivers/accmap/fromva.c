@@ -141,6 +141,46 @@ static long accmap_pin_locked(unsigned long addr, unsigned long npages,
 }
 
 /*
+ * A read-only pin of a private page that the process shares copy-on-write
+ * (with a fork() child, or the zero page) goes stale on the process's next
+ * write to it, which copies the page and leaves the pin with the old one;
+ * GUP unshares such a page for a read-only pin from 5.19 on.  Before, the
+ * pin itself breaks the sharing: a read-only pin takes a mapping that is
+ * private and writable for writing, one mapping at a time (the other ones
+ * stay read-only pins: a pin for writing fails there).  Memory made
+ * writable by mprotect() after the pin is not covered.  Returns how many
+ * of @npages from @start to pin with @gup_flags, which it may change.
+ */
+#ifdef ACCMAP_HAVE_GUP_UNSHARE
+static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
+					    unsigned long start,
+					    unsigned long npages,
+					    unsigned int *gup_flags)
+{
+	return npages;
+}
+#else
+static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
+					    unsigned long start,
+					    unsigned long npages,
+					    unsigned int *gup_flags)
+{
+	struct vm_area_struct *vma = find_vma(mm, start);
+
+	lockdep_assert_held(&mm->mmap_lock);
+	if (*gup_flags & FOLL_WRITE)
+		return npages;
+	/* A hole at @start: the pinning fails it. */
+	if (!vma || vma->vm_start > start)
+		return npages;
+	npages = min(npages, (vma->vm_end - start) >> PAGE_SHIFT);
+	if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == VM_WRITE)
+		*gup_flags |= FOLL_WRITE;
+	return npages;
+}
+#endif
+
+/*
  * Pins @npages pages from @addr into @pages, a batch at a time; all of
  * them, or none on error.  Each batch is checked and pinned under one
  * hold of the mmap_lock, so a concurrent munmap() and mmap() of another
@@ -163,6 +203,7 @@ static int accmap_from_va_pin(unsigned long addr, unsigned long npages,
 		unsigned long start = addr + (pinned << PAGE_SHIFT);
 		unsigned long batch = min_t(unsigned long, npages - pinned,
 					    ACCMAP_FROM_VA_BATCH);
+		unsigned int flags = gup_flags;
 		long got;
 
 		if (fatal_signal_pending(current) ||
@@ -170,9 +211,10 @@ static int accmap_from_va_pin(unsigned long addr, unsigned long npages,
 			ret = -EINTR;
 			break;
 		}
+		batch = accmap_from_va_unshare(mm, start, batch, &flags);
 		ret = accmap_from_va_check(mm, start,
 					   start + (batch << PAGE_SHIFT));
-		got = ret ? 0 : accmap_pin_locked(start, batch, gup_flags,
+		got = ret ? 0 : accmap_pin_locked(start, batch, flags,
 						  pages + pinned);
 		mmap_read_unlock(mm);
 		if (ret)

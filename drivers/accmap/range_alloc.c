@@ -13,12 +13,12 @@
  * extent again if it cannot be merged into a neighbour.
  */
 
-#include <linux/align.h>
 #include <linux/errno.h>
 #include <linux/list.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "range_alloc.h"
 
 /**

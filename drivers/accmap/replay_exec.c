@@ -36,7 +36,7 @@
 #include "replay.h"
 
 /* Longest single sleep: how late a POLL sees its register or a signal. */
-#define REPLAY_SLEEP_MAX_US	1000
+#define REPLAY_SLEEP_MAX_US	1000U
 /* First sleep of a POLL; each next one is twice as long. */
 #define REPLAY_SLEEP_MIN_US	10
 

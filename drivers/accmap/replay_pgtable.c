@@ -24,7 +24,6 @@
  * freed, so the tree only ever holds what is mapped.
  */
 
-#include <linux/align.h>
 #include <linux/bitfield.h>
 #include <linux/bits.h>
 #include <linux/bug.h>
@@ -37,6 +36,7 @@
 #include <linux/slab.h>
 #include <asm/byteorder.h>
 
+#include "compat.h"
 #include "mali_regs.h"
 #include "replay.h"
 

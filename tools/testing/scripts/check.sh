@@ -6,6 +6,7 @@
 #   kunit, kunit-debug, vm-test amd64, vm-test arm64 (Debian 12's 6.1),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
+#   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
 #   amd64-mainline (the newest line Debian packages, built on first use),
 #   vm-test amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
 #   use), lint, dkms-test, fuzz-corpus (the GPUReplay importer's hostile
@@ -28,6 +29,8 @@ tiers=(
 	"vm-amd64-6.12|$t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$t/vm/run.sh arm64-6.12"
 	"vm-arm64-16k|$t/vm/run.sh arm64-16k"
+	"vm-amd64-5.10|$t/vm/run.sh amd64-5.10"
+	"vm-arm64-5.10|$t/vm/run.sh arm64-5.10"
 	"vm-amd64-mainline|$t/vm/run.sh amd64-mainline"
 	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"

@@ -69,6 +69,15 @@ compat_release() {
 	printf '%s\n' "${kver%-amd64}"
 }
 
+# k510_abi ARCH: the Debian 11 kernel ABI (e.g. 5.10.0-32) whose image and
+# headers install-deps.sh fetched for ARCH (the newest that downloaded).
+k510_abi() {
+	local abi
+	abi=$(sed -n "s/^$1 //p" "$CACHE/k510-abi" 2>/dev/null || true)
+	[ -n "$abi" ] || die "no $1 ABI in $CACHE/k510-abi: run tools/testing/scripts/install-deps.sh"
+	printf '%s\n' "$abi"
+}
+
 # The version in dkms.conf is the only copy of the package version.
 package_version() {
 	sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' \

@@ -58,9 +58,10 @@ echo "$abi" > "$CACHE/abi"
 # Layout: the 6.1 line in $CACHE/<arch>/{image,headers}, the 6.12 line in
 # $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12) and
 # its arm64 16 KiB-page flavour in $CACHE/arm64/<release>/{image,headers}-16k,
-# and
-# the arm64 busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh
-# reads the same paths).
+# the 5.10 line in $CACHE/<arch>/5.10.0-N/{image,headers} (with its -common
+# headers and kbuild tools in $CACHE/5.10, see below), and the arm64
+# busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh reads the same
+# paths).
 
 # fetch DESTDIR PKG...: unpacks the first PKG apt can download (a name, or
 # name:arch=version) into DESTDIR, once; later runs see DESTDIR/.unpacked.
@@ -96,13 +97,16 @@ fetch_image() {
 	fetch "$dest" "$name-unsigned$sfx" "$name$sfx"
 }
 
-# link_kbuild ROOT KVER: the unpacked arm64 headers' scripts link points
-# into usr/lib/linux-kbuild-* relative to usr/src; give the tree under ROOT
-# the host's own (amd64) kbuild tools of the same release, which run the
-# cross build.  Their Makefile includes the -common headers by absolute
-# path: the host has those too (a dependency of its amd64 headers).
+# link_kbuild ROOT KVER [KBUILD_ROOT [COMMON_ROOT]]: the unpacked headers'
+# scripts link points into usr/lib/linux-kbuild-* relative to usr/src;
+# give the tree under ROOT the amd64 kbuild tools of the same release,
+# which run the (cross) build: the host's own by default, or those
+# unpacked under KBUILD_ROOT.  Their Makefile includes the -common headers
+# by absolute path: the host has those too (a dependency of its amd64
+# headers), or they are unpacked under COMMON_ROOT, and then the include
+# is pointed there, and that tree's scripts link resolved the same way.
 link_kbuild() {
-	local root=$1 kver=$2 hdr target kbuild
+	local root=$1 kver=$2 kroot=${3:-} croot=${4:-} hdr target kbuild
 	hdr=$root/usr/src/linux-headers-$kver
 	target=$(readlink "$hdr/scripts" || true)
 	kbuild=${target#../../lib/}
@@ -111,18 +115,48 @@ link_kbuild() {
 	linux-kbuild-*) ;;
 	*) echo "install-deps: $hdr/scripts is not a link into linux-kbuild-*" >&2; return 1 ;;
 	esac
-	if [ ! -e "$root/usr/lib/$kbuild" ]; then
-		mkdir -p "$root/usr/lib"
-		ln -sfn "/usr/lib/$kbuild" "$root/usr/lib/$kbuild"
-	fi
+	local r
+	for r in "$root" ${croot:+"$croot"}; do
+		if [ ! -e "$r/usr/lib/$kbuild" ]; then
+			mkdir -p "$r/usr/lib"
+			ln -sfn "$kroot/usr/lib/$kbuild" "$r/usr/lib/$kbuild"
+		fi
+	done
 	[ -e "$hdr/scripts/basic/fixdep" ] || {
-		echo "install-deps: $hdr/scripts does not resolve to host kbuild tools (/usr/lib/$kbuild)" >&2
+		echo "install-deps: $hdr/scripts does not resolve to kbuild tools ($kroot/usr/lib/$kbuild)" >&2
 		return 1
 	}
 	local common
 	common=$(sed -n 's/^include //p' "$hdr/Makefile")
+	if [ -n "$croot" ] && [ "${common#"$croot"/}" = "$common" ]; then
+		sed -i "s|^include /usr/src/|include $croot/usr/src/|" "$hdr/Makefile"
+		common=$(sed -n 's/^include //p' "$hdr/Makefile")
+	fi
 	[ -f "$common" ] || {
-		echo "install-deps: $hdr/Makefile includes $common, which the host lacks" >&2
+		echo "install-deps: $hdr/Makefile includes $common, which is missing" >&2
+		return 1
+	}
+}
+
+# private_apt NAME ARCHS "URL SUITE"...: an apt state of its own under
+# $CACHE/apt/NAME for the given suites (main, the architectures ARCHS as a
+# comma-separated list), so that other releases' lists stay out of the
+# host's apt; updates its lists and sets papt_opts to the apt-get and
+# apt-cache options that use it.
+papt_opts=()
+private_apt() {
+	local dir=$CACHE/apt/$1 archs=$2 opts suite
+	shift 2
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	opts="[arch=$archs signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	for suite in "$@"; do
+		printf 'deb %s %s main\n' "$opts" "$suite"
+	done >"$dir/sources.list"
+	papt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$dir/sources.list"
+		   -o Dir::Etc::SourceParts=/dev/null
+		   -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+	apt-get "${papt_opts[@]}" update -q >/dev/null || {
+		echo "install-deps: cannot update the lists in $dir ($*)" >&2
 		return 1
 	}
 }
@@ -160,6 +194,80 @@ fetch_image "$CACHE/arm64/$rel/image-16k" "linux-image-$rel-arm64-16k" arm64 "$v
 fetch "$CACHE/arm64/$rel/headers-16k" "linux-headers-$rel-arm64-16k:arm64=$ver"
 link_kbuild "$CACHE/arm64/$rel/headers-16k" "$rel-arm64-16k"
 
+# Debian 11's 5.10 line (the kernels L4T R35 boards run), both
+# architectures, from a private apt state for bullseye: image, headers,
+# their -common headers (arch-independent) and the amd64 linux-kbuild-5.10
+# of the same package version, each unpacked into the cache, never
+# installed.  The ABI (5.10.0-N) is the newest both architectures list;
+# an architecture whose packages of that ABI do not download (the
+# security archive has lacked arm64 files) takes the newest one that
+# does.  "ARCH 5.10.0-N" per architecture goes to $CACHE/k510-abi.
+# Layout: $CACHE/<arch>/5.10.0-N/{image,headers}, $CACHE/5.10/common-5.10.0-N,
+# $CACHE/5.10/kbuild-<version>.  Chosen once: remove $CACHE/k510-abi to
+# look for a newer ABI.
+k510_ready() {
+	local arch kabi
+	[ -s "$CACHE/k510-abi" ] || return 1
+	for arch in amd64 arm64; do
+		kabi=$(sed -n "s/^$arch //p" "$CACHE/k510-abi")
+		[ -n "$kabi" ] &&
+			[ -e "$CACHE/$arch/$kabi/image/.unpacked" ] &&
+			[ -e "$CACHE/$arch/$kabi/headers/.unpacked" ] &&
+			[ -e "$CACHE/5.10/common-$kabi/.unpacked" ] &&
+			[ -e "$CACHE/$arch/$kabi/headers/usr/src/linux-headers-$kabi-$arch/scripts/basic/fixdep" ] ||
+			return 1
+	done
+}
+
+# k510_fetch ARCH KABI: image, headers, -common and kbuild of one ABI;
+# what it unpacked for this ABI goes again if any of them is missing.
+k510_fetch() {
+	local arch=$1 kabi=$2 kver
+	kver=$(apt-cache "${apt_opts[@]}" madison "linux-headers-$kabi-$arch:$arch" |
+	       awk -F'|' '{gsub(/ /, ""); print $2; exit}')
+	[ -n "$kver" ] || return 1
+	if fetch "$CACHE/$arch/$kabi/headers" "linux-headers-$kabi-$arch:$arch=$kver" &&
+	   fetch "$CACHE/5.10/common-$kabi" "linux-headers-$kabi-common=$kver" &&
+	   fetch "$CACHE/5.10/kbuild-$kver" "linux-kbuild-5.10:amd64=$kver" &&
+	   fetch_image "$CACHE/$arch/$kabi/image" "linux-image-$kabi-$arch" "$arch" "$kver" &&
+	   link_kbuild "$CACHE/$arch/$kabi/headers" "$kabi-$arch" \
+		"$CACHE/5.10/kbuild-$kver" "$CACHE/5.10/common-$kabi"; then
+		return 0
+	fi
+	rm -rf "${CACHE:?}/$arch/$kabi"
+	return 1
+}
+
+if ! k510_ready; then
+	private_apt bullseye amd64,arm64 "http://deb.debian.org/debian bullseye" \
+		"http://deb.debian.org/debian bullseye-updates" \
+		"http://deb.debian.org/debian-security bullseye-security" || exit 1
+	apt_opts=("${papt_opts[@]}")
+	# ABIs with headers for both architectures, the newest first.
+	k510_abis=$(for arch in amd64 arm64; do
+			apt-cache "${apt_opts[@]}" search --names-only \
+				"^linux-headers-5\\.10\\.0-[0-9]+-$arch\$" |
+				awk '{print $1}' | sed -e 's/^linux-headers-//' -e "s/-$arch\$//" |
+				sort -u
+		    done | sort | uniq -d | sort -rV)
+	[ -n "$k510_abis" ] || { echo "install-deps: bullseye offers no 5.10 headers for both architectures" >&2; exit 1; }
+	: >"$CACHE/k510-abi.tmp"
+	for arch in amd64 arm64; do
+		chosen=
+		for kabi in $k510_abis; do
+			if k510_fetch "$arch" "$kabi"; then
+				chosen=$kabi
+				break
+			fi
+			echo "install-deps: 5.10 $arch: cannot fetch $kabi (see above), trying an older ABI" >&2
+		done
+		[ -n "$chosen" ] || { echo "install-deps: no 5.10 ABI downloads for $arch" >&2; exit 1; }
+		echo "$arch $chosen" >>"$CACHE/k510-abi.tmp"
+	done
+	apt_opts=()
+	mv "$CACHE/k510-abi.tmp" "$CACHE/k510-abi"
+fi
+
 # The newest kernel release Debian packages as source: linux-source-X.Y
 # from unstable or experimental (a release, not a ~rc), for the mainline
 # kernel build-kernel.sh builds.  The package is unpacked into the cache,
@@ -169,16 +277,9 @@ link_kbuild "$CACHE/arm64/$rel/headers-16k" "$rel-arm64-16k"
 # a newer release.
 read -r _ _ ml_tarball <<<"$(cat "$CACHE/mainline-src" 2>/dev/null || true)"
 if [ -z "${ml_tarball:-}" ] || [ ! -f "$ml_tarball" ]; then
-	sapt=$CACHE/apt/unstable
-	mkdir -p "$sapt/lists/partial" "$sapt/cache/archives/partial"
-	opts="[arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
-	printf 'deb %s http://deb.debian.org/debian %s main\n' \
-		"$opts" sid "$opts" experimental >"$sapt/sources.list"
-	sopts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$sapt/sources.list"
-	       -o Dir::Etc::SourceParts=/dev/null
-	       -o "Dir::State::Lists=$sapt/lists" -o "Dir::Cache=$sapt/cache")
-	apt-get "${sopts[@]}" update -q >/dev/null ||
-		{ echo "install-deps: cannot update the unstable lists in $sapt" >&2; exit 1; }
+	private_apt unstable amd64 "http://deb.debian.org/debian sid" \
+		"http://deb.debian.org/debian experimental" || exit 1
+	sopts=("${papt_opts[@]}")
 	# Every version of every linux-source-X.Y, the newest release first.
 	ml=$(apt-cache "${sopts[@]}" search --names-only '^linux-source-[0-9]+\.[0-9]+$' |
 	     awk '{print $1}' | while read -r p; do
@@ -197,4 +298,4 @@ if [ -z "${ml_tarball:-}" ] || [ ! -f "$ml_tarball" ]; then
 fi
 
 touch "$stamp"
-echo "install-deps: ready (ABI $abi, compat $compat, mainline $(cut -d' ' -f1,2 "$CACHE/mainline-src"), cache $CACHE)"
+echo "install-deps: ready (ABI $abi, compat $compat, 5.10 $(paste -sd, "$CACHE/k510-abi"), mainline $(cut -d' ' -f1,2 "$CACHE/mainline-src"), cache $CACHE)"

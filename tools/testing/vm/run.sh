@@ -13,6 +13,10 @@
 #                  release of the 6.12 headers install-deps.sh installed)
 #   arm64-16k      the same arm64 6.12 release in Debian's 16 KiB-page
 #                  flavour (-arm64-16k), on a CPU model with that granule
+#   amd64-5.10, arm64-5.10
+#                  the stock Debian 11 5.10 kernel (5.10.0-N, per
+#                  architecture as install-deps.sh chose it), the line of
+#                  L4T R35 boards
 #   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
 #   amd64-perf     accmap's perf kernel (no debug options)
 #   amd64-mainline the newest kernel line Debian packages, no debug options
@@ -61,8 +65,9 @@ flavor=
 case $target in
 amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
+amd64-5.10 | arm64-5.10) line=5.10 ;;
 amd64-debug | amd64-perf | amd64-mainline) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
@@ -77,8 +82,9 @@ BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
 
 ensure_deps
 # Where install-deps.sh unpacked the stock kernel's image (and, for arm64,
-# its headers; the amd64 headers are installed in /usr/src).  The
-# kernel's flavour is its release's suffix: the architecture, or arm64-16k.
+# its headers; the amd64 headers are installed in /usr/src, but for 5.10).
+# The kernel's flavour is its release's suffix: the architecture, or
+# arm64-16k.
 kflavour=$arch
 [ "$target" = arm64-16k ] && kflavour=arm64-16k
 case $line in
@@ -86,6 +92,11 @@ case $line in
 	release=$(compat_release)
 	image=$CACHE/$arch/$release/image${kflavour#"$arch"}
 	headers=$CACHE/$arch/$release/headers${kflavour#"$arch"}
+	;;
+5.10)
+	release=$(k510_abi "$arch")
+	image=$CACHE/$arch/$release/image
+	headers=$CACHE/$arch/$release/headers
 	;;
 *)
 	release=$(kernel_abi)
@@ -120,6 +131,13 @@ arm64)
 	console=ttyAMA0
 	;;
 esac
+if [ "$line" = 5.10 ]; then
+	# Debian 11's headers, unpacked into the cache for both
+	# architectures, name gcc-10 as their compiler: build with this
+	# host's gcc instead (Debian 12 has no gcc-10).
+	kdir=$headers/usr/src/linux-headers-$kver
+	make_args+=(CC="$cc")
+fi
 
 if [ -n "$flavor" ]; then
 	# accmap's own kernel: built (or found up to date) first.
