@@ -5,7 +5,8 @@
 #   copy the project's files to /usr/src/accmap-VERSION, dkms add, build,
 #   install, check the installed module; then dkms build against the
 #   other lines' amd64 build trees (Debian 12's 6.12 headers, accmap's
-#   mainline kernel); dkms remove --all, clean up.
+#   mainline kernel, Debian 11's 5.10 headers); dkms remove --all, clean
+#   up.
 # Leftovers of an aborted earlier run are removed first.  Needs root (or
 # sudo).  VERSION comes from dkms.conf.
 #
@@ -90,17 +91,20 @@ if step add $SUDO dkms add "accmap/$version" &&
 fi
 
 # dkms build (no install) against the other kernel lines' build trees:
-# dkms_build_for KVER KDIR.  What dkms.conf's BUILD_EXCLUSIVE_KERNEL
-# lets through, and that the module builds there the way dkms builds it.
+# dkms_build_for KVER KDIR [MAKE VARIABLE...].  What dkms.conf's
+# BUILD_EXCLUSIVE_KERNEL lets through, and that the module builds there
+# the way dkms builds it.  The variables reach dkms's make through
+# MAKEFLAGS, as command-line ones.
 dkms_build_for() {
 	local kver=$1 kdir=$2
+	shift 2
 	if [ ! -f "$kdir/Makefile" ]; then
 		warn "FAIL no build tree for $kver at $kdir (install-deps.sh)"
 		failed=$((failed + 1))
 		return 0
 	fi
 	local ko magic
-	if ! step "build-$kver" $SUDO dkms build "accmap/$version" -k "$kver" \
+	if ! step "build-$kver" $SUDO env MAKEFLAGS="$*" dkms build "accmap/$version" -k "$kver" \
 		--kernelsourcedir "$kdir"; then
 		tail -n 30 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
 		return 0
@@ -125,6 +129,10 @@ dkms_build_for "${ckver:-6.12}" "/usr/src/linux-headers-${ckver:-none}"
 	warn "the mainline kernel did not build (log: $log)"
 mkver=$(cat "$CACHE/kernel-mainline/include/config/kernel.release" 2>/dev/null || echo mainline)
 dkms_build_for "$mkver" "$CACHE/kernel-mainline"
+# Debian 11's 5.10: its headers name gcc-10, which a board running it
+# has; this host (Debian 12) builds with its own gcc.
+k510=$(k510_abi amd64)
+dkms_build_for "$k510-amd64" "$CACHE/amd64/$k510/headers/usr/src/linux-headers-$k510-amd64" CC=gcc
 
 if step remove $SUDO dkms remove "accmap/$version" --all; then
 	if find "/lib/modules/$kver" -name 'accmap.ko*' 2>/dev/null | grep -q .; then

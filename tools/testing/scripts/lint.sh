@@ -3,7 +3,7 @@
 #
 # Build hygiene, each check pass/fail:
 #   w1-LINE-ARCH      W=1 build against each kernel line accmap runs on:
-#                     no warning.  Debian 12's 6.1 and 6.12 headers
+#                     no warning.  Debian 11's 5.10 and 12's 6.1 and 6.12 headers
 #                     (amd64, and arm64 cross-built; 6.12 also with 16 KiB
 #                     pages, where PAGE_SHIFT 14 changes what constant
 #                     expressions the compiler sees), and the build tree
@@ -91,13 +91,16 @@ line_check() {
 	fi
 }
 
-# Every line accmap runs on: Debian 12's 6.1 and 6.12 (amd64 headers, and
+# Every line accmap runs on: Debian 11's 5.10, Debian 12's 6.1 and 6.12
+# (amd64 headers, and
 # the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build tree of accmap's mainline
 # kernel (built here if it is not yet; seconds if it is).
 arm64=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
 crel=$(compat_release)
 ml_series=$(mainline_source | cut -d' ' -f1)
+k510_amd64=$(k510_abi amd64)
+k510_arm64=$(k510_abi arm64)
 "$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >"$work/kernel-mainline.log" 2>&1 ||
 	{ tail -n 20 "$work/kernel-mainline.log" >&2; warn "the mainline kernel did not build"; }
 for mode in w1 sparse; do
@@ -108,6 +111,13 @@ for mode in w1 sparse; do
 	line_check "$mode" 6.12-arm64-16k \
 		"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
 	line_check "$mode" "$ml_series-amd64" "$CACHE/kernel-mainline"
+	# Debian 11's headers name gcc-10, which Debian 12 lacks: the host's
+	# compilers instead, as run.sh builds for the 5.10 guests.
+	line_check "$mode" 5.10-amd64 \
+		"$CACHE/amd64/$k510_amd64/headers/usr/src/linux-headers-$k510_amd64-amd64" CC=gcc
+	line_check "$mode" 5.10-arm64 \
+		"$CACHE/arm64/$k510_arm64/headers/usr/src/linux-headers-$k510_arm64-arm64" \
+		"${arm64[@]}" CC=aarch64-linux-gnu-gcc
 done
 
 # --- checkpatch -------------------------------------------------------
