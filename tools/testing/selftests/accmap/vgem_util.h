@@ -88,7 +88,8 @@ int vgem_map_offset(int vgem, uint32_t handle, uint64_t *offset);
  * maps when the device uses the memory (DRM's shmem helpers from 6.15 on,
  * where nothing in vgem ever maps it).  Found by importing a writable
  * accmap buffer and reading accmap's debugfs "mapped" column for it.
- * Returns 1 or 0, or -errno (a failed CHECK says why).
+ * Returns 1 or 0, or -errno (a failed CHECK says why).  In vgem_probe.c:
+ * selftests only (it reports through TAP).
  */
 int vgem_maps_at_import(int vgem);
 
