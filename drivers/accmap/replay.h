@@ -31,6 +31,8 @@ struct device;
 #define ACCMAP_PGT_PAGE_SIZE	SZ_4K
 #define ACCMAP_PGT_BLOCK_SIZE	SZ_2M
 #define ACCMAP_PGT_ENTRIES	512
+/* Spare tables a tree keeps for maps that may not allocate. */
+#define ACCMAP_PGT_SPARE_MAX	64
 
 /* Permissions of a mapping (the ACCMAP_REPLAY_MAP_* bits). */
 #define ACCMAP_PGT_PERM_READ	ACCMAP_REPLAY_MAP_READ
@@ -62,6 +64,9 @@ int accmap_pgt_map(struct accmap_pgt *pgt, u64 va, u64 pa, u64 size,
 u64 accmap_pgt_unmap(struct accmap_pgt *pgt, u64 va, u64 size);
 u64 accmap_pgt_root(const struct accmap_pgt *pgt);
 unsigned long accmap_pgt_table_pages(const struct accmap_pgt *pgt);
+int accmap_pgt_reserve(struct accmap_pgt *pgt, unsigned int n);
+void accmap_pgt_reserve_only(struct accmap_pgt *pgt);
+unsigned long accmap_pgt_tables_needed(u64 va, u64 size);
 
 /* ---- the walker (replay_walk.c) -------------------------------------- */
 

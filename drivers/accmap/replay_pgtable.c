@@ -22,6 +22,12 @@
  * addresses are both 2 MiB aligned and a whole block remains, 4 KiB pages
  * elsewhere; never 1 GiB blocks.  A table page whose last entry goes is
  * freed, so the tree only ever holds what is mapped.
+ *
+ * An owner that maps under a lock its MMU notifier takes (SVM) may not
+ * allocate there: reclaim could call the notifier.  It makes tables ahead
+ * with accmap_pgt_reserve(), outside that lock, and switches the tree to
+ * accmap_pgt_reserve_only(): then mapping draws table pages from the
+ * spares only, and tables that empty go back to them.
  */
 
 #include <linux/bitfield.h>
@@ -34,6 +40,7 @@
 #include <linux/overflow.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <asm/byteorder.h>
 
 #include "compat.h"
@@ -95,8 +102,14 @@ struct pgt_table {
  * @priv:    argument of @ops
  * @root:    the level-0 table
  * @tables:  live table pages, the root included
+ * @reserve_only: map takes table pages only from @spare
+ * @spare_lock: protects @spare and @nr_spare, which accmap_pgt_reserve()
+ *           fills without the owner's serialisation
+ * @nr_spare: tables in @spare
+ * @spare:   zeroed tables made ahead, not counted in @tables
  *
- * No lock of its own: the owner serialises every call.
+ * Besides @spare, no lock of its own: the owner serialises every other
+ * call.
  */
 struct accmap_pgt {
 	const struct pgt_format *fmt;
@@ -105,6 +118,10 @@ struct accmap_pgt {
 	void *priv;
 	struct pgt_table *root;
 	unsigned long tables;
+	bool reserve_only;
+	spinlock_t spare_lock;	/* @spare, @nr_spare */
+	unsigned int nr_spare;
+	struct pgt_table *spare[ACCMAP_PGT_SPARE_MAX];
 };
 
 static u64 pgt_leaf_aarch64(unsigned int level, u64 pa, u32 perm, u32 attr)
@@ -197,15 +214,18 @@ static void pgt_sync(struct accmap_pgt *pgt, struct pgt_table *t,
 			       (last - first + 1) * sizeof(*t->pte));
 }
 
-static struct pgt_table *pgt_table_alloc(struct accmap_pgt *pgt,
-					 unsigned int level)
+/*
+ * A new table page with its shadow, not yet counted; with a child array
+ * if @next (levels 0 to 2, and spares, which may serve at any level).
+ */
+static struct pgt_table *pgt_table_new(struct accmap_pgt *pgt, bool next)
 {
 	struct pgt_table *t;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return NULL;
-	if (level < PGT_LAST_LEVEL) {
+	if (next) {
 		t->next = kcalloc(ACCMAP_PGT_ENTRIES, sizeof(*t->next),
 				  GFP_KERNEL_ACCOUNT);
 		if (!t->next)
@@ -218,7 +238,6 @@ static struct pgt_table *pgt_table_alloc(struct accmap_pgt *pgt,
 	if (WARN_ON_ONCE(!IS_ALIGNED(t->dma, SZ_4K) ||
 			 t->dma > PGT_ADDR_MASK))
 		goto err_free_page;
-	pgt->tables++;
 	return t;
 
 err_free_page:
@@ -230,12 +249,62 @@ err_free_shadow:
 	return NULL;
 }
 
-static void pgt_table_free(struct accmap_pgt *pgt, struct pgt_table *t)
+static void pgt_table_delete(struct accmap_pgt *pgt, struct pgt_table *t)
 {
 	pgt->ops->free(pgt->priv, t->pte, t->dma);
 	kfree(t->next);
 	kfree(t);
+}
+
+static struct pgt_table *pgt_spare_take(struct accmap_pgt *pgt)
+{
+	struct pgt_table *t = NULL;
+
+	spin_lock(&pgt->spare_lock);
+	if (pgt->nr_spare)
+		t = pgt->spare[--pgt->nr_spare];
+	spin_unlock(&pgt->spare_lock);
+	return t;
+}
+
+/* Keeps an empty table as a spare if there is room; false if not. */
+static bool pgt_spare_put(struct accmap_pgt *pgt, struct pgt_table *t)
+{
+	bool kept = false;
+
+	spin_lock(&pgt->spare_lock);
+	if (pgt->nr_spare < ACCMAP_PGT_SPARE_MAX) {
+		pgt->spare[pgt->nr_spare++] = t;
+		kept = true;
+	}
+	spin_unlock(&pgt->spare_lock);
+	return kept;
+}
+
+static struct pgt_table *pgt_table_alloc(struct accmap_pgt *pgt,
+					 unsigned int level)
+{
+	struct pgt_table *t;
+
+	t = pgt_spare_take(pgt);
+	if (!t && !pgt->reserve_only)
+		t = pgt_table_new(pgt, level < PGT_LAST_LEVEL);
+	if (t)
+		pgt->tables++;
+	return t;
+}
+
+/* A table whose entries are all 0 (or never written) goes. */
+static void pgt_table_free(struct accmap_pgt *pgt, struct pgt_table *t)
+{
 	pgt->tables--;
+	if (pgt->reserve_only && t->next) {
+		memset(t->next, 0, ACCMAP_PGT_ENTRIES * sizeof(*t->next));
+		t->live = 0;
+		if (pgt_spare_put(pgt, t))
+			return;
+	}
+	pgt_table_delete(pgt, t);
 }
 
 /* Free @t and everything below it, without touching any entry. */
@@ -284,6 +353,7 @@ struct accmap_pgt *accmap_pgt_create(u32 format, u32 va_bits,
 	pgt->va_bits = va_bits;
 	pgt->ops = ops;
 	pgt->priv = priv;
+	spin_lock_init(&pgt->spare_lock);
 
 	pgt->root = pgt_table_alloc(pgt, 0);
 	if (!pgt->root) {
@@ -303,8 +373,81 @@ void accmap_pgt_destroy(struct accmap_pgt *pgt)
 {
 	if (IS_ERR_OR_NULL(pgt))
 		return;
+	pgt->reserve_only = false;
 	pgt_free_tree(pgt, pgt->root);
+	while (pgt->nr_spare)
+		pgt_table_delete(pgt, pgt->spare[--pgt->nr_spare]);
 	kfree(pgt);
+}
+
+/**
+ * accmap_pgt_reserve() - make tables ahead, for a map under a lock
+ * @pgt: the tree
+ * @n:   spare tables wanted, at most ACCMAP_PGT_SPARE_MAX
+ *
+ * Allocates (GFP_KERNEL) until @pgt holds @n spare tables.  Unlike every
+ * other call, this one may run concurrently with the owner's map and
+ * unmap calls: it is meant to be called outside the owner's lock.
+ *
+ * Return: 0, -EINVAL if @n is too large, or -ENOMEM.
+ */
+int accmap_pgt_reserve(struct accmap_pgt *pgt, unsigned int n)
+{
+	struct pgt_table *t;
+	unsigned int have;
+
+	if (n > ACCMAP_PGT_SPARE_MAX)
+		return -EINVAL;
+	for (;;) {
+		spin_lock(&pgt->spare_lock);
+		have = pgt->nr_spare;
+		spin_unlock(&pgt->spare_lock);
+		if (have >= n)
+			return 0;
+		t = pgt_table_new(pgt, true);
+		if (!t)
+			return -ENOMEM;
+		if (!pgt_spare_put(pgt, t)) {
+			pgt_table_delete(pgt, t);
+			return 0;
+		}
+	}
+}
+
+/**
+ * accmap_pgt_reserve_only() - map only with tables made ahead
+ * @pgt: the tree
+ *
+ * From now on accmap_pgt_map() allocates nothing: it takes table pages
+ * from the spares accmap_pgt_reserve() made and fails with -ENOMEM when
+ * they run out; tables that empty become spares again (up to
+ * ACCMAP_PGT_SPARE_MAX).
+ */
+void accmap_pgt_reserve_only(struct accmap_pgt *pgt)
+{
+	pgt->reserve_only = true;
+}
+
+/**
+ * accmap_pgt_tables_needed() - most new tables a map of a range can take
+ * @va:   GPU virtual address, 4 KiB aligned
+ * @size: bytes, not 0
+ *
+ * Return: the number of level 1 to 3 tables the range spans, an upper
+ * bound on what accmap_pgt_map() of it allocates.
+ */
+unsigned long accmap_pgt_tables_needed(u64 va, u64 size)
+{
+	u64 last = va + size - 1;
+	unsigned long n = 0;
+	unsigned int level;
+
+	for (level = 0; level < PGT_LAST_LEVEL; level++) {
+		unsigned int shift = 12 + 9 * (PGT_LAST_LEVEL - level);
+
+		n += (last >> shift) - (va >> shift) + 1;
+	}
+	return n;
 }
 
 /**

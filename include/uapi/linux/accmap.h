@@ -443,27 +443,41 @@ struct accmap_replay_map {
 #define ACCMAP_REPLAY_MAPS_MAX		4096
 #define ACCMAP_REPLAY_VA_BITS_MIN	32
 #define ACCMAP_REPLAY_VA_BITS_MAX	48
-#define ACCMAP_REPLAY_SETUP_VALID_FLAGS	0U
+/* Flags of struct accmap_replay_setup. */
+#define ACCMAP_REPLAY_SETUP_SVM		(1U << 0)	/* mirror the caller: GPU VA == CPU VA */
+#define ACCMAP_REPLAY_SETUP_VALID_FLAGS	ACCMAP_REPLAY_SETUP_SVM
 
 /**
  * struct accmap_replay_setup - ACCMAP_IOC_REPLAY_SETUP argument
  * @maps:       in: user pointer to @nr_maps struct accmap_replay_map
- * @nr_maps:    in: 1 to ACCMAP_REPLAY_MAPS_MAX; mappings may not overlap
+ * @nr_maps:    in: 1 to ACCMAP_REPLAY_MAPS_MAX (0 allowed with
+ *              ACCMAP_REPLAY_SETUP_SVM); mappings may not overlap each
+ *              other or the SVM range
  * @target:     in: target index (see ACCMAP_IOC_REPLAY_QUERY)
  * @format:     in: ACCMAP_PGT_*, one the target supports
  * @as:         in: address space index, below the target's as_count: the
  *              session's address space, the only one its ops may program
  * @va_bits:    in: GPU virtual address bits, ACCMAP_REPLAY_VA_BITS_MIN to
  *              ACCMAP_REPLAY_VA_BITS_MAX
- * @flags:      in: none defined yet, must be 0
+ * @flags:      in: ACCMAP_REPLAY_SETUP_*
  * @session:    out: the new session's id in this client, never 0
  * @failed_map: out: on failure caused by one mapping, its index; else
  *              0xffffffff
  * @table_pages: out: page-table pages the kernel allocated
  * @pad:        must be 0
+ * @svm_start:  in: with ACCMAP_REPLAY_SETUP_SVM, the first byte of the
+ *              caller's address space the GPU mirrors, aligned to the CPU
+ *              page size; else 0
+ * @svm_size:   in: with ACCMAP_REPLAY_SETUP_SVM, bytes mirrored, not 0,
+ *              aligned to the CPU page size; the range lies below both
+ *              1 << va_bits and the end of the caller's user address
+ *              space; else 0
  *
  * The session holds a reference on every mapped buffer: freeing an id
- * does not take memory away from a session.
+ * does not take memory away from a session.  An SVM session holds no
+ * reference on the caller's pages: GPU entries in the SVM range are made
+ * by GPU page faults (or ACCMAP_IOC_SVM prefetch) from the caller's CPU
+ * page tables and dropped whenever those change.
  */
 struct accmap_replay_setup {
 	__u64 maps;
@@ -477,6 +491,8 @@ struct accmap_replay_setup {
 	__u32 failed_map;
 	__u32 table_pages;
 	__u32 pad;
+	__u64 svm_start;
+	__u64 svm_size;
 };
 
 /* Operations of struct accmap_replay_op. */
@@ -598,6 +614,73 @@ struct accmap_replay_destroy {
 };
 
 /*
+ * Shared virtual memory.  ACCMAP_IOC_SVM works on the SVM range of a
+ * session made with ACCMAP_REPLAY_SETUP_SVM; like every replay ioctl it
+ * needs CAP_SYS_RAWIO, and it must come from the process whose memory the
+ * session mirrors.
+ */
+#define ACCMAP_SVM_OP_SET_ATTR		1	/* set attributes of a range */
+#define ACCMAP_SVM_OP_PREFETCH		2	/* make a range's GPU entries now */
+#define ACCMAP_SVM_OP_QUERY		3	/* the session's counters */
+
+/* Attributes of a range (struct accmap_svm.attrs). */
+#define ACCMAP_SVM_ATTR_GPU_RO		(1U << 0)	/* the GPU may not write */
+#define ACCMAP_SVM_ATTR_NO_EXEC		(1U << 1)	/* GPU entries not executable */
+#define ACCMAP_SVM_ATTR_VALID		(ACCMAP_SVM_ATTR_GPU_RO |	\
+					 ACCMAP_SVM_ATTR_NO_EXEC)
+
+/* Preferred locations (struct accmap_svm.location). */
+#define ACCMAP_SVM_LOC_SYSTEM		0	/* system memory, where the CPU put it */
+
+/* Fault granularity: log2 of the bytes one GPU fault may map. */
+#define ACCMAP_SVM_GRANULE_MIN		12
+#define ACCMAP_SVM_GRANULE_MAX		21
+#define ACCMAP_SVM_GRANULE_DEFAULT	21
+
+/* Attribute ranges one session may hold (SET_ATTR splits ranges). */
+#define ACCMAP_SVM_ATTR_RANGES_MAX	256
+
+/**
+ * struct accmap_svm - ACCMAP_IOC_SVM argument
+ * @session:       in: an SVM session of the caller
+ * @op:            in: ACCMAP_SVM_OP_*
+ * @start:         in: SET_ATTR, PREFETCH: first byte, aligned to the CPU
+ *                 page size, inside the session's SVM range (QUERY: 0)
+ * @size:          in: SET_ATTR, PREFETCH: bytes, aligned, not 0, inside
+ *                 the range (QUERY: 0)
+ * @attrs:         in: SET_ATTR: ACCMAP_SVM_ATTR_* for the whole range,
+ *                 replacing what it had (else 0)
+ * @granule:       in: SET_ATTR: ACCMAP_SVM_GRANULE_MIN to _MAX, or 0 for
+ *                 ACCMAP_SVM_GRANULE_DEFAULT (else 0)
+ * @location:      in: SET_ATTR: preferred location; PREFETCH: where to
+ *                 bring the pages; ACCMAP_SVM_LOC_SYSTEM only, for now
+ * @flags:         in: none defined yet, must be 0
+ * @faults:        out (every op): GPU faults serviced
+ * @fatal_faults:  out: GPU faults the caller's mappings did not allow
+ * @invalidations: out: CPU page-table changes that hit the range
+ * @mapped_bytes:  out: bytes of the range the GPU has entries for now
+ * @huge_bytes:    out: of those, bytes mapped by 2 MiB GPU blocks
+ * @pages_mapped:  out: CPU pages given GPU entries, ever (faults and
+ *                 prefetches; a page mapped again counts again)
+ */
+struct accmap_svm {
+	__u32 session;
+	__u32 op;
+	__u64 start;
+	__u64 size;
+	__u32 attrs;
+	__u32 granule;
+	__u32 location;
+	__u32 flags;
+	__u64 faults;
+	__u64 fatal_faults;
+	__u64 invalidations;
+	__u64 mapped_bytes;
+	__u64 huge_bytes;
+	__u64 pages_mapped;
+};
+
+/*
  * The software Mali model's own compute job.  A Mali job descriptor whose
  * header (32 bytes, 64-bit descriptor format) has job type
  * ACCMAP_SIM_JOB_TYPE carries struct accmap_sim_job right after the
@@ -610,6 +693,7 @@ struct accmap_replay_destroy {
 
 #define ACCMAP_SIM_OP_MATMUL_I32	1	/* C[m][n] = A[m][k] x B[k][n] */
 #define ACCMAP_SIM_OP_VADD_I32		2	/* C[i] = A[i] + B[i], i < n; m = k = 1 */
+#define ACCMAP_SIM_OP_LIST_SUM_I32	3	/* walk a list from A: C = {sum, nodes} */
 
 #define ACCMAP_SIM_DIM_MAX		4096
 #define ACCMAP_SIM_ELEMS_MAX		(1U << 20)	/* per matrix */
@@ -627,7 +711,18 @@ struct accmap_replay_destroy {
  * @b:     GPU virtual address of B
  * @c:     GPU virtual address of C
  *
- * A malformed payload fails the job with status DATA_INVALID_FAULT (0x58).
+ * ACCMAP_SIM_OP_LIST_SUM_I32 reads the fields otherwise: @a is the first
+ * node of a singly linked list (0: empty), each node holding a 64-bit
+ * little-endian pointer to the next (0 ends the list) at byte offset @m
+ * and an int32 value at byte offset @k (both below ACCMAP_SIM_DIM_MAX,
+ * @m a multiple of 8, @k of 4); @n (1 to ACCMAP_SIM_ELEMS_MAX) is the
+ * most nodes the list may have; @b is 0; @c receives two le32 words, the
+ * wrapping sum of the values and the number of nodes.  Pointers are GPU
+ * virtual addresses, so in an SVM session plain CPU pointers.
+ *
+ * A malformed payload fails the job with status DATA_INVALID_FAULT (0x58),
+ * and so does a list longer than @n nodes or a node whose fields are not
+ * aligned.
  */
 struct accmap_sim_job {
 	__u32 op;
@@ -659,5 +754,6 @@ struct accmap_sim_job {
 #define ACCMAP_IOC_REPLAY_SETUP	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0f, struct accmap_replay_setup)
 #define ACCMAP_IOC_REPLAY_RUN	_IOWR(ACCMAP_IOCTL_MAGIC, 0x10, struct accmap_replay_run)
 #define ACCMAP_IOC_REPLAY_DESTROY _IOW(ACCMAP_IOCTL_MAGIC, 0x11, struct accmap_replay_destroy)
+#define ACCMAP_IOC_SVM		_IOWR(ACCMAP_IOCTL_MAGIC, 0x12, struct accmap_svm)
 
 #endif /* _UAPI_LINUX_ACCMAP_H */
