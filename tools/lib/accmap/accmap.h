@@ -5,8 +5,9 @@
  * Every function returns 0 on success or a negative errno value on failure;
  * errno is not part of the interface (it may be changed by any call).
  * Interrupted ioctls (EINTR) are retried inside the library.  The library
- * keeps no state: every call takes the file descriptor of an open
- * /dev/accmap, and any number of threads may call it at once.
+ * keeps no state, the SVM aperture aside: every call takes the file
+ * descriptor of an open /dev/accmap, and any number of threads may call
+ * it at once.
  *
  * The ioctl argument structures and the ACCMAP_* constants come from the
  * kernel's uapi header <linux/accmap.h>; the errno values each ioctl can
@@ -454,6 +455,245 @@ int accmap_replay_run(int fd, uint32_t session, const struct accmap_replay_op *o
  * session).
  */
 int accmap_replay_destroy(int fd, uint32_t session);
+
+/*
+ * Shared virtual memory (SVM).  An SVM session's GPU address space mirrors
+ * the calling process over a range of its addresses: a GPU address inside
+ * the range is the same byte as the same CPU address, so plain pointers
+ * (into malloc()ed memory, stacks, file mappings) work on the GPU as they
+ * are, and nothing is pinned.  The contract (what is mirrored, which GPU
+ * faults are recoverable, every errno) is in
+ * Documentation/userspace-api/accmap.rst.  Like every replay ioctl these
+ * need CAP_SYS_RAWIO, and only the process that made a session may use it
+ * (-EPERM from any other, a forked child included).
+ */
+
+/**
+ * accmap_svm_session_create() - make an SVM session (ACCMAP_IOC_REPLAY_SETUP)
+ * @fd: accmap device file descriptor
+ * @setup: in: @target, @format, @as, @va_bits, @svm_start and @svm_size
+ *         (the mirrored range: page-aligned, @svm_size not 0, below
+ *         1 << @va_bits and below the end of user space; an aperture's
+ *         accmap_svm_aperture_info() gives one), and @maps / @nr_maps for
+ *         handle mappings outside that range (@nr_maps may be 0); out:
+ *         @session and @table_pages on success, @failed_map always
+ *
+ * As accmap_replay_setup(), with ACCMAP_REPLAY_SETUP_SVM as the only flag
+ * the kernel sees (the caller's @flags and @pad are not passed on).  The
+ * session is run with accmap_replay_run() and ended with
+ * accmap_replay_destroy() like any other.
+ *
+ * Return: 0, -EINVAL if @setup is NULL, or the ioctl's negative errno
+ * (-EINVAL for a bad range or one that overlaps a mapping, -EOPNOTSUPP for
+ * a target without SVM or a kernel without CONFIG_HMM_MIRROR, -EPERM
+ * without CAP_SYS_RAWIO, -ENOMEM).
+ */
+int accmap_svm_session_create(int fd, struct accmap_replay_setup *setup);
+
+/**
+ * accmap_svm_set_attr() - set the attributes of part of an SVM range (ACCMAP_IOC_SVM)
+ * @fd: accmap device file descriptor
+ * @session: an SVM session of this process
+ * @addr: first byte, page-aligned, inside the session's range
+ * @size: bytes, a non-zero multiple of the page size, inside the range
+ * @attrs: ACCMAP_SVM_ATTR_* for the whole subrange, replacing what it had
+ * @granule: log2 of the most one GPU fault maps, ACCMAP_SVM_GRANULE_MIN to
+ *           ACCMAP_SVM_GRANULE_MAX, or 0 for ACCMAP_SVM_GRANULE_DEFAULT
+ * @location: preferred location: ACCMAP_SVM_LOC_SYSTEM (the only one yet)
+ * @out: if not NULL, set on success to the argument as the kernel
+ *       returned it: its counters (faults, fatal_faults, invalidations,
+ *       mapped_bytes, huge_bytes, pages_mapped) after the call
+ *
+ * The GPU entries the subrange had are dropped; later GPU accesses fault
+ * them in again with the new attributes.
+ *
+ * Return: 0, or the ioctl's negative errno (-EINVAL for a bad range,
+ * attribute, granule or location, -ENOENT for no such session,
+ * -EOPNOTSUPP for a session that is not an SVM session, -ENOSPC beyond
+ * ACCMAP_SVM_ATTR_RANGES_MAX attribute ranges, -EPERM from another
+ * process, -ESRCH when the mirrored address space is gone, -ENOMEM).
+ */
+int accmap_svm_set_attr(int fd, uint32_t session, const void *addr, uint64_t size,
+			uint32_t attrs, uint32_t granule, uint32_t location,
+			struct accmap_svm_op *out);
+
+/**
+ * accmap_svm_prefetch() - map part of an SVM range for the GPU now (ACCMAP_IOC_SVM)
+ * @fd: accmap device file descriptor
+ * @session: an SVM session of this process
+ * @addr: first byte, page-aligned, inside the session's range
+ * @size: bytes, a non-zero multiple of the page size, inside the range
+ * @location: where to bring the pages: ACCMAP_SVM_LOC_SYSTEM
+ * @out: if not NULL, set on success to the argument with the session's
+ *       counters, as for accmap_svm_set_attr()
+ *
+ * Faults the subrange's pages in (for write where the VMA is writable and
+ * the range not ACCMAP_SVM_ATTR_GPU_RO) and gives them GPU entries, so that
+ * a job takes no GPU faults there.  Holes and PROT_NONE pages are skipped,
+ * not errors.  Nothing is pinned: a later CPU change still drops entries.
+ *
+ * Return: 0, or the ioctl's negative errno, as for accmap_svm_set_attr()
+ * (-EINTR when a signal interrupted the faulting; the call is then
+ * issued again, as every interrupted call of the library).
+ */
+int accmap_svm_prefetch(int fd, uint32_t session, const void *addr, uint64_t size,
+			uint32_t location, struct accmap_svm_op *out);
+
+/**
+ * accmap_svm_query() - an SVM session's counters (ACCMAP_IOC_SVM)
+ * @fd: accmap device file descriptor
+ * @session: an SVM session of this process
+ * @out: set on success to the argument as the kernel returned it; its
+ *       counters are the fields after @flags
+ *
+ * Return: 0, -EINVAL if @out is NULL, or the ioctl's negative errno
+ * (-ENOENT, -EOPNOTSUPP, -EPERM, -ESRCH as for accmap_svm_set_attr()).
+ */
+int accmap_svm_query(int fd, uint32_t session, struct accmap_svm_op *out);
+
+/*
+ * The SVM aperture: where GPU-reachable memory comes from.  A GPU with
+ * fewer virtual address bits than the CPU's user address space cannot see
+ * every pointer the process has; as ROCm's thunk does, the library then
+ * reserves a range below 1 << va_bits (PROT_NONE, MAP_NORESERVE: address
+ * space only, no memory) and hands out allocations inside it.  A GPU that
+ * reaches the whole user range needs no reservation: any memory, malloc()
+ * memory included, is reachable as it is.
+ *
+ * Unlike the rest of the library this is state: one aperture per process,
+ * shared by all its threads, which may call these functions at once.  A
+ * child made by fork() inherits the aperture and its allocations as they
+ * were (but not the SVM sessions: those mirror their creator only).
+ */
+
+/* The smallest reservation accmap_svm_aperture_init() accepts, and its alignment. */
+#define ACCMAP_SVM_APERTURE_MIN		(2ULL << 20)
+
+/**
+ * struct accmap_svm_aperture - what accmap_svm_aperture_info() reports
+ * @start:       first byte the GPU can reach through the aperture: the
+ *               @svm_start for accmap_svm_session_create()
+ * @size:        bytes from @start: the @svm_size
+ * @va_bits:     the GPU's virtual address bits given to
+ *               accmap_svm_aperture_init()
+ * @cpu_va_bits: the CPU's user address bits (accmap_svm_cpu_va_bits())
+ * @reserved:    1 if [@start, @start + @size) is a reservation that
+ *               accmap_svm_alloc() allocates inside (va_bits < cpu_va_bits);
+ *               0 if it is the whole user range and any memory will do
+ * @allocations: accmap_svm_alloc() blocks not freed yet
+ * @allocated:   their bytes
+ */
+struct accmap_svm_aperture {
+	uint64_t start;
+	uint64_t size;
+	uint32_t va_bits;
+	uint32_t cpu_va_bits;
+	uint32_t reserved;
+	uint32_t allocations;
+	uint64_t allocated;
+};
+
+/**
+ * accmap_svm_cpu_va_bits() - the CPU's user virtual address bits
+ * @bits: set on success: user addresses the kernel hands out without an
+ *        address hint lie below 1 << @bits (47 on x86-64, 48 on arm64
+ *        with 48-bit VA, 39 with 39-bit VA; 32 for 32-bit processes)
+ *
+ * Taken from where the kernel put this process's initial stack, at the
+ * top of the default user range.  Addresses above it (x86-64's 5-level
+ * paging, arm64's 52-bit VA) are only handed out to callers that ask
+ * for them, which the aperture does not.
+ *
+ * Return: 0, or -EINVAL if @bits is NULL.
+ */
+int accmap_svm_cpu_va_bits(uint32_t *bits);
+
+/**
+ * accmap_svm_aperture_init() - set up the process's SVM aperture
+ * @va_bits: the GPU's virtual address bits, ACCMAP_REPLAY_VA_BITS_MIN to
+ *           ACCMAP_REPLAY_VA_BITS_MAX (the @va_bits of the SVM sessions)
+ *
+ * If @va_bits is at least the CPU's user address bits, the aperture is
+ * the whole user range (from the second page up to the end of user space)
+ * and nothing is reserved.  Otherwise the largest range that can be had
+ * below 1 << @va_bits is reserved: a power-of-two size, halved until a
+ * reservation fits, aligned to ACCMAP_SVM_APERTURE_MIN, placed as high as
+ * possible below the limit (the low addresses stay free for the program
+ * and its brk heap).  accmap_svm_aperture_info() tells what was had.
+ *
+ * Return: 0, -EINVAL for @va_bits out of range, -EBUSY if the process has
+ * an aperture already, -ENOMEM if no reservation of
+ * ACCMAP_SVM_APERTURE_MIN bytes fits below the limit (or the library is
+ * out of memory).
+ */
+int accmap_svm_aperture_init(uint32_t va_bits);
+
+/**
+ * accmap_svm_aperture_fini() - release the process's SVM aperture
+ *
+ * The reservation is unmapped.  Sessions made over it stay valid (their
+ * range is simply unmapped memory now) but should be destroyed first.
+ *
+ * Return: 0, -ENXIO without an aperture, -EBUSY while accmap_svm_alloc()
+ * blocks are not freed.
+ */
+int accmap_svm_aperture_fini(void);
+
+/**
+ * accmap_svm_aperture_info() - describe the process's SVM aperture
+ * @info: filled in on success
+ *
+ * Return: 0, -EINVAL if @info is NULL, -ENXIO without an aperture.
+ */
+int accmap_svm_aperture_info(struct accmap_svm_aperture *info);
+
+/**
+ * accmap_svm_aperture_check() - whether memory is reachable by the GPU
+ * @addr: first byte
+ * @size: bytes, at least 1
+ *
+ * Return: 0 if all of [@addr, @addr + @size) lies inside the aperture
+ * (always, for memory the process has, when the aperture is the whole user
+ * range), -ERANGE if not, -EINVAL for @size 0 or a range that wraps,
+ * -ENXIO without an aperture.
+ */
+int accmap_svm_aperture_check(const void *addr, uint64_t size);
+
+/**
+ * accmap_svm_alloc() - allocate GPU-reachable memory
+ * @size: bytes, at least 1; rounded up to whole pages
+ * @ptr: set on success to the page-aligned start of the memory
+ *
+ * The memory is private anonymous memory, readable and writable, zeroed,
+ * and lies inside the aperture; blocks of ACCMAP_SVM_APERTURE_MIN (2 MiB)
+ * or more are aligned to 2 MiB, so that transparent huge pages (and 2 MiB
+ * GPU blocks) can back them.  In a reservation, the first free range that
+ * fits is used, and the rest of the reservation stays PROT_NONE: a CPU or
+ * GPU access between blocks faults.  Release with accmap_svm_free(), not
+ * free(3).
+ *
+ * Return: 0, -EINVAL if @size is 0 or @ptr is NULL, -ENXIO without an
+ * aperture, -ENOMEM if no free range of the aperture fits (or the kernel
+ * or library has no memory for it).
+ */
+int accmap_svm_alloc(size_t size, void **ptr);
+
+/**
+ * accmap_svm_free() - release memory from accmap_svm_alloc()
+ * @ptr: the pointer accmap_svm_alloc() gave
+ *
+ * The block's pages go; in a reservation the range becomes PROT_NONE
+ * again (a fresh MAP_NORESERVE mapping over it) and can be handed out
+ * anew; otherwise it is unmapped.  GPU entries of live SVM sessions that
+ * covered it are dropped by the kernel as for any CPU mapping change.
+ * Should the kernel fail to replace the mapping, the block stays out of
+ * use (never handed out again) and the error is returned.
+ *
+ * Return: 0, -EINVAL if @ptr is NULL or not the start of a block,
+ * -ENXIO without an aperture, or the negative errno of mmap(2) or
+ * munmap(2).
+ */
+int accmap_svm_free(void *ptr);
 
 #ifdef __cplusplus
 }

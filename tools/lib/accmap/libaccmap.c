@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -397,7 +398,11 @@ int accmap_replay_find_target(int fd, const char *name, uint32_t *index,
 	return -ENODEV;
 }
 
-int accmap_replay_setup(int fd, struct accmap_replay_setup *setup)
+/*
+ * REPLAY_SETUP from the caller's inputs only; @svm adds the SVM flag and
+ * range.  Outputs as accmap.h says for accmap_replay_setup().
+ */
+static int replay_setup(int fd, struct accmap_replay_setup *setup, bool svm)
 {
 	struct accmap_replay_setup arg;
 	int ret;
@@ -412,6 +417,11 @@ int accmap_replay_setup(int fd, struct accmap_replay_setup *setup)
 	arg.format = setup->format;
 	arg.as = setup->as;
 	arg.va_bits = setup->va_bits;
+	if (svm) {
+		arg.flags = ACCMAP_REPLAY_SETUP_SVM;
+		arg.svm_start = setup->svm_start;
+		arg.svm_size = setup->svm_size;
+	}
 	/* Written by the kernel on failure; this is "no mapping to blame". */
 	arg.failed_map = UINT32_MAX;
 	ret = accmap_ioctl(fd, ACCMAP_IOC_REPLAY_SETUP, &arg);
@@ -422,6 +432,11 @@ int accmap_replay_setup(int fd, struct accmap_replay_setup *setup)
 	setup->session = arg.session;
 	setup->table_pages = arg.table_pages;
 	return 0;
+}
+
+int accmap_replay_setup(int fd, struct accmap_replay_setup *setup)
+{
+	return replay_setup(fd, setup, false);
 }
 
 int accmap_replay_run(int fd, uint32_t session, const struct accmap_replay_op *ops,
@@ -449,4 +464,66 @@ int accmap_replay_destroy(int fd, uint32_t session)
 	memset(&arg, 0, sizeof(arg));
 	arg.session = session;
 	return accmap_ioctl(fd, ACCMAP_IOC_REPLAY_DESTROY, &arg);
+}
+
+int accmap_svm_session_create(int fd, struct accmap_replay_setup *setup)
+{
+	return replay_setup(fd, setup, true);
+}
+
+/*
+ * One ACCMAP_IOC_SVM call on a zeroed argument; the kernel's answer goes
+ * to @out (if not NULL) on success only.
+ */
+static int svm_op(int fd, struct accmap_svm_op *arg, struct accmap_svm_op *out)
+{
+	int ret = accmap_ioctl(fd, ACCMAP_IOC_SVM, arg);
+
+	if (!ret && out)
+		*out = *arg;
+	return ret;
+}
+
+int accmap_svm_set_attr(int fd, uint32_t session, const void *addr, uint64_t size,
+			uint32_t attrs, uint32_t granule, uint32_t location,
+			struct accmap_svm_op *out)
+{
+	struct accmap_svm_op arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.session = session;
+	arg.op = ACCMAP_SVM_OP_SET_ATTR;
+	arg.start = (uintptr_t)addr;
+	arg.size = size;
+	arg.attrs = attrs;
+	arg.granule = granule;
+	arg.location = location;
+	return svm_op(fd, &arg, out);
+}
+
+int accmap_svm_prefetch(int fd, uint32_t session, const void *addr, uint64_t size,
+			uint32_t location, struct accmap_svm_op *out)
+{
+	struct accmap_svm_op arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.session = session;
+	arg.op = ACCMAP_SVM_OP_PREFETCH;
+	arg.start = (uintptr_t)addr;
+	arg.size = size;
+	arg.location = location;
+	return svm_op(fd, &arg, out);
+}
+
+int accmap_svm_query(int fd, uint32_t session, struct accmap_svm_op *out)
+{
+	struct accmap_svm_op arg;
+
+	if (!out)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.session = session;
+	arg.op = ACCMAP_SVM_OP_QUERY;
+	return svm_op(fd, &arg, out);
 }
