@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/audit.h>
@@ -835,6 +838,404 @@ out:
 	free(ops);
 }
 
+/* ==== the SVM aperture ==== */
+
+#define MIB		(1ULL << 20)
+#define GIB		(1ULL << 30)
+
+static sigjmp_buf touch_jmp;
+
+static void touch_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(touch_jmp, 1);
+}
+
+/* Whether a CPU read (or write) of the byte at @addr raises SIGSEGV. */
+static bool cpu_faults(void *addr, bool write)
+{
+	struct sigaction sa, old;
+	volatile bool faulted = false;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = touch_segv;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(touch_jmp, 1))
+		faulted = true;
+	else if (write)
+		*(volatile uint8_t *)addr = 0x5a;
+	else
+		(void)*(volatile uint8_t *)addr;
+	sigaction(SIGSEGV, &old, NULL);
+	return faulted;
+}
+
+/* The /proc/self/maps permissions ("rw-p", "---p") of the mapping holding @addr. */
+static bool maps_perms(uint64_t addr, char perms[5], unsigned long long *start,
+		       unsigned long long *end)
+{
+	unsigned long long lo, hi;
+	char line[512], p[8];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!CHECK(f, "/proc/self/maps: %s", strerror(errno)))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %4s", &lo, &hi, p) == 3 && addr >= lo && addr < hi) {
+			memcpy(perms, p, 5);
+			*start = lo;
+			*end = hi;
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* An allocation that must succeed and lie in the aperture; NULL on failure. */
+static uint8_t *svm_alloc_ok(size_t size, const struct accmap_svm_aperture *ap)
+{
+	void *p = (void *)GARBAGE_U64;
+	uint64_t a;
+
+	if (!LIB_IS(accmap_svm_alloc(size, &p), 0))
+		return NULL;
+	a = (uintptr_t)p;
+	CHECK(a % page_size() == 0, "accmap_svm_alloc(%zu) gave %#llx: not page-aligned", size,
+	      (unsigned long long)a);
+	CHECK(a >= ap->start && a + size <= ap->start + ap->size,
+	      "accmap_svm_alloc(%zu) gave %#llx, outside the aperture [%#llx, %#llx)", size,
+	      (unsigned long long)a, (unsigned long long)ap->start,
+	      (unsigned long long)(ap->start + ap->size));
+	LIB_IS(accmap_svm_aperture_check(p, size), 0);
+	return p;
+}
+
+/* @len bytes at @p are zero, take a pattern, and read it back. */
+static void check_fresh_rw(uint8_t *p, size_t len, unsigned int seed, const char *what)
+{
+	CHECK(find_nonzero(p, len) == len, "%s: new memory not zero", what);
+	fill_pattern(p, len, 0, seed);
+	CHECK(find_pattern_mismatch(p, len, 0, seed) == len, "%s: pattern not read back", what);
+}
+
+static void test_svm_aperture_reserved(void)
+{
+	struct accmap_svm_aperture ap, ap2;
+	unsigned long long lo, hi;
+	uint64_t ps = page_size();
+	uint8_t *a, *b, *c, *d, *e, *half1, *half2;
+	uint32_t cpu_bits = 0;
+	int stack_var = 0;
+	char perms[5];
+	void *p;
+
+	if (!LIB_IS(accmap_svm_cpu_va_bits(&cpu_bits), 0) ||
+	    !CHECK(cpu_bits > 32 && cpu_bits <= 57, "CPU user VA bits %u", cpu_bits))
+		return;
+
+	/* Nothing before init. */
+	LIB_IS(accmap_svm_aperture_info(&ap), -ENXIO);
+	LIB_IS(accmap_svm_alloc(ps, &p), -ENXIO);
+	LIB_IS(accmap_svm_free(&stack_var), -ENXIO);
+	LIB_IS(accmap_svm_aperture_check(&stack_var, 1), -ENXIO);
+	LIB_IS(accmap_svm_aperture_fini(), -ENXIO);
+	LIB_IS(accmap_svm_aperture_init(ACCMAP_REPLAY_VA_BITS_MIN - 1), -EINVAL);
+	LIB_IS(accmap_svm_aperture_init(ACCMAP_REPLAY_VA_BITS_MAX + 1), -EINVAL);
+	LIB_IS(accmap_svm_aperture_info(&ap), -ENXIO);
+
+	/* A 32-bit GPU: a reservation below 4 GiB. */
+	if (!LIB_IS(accmap_svm_aperture_init(32), 0))
+		return;
+	LIB_IS(accmap_svm_aperture_init(32), -EBUSY);
+	LIB_IS(accmap_svm_aperture_init(48), -EBUSY);
+	LIB_IS(accmap_svm_aperture_info(NULL), -EINVAL);
+	if (!LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		return;
+	tap_diag("va_bits 32 on a %u-bit CPU: reserved [%#llx, %#llx)", cpu_bits,
+		 (unsigned long long)ap.start, (unsigned long long)(ap.start + ap.size));
+	CHECK(ap.reserved == 1 && ap.va_bits == 32 && ap.cpu_va_bits == cpu_bits &&
+	      ap.allocations == 0 && ap.allocated == 0,
+	      "aperture: reserved %u va_bits %u cpu_va_bits %u allocations %u allocated %llu",
+	      ap.reserved, ap.va_bits, ap.cpu_va_bits, ap.allocations,
+	      (unsigned long long)ap.allocated);
+	if (!CHECK(ap.start >= ACCMAP_SVM_APERTURE_MIN && ap.start + ap.size <= 4 * GIB &&
+		   ap.start + ap.size > ap.start, "reservation [%#llx, +%#llx) not below 4 GiB",
+		   (unsigned long long)ap.start, (unsigned long long)ap.size))
+		return;
+	CHECK(ap.size >= ACCMAP_SVM_APERTURE_MIN && !(ap.size & (ap.size - 1)) &&
+	      ap.start % ACCMAP_SVM_APERTURE_MIN == 0,
+	      "reservation [%#llx, +%#llx): not a power of two aligned to 2 MiB",
+	      (unsigned long long)ap.start, (unsigned long long)ap.size);
+	/* Little lives below 4 GiB in this static program: most of it is had. */
+	CHECK(ap.size >= GIB, "only %llu MiB reserved", (unsigned long long)(ap.size / MIB));
+	if (maps_perms(ap.start, perms, &lo, &hi))
+		CHECK(!strcmp(perms, "---p") && lo <= ap.start && hi >= ap.start + ap.size,
+		      "reservation mapped %s [%#llx, %#llx)", perms, lo, hi);
+	else
+		CHECK(false, "reservation start %#llx not in /proc/self/maps",
+		      (unsigned long long)ap.start);
+	CHECK(cpu_faults((void *)(uintptr_t)ap.start, false) &&
+	      cpu_faults((void *)(uintptr_t)(ap.start + ap.size - 1), true),
+	      "the empty reservation does not fault on CPU access");
+
+	LIB_IS(accmap_svm_aperture_check((void *)(uintptr_t)ap.start, ap.size), 0);
+	LIB_IS(accmap_svm_aperture_check((void *)(uintptr_t)ap.start, ap.size + 1), -ERANGE);
+	LIB_IS(accmap_svm_aperture_check((void *)(uintptr_t)(ap.start - 1), 1), -ERANGE);
+	LIB_IS(accmap_svm_aperture_check(&stack_var, sizeof(stack_var)), -ERANGE);
+	LIB_IS(accmap_svm_aperture_check(&stack_var, 0), -EINVAL);
+	LIB_IS(accmap_svm_aperture_check((void *)(uintptr_t)-4096, 8192), -EINVAL);
+
+	/* First fit from the bottom; 2 MiB blocks aligned to 2 MiB. */
+	a = svm_alloc_ok(1, &ap);
+	b = svm_alloc_ok(3 * ps + 1, &ap);
+	c = svm_alloc_ok(2 * MIB, &ap);
+	if (!a || !b || !c)
+		return;
+	CHECK((uintptr_t)a == ap.start && (uintptr_t)b == ap.start + ps &&
+	      (uintptr_t)c == ap.start + 2 * MIB,
+	      "first fit: a %p b %p c %p in a reservation at %#llx", a, b, c,
+	      (unsigned long long)ap.start);
+	check_fresh_rw(a, ps, 1, "a");
+	check_fresh_rw(b, 4 * ps, 2, "b");
+	check_fresh_rw(c, 2 * MIB, 3, "c");
+	if (maps_perms((uintptr_t)c, perms, &lo, &hi))
+		CHECK(!strcmp(perms, "rw-p"), "an allocation is mapped %s", perms);
+	if (LIB_IS(accmap_svm_aperture_info(&ap2), 0))
+		CHECK(ap2.allocations == 3 && ap2.allocated == 5 * ps + 2 * MIB,
+		      "info: %u allocations, %llu bytes", ap2.allocations,
+		      (unsigned long long)ap2.allocated);
+
+	/* The PROT_NONE gaps: past b, past c; the blocks themselves do not fault. */
+	CHECK(cpu_faults(b + 4 * ps, false), "read of the gap after b does not fault");
+	CHECK(cpu_faults(b + 4 * ps, true), "write of the gap after b does not fault");
+	CHECK(cpu_faults(c + 2 * MIB, false), "read after c does not fault");
+	CHECK(cpu_faults(c - 1, true), "write before c does not fault");
+	CHECK(!cpu_faults(a + ps - 1, true) && !cpu_faults(c + 2 * MIB - 1, false),
+	      "allocated memory faults");
+
+	/* Free b: its range faults again, and goes to the next fitting block. */
+	LIB_IS(accmap_svm_free(b), 0);
+	CHECK(cpu_faults(b, false), "a freed block is still readable");
+	LIB_IS(accmap_svm_free(b), -EINVAL);
+	LIB_IS(accmap_svm_free(a + ps), -EINVAL);
+	LIB_IS(accmap_svm_free(c + ps), -EINVAL);
+	LIB_IS(accmap_svm_free(&stack_var), -EINVAL);
+	LIB_IS(accmap_svm_free(NULL), -EINVAL);
+	d = svm_alloc_ok(2 * ps, &ap);
+	e = svm_alloc_ok(2 * ps, &ap);
+	if (d && e) {
+		CHECK(d == b && e == b + 2 * ps, "freed range not reused: b %p, then %p and %p",
+		      b, d, e);
+		/* Fresh pages: b's pattern is gone. */
+		check_fresh_rw(d, 2 * ps, 4, "reused d");
+		check_fresh_rw(e, 2 * ps, 5, "reused e");
+	}
+
+	/* Exhaustion: what does not fit is -ENOMEM, and nothing changes. */
+	LIB_IS(accmap_svm_alloc(ap.size, &p), -ENOMEM);
+	LIB_IS(accmap_svm_alloc(ap.size - 2 * MIB, &p), -ENOMEM);
+	LIB_IS(accmap_svm_alloc(SIZE_MAX, &p), -ENOMEM);
+	LIB_IS(accmap_svm_alloc(0, &p), -EINVAL);
+	LIB_IS(accmap_svm_alloc(ps, NULL), -EINVAL);
+	LIB_IS(accmap_svm_aperture_fini(), -EBUSY);
+	LIB_IS(accmap_svm_free(a), 0);
+	LIB_IS(accmap_svm_free(c), 0);
+	if (d)
+		LIB_IS(accmap_svm_free(d), 0);
+	if (e)
+		LIB_IS(accmap_svm_free(e), 0);
+	if (LIB_IS(accmap_svm_aperture_info(&ap2), 0))
+		CHECK(ap2.allocations == 0 && ap2.allocated == 0,
+		      "info after freeing all: %u allocations, %llu bytes", ap2.allocations,
+		      (unsigned long long)ap2.allocated);
+
+	/* Two halves fill it (address space only: nothing is touched). */
+	half1 = svm_alloc_ok(ap.size / 2, &ap);
+	half2 = svm_alloc_ok(ap.size / 2, &ap);
+	if (half1 && half2) {
+		CHECK((uintptr_t)half1 == ap.start && (uintptr_t)half2 == ap.start + ap.size / 2,
+		      "halves at %p and %p", half1, half2);
+		LIB_IS(accmap_svm_alloc(1, &p), -ENOMEM);
+		LIB_IS(accmap_svm_free(half2), 0);
+		a = svm_alloc_ok(1, &ap);
+		CHECK(a == half2, "after freeing the upper half, one page went to %p", a);
+		if (a)
+			LIB_IS(accmap_svm_free(a), 0);
+	}
+	if (half1)
+		LIB_IS(accmap_svm_free(half1), 0);
+
+	/* Gone: unmapped, and the next init starts afresh. */
+	LIB_IS(accmap_svm_aperture_fini(), 0);
+	LIB_IS(accmap_svm_aperture_fini(), -ENXIO);
+	LIB_IS(accmap_svm_aperture_info(&ap2), -ENXIO);
+	LIB_IS(accmap_svm_alloc(ps, &p), -ENXIO);
+	CHECK(!maps_perms(ap.start, perms, &lo, &hi), "the reservation outlived fini: %s",
+	      perms);
+
+	/* A 40-bit GPU: a reservation below 1 TiB, when the CPU has more bits. */
+	if (cpu_bits > 40 && LIB_IS(accmap_svm_aperture_init(40), 0) &&
+	    LIB_IS(accmap_svm_aperture_info(&ap2), 0)) {
+		CHECK(ap2.reserved && ap2.start + ap2.size <= 1ULL << 40 &&
+		      ap2.size >= 64 * GIB, "va_bits 40: reserved %u [%#llx, +%#llx)",
+		      ap2.reserved, (unsigned long long)ap2.start,
+		      (unsigned long long)ap2.size);
+		LIB_IS(accmap_svm_aperture_fini(), 0);
+	}
+}
+
+static void test_svm_aperture_whole(void)
+{
+	struct accmap_svm_aperture ap;
+	unsigned long long lo, hi;
+	uint64_t ps = page_size();
+	uint32_t cpu_bits = 0;
+	uint8_t *heap, *big;
+	int stack_var = 0;
+	char perms[5];
+	void *p;
+
+	if (!LIB_IS(accmap_svm_cpu_va_bits(&cpu_bits), 0))
+		return;
+	LIB_IS(accmap_svm_cpu_va_bits(NULL), -EINVAL);
+	/* x86-64: 47; arm64: 48 (47 with 16 KiB pages and 47-bit VA). */
+	if (!CHECK(cpu_bits == 47 || cpu_bits == 48, "CPU user VA bits %u, expected 47 or 48",
+		   cpu_bits))
+		return;
+	CHECK((uintptr_t)&stack_var < 1ULL << cpu_bits &&
+	      (uintptr_t)&stack_var >= 1ULL << (cpu_bits - 1),
+	      "stack at %p is not in the top half of a %u-bit range", (void *)&stack_var,
+	      cpu_bits);
+
+	/* A 48-bit GPU reaches it all: nothing is reserved. */
+	if (!LIB_IS(accmap_svm_aperture_init(48), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		return;
+	tap_diag("va_bits 48 on a %u-bit CPU: the whole range [%#llx, %#llx)", cpu_bits,
+		 (unsigned long long)ap.start, (unsigned long long)(ap.start + ap.size));
+	CHECK(ap.reserved == 0 && ap.va_bits == 48 && ap.cpu_va_bits == cpu_bits,
+	      "aperture: reserved %u va_bits %u cpu_va_bits %u", ap.reserved, ap.va_bits,
+	      ap.cpu_va_bits);
+	CHECK(ap.start == ps && ap.start + ap.size <= 1ULL << cpu_bits &&
+	      ap.start + ap.size >= (1ULL << cpu_bits) - ps,
+	      "whole range [%#llx, %#llx) on a %u-bit CPU", (unsigned long long)ap.start,
+	      (unsigned long long)(ap.start + ap.size), cpu_bits);
+#if defined(__x86_64__)
+	CHECK(ap.start + ap.size == (1ULL << 47) - ps, "x86-64 user space ends at %#llx",
+	      (unsigned long long)(ap.start + ap.size));
+#endif
+
+	/* Memory from anywhere is reachable: malloc(), the stack, the program. */
+	heap = malloc(3 * MIB);
+	if (CHECK(heap, "malloc failed")) {
+		LIB_IS(accmap_svm_aperture_check(heap, 3 * MIB), 0);
+		free(heap);
+	}
+	heap = malloc(100);
+	if (CHECK(heap, "malloc failed")) {
+		LIB_IS(accmap_svm_aperture_check(heap, 100), 0);
+		free(heap);
+	}
+	LIB_IS(accmap_svm_aperture_check(&stack_var, sizeof(stack_var)), 0);
+	LIB_IS(accmap_svm_aperture_check((void *)test_svm_aperture_whole, 1), 0);
+	LIB_IS(accmap_svm_aperture_check(NULL, 1), -ERANGE);
+
+	/* Allocations still work: anonymous memory, big ones 2 MiB aligned. */
+	big = svm_alloc_ok(5 * MIB, &ap);
+	if (big) {
+		CHECK((uintptr_t)big % (2 * MIB) == 0, "5 MiB block at %p", big);
+		check_fresh_rw(big, 5 * MIB, 6, "big");
+		LIB_IS(accmap_svm_aperture_fini(), -EBUSY);
+		LIB_IS(accmap_svm_free(big + ps), -EINVAL);
+		LIB_IS(accmap_svm_free(big), 0);
+		CHECK(!maps_perms((uintptr_t)big, perms, &lo, &hi) || lo > (uintptr_t)big,
+		      "a freed block is still mapped (%s)", perms);
+	}
+	LIB_IS(accmap_svm_free(big), -EINVAL);
+	if (LIB_IS(accmap_svm_alloc(1, &p), 0)) {
+		check_fresh_rw(p, ps, 7, "small");
+		LIB_IS(accmap_svm_free(p), 0);
+	}
+	LIB_IS(accmap_svm_aperture_fini(), 0);
+
+	/* va_bits equal to the CPU's: still the whole range. */
+	if (LIB_IS(accmap_svm_aperture_init(cpu_bits), 0) &&
+	    LIB_IS(accmap_svm_aperture_info(&ap), 0)) {
+		CHECK(!ap.reserved, "va_bits %u on a %u-bit CPU: reserved", cpu_bits, cpu_bits);
+		LIB_IS(accmap_svm_aperture_fini(), 0);
+	}
+	/* One bit fewer: a reservation in the lower half. */
+	if (LIB_IS(accmap_svm_aperture_init(cpu_bits - 1), 0) &&
+	    LIB_IS(accmap_svm_aperture_info(&ap), 0)) {
+		CHECK(ap.reserved && ap.start + ap.size <= 1ULL << (cpu_bits - 1),
+		      "va_bits %u on a %u-bit CPU: reserved %u [%#llx, +%#llx)", cpu_bits - 1,
+		      cpu_bits, ap.reserved, (unsigned long long)ap.start,
+		      (unsigned long long)ap.size);
+		LIB_IS(accmap_svm_aperture_fini(), 0);
+	}
+}
+
+#define SVM_THREADS	4
+#define SVM_ROUNDS	300
+#define SVM_LIVE	8
+
+/* Allocates and frees at random, checking each block keeps its own bytes. */
+static void *svm_alloc_thread(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg, id = seed;
+	size_t ps = page_size(), sizes[SVM_LIVE] = { 0 };
+	uint8_t *live[SVM_LIVE] = { NULL };
+
+	for (int r = 0; r < SVM_ROUNDS; r++) {
+		int i = rand_r(&seed) % SVM_LIVE;
+
+		if (live[i]) {
+			CHECK(find_pattern_mismatch(live[i], sizes[i], 0, id * 64 + i) == sizes[i],
+			      "thread %u: block %p was written by someone else", id, live[i]);
+			LIB_IS(accmap_svm_free(live[i]), 0);
+			live[i] = NULL;
+			continue;
+		}
+		sizes[i] = ps * (1 + rand_r(&seed) % 5);
+		if (rand_r(&seed) % 8 == 0)
+			sizes[i] = 2 * MIB;
+		if (!LIB_IS(accmap_svm_alloc(sizes[i], (void **)&live[i]), 0)) {
+			live[i] = NULL;
+			break;
+		}
+		fill_pattern(live[i], sizes[i], 0, id * 64 + i);
+	}
+	for (int i = 0; i < SVM_LIVE; i++)
+		if (live[i]) {
+			CHECK(find_pattern_mismatch(live[i], sizes[i], 0, id * 64 + i) == sizes[i],
+			      "thread %u: block %p was written by someone else", id, live[i]);
+			LIB_IS(accmap_svm_free(live[i]), 0);
+		}
+	return NULL;
+}
+
+static void test_svm_aperture_threads(void)
+{
+	struct accmap_svm_aperture ap;
+	pthread_t threads[SVM_THREADS];
+	int n = 0;
+
+	if (!LIB_IS(accmap_svm_aperture_init(32), 0))
+		return;
+	for (; n < SVM_THREADS; n++)
+		if (!CHECK(pthread_create(&threads[n], NULL, svm_alloc_thread,
+					  (void *)(uintptr_t)(n + 1)) == 0, "pthread_create"))
+			break;
+	while (n--)
+		pthread_join(threads[n], NULL);
+	if (LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		CHECK(ap.allocations == 0 && ap.allocated == 0,
+		      "after the threads: %u allocations, %llu bytes", ap.allocations,
+		      (unsigned long long)ap.allocated);
+	LIB_IS(accmap_svm_aperture_fini(), 0);
+}
+
 /* ==== what the library decides without the kernel ==== */
 
 /*
@@ -1075,6 +1476,9 @@ int main(void)
 		{ "lib_from_va", test_from_va },
 		{ "lib_cache", test_cache },
 		{ "lib_cache_list", test_cache_list },
+		{ "lib_svm_aperture_reserved", test_svm_aperture_reserved },
+		{ "lib_svm_aperture_whole", test_svm_aperture_whole },
+		{ "lib_svm_aperture_threads", test_svm_aperture_threads },
 		{ "lib_checks_without_syscall", test_checks_without_syscall },
 		{ "lib_restart", test_restart },
 	};
