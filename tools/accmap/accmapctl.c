@@ -2,7 +2,7 @@
 /*
  * accmapctl: look at and exercise /dev/accmap from the command line.
  *
- *   accmapctl [-d DEVICE] heaps | pool | list | alloc | info | label ...
+ *   accmapctl [-d DEVICE] heaps | pool | list | svm | alloc | info | label ...
  *   accmapctl [-d DEVICE] targets | record | replay | show ...
  *   accmapctl import-gpureplay DIR OUT
  *
@@ -388,6 +388,43 @@ static void begin_options(char **argv)
 	opterr = 1;
 }
 
+/* next_option() results besides a subcommand's own option characters. */
+enum { OPT_END = -1, OPT_EXIT = -2 };
+
+/*
+ * The next option of a subcommand, after begin_options(): getopt_long()
+ * over @optstring and @opts, with what every subcommand does alike done
+ * here: -d/--device (where @optstring has it) sets the device, -h/--help
+ * prints @usage, and an unknown option or a missing argument gets getopt's
+ * message and a pointer to --help.  Returns the subcommand's own option,
+ * OPT_END after the last one, or OPT_EXIT with *@status set to the exit
+ * status the subcommand returns now.
+ */
+static int next_option(int argc, char **argv, const char *optstring,
+		       const struct option *opts, void (*usage)(FILE *), int *status)
+{
+	int c;
+
+	for (;;) {
+		c = getopt_long(argc, argv, optstring, opts, NULL);
+		switch (c) {
+		case 'd':
+			device = optarg;
+			continue;
+		case 'h':
+			usage(stdout);
+			*status = EXIT_SUCCESS;
+			return OPT_EXIT;
+		case '?':
+		case ':':
+			*status = bad_option();
+			return OPT_EXIT;
+		default:
+			return c;
+		}
+	}
+}
+
 static int open_device(int *fd)
 {
 	int ret = accmap_open_path(device, fd);
@@ -446,22 +483,16 @@ static int cmd_heaps(int argc, char **argv)
 	bool exact = false, user;
 	struct table t;
 	uint32_t heap;
-	int fd, ret, c;
+	int fd, ret, c, status;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "bd:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "bd:h", opts, heaps_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'b':
 			exact = true;
 			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			heaps_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind != argc)
@@ -542,23 +573,17 @@ static int cmd_pool(int argc, char **argv)
 	bool exact = false;
 	struct table t;
 	uint32_t i, n;
-	int fd, ret, c;
+	int fd, ret, c, status;
 	char b[32];
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "bd:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "bd:h", opts, pool_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'b':
 			exact = true;
 			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			pool_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind != argc)
@@ -638,6 +663,7 @@ static const struct list_file list_files[] = {
 	{ "tags", true, true },
 	{ "heaps", false, false },
 	{ "replay", false, true },
+	{ "svm", false, true },
 };
 
 #define LIST_NFILES	ARRAY_SIZE(list_files)
@@ -658,6 +684,8 @@ static void list_usage(FILE *f)
 		"  replay       replay sessions: process, target, format, address space,\n"
 		"               maps, bytes mapped, page-table pages; totals; sessions\n"
 		"               per target\n"
+		"  svm          SVM sessions: mirrored range, GPU-mapped bytes, faults,\n"
+		"               invalidations (as 'accmapctl svm', without totals)\n"
 		"Without FILE: clients, allocations, orphans and tags.  Reading debugfs\n"
 		"needs root and a mounted debugfs:\n"
 		"  mount -t debugfs none %s\n"
@@ -781,7 +809,7 @@ static bool is_bytes_column(const char *file, char **header, size_t nheader,
 			    size_t c)
 {
 	static const char *const names[] = {
-		"size", "bytes", "total", "used", "free", "largest_free", "mapped",
+		"size", "bytes", "total", "used", "free", "largest_free", "mapped", "huge",
 	};
 	size_t i;
 
@@ -950,10 +978,10 @@ static int cmd_list(int argc, char **argv)
 	bool want[LIST_NFILES] = { false };
 	bool exact = false, raw = false, named = false, first = true;
 	size_t i, nwanted = 0;
-	int c;
+	int c, status;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "bd:hr", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "bd:hr", opts, list_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'b':
 			exact = true;
@@ -964,14 +992,8 @@ static int cmd_list(int argc, char **argv)
 		case OPT_DEBUGFS:
 			dir = optarg;
 			break;
-		case 'd':
-			device = optarg;	/* accepted; debugfs is per module */
-			break;
-		case 'h':
-			list_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	for (; optind < argc; optind++) {
@@ -1028,6 +1050,185 @@ static int cmd_list(int argc, char **argv)
 		first = false;
 		free(data);
 	}
+	return EXIT_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* accmapctl svm */
+
+static void svm_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s svm [-b] [-p PID] [--raw] [--debugfs DIR]\n"
+		"\n"
+		"Shows the SVM sessions from debugfs (file svm): per session of each\n"
+		"client, whose GPU address space mirrors the process, the process, the\n"
+		"session id, the mirrored range (start, size), the bytes the GPU has\n"
+		"entries for now (mapped) and of those the bytes in 2 MiB blocks\n"
+		"(huge), GPU faults serviced, fatal faults (accesses the process's\n"
+		"mappings did not allow), invalidations (CPU mapping changes that hit\n"
+		"the range) and pages given GPU entries ever; then the totals.\n"
+		"Reading debugfs needs root and a mounted debugfs.\n"
+		"\n"
+		"  -b, --bytes       exact byte counts instead of KiB/MiB/GiB\n"
+		"  -p, --pid PID     only the sessions of process PID\n"
+		"  -r, --raw         print the file as it is (tab-separated)\n"
+		"      --debugfs DIR the accmap debugfs directory (default %s)\n"
+		"  -h, --help        this text\n",
+		prog, DEBUGFS_ACCMAP);
+}
+
+/* The columns of the svm file accmapctl svm adds up, in svm_totals.sum[]. */
+static const char *const svm_total_cols[] = {
+	"mapped", "huge", "faults", "fatal", "invalidations", "pages_mapped",
+};
+
+/**
+ * struct svm_totals - sums over the rows of the svm file
+ * @sessions: rows
+ * @sum: per column named in svm_total_cols, the sum of its cells
+ */
+struct svm_totals {
+	uint64_t sessions;
+	uint64_t sum[ARRAY_SIZE(svm_total_cols)];
+};
+
+/*
+ * Keeps the header line of the svm file @data and the rows of process
+ * @pid (all rows if @pid is 0), in place, and sums the kept rows' numbers.
+ */
+static void svm_filter(char *data, uint32_t pid, struct svm_totals *tot)
+{
+	int col[ARRAY_SIZE(svm_total_cols)];
+	char *in = data, *out = data;
+	bool header = true;
+	size_t i;
+
+	memset(tot, 0, sizeof(*tot));
+	for (i = 0; i < ARRAY_SIZE(col); i++)
+		col[i] = -1;
+	while (*in) {
+		char *nl = strchr(in, '\n'), *line, **f;
+		size_t len = nl ? (size_t)(nl - in) + 1 : strlen(in), n;
+		bool keep = header;
+
+		line = xrealloc(NULL, len + 1, 1);
+		memcpy(line, in, len);
+		line[len] = '\0';
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		n = split_tabs(line, &f);
+		for (i = 0; header && i < ARRAY_SIZE(col); i++)
+			for (size_t c = 0; c < n; c++)
+				if (!strcmp(f[c], svm_total_cols[i]))
+					col[i] = (int)c;
+		if (!header && *f[0]) {
+			keep = !pid || strtoul(f[0], NULL, 10) == pid;
+			if (keep) {
+				tot->sessions++;
+				for (i = 0; i < ARRAY_SIZE(col); i++)
+					if (col[i] >= 0 && (size_t)col[i] < n &&
+					    is_decimal(f[col[i]]))
+						tot->sum[i] += strtoull(f[col[i]], NULL, 10);
+			}
+		}
+		free(f);
+		free(line);
+		if (keep) {
+			memmove(out, in, len);
+			out += len;
+		}
+		header = false;
+		in += len;
+	}
+	*out = '\0';
+}
+
+static void svm_print_totals(const struct svm_totals *tot, bool exact)
+{
+	struct table t;
+	char b[32], h[32];
+
+	table_init(&t, 2);
+	table_add(&t, "sessions:");
+	table_addf(&t, "%llu", (unsigned long long)tot->sessions);
+	table_add(&t, "mapped:");
+	table_addf(&t, "%s (huge %s)", fmt_bytes(b, sizeof(b), tot->sum[0], exact),
+		   fmt_bytes(h, sizeof(h), tot->sum[1], exact));
+	table_add(&t, "faults:");
+	table_addf(&t, "%llu (fatal %llu)", (unsigned long long)tot->sum[2],
+		   (unsigned long long)tot->sum[3]);
+	table_add(&t, "invalidations:");
+	table_addf(&t, "%llu", (unsigned long long)tot->sum[4]);
+	table_add(&t, "pages mapped:");
+	table_addf(&t, "%llu", (unsigned long long)tot->sum[5]);
+	table_print(&t, stdout);
+	table_free(&t);
+}
+
+static int cmd_svm(int argc, char **argv)
+{
+	enum { OPT_DEBUGFS = 256 };
+	static const struct option opts[] = {
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "debugfs", required_argument, NULL, OPT_DEBUGFS },
+		{ "device", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = DEBUGFS_ACCMAP;
+	bool exact = false, raw = false;
+	struct svm_totals tot;
+	char path[4096], *data;
+	uint32_t pid = 0;
+	int ret, c, status;
+	size_t len;
+
+	begin_options(argv);
+	while ((c = next_option(argc, argv, "bd:hp:r", opts, svm_usage, &status)) != OPT_END) {
+		switch (c) {
+		case 'b':
+			exact = true;
+			break;
+		case 'p':
+			if (!parse_u32(optarg, INT32_MAX, &pid) || !pid)
+				return usage_error("bad pid '%s'", optarg);
+			break;
+		case 'r':
+			raw = true;
+			break;
+		case OPT_DEBUGFS:
+			dir = optarg;
+			break;
+		case OPT_EXIT:
+			return status;
+		}
+	}
+	if (optind != argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+
+	if (snprintf(path, sizeof(path), "%s/svm", dir) >= (int)sizeof(path))
+		return usage_error("debugfs path too long");
+	ret = read_file(path, &data, &len);
+	if (ret) {
+		fail(ret, "read %s", path);
+		if (ret == -ENOENT && !access(dir, F_OK))
+			note("the accmap module has no svm file: it predates SVM");
+		else
+			explain_debugfs(ret, dir);
+		return EXIT_FAILURE;
+	}
+	svm_filter(data, pid, &tot);
+	if (raw) {
+		fputs(data, stdout);
+	} else {
+		print_tsv_table("svm", data, exact);
+		printf("\n");
+		svm_print_totals(&tot, exact);
+	}
+	free(data);
 	return EXIT_SUCCESS;
 }
 
@@ -1093,7 +1294,8 @@ static int cmd_alloc(int argc, char **argv)
 	uint64_t size;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "m:wut:eHd:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "m:wut:eHd:h", opts, alloc_usage,
+				&status)) != OPT_END) {
 		switch (c) {
 		case 'm':
 			if (!parse_u32(optarg, UINT32_MAX, &heap_mask))
@@ -1115,14 +1317,8 @@ static int cmd_alloc(int argc, char **argv)
 		case 'H':
 			hold = true;
 			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			alloc_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if ((flags & ACCMAP_ALLOC_VALID_FLAGS) == ACCMAP_ALLOC_VALID_FLAGS)
@@ -1272,7 +1468,7 @@ static int cmd_info(int argc, char **argv)
 	bool have_pid = false;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "f:p:d:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "f:p:d:h", opts, info_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'f':
 			if (!parse_u32(optarg, INT32_MAX, &target_fd))
@@ -1283,14 +1479,8 @@ static int cmd_info(int argc, char **argv)
 				return usage_error("bad pid '%s'", optarg);
 			have_pid = true;
 			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			info_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind != argc)
@@ -1380,20 +1570,14 @@ static int cmd_label(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int fd, ret, c;
+	int fd, ret, c, status;
 	uint32_t tag;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "d:h", opts, label_usage, &status)) != OPT_END) {
 		switch (c) {
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			label_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (argc - optind != 2)
@@ -1530,19 +1714,13 @@ static int cmd_targets(int argc, char **argv)
 	};
 	struct table t;
 	uint32_t i;
-	int fd, ret, c;
+	int fd, ret, c, status;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "d:h", opts, targets_usage, &status)) != OPT_END) {
 		switch (c) {
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			targets_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind != argc)
@@ -1671,7 +1849,8 @@ static int cmd_record(int argc, char **argv)
 	struct stat st;
 
 	begin_options(argv);
-	while ((c_opt = getopt_long(argc, argv, "w:n:f:s:d:h", opts, NULL)) != -1) {
+	while ((c_opt = next_option(argc, argv, "w:n:f:s:d:h", opts, record_usage,
+				    &status)) != OPT_END) {
 		switch (c_opt) {
 		case 'w':
 			if (!strcmp(optarg, "matmul"))
@@ -1698,14 +1877,8 @@ static int cmd_record(int argc, char **argv)
 			if (!parse_u64(optarg, UINT64_MAX, &seed))
 				return usage_error("bad seed '%s'", optarg);
 			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			record_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind >= argc)
@@ -2008,7 +2181,8 @@ static int cmd_replay(int argc, char **argv)
 	char b1[32], b2[32];
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "i:o:r:t:b:qd:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "i:o:r:t:b:qd:h", opts, replay_usage,
+				&status)) != OPT_END) {
 		switch (c) {
 		case 'i':
 			inputs = xrealloc(inputs, ninputs + 1, sizeof(*inputs));
@@ -2037,14 +2211,8 @@ static int cmd_replay(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			replay_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind >= argc)
@@ -2243,19 +2411,16 @@ static int cmd_show(int argc, char **argv)
 	struct table t;
 	uint32_t i;
 	char b[64];
-	int ret, c;
+	int ret, c, status;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "oh", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "oh", opts, show_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'o':
 			all_ops = true;
 			break;
-		case 'h':
-			show_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (argc - optind != 1)
@@ -2388,19 +2553,16 @@ static int cmd_import_gpureplay(int argc, char **argv)
 	struct gpureplay_stats st;
 	struct accmap_rec_error err;
 	bool quiet = false;
-	int ret, c;
+	int ret, c, status;
 
 	begin_options(argv);
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "qh", opts, import_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			import_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (argc - optind < 2)
@@ -2474,6 +2636,7 @@ static const struct command commands[] = {
 	{ "heaps", cmd_heaps, heaps_usage, "heaps: size, use, free bytes, largest free block" },
 	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses" },
 	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs" },
+	{ "svm", cmd_svm, svm_usage, "SVM sessions: mirrored ranges, GPU-mapped bytes, faults" },
 	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)" },
 	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd" },
 	{ "label", cmd_label, label_usage, "name an accounting tag" },
@@ -2525,20 +2688,14 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct command *cmd;
-	int c;
+	int c, status;
 
 	argv[0] = (char *)prog;	/* for getopt's messages */
 	/* '+': stop at the subcommand, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, "+d:h", opts, print_usage, &status)) != OPT_END) {
 		switch (c) {
-		case 'd':
-			device = optarg;
-			break;
-		case 'h':
-			print_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			return bad_option();
+		case OPT_EXIT:
+			return status;
 		}
 	}
 	if (optind >= argc)
