@@ -623,13 +623,13 @@ struct accmap_replay_destroy {
 #define ACCMAP_SVM_OP_PREFETCH		2	/* make a range's GPU entries now */
 #define ACCMAP_SVM_OP_QUERY		3	/* the session's counters */
 
-/* Attributes of a range (struct accmap_svm.attrs). */
+/* Attributes of a range (struct accmap_svm_op.attrs). */
 #define ACCMAP_SVM_ATTR_GPU_RO		(1U << 0)	/* the GPU may not write */
 #define ACCMAP_SVM_ATTR_NO_EXEC		(1U << 1)	/* GPU entries not executable */
 #define ACCMAP_SVM_ATTR_VALID		(ACCMAP_SVM_ATTR_GPU_RO |	\
 					 ACCMAP_SVM_ATTR_NO_EXEC)
 
-/* Preferred locations (struct accmap_svm.location). */
+/* Preferred locations (struct accmap_svm_op.location). */
 #define ACCMAP_SVM_LOC_SYSTEM		0	/* system memory, where the CPU put it */
 
 /* Fault granularity: log2 of the bytes one GPU fault may map. */
