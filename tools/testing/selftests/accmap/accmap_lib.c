@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -48,6 +49,8 @@
 #else
 #error "accmap_lib: no seccomp architecture for this target"
 #endif
+
+#define NOBODY		65534
 
 #define TAG_A		0x4c31
 #define TAG_B		0x4c32
@@ -843,6 +846,11 @@ out:
 #define MIB		(1ULL << 20)
 #define GIB		(1ULL << 30)
 
+static uint64_t align_up_u64(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
 static sigjmp_buf touch_jmp;
 
 static void touch_segv(int sig)
@@ -1236,6 +1244,377 @@ static void test_svm_aperture_threads(void)
 	LIB_IS(accmap_svm_aperture_fini(), 0);
 }
 
+/* ==== SVM sessions through the library, against the driver ==== */
+
+#define SIM_TARGET	"sim"
+
+/* A zeroed setup for an SVM session of the sim target, garbage outputs. */
+static void svm_setup(struct accmap_replay_setup *s, uint32_t target, uint32_t va_bits,
+		      uint64_t start, uint64_t size)
+{
+	memset(s, 0, sizeof(*s));
+	s->target = target;
+	s->format = ACCMAP_PGT_MALI_AARCH64_4K;
+	s->va_bits = va_bits;
+	s->svm_start = start;
+	s->svm_size = size;
+	/* Not the library's to pass on: it sends the SVM flag alone. */
+	s->flags = ~0U;
+	s->pad = GARBAGE_U32;
+	s->session = GARBAGE_U32;
+	s->failed_map = GARBAGE_U32;
+}
+
+/* An SVM session over [@start, +@size) that must be made; 0 on failure. */
+static uint32_t svm_session(int dev, uint32_t target, uint32_t va_bits, uint64_t start,
+			    uint64_t size)
+{
+	struct accmap_replay_setup s;
+
+	svm_setup(&s, target, va_bits, start, size);
+	if (!LIB_IS(accmap_svm_session_create(dev, &s), 0))
+		return 0;
+	CHECK(s.session && s.session != GARBAGE_U32 && s.failed_map == UINT32_MAX,
+	      "SVM session: id %#x failed_map %#x", s.session, s.failed_map);
+	return s.session;
+}
+
+/* accmap_svm_session_create() must fail with @want, and write no session id. */
+static void svm_session_fails(int dev, struct accmap_replay_setup *s, int want, const char *what)
+{
+	int ret = accmap_svm_session_create(dev, s);
+
+	CHECK(ret == want, "%s: accmap_svm_session_create returned %d (%s), expected %d (%s)",
+	      what, ret, err_name(ret), want, err_name(want));
+	CHECK(s->session == GARBAGE_U32, "%s: failed create wrote session %#x", what,
+	      s->session);
+}
+
+/* The session's counters; all ones if the query fails. */
+static struct accmap_svm_op svm_counters(int dev, uint32_t session)
+{
+	struct accmap_svm_op o;
+
+	memset(&o, 0xff, sizeof(o));
+	if (LIB_IS(accmap_svm_query(dev, session, &o), 0))
+		CHECK(o.session == session && o.op == ACCMAP_SVM_OP_QUERY && !o.start &&
+		      !o.size && !o.attrs && !o.granule && !o.location && !o.flags,
+		      "QUERY gave back session %u op %u start %#llx size %#llx attrs %#x",
+		      o.session, o.op, (unsigned long long)o.start, (unsigned long long)o.size,
+		      o.attrs);
+	return o;
+}
+
+/* The debugfs svm row of this process's session @id has these numbers. */
+static void svm_debugfs_row(uint32_t id, uint64_t start, uint64_t size, uint64_t mapped)
+{
+	char pid[16], sid[16], hex[32];
+	struct dbg_table t;
+	long row;
+
+	if (!CHECK(dbg_read("svm", &t), "no debugfs file svm"))
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(sid, sizeof(sid), "%u", id);
+	snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)start);
+	row = dbg_find(&t, "pid", pid, "session", sid);
+	if (CHECK(row >= 0, "no debugfs svm row for pid %s session %s", pid, sid))
+		CHECK(!strcmp(dbg_cell(&t, (size_t)row, "start"), hex) &&
+		      dbg_num(&t, (size_t)row, "size") == size &&
+		      dbg_num(&t, (size_t)row, "mapped") == mapped,
+		      "debugfs svm: start %s size %llu mapped %llu, expected %s %llu %llu",
+		      dbg_cell(&t, (size_t)row, "start"), dbg_num(&t, (size_t)row, "size"),
+		      dbg_num(&t, (size_t)row, "mapped"), hex, (unsigned long long)size,
+		      (unsigned long long)mapped);
+	dbg_free(&t);
+}
+
+/* In a child: the SVM calls on @session fail with EPERM. */
+static void svm_child_eperm(int dev, uint32_t session, void *addr, bool nobody)
+{
+	struct accmap_replay_setup s;
+	struct accmap_svm_op o;
+	int status = -1;
+	pid_t pid = fork();
+
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		return;
+	if (pid == 0) {
+		if (nobody && !CHECK(setgroups(0, NULL) == 0 &&
+				     setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+				     setresuid(NOBODY, NOBODY, NOBODY) == 0,
+				     "dropping root: %s", strerror(errno)))
+			_exit(1);
+		LIB_IS(accmap_svm_query(dev, session, &o), -EPERM);
+		LIB_IS(accmap_svm_prefetch(dev, session, addr, page_size(), ACCMAP_SVM_LOC_SYSTEM,
+					   &o), -EPERM);
+		LIB_IS(accmap_svm_set_attr(dev, session, addr, page_size(), 0, 0,
+					   ACCMAP_SVM_LOC_SYSTEM, &o), -EPERM);
+		if (nobody) {
+			svm_setup(&s, 0, 48, page_size(), page_size());
+			svm_session_fails(dev, &s, -EPERM, "as nobody");
+		}
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %#x", status);
+}
+
+static void test_svm_session_whole(void)
+{
+	struct accmap_svm_op o, before;
+	struct accmap_svm_aperture ap;
+	struct accmap_replay_setup s;
+	uint64_t ps = page_size(), base;
+	uint32_t target, id = 0;
+	uint8_t *buf = NULL;
+	int dev = -1, ret, i;
+	void *none;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	    !LIB_IS(accmap_svm_aperture_init(48), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		goto out;
+	CHECK(!ap.reserved, "va_bits 48: a reservation");
+
+	/* Refused setups. */
+	svm_setup(&s, target, 48, ap.start, 0);
+	svm_session_fails(dev, &s, -EINVAL, "size 0");
+	svm_setup(&s, target, 48, ap.start + 1, ps);
+	svm_session_fails(dev, &s, -EINVAL, "start not page-aligned");
+	svm_setup(&s, target, 48, ap.start, ps + 1);
+	svm_session_fails(dev, &s, -EINVAL, "size not page-aligned");
+	svm_setup(&s, target, 48, ap.start, ap.size + ps);
+	svm_session_fails(dev, &s, -EINVAL, "beyond the end of user space");
+	svm_setup(&s, target, 32, ap.start, ap.size);
+	svm_session_fails(dev, &s, -EINVAL, "beyond 1 << va_bits");
+	svm_setup(&s, target + 1000, 48, ap.start, ap.size);
+	svm_session_fails(dev, &s, -ENOENT, "no such target");
+	LIB_IS(accmap_svm_session_create(dev, NULL), -EINVAL);
+
+	/* The whole user range, malloc()ed memory in it. */
+	id = svm_session(dev, target, 48, ap.start, ap.size);
+	if (!id)
+		goto out;
+	o = svm_counters(dev, id);
+	CHECK(!o.faults && !o.fatal_faults && !o.mapped_bytes && !o.huge_bytes && !o.pages_mapped,
+	      "new session: faults %llu fatal %llu mapped %llu huge %llu pages %llu",
+	      (unsigned long long)o.faults, (unsigned long long)o.fatal_faults,
+	      (unsigned long long)o.mapped_bytes, (unsigned long long)o.huge_bytes,
+	      (unsigned long long)o.pages_mapped);
+	buf = aligned_alloc(ps, 16 * ps);
+	if (!CHECK(buf, "aligned_alloc failed"))
+		goto out;
+	memset(buf, 0x3c, 16 * ps);
+	memset(&o, 0xff, sizeof(o));
+	if (LIB_IS(accmap_svm_prefetch(dev, id, buf, 16 * ps, ACCMAP_SVM_LOC_SYSTEM, &o), 0)) {
+		CHECK(o.session == id && o.op == ACCMAP_SVM_OP_PREFETCH &&
+		      o.start == (uintptr_t)buf && o.size == 16 * ps,
+		      "PREFETCH gave back session %u op %u start %#llx size %#llx", o.session,
+		      o.op, (unsigned long long)o.start, (unsigned long long)o.size);
+		CHECK(o.mapped_bytes >= 16 * ps && o.pages_mapped >= 16 && !o.faults,
+		      "after prefetching 16 malloc()ed pages: mapped %llu pages %llu faults %llu",
+		      (unsigned long long)o.mapped_bytes, (unsigned long long)o.pages_mapped,
+		      (unsigned long long)o.faults);
+	}
+	before = svm_counters(dev, id);
+	tap_diag("session %u over [%#llx, %#llx): after prefetching 16 malloc()ed pages at %p, "
+		 "mapped %llu bytes, %llu pages mapped", id, (unsigned long long)ap.start,
+		 (unsigned long long)(ap.start + ap.size), buf,
+		 (unsigned long long)before.mapped_bytes,
+		 (unsigned long long)before.pages_mapped);
+	svm_debugfs_row(id, ap.start, ap.size, before.mapped_bytes);
+
+	/* Attributes: the range's entries go (they fault back later). */
+	memset(&o, 0xff, sizeof(o));
+	if (LIB_IS(accmap_svm_set_attr(dev, id, buf, 16 * ps, ACCMAP_SVM_ATTR_GPU_RO, 0,
+				       ACCMAP_SVM_LOC_SYSTEM, &o), 0))
+		CHECK(o.op == ACCMAP_SVM_OP_SET_ATTR && o.attrs == ACCMAP_SVM_ATTR_GPU_RO &&
+		      o.mapped_bytes + 16 * ps <= before.mapped_bytes,
+		      "SET_ATTR: op %u attrs %#x mapped %llu, was %llu", o.op, o.attrs,
+		      (unsigned long long)o.mapped_bytes,
+		      (unsigned long long)before.mapped_bytes);
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, 16 * ps, ACCMAP_SVM_ATTR_VALID,
+				   ACCMAP_SVM_GRANULE_MIN, ACCMAP_SVM_LOC_SYSTEM, NULL), 0);
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, 16 * ps, 0, ACCMAP_SVM_GRANULE_MAX,
+				   ACCMAP_SVM_LOC_SYSTEM, NULL), 0);
+	LIB_IS(accmap_svm_prefetch(dev, id, buf, 16 * ps, ACCMAP_SVM_LOC_SYSTEM, NULL), 0);
+
+	memset(&o, GARBAGE_BYTE, sizeof(o));
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, ACCMAP_SVM_ATTR_VALID + 1, 0,
+				   ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, 0, ACCMAP_SVM_GRANULE_MIN - 1,
+				   ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, 0, ACCMAP_SVM_GRANULE_MAX + 1,
+				   ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, 0, 0, ACCMAP_SVM_LOC_SYSTEM + 1, &o),
+	       -EINVAL);
+	LIB_IS(accmap_svm_prefetch(dev, id, buf, ps, ACCMAP_SVM_LOC_SYSTEM + 1, &o), -EINVAL);
+	/* Ranges: aligned, not empty, inside the mirror. */
+	LIB_IS(accmap_svm_prefetch(dev, id, buf + 1, ps, ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_prefetch(dev, id, buf, 0, ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_prefetch(dev, id, buf, ps + 1, ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_set_attr(dev, id, NULL, ps, 0, 0, ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	LIB_IS(accmap_svm_prefetch(dev, id, (void *)(uintptr_t)(ap.start + ap.size - ps), 2 * ps,
+				   ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
+	CHECK(o.session == GARBAGE_U32, "a failed SVM call wrote its output");
+
+	/* Holes and PROT_NONE are skipped by a prefetch, not errors. */
+	none = mmap(NULL, 4 * ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (CHECK(none != MAP_FAILED, "mmap: %s", strerror(errno))) {
+		before = svm_counters(dev, id);
+		LIB_IS(accmap_svm_prefetch(dev, id, none, 4 * ps, ACCMAP_SVM_LOC_SYSTEM, &o), 0);
+		munmap(none, 4 * ps);
+		LIB_IS(accmap_svm_prefetch(dev, id, none, 4 * ps, ACCMAP_SVM_LOC_SYSTEM, &o), 0);
+		CHECK(o.mapped_bytes == before.mapped_bytes && o.fatal_faults == 0,
+		      "prefetching PROT_NONE and a hole: mapped %llu, was %llu; fatal %llu",
+		      (unsigned long long)o.mapped_bytes,
+		      (unsigned long long)before.mapped_bytes,
+		      (unsigned long long)o.fatal_faults);
+	}
+
+	/* Only the creator, only with CAP_SYS_RAWIO. */
+	svm_child_eperm(dev, id, buf, false);
+	svm_child_eperm(dev, id, buf, true);
+
+	/* Unknown sessions; a NULL output refused by the library. */
+	LIB_IS(accmap_svm_query(dev, id + 1000, &o), -ENOENT);
+	LIB_IS(accmap_svm_query(dev, 0, &o), -ENOENT);
+	LIB_IS(accmap_svm_prefetch(dev, id + 1000, buf, ps, ACCMAP_SVM_LOC_SYSTEM, &o), -ENOENT);
+	LIB_IS(accmap_svm_set_attr(dev, id + 1000, buf, ps, 0, 0, ACCMAP_SVM_LOC_SYSTEM, &o),
+	       -ENOENT);
+	LIB_IS(accmap_svm_query(dev, id, NULL), -EINVAL);
+	LIB_IS(accmap_svm_query(-1, id, &o), -EBADF);
+
+	/* Attribute ranges are bounded: every other page read-only splits. */
+	base = align_up_u64(ap.start + 64 * MIB, 2 * MIB);
+	for (i = 0, ret = 0; i <= ACCMAP_SVM_ATTR_RANGES_MAX && !ret; i++)
+		ret = accmap_svm_set_attr(dev, id, (void *)(uintptr_t)(base + 2 * i * ps), ps,
+					  ACCMAP_SVM_ATTR_GPU_RO, 0, ACCMAP_SVM_LOC_SYSTEM, NULL);
+	CHECK(ret == -ENOSPC, "%d split attribute ranges: %d (%s), expected ENOSPC", i, ret,
+	      err_name(ret));
+	tap_diag("SET_ATTR on every other page: ENOSPC at call %d", i);
+
+	LIB_IS(accmap_replay_destroy(dev, id), 0);
+	LIB_IS(accmap_svm_query(dev, id, &o), -ENOENT);
+	id = 0;
+out:
+	if (id)
+		accmap_replay_destroy(dev, id);
+	free(buf);
+	accmap_svm_aperture_fini();
+	LIB_IS(accmap_close(dev), 0);
+}
+
+static void test_svm_session_reserved(void)
+{
+	struct accmap_replay_map map;
+	struct accmap_svm_aperture ap;
+	struct accmap_replay_setup s;
+	struct accmap_svm_op o, before;
+	uint32_t target, id = 0, buf_id = 0;
+	uint64_t ps = page_size();
+	uint8_t *blk = NULL, *high;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	    !LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		goto out;
+	if (!CHECK(ap.reserved && ap.start >= 4 * MIB, "va_bits 32: reserved %u start %#llx",
+		   ap.reserved, (unsigned long long)ap.start))
+		goto out;
+	buf_id = new_buffer(dev, ps, 0, 0);
+	if (!buf_id)
+		goto out;
+
+	/* A handle mapping inside the SVM range is refused, outside it is fine. */
+	memset(&map, 0, sizeof(map));
+	map.gpu_va = ap.start + ap.size / 2;
+	map.length = ps;
+	map.id = buf_id;
+	map.flags = ACCMAP_REPLAY_MAP_READ;
+	svm_setup(&s, target, 32, ap.start, ap.size);
+	s.maps = (uintptr_t)&map;
+	s.nr_maps = 1;
+	svm_session_fails(dev, &s, -EINVAL, "a map inside the SVM range");
+	CHECK(s.failed_map == 0, "map inside the SVM range: failed_map %#x", s.failed_map);
+	map.gpu_va = ap.start - 2 * MIB;
+	svm_setup(&s, target, 32, ap.start, ap.size);
+	s.maps = (uintptr_t)&map;
+	s.nr_maps = 1;
+	if (LIB_IS(accmap_svm_session_create(dev, &s), 0))
+		LIB_IS(accmap_replay_destroy(dev, s.session), 0);
+
+	/* A session without SVM has no mirror to work on. */
+	memset(&s, 0, sizeof(s));
+	s.maps = (uintptr_t)&map;
+	s.nr_maps = 1;
+	s.target = target;
+	s.format = ACCMAP_PGT_MALI_AARCH64_4K;
+	s.va_bits = 32;
+	if (LIB_IS(accmap_replay_setup(dev, &s), 0)) {
+		LIB_IS(accmap_svm_query(dev, s.session, &o), -EOPNOTSUPP);
+		LIB_IS(accmap_svm_prefetch(dev, s.session, (void *)(uintptr_t)ap.start, ps,
+					   ACCMAP_SVM_LOC_SYSTEM, &o), -EOPNOTSUPP);
+		LIB_IS(accmap_replay_destroy(dev, s.session), 0);
+	}
+
+	/* The whole reservation mirrored by a 32-bit GPU. */
+	id = svm_session(dev, target, 32, ap.start, ap.size);
+	if (!id)
+		goto out;
+	blk = svm_alloc_ok(4 * ps, &ap);
+	if (!blk)
+		goto out;
+	memset(blk, 0x11, 4 * ps);
+	/* All of it: only the block is mapped, the PROT_NONE rest skipped. */
+	if (LIB_IS(accmap_svm_prefetch(dev, id, (void *)(uintptr_t)ap.start, ap.size,
+				       ACCMAP_SVM_LOC_SYSTEM, &o), 0))
+		CHECK(o.mapped_bytes == 4 * ps && o.pages_mapped == 4 && !o.fatal_faults,
+		      "prefetch of the reservation: mapped %llu pages %llu fatal %llu",
+		      (unsigned long long)o.mapped_bytes, (unsigned long long)o.pages_mapped,
+		      (unsigned long long)o.fatal_faults);
+	svm_debugfs_row(id, ap.start, ap.size, 4 * ps);
+
+	/* Freeing the block invalidates its GPU entries. */
+	before = svm_counters(dev, id);
+	LIB_IS(accmap_svm_free(blk), 0);
+	blk = NULL;
+	o = svm_counters(dev, id);
+	tap_diag("va_bits 32 session %u: block of 4 pages prefetched then freed: mapped %llu, "
+		 "invalidations %llu -> %llu", id, (unsigned long long)o.mapped_bytes,
+		 (unsigned long long)before.invalidations, (unsigned long long)o.invalidations);
+	CHECK(o.mapped_bytes == 0 && o.invalidations > before.invalidations,
+	      "after accmap_svm_free: mapped %llu, invalidations %llu (were %llu)",
+	      (unsigned long long)o.mapped_bytes, (unsigned long long)o.invalidations,
+	      (unsigned long long)before.invalidations);
+
+	/* Memory above 4 GiB is outside the mirror. */
+	high = mmap(NULL, 4 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (CHECK(high != MAP_FAILED, "mmap: %s", strerror(errno))) {
+		if (CHECK((uintptr_t)high >= 4 * GIB, "mmap gave %p, below 4 GiB", high)) {
+			LIB_IS(accmap_svm_aperture_check(high, 4 * ps), -ERANGE);
+			LIB_IS(accmap_svm_prefetch(dev, id, high, 4 * ps, ACCMAP_SVM_LOC_SYSTEM,
+						   &o), -EINVAL);
+		}
+		munmap(high, 4 * ps);
+	}
+	LIB_IS(accmap_replay_destroy(dev, id), 0);
+	id = 0;
+out:
+	if (id)
+		accmap_replay_destroy(dev, id);
+	if (blk)
+		accmap_svm_free(blk);
+	if (buf_id)
+		accmap_free(dev, buf_id);
+	accmap_svm_aperture_fini();
+	LIB_IS(accmap_close(dev), 0);
+}
+
 /* ==== what the library decides without the kernel ==== */
 
 /*
@@ -1479,6 +1858,8 @@ int main(void)
 		{ "lib_svm_aperture_reserved", test_svm_aperture_reserved },
 		{ "lib_svm_aperture_whole", test_svm_aperture_whole },
 		{ "lib_svm_aperture_threads", test_svm_aperture_threads },
+		{ "lib_svm_session_whole", test_svm_session_whole },
+		{ "lib_svm_session_reserved", test_svm_session_reserved },
 		{ "lib_checks_without_syscall", test_checks_without_syscall },
 		{ "lib_restart", test_restart },
 	};
