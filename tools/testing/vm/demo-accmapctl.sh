@@ -7,7 +7,8 @@
 # label that tag and list who holds what; then GPU replay: list the
 # targets, record two 64x64 matmuls on the software Mali model (seeds 1
 # and 2), and replay the first three times with the second's inputs: its
-# output must equal the second's.  run.sh packs it as /demo-accmapctl.sh.
+# output must equal the second's; last, the (empty) SVM session table.
+# run.sh packs it as /demo-accmapctl.sh.
 #
 #   sh /demo-accmapctl.sh [TIMEOUT]
 #
@@ -86,6 +87,16 @@ if cmp /tmp/c1.bin /tmp/c2.bin; then
 	echo "# replay of m1.amr with m2.amr's inputs: output equals m2.amr's"
 else
 	failed "replay with new inputs (output differs)"
+fi
+
+# SVM sessions: none is live here, so the table is its header and the
+# totals are zero; "list svm" reads the same file.
+if ctl svm; then
+	grep -q '^PID .* INVALIDATIONS  PAGES_MAPPED$' "$out" || failed "svm (no table header)"
+	grep -q '^sessions: *0$' "$out" || failed "svm (sessions total not 0)"
+fi
+if ctl list svm; then
+	grep -q '^svm:$' "$out" || failed "list svm (no svm table)"
 fi
 
 exit "$status"
