@@ -631,8 +631,9 @@ int accmap_svm_aperture_init(uint32_t va_bits);
 /**
  * accmap_svm_aperture_fini() - release the process's SVM aperture
  *
- * The reservation is unmapped.  Sessions made over it stay valid (their
- * range is simply unmapped memory now) but should be destroyed first.
+ * Context: any thread of the process.  The reservation is unmapped.
+ * Sessions made over it stay valid (their range is simply unmapped memory
+ * now) but should be destroyed first.
  *
  * Return: 0, -ENXIO without an aperture, -EBUSY while accmap_svm_alloc()
  * blocks are not freed.
