@@ -1616,6 +1616,80 @@ out:
 	LIB_IS(accmap_close(dev), 0);
 }
 
+/* AnonHugePages of the mapping that holds @addr, in bytes; -1 if not found. */
+static long long anon_huge_bytes(uint64_t addr)
+{
+	unsigned long long lo, hi, kb;
+	long long bytes = -1;
+	bool inside = false;
+	char line[512];
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!CHECK(f, "/proc/self/smaps: %s", strerror(errno)))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line: "lo-hi perms ..."; field lines have no '-' first. */
+		if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			inside = addr >= lo && addr < hi;
+		else if (inside && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
+			bytes = (long long)kb * 1024;
+	}
+	fclose(f);
+	return bytes;
+}
+
+/*
+ * Blocks of 2 MiB and more are 2 MiB-aligned so that the CPU can back them
+ * with transparent huge pages, and the GPU then map them as 2 MiB blocks.
+ */
+static void test_svm_session_huge(void)
+{
+	struct accmap_svm_aperture ap;
+	uint32_t target, id = 0;
+	struct accmap_svm_op o;
+	uint8_t *blk = NULL;
+	long long cpu_huge;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	    !LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		goto out;
+	blk = svm_alloc_ok(4 * MIB, &ap);
+	if (!blk || !CHECK((uintptr_t)blk % (2 * MIB) == 0, "4 MiB block at %p", blk))
+		goto out;
+	/* Not every kernel has THP; the fault-in below works either way. */
+	madvise(blk, 4 * MIB, MADV_HUGEPAGE);
+	memset(blk, 0x77, 4 * MIB);
+	cpu_huge = anon_huge_bytes((uintptr_t)blk);
+	id = svm_session(dev, target, 32, ap.start, ap.size);
+	if (!id)
+		goto out;
+	if (!LIB_IS(accmap_svm_prefetch(dev, id, blk, 4 * MIB, ACCMAP_SVM_LOC_SYSTEM, &o), 0))
+		goto out;
+	tap_diag("4 MiB block at %p: CPU AnonHugePages %lld, GPU mapped %llu, huge %llu", blk,
+		 cpu_huge, (unsigned long long)o.mapped_bytes, (unsigned long long)o.huge_bytes);
+	CHECK(o.mapped_bytes == 4 * MIB, "prefetch of a 4 MiB block mapped %llu bytes",
+	      (unsigned long long)o.mapped_bytes);
+	/* The GPU has 2 MiB blocks exactly where the CPU has huge pages. */
+	CHECK(cpu_huge >= 0 && o.huge_bytes == (unsigned long long)cpu_huge,
+	      "CPU huge bytes %lld, GPU huge bytes %llu", cpu_huge,
+	      (unsigned long long)o.huge_bytes);
+	if (page_size() == 4096)
+		CHECK(cpu_huge == (long long)(4 * MIB),
+		      "4 KiB pages, MADV_HUGEPAGE: only %lld bytes of the aligned block are huge",
+		      cpu_huge);
+out:
+	if (id)
+		accmap_replay_destroy(dev, id);
+	if (blk)
+		LIB_IS(accmap_svm_free(blk), 0);
+	accmap_svm_aperture_fini();
+	LIB_IS(accmap_close(dev), 0);
+}
+
 /* ==== what the library decides without the kernel ==== */
 
 /*
@@ -1861,6 +1935,7 @@ int main(void)
 		{ "lib_svm_aperture_threads", test_svm_aperture_threads },
 		{ "lib_svm_session_whole", test_svm_session_whole },
 		{ "lib_svm_session_reserved", test_svm_session_reserved },
+		{ "lib_svm_session_huge", test_svm_session_huge },
 		{ "lib_checks_without_syscall", test_checks_without_syscall },
 		{ "lib_restart", test_restart },
 	};
