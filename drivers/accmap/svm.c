@@ -346,12 +346,13 @@ int accmap_svm_install(struct accmap_svm *svm, u64 start,
 		       bool (*stale)(void *arg), void *arg)
 {
 	struct accmap_pgt *pgt = svm->s->pgt;
-	unsigned long i = 0, n, failed;
+	unsigned long i = 0, n, failed = ULONG_MAX, tables;
 	int ret, tries = 0;
 
+	tables = min_t(unsigned long, ACCMAP_PGT_SPARE_MAX,
+		       accmap_pgt_tables_needed(start, (u64)npages << PAGE_SHIFT));
 again:
-	ret = accmap_pgt_reserve(pgt, min_t(unsigned long, ACCMAP_PGT_SPARE_MAX,
-		accmap_pgt_tables_needed(start, (u64)npages << PAGE_SHIFT)));
+	ret = accmap_pgt_reserve(pgt, tables);
 	if (ret)
 		return ret;
 	mutex_lock(&svm->lock);
