@@ -560,7 +560,7 @@ static int svm_prefetch(struct accmap_svm *svm, struct accmap_svm_op *arg)
 		u64 next = min(round_down(a, SVM_PREFETCH_STEP) +
 			       SVM_PREFETCH_STEP, end);
 
-		ret = svm->backend->prefetch(svm, a, next, true);
+		ret = svm->backend->populate(svm, a, next, true);
 		if (ret)
 			return ret;
 		if (fatal_signal_pending(current))

@@ -1766,7 +1766,7 @@ static void fake_destroy(struct accmap_svm *svm)
 
 static const struct accmap_svm_backend fake_backend = {
 	.fault = fake_fault,
-	.prefetch = fake_prefetch,
+	.populate = fake_prefetch,
 	.same_mm = fake_same_mm,
 	.destroy = fake_destroy,
 };
