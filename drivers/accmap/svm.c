@@ -346,12 +346,13 @@ int accmap_svm_install(struct accmap_svm *svm, u64 start,
 		       bool (*stale)(void *arg), void *arg)
 {
 	struct accmap_pgt *pgt = svm->s->pgt;
-	unsigned long i = 0, n, failed;
+	unsigned long i = 0, n, failed = ULONG_MAX, tables;
 	int ret, tries = 0;
 
+	tables = min_t(unsigned long, ACCMAP_PGT_SPARE_MAX,
+		       accmap_pgt_tables_needed(start, (u64)npages << PAGE_SHIFT));
 again:
-	ret = accmap_pgt_reserve(pgt, min_t(unsigned long, ACCMAP_PGT_SPARE_MAX,
-		accmap_pgt_tables_needed(start, (u64)npages << PAGE_SHIFT)));
+	ret = accmap_pgt_reserve(pgt, tables);
 	if (ret)
 		return ret;
 	mutex_lock(&svm->lock);
@@ -559,7 +560,7 @@ static int svm_prefetch(struct accmap_svm *svm, struct accmap_svm_op *arg)
 		u64 next = min(round_down(a, SVM_PREFETCH_STEP) +
 			       SVM_PREFETCH_STEP, end);
 
-		ret = svm->backend->prefetch(svm, a, next, true);
+		ret = svm->backend->populate(svm, a, next, true);
 		if (ret)
 			return ret;
 		if (fatal_signal_pending(current))

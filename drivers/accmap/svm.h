@@ -60,7 +60,7 @@ struct accmap_svm_pfn {
  *            taken as they are, if present).  Returns 0, -EFAULT if the
  *            process's mappings do not allow the access, -ESRCH if its
  *            address space is gone, -EBUSY if it kept changing, -ENOMEM
- * @prefetch: fault in every page of [@start, @end) that a readable VMA
+ * @populate: fault in every page of [@start, @end) that a readable VMA
  *            holds (for writing where it is writable and @write) and
  *            install them; holes are skipped.  0, -ESRCH, -EINTR, -ENOMEM
  * @same_mm:  whether current is the process mirrored
@@ -70,7 +70,7 @@ struct accmap_svm_pfn {
 struct accmap_svm_backend {
 	int (*fault)(struct accmap_svm *svm, u64 addr, bool write, u64 start,
 		     u64 end);
-	int (*prefetch)(struct accmap_svm *svm, u64 start, u64 end,
+	int (*populate)(struct accmap_svm *svm, u64 start, u64 end,
 			bool write);
 	bool (*same_mm)(struct accmap_svm *svm);
 	void (*destroy)(struct accmap_svm *svm);

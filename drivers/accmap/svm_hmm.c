@@ -188,7 +188,7 @@ static int svm_hmm_fault(struct accmap_svm *svm, u64 addr, bool write,
  * Sets the request flags of the pages of [@start, @end) by VMA: fault in
  * what a readable VMA holds, for writing where it is writable and @write.
  */
-static int svm_hmm_prefetch_req(struct svm_hmm *h, u64 start, u64 end,
+static int svm_hmm_populate_req(struct svm_hmm *h, u64 start, u64 end,
 				bool write, unsigned long *req)
 {
 	struct vm_area_struct *vma;
@@ -218,7 +218,7 @@ static int svm_hmm_prefetch_req(struct svm_hmm *h, u64 start, u64 end,
 	return 0;
 }
 
-static int svm_hmm_prefetch(struct accmap_svm *svm, u64 start, u64 end,
+static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 			    bool write)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT;
@@ -233,7 +233,7 @@ static int svm_hmm_prefetch(struct accmap_svm *svm, u64 start, u64 end,
 		ret = -ESRCH;
 		goto out;
 	}
-	ret = svm_hmm_prefetch_req(h, start, end, write, a.req);
+	ret = svm_hmm_populate_req(h, start, end, write, a.req);
 	mmput(h->mm);
 	if (!ret)
 		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns);
@@ -261,7 +261,7 @@ static void svm_hmm_destroy(struct accmap_svm *svm)
 
 static const struct accmap_svm_backend svm_hmm_backend = {
 	.fault = svm_hmm_fault,
-	.prefetch = svm_hmm_prefetch,
+	.populate = svm_hmm_populate,
 	.same_mm = svm_hmm_same_mm,
 	.destroy = svm_hmm_destroy,
 };

@@ -410,9 +410,10 @@ int accmap_replay_find_target(int fd, const char *name, uint32_t *index,
 /**
  * accmap_replay_setup() - build page tables for a session (ACCMAP_IOC_REPLAY_SETUP)
  * @fd: accmap device file descriptor
- * @setup: in: @maps, @nr_maps, @target, @format, @as, @va_bits (its @flags
- *         and padding are not passed on: the library sends 0); out:
- *         @session and @table_pages on success, @failed_map always
+ * @setup: in: @maps, @nr_maps, @target, @format, @as, @va_bits, @flags,
+ *         @svm_start, @svm_size (padding is not passed on: the library
+ *         sends 0); out: @session and @table_pages on success,
+ *         @failed_map always
  *
  * The input fields are copied into a zeroed argument.  @failed_map is the
  * index of the mapping a failure was caused by, or 0xffffffff.
@@ -475,11 +476,11 @@ int accmap_replay_destroy(int fd, uint32_t session);
  *         (the mirrored range: page-aligned, @svm_size not 0, below
  *         1 << @va_bits and below the end of user space; an aperture's
  *         accmap_svm_aperture_info() gives one), and @maps / @nr_maps for
- *         handle mappings outside that range (@nr_maps may be 0); out:
- *         @session and @table_pages on success, @failed_map always
+ *         handle mappings outside that range (@nr_maps may be 0), @flags
+ *         (0, or flags besides ACCMAP_REPLAY_SETUP_SVM); out: @session and
+ *         @table_pages on success, @failed_map always
  *
- * As accmap_replay_setup(), with ACCMAP_REPLAY_SETUP_SVM as the only flag
- * the kernel sees (the caller's @flags and @pad are not passed on).  The
+ * accmap_replay_setup() with ACCMAP_REPLAY_SETUP_SVM added to @flags.  The
  * session is run with accmap_replay_run() and ended with
  * accmap_replay_destroy() like any other.
  *

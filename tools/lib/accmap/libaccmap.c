@@ -399,8 +399,8 @@ int accmap_replay_find_target(int fd, const char *name, uint32_t *index,
 }
 
 /*
- * REPLAY_SETUP from the caller's inputs only; @svm adds the SVM flag and
- * range.  Outputs as accmap.h says for accmap_replay_setup().
+ * REPLAY_SETUP from the caller's inputs only; @svm adds the SVM flag.
+ * Outputs as accmap.h says for accmap_replay_setup().
  */
 static int replay_setup(int fd, struct accmap_replay_setup *setup, bool svm)
 {
@@ -417,11 +417,11 @@ static int replay_setup(int fd, struct accmap_replay_setup *setup, bool svm)
 	arg.format = setup->format;
 	arg.as = setup->as;
 	arg.va_bits = setup->va_bits;
-	if (svm) {
-		arg.flags = ACCMAP_REPLAY_SETUP_SVM;
-		arg.svm_start = setup->svm_start;
-		arg.svm_size = setup->svm_size;
-	}
+	arg.flags = setup->flags;
+	if (svm)
+		arg.flags |= ACCMAP_REPLAY_SETUP_SVM;
+	arg.svm_start = setup->svm_start;
+	arg.svm_size = setup->svm_size;
 	/* Written by the kernel on failure; this is "no mapping to blame". */
 	arg.failed_map = UINT32_MAX;
 	ret = accmap_ioctl(fd, ACCMAP_IOC_REPLAY_SETUP, &arg);

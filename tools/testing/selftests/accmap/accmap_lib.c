@@ -1260,8 +1260,7 @@ static void svm_setup(struct accmap_replay_setup *s, uint32_t target, uint32_t v
 	s->va_bits = va_bits;
 	s->svm_start = start;
 	s->svm_size = size;
-	/* Not the library's to pass on: it sends the SVM flag alone. */
-	s->flags = ~0U;
+	/* The library adds the SVM flag; padding never reaches the kernel. */
 	s->pad = GARBAGE_U32;
 	s->session = GARBAGE_U32;
 	s->failed_map = GARBAGE_U32;
@@ -1393,6 +1392,9 @@ static void test_svm_session_whole(void)
 	svm_session_fails(dev, &s, -EINVAL, "beyond 1 << va_bits");
 	svm_setup(&s, target + 1000, 48, ap.start, ap.size);
 	svm_session_fails(dev, &s, -ENOENT, "no such target");
+	svm_setup(&s, target, 48, ap.start, ap.size);
+	s.flags = ACCMAP_REPLAY_SETUP_VALID_FLAGS + 1;
+	svm_session_fails(dev, &s, -EINVAL, "an unknown flag");
 	LIB_IS(accmap_svm_session_create(dev, NULL), -EINVAL);
 
 	/* The whole user range, malloc()ed memory in it. */
