@@ -615,8 +615,9 @@ int accmap_svm_cpu_va_bits(uint32_t *bits);
  *           ACCMAP_REPLAY_VA_BITS_MAX (the @va_bits of the SVM sessions)
  *
  * If @va_bits is at least the CPU's user address bits, the aperture is
- * the whole user range (from the second page up to the end of user space)
- * and nothing is reserved.  Otherwise the largest range that can be had
+ * the whole default user range (from the second page up to 1 <<
+ * cpu_va_bits, less the top pages the kernel keeps out of user space) and
+ * nothing is reserved.  Otherwise the largest range that can be had
  * below 1 << @va_bits is reserved: a power-of-two size, halved until a
  * reservation fits, aligned to ACCMAP_SVM_APERTURE_MIN, placed as high as
  * possible below the limit (the low addresses stay free for the program

@@ -1386,8 +1386,13 @@ static void test_svm_session_whole(void)
 	svm_session_fails(dev, &s, -EINVAL, "start not page-aligned");
 	svm_setup(&s, target, 48, ap.start, ps + 1);
 	svm_session_fails(dev, &s, -EINVAL, "size not page-aligned");
+	svm_setup(&s, target, 48, (1ULL << 48) - ps, 2 * ps);
+	svm_session_fails(dev, &s, -EINVAL, "beyond 1 << 48");
+#if defined(__x86_64__)
+	/* 1 << 47 is below 1 << va_bits, but beyond x86-64's user space. */
 	svm_setup(&s, target, 48, ap.start, ap.size + ps);
 	svm_session_fails(dev, &s, -EINVAL, "beyond the end of user space");
+#endif
 	svm_setup(&s, target, 32, ap.start, ap.size);
 	svm_session_fails(dev, &s, -EINVAL, "beyond 1 << va_bits");
 	svm_setup(&s, target + 1000, 48, ap.start, ap.size);
