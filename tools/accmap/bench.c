@@ -1892,11 +1892,34 @@ static int svm_bench_jobs(struct svm_bench *sb, const int32_t *b)
 	return ret;
 }
 
+/*
+ * The job on @b with its GPU entries dropped first (SET_ATTR with
+ * @granule): its time in *@ms, the GPU faults it took added to @faults.
+ */
+static int svm_cold(struct svm_bench *sb, int32_t *b, uint32_t granule, bool timed,
+		    double *ms, struct series *faults)
+{
+	struct accmap_svm_op q0, q1;
+	int ret;
+
+	ret = svm_bench_jobs(sb, b);
+	if (!ret)
+		ret = svm_drop(sb, b, SVM_B_BYTES, granule);
+	if (!ret)
+		ret = svm_query(sb, &q0);
+	if (!ret)
+		ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm, ms);
+	if (!ret)
+		ret = svm_query(sb, &q1);
+	if (!ret && timed)
+		series_add(faults, 0, (double)(q1.faults - q0.faults));
+	return ret;
+}
+
 /* One round of every case, in an order that starts elsewhere each time. */
 static int svm_round(struct svm_bench *sb, struct svm_result *res, unsigned int r,
 		     bool timed, void *dst)
 {
-	struct accmap_svm_op q0, q1;
 	double ms[SV_KINDS];
 	uint64_t t0;
 	int ret = 0, fd;
@@ -1907,35 +1930,14 @@ static int svm_round(struct svm_bench *sb, struct svm_result *res, unsigned int 
 			ret = svm_job(sb, sb->map_session, SVM_GPU_VA, &ms[SV_PREMAPPED]);
 			break;
 		case 1:
-			ret = svm_bench_jobs(sb, sb->b4k);
-			if (!ret)
-				ret = svm_drop(sb, sb->b4k, SVM_B_BYTES, 12);
-			if (!ret)
-				ret = svm_query(sb, &q0);
-			if (!ret)
-				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
-					      &ms[SV_COLD_4K]);
-			if (!ret)
-				ret = svm_query(sb, &q1);
-			if (!ret && timed)
-				series_add(&res->faults_4k, 0, (double)(q1.faults - q0.faults));
+			ret = svm_cold(sb, sb->b4k, 12, timed, &ms[SV_COLD_4K], &res->faults_4k);
 			if (!ret)
 				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
 					      &ms[SV_WARM]);
 			break;
 		case 2:
-			ret = svm_bench_jobs(sb, sb->bthp);
-			if (!ret)
-				ret = svm_drop(sb, sb->bthp, SVM_B_BYTES, 21);
-			if (!ret)
-				ret = svm_query(sb, &q0);
-			if (!ret)
-				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
-					      &ms[SV_COLD_THP]);
-			if (!ret)
-				ret = svm_query(sb, &q1);
-			if (!ret && timed)
-				series_add(&res->faults_thp, 0, (double)(q1.faults - q0.faults));
+			ret = svm_cold(sb, sb->bthp, 21, timed, &ms[SV_COLD_THP],
+				       &res->faults_thp);
 			break;
 		case 3:
 			ret = svm_bench_jobs(sb, sb->b4k);
