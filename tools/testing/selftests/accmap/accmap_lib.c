@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1186,6 +1187,94 @@ static void test_svm_aperture_whole(void)
 	}
 }
 
+/* The process's address space in bytes (VmSize), 0 if unknown. */
+static unsigned long long vm_size_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* A PROT_NONE page at exactly @addr that must be had; MAP_FAILED otherwise. */
+static void *occupy(uint64_t addr)
+{
+	void *p = mmap((void *)(uintptr_t)addr, page_size(), PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (!CHECK(p == (void *)(uintptr_t)addr, "mmap at %#llx: %p (%s)",
+		   (unsigned long long)addr, p, strerror(errno))) {
+		if (p != MAP_FAILED)
+			munmap(p, page_size());
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+/*
+ * Pages already mapped where the largest reservation would go: the library
+ * tries lower, then halves the size.  An address-space limit that leaves no
+ * room for 2 MiB: -ENOMEM.
+ */
+static void test_svm_aperture_crowded(void)
+{
+	uint64_t at1 = 3 * GIB / 2, at2 = 7 * GIB / 2;
+	struct accmap_svm_aperture ap;
+	struct rlimit old, lim;
+	void *p1, *p2;
+
+	/* 3.5 GiB: not [2, 4) GiB but [1, 3) GiB, still 2 GiB. */
+	p2 = occupy(at2);
+	if (p2 == MAP_FAILED)
+		return;
+	if (LIB_IS(accmap_svm_aperture_init(32), 0) && LIB_IS(accmap_svm_aperture_info(&ap), 0)) {
+		tap_diag("page at 3.5 GiB: reserved [%#llx, %#llx)", (unsigned long long)ap.start,
+			 (unsigned long long)(ap.start + ap.size));
+		CHECK(ap.start == GIB && ap.size == 2 * GIB,
+		      "page at 3.5 GiB: reserved [%#llx, +%#llx), expected [1 GiB, 3 GiB)",
+		      (unsigned long long)ap.start, (unsigned long long)ap.size);
+		LIB_IS(accmap_svm_aperture_fini(), 0);
+	}
+
+	/* And 1.5 GiB: no 2 GiB fits, the first 1 GiB from the top is [2.5, 3.5). */
+	p1 = occupy(at1);
+	if (p1 != MAP_FAILED) {
+		if (LIB_IS(accmap_svm_aperture_init(32), 0) &&
+		    LIB_IS(accmap_svm_aperture_info(&ap), 0)) {
+			tap_diag("pages at 1.5 and 3.5 GiB: reserved [%#llx, %#llx)",
+				 (unsigned long long)ap.start,
+				 (unsigned long long)(ap.start + ap.size));
+			CHECK(ap.start == 5 * GIB / 2 && ap.size == GIB,
+			      "pages at 1.5, 3.5 GiB: reserved [%#llx, +%#llx), expected [2.5, 3.5) GiB",
+			      (unsigned long long)ap.start, (unsigned long long)ap.size);
+			LIB_IS(accmap_svm_aperture_fini(), 0);
+		}
+		munmap(p1, page_size());
+	}
+	munmap(p2, page_size());
+
+	/* No address space left for even 2 MiB: -ENOMEM, and no aperture. */
+	if (!CHECK(getrlimit(RLIMIT_AS, &old) == 0, "getrlimit: %s", strerror(errno)))
+		return;
+	lim = old;
+	lim.rlim_cur = vm_size_bytes() + MIB;
+	if (!CHECK(lim.rlim_cur > MIB, "no VmSize in /proc/self/status") ||
+	    !CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit: %s", strerror(errno)))
+		return;
+	LIB_IS(accmap_svm_aperture_init(32), -ENOMEM);
+	LIB_IS(accmap_svm_aperture_info(&ap), -ENXIO);
+	/* Nothing to reserve for a GPU that reaches it all. */
+	LIB_IS(accmap_svm_aperture_init(48), 0);
+	LIB_IS(accmap_svm_aperture_fini(), 0);
+	CHECK(setrlimit(RLIMIT_AS, &old) == 0, "setrlimit back: %s", strerror(errno));
+}
+
 #define SVM_THREADS	4
 #define SVM_ROUNDS	300
 #define SVM_LIVE	8
@@ -1939,6 +2028,7 @@ int main(void)
 		{ "lib_cache_list", test_cache_list },
 		{ "lib_svm_aperture_reserved", test_svm_aperture_reserved },
 		{ "lib_svm_aperture_whole", test_svm_aperture_whole },
+		{ "lib_svm_aperture_crowded", test_svm_aperture_crowded },
 		{ "lib_svm_aperture_threads", test_svm_aperture_threads },
 		{ "lib_svm_session_whole", test_svm_session_whole },
 		{ "lib_svm_session_reserved", test_svm_session_reserved },
