@@ -40,6 +40,7 @@
 
 #include "accmap.h"
 #include "accmap_util.h"
+#include "simdrv.h"
 #include "tap.h"
 #include "vgem_util.h"
 
@@ -1786,6 +1787,128 @@ out:
 	LIB_IS(accmap_close(dev), 0);
 }
 
+/* A node of the list the GPU sums: a plain C struct, CPU pointers. */
+struct svm_node {
+	int32_t value;
+	struct svm_node *next;
+};
+
+#define SVM_NODES	1000
+
+/* Runs the job at @desc on slot 0 of the session's address space 0. */
+static int svm_job(int dev, uint32_t session, const struct simdrv_gpu *gpu, const uint8_t *desc,
+		   struct accmap_replay_run *run)
+{
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct simdrv_submit sub = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 0, .slot = 0,
+		.head = (uintptr_t)desc, .timeout_us = 10000000,
+	};
+
+	return accmap_replay_run(dev, session, ops, simdrv_build_ops(gpu, &sub, ops), run);
+}
+
+/*
+ * A 32-bit GPU follows a list whose every node, the job descriptor and the
+ * result come from accmap_svm_alloc(); a node in a gap of the reservation
+ * is an MMU fault at its address.
+ */
+static void test_svm_session_job(void)
+{
+	struct svm_node *nodes[SVM_NODES] = { NULL }, *gap = NULL;
+	struct accmap_replay_target_info info;
+	struct accmap_svm_aperture ap;
+	struct accmap_replay_run run;
+	struct accmap_sim_job job;
+	uint32_t target, id = 0;
+	struct accmap_svm_op o;
+	struct simdrv_gpu gpu;
+	int32_t *result = NULL, sum = 0;
+	uint8_t *desc = NULL;
+	int dev = -1, ret;
+	uint64_t fa;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, &info), 0) ||
+	    !LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		goto out;
+	id = svm_session(dev, target, 32, ap.start, ap.size);
+	if (!id || !LIB_IS(simdrv_probe(dev, id, info.gpu_id, &gpu), 0))
+		goto out;
+
+	/* Every node its own allocation, linked back to front. */
+	for (int i = 0; i < SVM_NODES; i++) {
+		if (!LIB_IS(accmap_svm_alloc(sizeof(*nodes[i]), (void **)&nodes[i]), 0))
+			goto out;
+		nodes[i]->value = i * 37 % 1001 - 500;
+		nodes[i]->next = i ? nodes[i - 1] : NULL;
+		sum += nodes[i]->value;
+	}
+	if (!LIB_IS(accmap_svm_alloc(page_size(), (void **)&desc), 0) ||
+	    !LIB_IS(accmap_svm_alloc(page_size(), (void **)&result), 0))
+		goto out;
+	memset(&job, 0, sizeof(job));
+	job.op = ACCMAP_SIM_OP_LIST_SUM_I32;
+	job.n = SVM_NODES;
+	job.m = offsetof(struct svm_node, next);
+	job.k = offsetof(struct svm_node, value);
+	job.a = (uintptr_t)nodes[SVM_NODES - 1];
+	job.c = (uintptr_t)result;
+	simdrv_encode_job(desc, &job, 0);
+	ret = svm_job(dev, id, &gpu, desc, &run);
+	if (!CHECK(ret == 0, "list sum in the aperture: %s, reason %u, fault at %#llx status %#x",
+		   err_name(ret), run.reason, (unsigned long long)run.fault_addr,
+		   run.fault_status))
+		goto out;
+	CHECK(result[0] == sum && result[1] == SVM_NODES,
+	      "the GPU summed %d over %d nodes, the CPU %d over %d", result[0], result[1], sum,
+	      SVM_NODES);
+	o = svm_counters(dev, id);
+	tap_diag("va_bits 32: %d aperture nodes, GPU sum %d; %llu GPU faults, %llu bytes mapped",
+		 SVM_NODES, result[0], (unsigned long long)o.faults,
+		 (unsigned long long)o.mapped_bytes);
+	CHECK(o.faults > 0 && o.fatal_faults == 0, "after the job: faults %llu fatal %llu",
+	      (unsigned long long)o.faults, (unsigned long long)o.fatal_faults);
+
+	/* The first node now points into a freed block: PROT_NONE, GPU too. */
+	if (!LIB_IS(accmap_svm_alloc(page_size(), (void **)&gap), 0))
+		goto out;
+	LIB_IS(accmap_svm_free(gap), 0);
+	nodes[0]->next = gap;
+	/* Room for one node more: else the model stops at the limit, unread. */
+	job.n = SVM_NODES + 1;
+	simdrv_encode_job(desc, &job, 0);
+	memset(result, 0, 8);
+	ret = svm_job(dev, id, &gpu, desc, &run);
+	fa = run.fault_addr;
+	CHECK(ret == -EIO && run.reason == ACCMAP_REPLAY_MMU_FAULT,
+	      "a node in a gap: run %s, reason %u; expected EIO, MMU_FAULT", err_name(ret),
+	      run.reason);
+	CHECK(fa >= (uintptr_t)gap && fa < (uintptr_t)gap + sizeof(*gap) &&
+	      (run.fault_status >> 8 & 3) == 2,
+	      "a node in a gap at %p: fault at %#llx, status %#x (expected a read there)", gap,
+	      (unsigned long long)fa, run.fault_status);
+	o = svm_counters(dev, id);
+	tap_diag("a node in a gap at %p: MMU fault at %#llx, status %#x; fatal faults %llu", gap,
+		 (unsigned long long)fa, run.fault_status, (unsigned long long)o.fatal_faults);
+	CHECK(o.fatal_faults == 1, "fatal faults %llu after a read of a gap",
+	      (unsigned long long)o.fatal_faults);
+out:
+	/* The slot may be stalled on the fault: the session goes first. */
+	if (id)
+		LIB_IS(accmap_replay_destroy(dev, id), 0);
+	for (int i = 0; i < SVM_NODES; i++)
+		if (nodes[i])
+			accmap_svm_free(nodes[i]);
+	if (desc)
+		accmap_svm_free(desc);
+	if (result)
+		accmap_svm_free(result);
+	LIB_IS(accmap_svm_aperture_fini(), 0);
+	LIB_IS(accmap_close(dev), 0);
+}
+
 /* ==== what the library decides without the kernel ==== */
 
 /*
@@ -2033,6 +2156,7 @@ int main(void)
 		{ "lib_svm_session_whole", test_svm_session_whole },
 		{ "lib_svm_session_reserved", test_svm_session_reserved },
 		{ "lib_svm_session_huge", test_svm_session_huge },
+		{ "lib_svm_session_job", test_svm_session_job },
 		{ "lib_checks_without_syscall", test_checks_without_syscall },
 		{ "lib_restart", test_restart },
 	};
