@@ -1709,14 +1709,15 @@ struct hmm_dmirror_cmd {
 #define HMM_DMIRROR_READ	_IOWR('H', 0x00, struct hmm_dmirror_cmd)
 
 enum svm_case {
-	SV_PREMAPPED, SV_WARM, SV_COLD_4K, SV_COLD_THP, SV_PREFETCH, SV_AFTER_PREFETCH,
-	SV_HMM, SV_MEMCPY, SV_KINDS
+	SV_PREMAPPED, SV_WARM, SV_COLD_4K, SV_WARM_THP, SV_COLD_THP, SV_PREFETCH,
+	SV_AFTER_PREFETCH, SV_HMM, SV_MEMCPY, SV_KINDS
 };
 
 static const char *const svm_case_names[SV_KINDS] = {
 	[SV_PREMAPPED] = "job on a pre-mapped accmap buffer",
-	[SV_WARM] = "job, SVM, GPU entries present",
+	[SV_WARM] = "job, SVM, 4 KiB GPU entries present",
 	[SV_COLD_4K] = "job, SVM, 4 KiB pages fault in",
+	[SV_WARM_THP] = "job, SVM, 2 MiB GPU blocks present",
 	[SV_COLD_THP] = "job, SVM, THP faults in (2 MiB blocks)",
 	[SV_PREFETCH] = "SVM prefetch of the 4 MiB (4 KiB pages)",
 	[SV_AFTER_PREFETCH] = "job, SVM, after that prefetch",
@@ -1938,6 +1939,9 @@ static int svm_round(struct svm_bench *sb, struct svm_result *res, unsigned int 
 		case 2:
 			ret = svm_cold(sb, sb->bthp, 21, timed, &ms[SV_COLD_THP],
 				       &res->faults_thp);
+			if (!ret)
+				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
+					      &ms[SV_WARM_THP]);
 			break;
 		case 3:
 			ret = svm_bench_jobs(sb, sb->b4k);
@@ -2044,7 +2048,9 @@ static void svm_section(int dev, struct svm_result *res)
 			failed = true;
 		goto out;
 	}
-	ret = svm_round(&sb, res, 0, false, dst);
+	ret = svm_bench_jobs(&sb, sb.b4k);
+	if (!ret)
+		ret = svm_round(&sb, res, 0, false, dst);
 	for (unsigned int r = 0; !ret && r < reps.svm; r++) {
 		progress("svm: round %u of %u", r + 1, reps.svm);
 		ret = svm_round(&sb, res, r, true, dst);
@@ -2072,6 +2078,7 @@ static void report_svm(struct svm_result *res)
 {
 	static const char *const cols[] = { "case", "ms", "/ pre-mapped" };
 	double pre = median(&res->ms[SV_PREMAPPED]), warm = median(&res->ms[SV_WARM]);
+	double warmthp = median(&res->ms[SV_WARM_THP]);
 	double pages = (double)SVM_B_BYTES / (double)page_size;
 	double cold4k = median(&res->ms[SV_COLD_4K]), coldthp = median(&res->ms[SV_COLD_THP]);
 	double hmm = median(&res->ms[SV_HMM]), mc = median(&res->ms[SV_MEMCPY]);
@@ -2106,8 +2113,9 @@ static void report_svm(struct svm_result *res)
 	   num(median(&res->faults_4k)), num(median(&res->faults_thp)));
 	md("Fault service rate, the %s pages of B over the cold run's extra time against",
 	   num(pages));
-	md("the warm run: **%s pages/s** with 4 KiB pages, **%s pages/s** with THP;",
-	   num(pages / ((cold4k - warm) / 1e3)), num(pages / ((coldthp - warm) / 1e3)));
+	md("the same run with the entries present: **%s pages/s** with 4 KiB pages, **%s pages/s**",
+	   num(pages / ((cold4k - warm) / 1e3)), num(pages / ((coldthp - warmthp) / 1e3)));
+	md("with THP;");
 	md("prefetch: **%s pages/s**.", num(pages / (median(&res->ms[SV_PREFETCH]) / 1e3)));
 	if (!res->hmm_absent)
 		md("test_hmm fills its mirror of the same pages and copies them at %s pages/s (its"
