@@ -1276,6 +1276,47 @@ static void test_svm_aperture_crowded(void)
 	CHECK(setrlimit(RLIMIT_AS, &old) == 0, "setrlimit back: %s", strerror(errno));
 }
 
+/* A forked child has the aperture and the blocks as they were; its frees are its own. */
+static void test_svm_aperture_fork(void)
+{
+	struct accmap_svm_aperture ap, ap2;
+	uint8_t *blk;
+	int status = -1;
+	pid_t pid;
+
+	if (!LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		return;
+	blk = svm_alloc_ok(3 * page_size(), &ap);
+	if (!blk)
+		return;
+	memset(blk, 0x42, 3 * page_size());
+	pid = fork();
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		return;
+	if (pid == 0) {
+		if (LIB_IS(accmap_svm_aperture_info(&ap2), 0))
+			CHECK(ap2.start == ap.start && ap2.size == ap.size && ap2.allocations == 1,
+			      "child: aperture [%#llx, +%#llx) with %u blocks",
+			      (unsigned long long)ap2.start, (unsigned long long)ap2.size,
+			      ap2.allocations);
+		CHECK(blk[0] == 0x42 && blk[3 * page_size() - 1] == 0x42, "child: block contents");
+		blk[0] = 0x24;
+		LIB_IS(accmap_svm_aperture_init(32), -EBUSY);
+		LIB_IS(accmap_svm_free(blk), 0);
+		CHECK(cpu_faults(blk, false), "child: a freed block is readable");
+		LIB_IS(accmap_svm_aperture_fini(), 0);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %#x", status);
+	/* The parent's block is untouched by the child's write and free. */
+	CHECK(blk[0] == 0x42 && !cpu_faults(blk, true), "parent: block changed by the child");
+	if (LIB_IS(accmap_svm_aperture_info(&ap2), 0))
+		CHECK(ap2.allocations == 1, "parent: %u blocks", ap2.allocations);
+	LIB_IS(accmap_svm_free(blk), 0);
+	LIB_IS(accmap_svm_aperture_fini(), 0);
+}
+
 #define SVM_THREADS	4
 #define SVM_ROUNDS	300
 #define SVM_LIVE	8
@@ -2152,6 +2193,7 @@ int main(void)
 		{ "lib_svm_aperture_reserved", test_svm_aperture_reserved },
 		{ "lib_svm_aperture_whole", test_svm_aperture_whole },
 		{ "lib_svm_aperture_crowded", test_svm_aperture_crowded },
+		{ "lib_svm_aperture_fork", test_svm_aperture_fork },
 		{ "lib_svm_aperture_threads", test_svm_aperture_threads },
 		{ "lib_svm_session_whole", test_svm_session_whole },
 		{ "lib_svm_session_reserved", test_svm_session_reserved },
