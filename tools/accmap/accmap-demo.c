@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,13 +70,8 @@
 /* The SVM step: a list of malloc()'ed nodes, and a matmul of this size. */
 #define LIST_NODES	10000U
 #define SVM_N		100U
-/*
- * The mirrored range: from 64 KiB up to 64 KiB short of the end of user
- * space, whatever the page size; the end is found by halving from 2^48
- * until the kernel takes it (2^48 on arm64, 2^47 on amd64).
- */
-#define SVM_START	0x10000ULL
-#define SVM_TOP		(1ULL << 48)
+/* The GPU's address bits: it reaches the whole user range of these CPUs. */
+#define SVM_VA_BITS	48U
 
 static int step;
 static const char *step_name = "start";
@@ -348,11 +342,10 @@ static int svm_run(int dev, uint32_t session, const struct simdrv_gpu *gpu,
 static int shared_memory(void)
 {
 	struct accmap_replay_setup setup = {
-		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
-		.flags = ACCMAP_REPLAY_SETUP_SVM, .svm_start = SVM_START,
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
 	};
-	unsigned long long top = SVM_TOP;
-	struct accmap_svm_op q = { .op = ACCMAP_SVM_OP_QUERY };
+	struct accmap_svm_aperture ap;
+	struct accmap_svm_op q;
 	struct demo_node *head = NULL, *node;
 	int32_t *a = NULL, *b = NULL, *c = NULL, *want = NULL, *result = NULL;
 	struct accmap_replay_target_info info;
@@ -368,16 +361,22 @@ static int shared_memory(void)
 	ret = accmap_open(&dev);
 	if (ret)
 		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
-	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
-	for (; !ret && top > SVM_START; top /= 2) {
-		setup.svm_size = top - 0x10000ULL - SVM_START;
-		ret = accmap_replay_setup(dev, &setup);
-		if (ret != -EINVAL)
-			break;
-		ret = 0;
+	/* The GPU reaches the whole user range: no reservation, malloc() will do. */
+	ret = accmap_svm_aperture_init(SVM_VA_BITS);
+	if (!ret)
+		ret = accmap_svm_aperture_info(&ap);
+	if (ret) {
+		fail(ret, "the SVM aperture for a %u-bit GPU", SVM_VA_BITS);
+		goto out;
 	}
-	if (ret || !setup.session) {
-		fail(ret, "an SVM session on \"%s\"", SIMDRV_TARGET);
+	setup.svm_start = ap.start;
+	setup.svm_size = ap.size;
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	if (!ret)
+		ret = accmap_svm_session_create(dev, &setup);
+	if (ret) {
+		fail(ret, "an SVM session on \"%s\" over [%#llx, %#llx)", SIMDRV_TARGET,
+		     (unsigned long long)ap.start, (unsigned long long)(ap.start + ap.size));
 		goto out;
 	}
 	ret = simdrv_probe(dev, setup.session, info.gpu_id, &gpu);
@@ -417,8 +416,9 @@ static int shared_memory(void)
 		     run.reason, (unsigned long long)run.fault_addr, result[0], result[1], sum);
 		goto out;
 	}
-	say("svm", "session %u mirrors this process over [%#llx, %#llx)", setup.session,
-	    SVM_START, SVM_START + (unsigned long long)setup.svm_size);
+	say("svm", "session %u mirrors this process over [%#llx, %#llx), all of its user range",
+	    setup.session, (unsigned long long)ap.start,
+	    (unsigned long long)(ap.start + ap.size));
 	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d, as the CPU",
 	    LIST_NODES, sum);
 
@@ -449,8 +449,7 @@ static int shared_memory(void)
 		     SVM_N, SVM_N, run.reason);
 		goto out;
 	}
-	q.session = setup.session;
-	ret = ioctl(dev, ACCMAP_IOC_SVM, &q) ? -errno : 0;
+	ret = accmap_svm_query(dev, setup.session, &q);
 	if (ret) {
 		fail(ret, "ACCMAP_IOC_SVM query");
 		goto out;
@@ -474,6 +473,7 @@ out:
 	free(want);
 	if (setup.session)
 		accmap_replay_destroy(dev, setup.session);
+	accmap_svm_aperture_fini();
 	accmap_close(dev);
 	return status;
 }

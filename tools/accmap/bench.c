@@ -1692,8 +1692,7 @@ static void report_mnist(struct mnist_result *res)
 #define SVM_B_BYTES		((size_t)SVM_K * SVM_N * 4)
 #define SVM_SMALL		(3 * 4096UL)	/* descriptor, A, C */
 #define SVM_GPU_VA		0x100000ULL	/* of the pre-mapped buffer */
-#define SVM_RANGE_START		0x10000ULL
-#define SVM_RANGE_TOP		(1ULL << 48)
+#define SVM_VA_BITS		48U
 #define SVM_TIMEOUT_US		10000000U
 #define HMM_DMIRROR_PATH	"/dev/hmm_dmirror0"
 
@@ -1750,31 +1749,20 @@ struct svm_bench {
 
 static int svm_query(struct svm_bench *sb, struct accmap_svm_op *q)
 {
-	memset(q, 0, sizeof(*q));
-	q->session = sb->svm_session;
-	q->op = ACCMAP_SVM_OP_QUERY;
-	return ioctl(sb->dev, ACCMAP_IOC_SVM, q) ? -errno : 0;
+	return accmap_svm_query(sb->dev, sb->svm_session, q);
 }
 
 /* New attributes for @len bytes at @p: drops their GPU entries. */
 static int svm_drop(struct svm_bench *sb, void *p, size_t len, uint32_t granule)
 {
-	struct accmap_svm_op op = {
-		.session = sb->svm_session, .op = ACCMAP_SVM_OP_SET_ATTR,
-		.start = (uintptr_t)p, .size = len, .granule = granule,
-	};
-
-	return ioctl(sb->dev, ACCMAP_IOC_SVM, &op) ? -errno : 0;
+	return accmap_svm_set_attr(sb->dev, sb->svm_session, p, len, 0, granule,
+				   ACCMAP_SVM_LOC_SYSTEM, NULL);
 }
 
 static int svm_prefetch(struct svm_bench *sb, void *p, size_t len)
 {
-	struct accmap_svm_op op = {
-		.session = sb->svm_session, .op = ACCMAP_SVM_OP_PREFETCH,
-		.start = (uintptr_t)p, .size = len,
-	};
-
-	return ioctl(sb->dev, ACCMAP_IOC_SVM, &op) ? -errno : 0;
+	return accmap_svm_prefetch(sb->dev, sb->svm_session, p, len, ACCMAP_SVM_LOC_SYSTEM,
+				   NULL);
 }
 
 /* Runs the chain at GPU VA @head in @session; its wall time in *@ms. */
@@ -1821,9 +1809,9 @@ static int32_t *svm_region(bool huge)
 static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
 {
 	struct accmap_replay_setup setup = {
-		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
-		.flags = ACCMAP_REPLAY_SETUP_SVM, .svm_start = SVM_RANGE_START,
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
 	};
+	struct accmap_svm_aperture ap;
 	struct accmap_replay_target_info info;
 	struct accmap_replay_map map = {
 		.gpu_va = SVM_GPU_VA, .length = SVM_SMALL + SVM_B_BYTES,
@@ -1832,7 +1820,6 @@ static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
 	struct accmap_replay_setup msetup = {
 		.nr_maps = 1, .format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
 	};
-	uint64_t top;
 	int ret;
 
 	ret = accmap_replay_find_target(sb->dev, SIMDRV_TARGET, &setup.target, &info);
@@ -1841,11 +1828,14 @@ static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
 			 SIMDRV_TARGET, strerror(-ret));
 		return ret;
 	}
-	for (top = SVM_RANGE_TOP; top > SVM_RANGE_START; top /= 2) {
-		setup.svm_size = top - SVM_RANGE_START - 0x10000;
-		ret = accmap_replay_setup(sb->dev, &setup);
-		if (ret != -EINVAL)
-			break;
+	/* A 48-bit GPU reaches all of the user range: malloc() memory will do. */
+	ret = accmap_svm_aperture_init(SVM_VA_BITS);
+	if (!ret)
+		ret = accmap_svm_aperture_info(&ap);
+	if (!ret) {
+		setup.svm_start = ap.start;
+		setup.svm_size = ap.size;
+		ret = accmap_svm_session_create(sb->dev, &setup);
 	}
 	if (ret) {
 		snprintf(res->why, sizeof(res->why), "no SVM session: %s", strerror(-ret));
@@ -2067,6 +2057,7 @@ out:
 		accmap_replay_destroy(dev, sb.map_session);
 	if (sb.buf)
 		accmap_free(dev, sb.buf);
+	accmap_svm_aperture_fini();
 	free(sb.desc_svm);
 	free(sb.a);
 	free(sb.c);
