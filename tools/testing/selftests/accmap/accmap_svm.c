@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +43,7 @@
 #define MADV_PAGEOUT		21
 #endif
 #ifndef MPOL_MF_MOVE
-#define MPOL_MF_MOVE		(1 << 1)
+#define MPOL_MF_MOVE		0x2
 #endif
 
 #define NOBODY			65534
@@ -75,6 +74,12 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* For printing: uint64_t is not unsigned long long everywhere. */
+static unsigned long long ull(uint64_t v)
+{
+	return v;
 }
 
 static uintptr_t align_up(uintptr_t v, uintptr_t a)
@@ -133,8 +138,8 @@ static bool svm_open_range(struct svm *t, uint64_t start, uint64_t size)
 	t->start = start;
 	t->size = size;
 	ret = simdrv_svm_open(t->dev, FORMAT, 0, start, size, &t->sim);
-	return CHECK(ret == 0, "SVM session over %#" PRIx64 "+%#" PRIx64 ": %s", start, size,
-		     err_name(ret));
+	return CHECK(ret == 0, "SVM session over %#llx+%#llx: %s",
+		     ull(start), ull(size), err_name(ret));
 }
 
 /* The whole of user space this process uses, from SVM_LOW to the stack's end. */
@@ -205,8 +210,8 @@ static bool job_ok(struct svm *t, const struct accmap_sim_job *job, const char *
 	struct accmap_replay_run r;
 	int ret = svm_job(t, job, &r);
 
-	if (!CHECK(ret == 0, "%s: run %s, reason %u, fault at %#" PRIx64 " status %#x", what,
-		   err_name(ret), r.reason, (uint64_t)r.fault_addr, r.fault_status))
+	if (!CHECK(ret == 0, "%s: run %s, reason %u, fault at %#llx status %#x", what,
+		   err_name(ret), r.reason, ull(r.fault_addr), r.fault_status))
 		return false;
 	return CHECK(job_status(t) == SIMDRV_JOB_STATUS_DONE, "%s: job status %#x", what,
 		     job_status(t));
@@ -226,11 +231,11 @@ static bool job_faults(struct svm *t, const struct accmap_sim_job *job, uint64_t
 	bool ok;
 
 	if (!CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
-		   "%s: run %s, reason %u; expected EIO and an MMU fault at %#" PRIx64, what,
-		   err_name(ret), r.reason, addr))
+		   "%s: run %s, reason %u; expected EIO and an MMU fault at %#llx", what,
+		   err_name(ret), r.reason, ull(addr)))
 		return false;
-	ok = CHECK(r.fault_addr == addr, "%s: fault at %#" PRIx64 ", expected %#" PRIx64, what,
-		   (uint64_t)r.fault_addr, addr);
+	ok = CHECK(r.fault_addr == addr, "%s: fault at %#llx, expected %#llx", what,
+		   ull(r.fault_addr), ull(addr));
 	ok &= CHECK((st >> 8 & 3) == access, "%s: FAULTSTATUS %#x: access %u, expected %u", what,
 		    st, st >> 8 & 3, access);
 	ok &= CHECK((st & 0xf0) == 0xc0 && (st & 7) <= 3 && (!kind || (st & 0xf8) == kind),
@@ -330,15 +335,14 @@ static void test_anon_read_write(void)
 	CHECK(check_words(a, n, 1, 0) == n && check_value(b, n, 7) == n,
 	      "A or B changed by a job that only reads them");
 	if (svm_query(&t, &q)) {
-		tap_diag("%zu bytes each: %" PRIu64 " faults, %" PRIu64 " pages mapped, %" PRIu64
-			 " bytes mapped", len, (uint64_t)q.faults, (uint64_t)q.pages_mapped,
-			 (uint64_t)q.mapped_bytes);
+		tap_diag("%zu bytes each: %llu faults, %llu pages mapped, %llu bytes mapped",
+			 len, ull(q.faults), ull(q.pages_mapped), ull(q.mapped_bytes));
 		CHECK(q.faults > 0 && q.pages_mapped >= 3 * len / ps && q.fatal_faults == 0,
-		      "QUERY after the job: faults %" PRIu64 ", pages_mapped %" PRIu64
-		      ", fatal %" PRIu64, (uint64_t)q.faults, (uint64_t)q.pages_mapped,
-		      (uint64_t)q.fatal_faults);
-		CHECK(q.mapped_bytes >= 3 * len, "mapped_bytes %" PRIu64 " < %zu",
-		      (uint64_t)q.mapped_bytes, 3 * len);
+		      "QUERY after the job: faults %llu, pages_mapped %llu, fatal %llu",
+		      ull(q.faults), ull(q.pages_mapped),
+		      ull(q.fatal_faults));
+		CHECK(q.mapped_bytes >= 3 * len, "mapped_bytes %llu < %zu",
+		      ull(q.mapped_bytes), 3 * len);
 	}
 	/* Again, with new data in A: the GPU's entries see the CPU's writes. */
 	fill_words(a, n, 2);
@@ -403,8 +407,8 @@ static void test_prot_none(void)
 	job_faults(&t, &job, (uintptr_t)(a + n / 2), ACCESS_WRITE, 0, "writing PROT_NONE");
 	if (svm_query(&t, &q))
 		CHECK(q.fatal_faults >= q0.fatal_faults + 2,
-		      "fatal_faults %" PRIu64 " after two fatal faults, %" PRIu64 " before",
-		      (uint64_t)q.fatal_faults, (uint64_t)q0.fatal_faults);
+		      "fatal_faults %llu after two fatal faults, %llu before",
+		      ull(q.fatal_faults), ull(q0.fatal_faults));
 	/* A soft reset, and the session works: mprotect, then the read is fine. */
 	if (CHECK_OK(mprotect(a, len, PROT_READ | PROT_WRITE))) {
 		fill_words(a, n, 3);
@@ -689,8 +693,8 @@ static void test_fork_cow(void)
 	}
 	if (svm_query(&t, &q))
 		CHECK(q.invalidations > q0.invalidations,
-		      "invalidations %" PRIu64 " after fork and COW, %" PRIu64 " before",
-		      (uint64_t)q.invalidations, (uint64_t)q0.invalidations);
+		      "invalidations %llu after fork and COW, %llu before",
+		      ull(q.invalidations), ull(q0.invalidations));
 reap:
 	if (write(go[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
@@ -703,6 +707,45 @@ out:
 		if (done[i] >= 0)
 			close(done[i]);
 	}
+	svm_close(&t);
+}
+
+/* MAP_SHARED anonymous memory: the child's CPU write is what the parent's GPU reads. */
+static void test_fork_shared(void)
+{
+	size_t len = 4 * ps, n = len / 4;
+	uint32_t *sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint32_t *zero = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
+	struct accmap_sim_job job;
+	struct svm t = { .dev = -1 };
+	int status;
+	pid_t pid;
+
+	if (!CHECK(sh != MAP_FAILED, "mmap MAP_SHARED | MAP_ANONYMOUS: %s", strerror(errno)) ||
+	    !zero || !c || !svm_open(&t))
+		goto out;
+	fill_words(sh, n, 30);
+	job = vadd(sh, zero, c, (uint32_t)n);
+	if (!job_ok(&t, &job, "reading shared memory before the fork") ||
+	    !CHECK(check_words(c, n, 30, 0) == n, "C is not the shared memory"))
+		goto out;
+	pid = fork();
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		goto out;
+	if (pid == 0) {
+		fill_words(sh, n, 31);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	if (job_ok(&t, &job, "reading shared memory the child rewrote")) {
+		size_t bad = check_words(c, n, 31, 0);
+
+		CHECK(bad == n, "the GPU read %#x at word %zu, the child wrote %#x",
+		      bad < n ? c[bad] : 0, bad, word(31, bad));
+	}
+out:
 	svm_close(&t);
 }
 
@@ -789,7 +832,8 @@ static void test_munmap_during_job(void)
 	t0 = now_ns();
 	if (!job_ok(&t, &job, "the 512x512x512 matmul"))
 		goto out;
-	tap_diag("512x512x512 matmul: %" PRIu64 " ms", (now_ns() - t0) / 1000000);
+	tap_diag("512x512x512 matmul: %llu ms",
+		 (unsigned long long)((now_ns() - t0) / 1000000));
 	CHECK(!memcmp(c, want, elems * 4), "the matmul differs from the CPU's");
 	memset(c, 0, mlen);
 
@@ -805,7 +849,7 @@ static void test_munmap_during_job(void)
 	CHECK(u.ret == 0, "munmap from the other thread: %s", err_name(u.ret));
 	if (ret == 0) {
 		CHECK(job_status(&t) == SIMDRV_JOB_STATUS_DONE, "job status %#x", job_status(&t));
-		CHECK(!memcmp(c, want, elems * 4), "the job completed with other than the old data");
+		CHECK(!memcmp(c, want, elems * 4), "the job completed with data not the old");
 		tap_diag("the job completed with the old data (%s the munmap)",
 			 t1 <= u.at_ns ? "before" : "around");
 	} else {
@@ -813,10 +857,11 @@ static void test_munmap_during_job(void)
 		      "run during the munmap: %s, reason %u", err_name(ret), r.reason);
 		CHECK(r.fault_addr >= (uintptr_t)b && r.fault_addr < (uintptr_t)b + mlen &&
 		      (r.fault_status >> 8 & 3) == ACCESS_READ,
-		      "fault at %#" PRIx64 " (status %#x), outside the unmapped %p+%#zx",
-		      (uint64_t)r.fault_addr, r.fault_status, (void *)b, mlen);
-		tap_diag("the job faulted at %#" PRIx64 " after the munmap, %" PRIu64 " ms in",
-			 (uint64_t)r.fault_addr, (t1 - t0) / 1000000);
+		      "fault at %#llx (status %#x), outside the unmapped %p+%#zx",
+		      ull(r.fault_addr), r.fault_status, (void *)b, mlen);
+		tap_diag("the job faulted at %#llx after the munmap, %llu ms in",
+			 ull(r.fault_addr),
+			 (unsigned long long)((t1 - t0) / 1000000));
 	}
 	/* No GPU entry is left for B: reading it now faults at its first byte. */
 	job = vadd(b, a, c, 16);
@@ -869,6 +914,51 @@ out:
 	svm_close(&t);
 }
 
+/*
+ * A session over part of the address space: the descriptor and C inside,
+ * A mapped but outside the range.  The GPU cannot see it: a fault there.
+ */
+static void test_outside_range(void)
+{
+	size_t len = 8 * ps, n = ps / 4;
+	uint8_t *r = map_anon(len + 2 * ps, PROT_READ | PROT_WRITE);
+	struct accmap_sim_job job;
+	struct svm t = { .dev = -1 };
+	uint32_t *in, *below, *above;
+
+	if (!r)
+		goto out;
+	below = (uint32_t *)r;
+	in = (uint32_t *)(r + ps);
+	above = (uint32_t *)(r + ps + len);
+	fill_words(below, n, 32);
+	fill_words(in, n, 33);
+	fill_words(above, n, 34);
+	if (!svm_open_range(&t, (uintptr_t)in, len))
+		goto out;
+	/* The descriptor too must lie in the range. */
+	free(t.desc);
+	t.desc = (uint8_t *)in + len - ps;
+	job = vadd(in, in, in + n, (uint32_t)n);
+	if (job_ok(&t, &job, "a job inside the range")) {
+		size_t i;
+
+		for (i = 0; i < n && in[n + i] == 2 * word(33, i); i++)
+			;
+		CHECK(i == n, "C[%zu] wrong inside the range", i);
+	}
+	job = vadd(below, in, in + n, (uint32_t)n);
+	job_faults(&t, &job, (uintptr_t)below, ACCESS_READ, FAULT_TRANSLATION,
+		   "reading the page below the range");
+	job = vadd(in, in, above, (uint32_t)n);
+	job_faults(&t, &job, (uintptr_t)above, ACCESS_WRITE, FAULT_TRANSLATION,
+		   "writing the page above the range");
+	CHECK(check_words(above, n, 34, 0) == n, "the page above the range changed");
+	t.desc = NULL;
+out:
+	svm_close(&t);
+}
+
 /* ==== THP ==== */
 
 static unsigned long thp_size(void)
@@ -896,7 +986,9 @@ static long anon_huge_kb(const void *addr)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+		/* A mapping's first line: "lo-hi perms ...". */
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
 			in = a >= lo && a < hi;
 			continue;
 		}
@@ -945,10 +1037,10 @@ static void test_thp(void)
 	if (job_ok(&t, &job, "reading 2 MiB of a THP"))
 		CHECK(check_words(c, n, 15, 0) == n, "the GPU read other data from the THP");
 	if (svm_query(&t, &q)) {
-		tap_diag("huge_bytes %" PRIu64 ", mapped_bytes %" PRIu64 ", faults %" PRIu64,
-			 (uint64_t)q.huge_bytes, (uint64_t)q.mapped_bytes, (uint64_t)q.faults);
+		tap_diag("huge_bytes %llu, mapped_bytes %llu, faults %llu",
+			 ull(q.huge_bytes), ull(q.mapped_bytes), ull(q.faults));
 		CHECK(q.huge_bytes >= SZ_2M && q.huge_bytes % SZ_2M == 0,
-		      "huge_bytes %" PRIu64 " after the GPU read a THP", (uint64_t)q.huge_bytes);
+		      "huge_bytes %llu after the GPU read a THP", ull(q.huge_bytes));
 	}
 	/* The GPU writes it too, and the CPU sees every word. */
 	job = vadd(h, h, h, (uint32_t)n);
@@ -997,9 +1089,9 @@ static void test_dontneed(void)
 	}
 	if (svm_query(&t, &q))
 		CHECK(q.invalidations > q0.invalidations && q.faults > q0.faults,
-		      "invalidations %" PRIu64 "->%" PRIu64 ", faults %" PRIu64 "->%" PRIu64
-		      " across MADV_DONTNEED", (uint64_t)q0.invalidations,
-		      (uint64_t)q.invalidations, (uint64_t)q0.faults, (uint64_t)q.faults);
+		      "invalidations %llu->%llu, faults %llu->%llu across MADV_DONTNEED",
+		      ull(q0.invalidations),
+		      ull(q.invalidations), ull(q0.faults), ull(q.faults));
 out:
 	svm_close(&t);
 }
@@ -1081,7 +1173,8 @@ static void test_exit_mid_job(void)
 	}
 	CHECK(got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "the child exiting mid-job: status %#x, reaped %s", status, got ? "yes" : "no");
-	tap_diag("the child exited mid-job, reaped after %" PRIu64 " ms", reap_ns / 1000000);
+	tap_diag("the child exited mid-job, reaped after %llu ms",
+		 (unsigned long long)(reap_ns / 1000000));
 	/* The device works, and the child's session is gone. */
 	if (svm_open(&t)) {
 		uint32_t *a = map_anon(ps, PROT_READ | PROT_WRITE);
@@ -1244,15 +1337,16 @@ static void test_list_sum(void)
 
 				simdrv_list_sum_job(&job, (uintptr_t)first,
 						    offsetof(struct node, next),
-						    offsetof(struct node, value), 4, (uintptr_t)out);
+						    offsetof(struct node, value), 4,
+						    (uintptr_t)out);
 				ret = svm_job(&t, &job, &r);
 				CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT &&
 				      (r.fault_addr == (uintptr_t)&gone->next ||
 				       r.fault_addr == (uintptr_t)&gone->value) &&
 				      (r.fault_status >> 8 & 3) == ACCESS_READ,
-				      "walking into an unmapped node at %p: %s, reason %u, fault at %#"
-				      PRIx64 " status %#x", (void *)gone, err_name(ret), r.reason,
-				      (uint64_t)r.fault_addr, r.fault_status);
+				      "walking into an unmapped node at %p: %s, reason %u, fault at %#llx status %#x",
+				      (void *)gone, err_name(ret), r.reason,
+				      ull(r.fault_addr), r.fault_status);
 			}
 		}
 		free(first);
@@ -1303,8 +1397,8 @@ static void test_pageout_shared(void)
 	if (!job_ok(&t, &job, "reading the memfd") ||
 	    !CHECK(check_words(c, n, 22, 0) == n, "C is not the file") || !svm_query(&t, &q0))
 		goto out;
-	CHECK(q0.mapped_bytes >= len, "mapped_bytes %" PRIu64 " with the file mirrored",
-	      (uint64_t)q0.mapped_bytes);
+	CHECK(q0.mapped_bytes >= len, "mapped_bytes %llu with the file mirrored",
+	      ull(q0.mapped_bytes));
 	ret = madvise(f, len, MADV_PAGEOUT);
 	if (ret && errno == EINVAL) {
 		tap_skip("MADV_PAGEOUT: EINVAL (kernel without it)");
@@ -1318,13 +1412,13 @@ static void test_pageout_shared(void)
 	      page_present(f), page_present((uint8_t *)f + len - ps));
 	if (!svm_query(&t, &q))
 		goto out;
-	tap_diag("MADV_PAGEOUT: invalidations %" PRIu64 " -> %" PRIu64 ", mapped_bytes %" PRIu64
-		 " -> %" PRIu64, (uint64_t)q0.invalidations, (uint64_t)q.invalidations,
-		 (uint64_t)q0.mapped_bytes, (uint64_t)q.mapped_bytes);
+	tap_diag("MADV_PAGEOUT: invalidations %llu -> %llu, mapped_bytes %llu -> %llu",
+		 ull(q0.invalidations), ull(q.invalidations), ull(q0.mapped_bytes),
+		 ull(q.mapped_bytes));
 	CHECK(q.invalidations > q0.invalidations, "no invalidation for MADV_PAGEOUT");
 	CHECK(q.mapped_bytes + len <= q0.mapped_bytes,
-	      "mapped_bytes %" PRIu64 " after the page-out, %" PRIu64 " before: the GPU kept them",
-	      (uint64_t)q.mapped_bytes, (uint64_t)q0.mapped_bytes);
+	      "mapped_bytes %llu after the page-out, %llu before: the GPU kept them",
+	      ull(q.mapped_bytes), ull(q0.mapped_bytes));
 	/* New file contents; the GPU re-faults and reads them. */
 	fill_words(buf, n, 23);
 	if (CHECK(pwrite(fd, buf, len, 0) == (ssize_t)len, "pwrite: %s", strerror(errno))) {
@@ -1332,8 +1426,8 @@ static void test_pageout_shared(void)
 		if (job_ok(&t, &job, "reading the file after the page-out"))
 			CHECK(check_words(c, n, 23, 0) == n, "the GPU read stale data");
 		if (svm_query(&t, &q))
-			CHECK(q.faults > q0.faults, "faults %" PRIu64 " -> %" PRIu64
-			      ": the GPU did not re-fault", (uint64_t)q0.faults, (uint64_t)q.faults);
+			CHECK(q.faults > q0.faults, "faults %llu -> %llu: the GPU did not re-fault",
+			      ull(q0.faults), ull(q.faults));
 	}
 out:
 	svm_close(&t);
@@ -1374,15 +1468,12 @@ static void test_move_pages(void)
 		goto out;
 	fill_words(a, n, 24);
 	pages[0] = a;
-	ret = syscall(SYS_move_pages, 0, 1UL, pages, NULL, &node, 0);
-	if (ret && errno == ENOSYS) {
-		tap_skip("move_pages: ENOSYS (kernel without NUMA)");
-		goto out;
-	}
+	/* A kernel without NUMA has no node directories, nor move_pages(). */
 	if (nodes < 2) {
 		tap_skip("move_pages: %d NUMA node(s), nowhere to migrate to", nodes);
 		goto out;
 	}
+	ret = syscall(SYS_move_pages, 0, 1UL, pages, NULL, &node, 0);
 	if (!CHECK(ret == 0 && node >= 0, "move_pages query: %ld, node %d", ret, node) ||
 	    !svm_open(&t))
 		goto out;
@@ -1399,9 +1490,9 @@ static void test_move_pages(void)
 		CHECK(check_words(c, n, 24, 0) == n, "the GPU read other data after migration");
 	if (svm_query(&t, &q))
 		CHECK(q.invalidations > q0.invalidations && q.faults > q0.faults,
-		      "migration: invalidations %" PRIu64 "->%" PRIu64 ", faults %" PRIu64
-		      "->%" PRIu64, (uint64_t)q0.invalidations, (uint64_t)q.invalidations,
-		      (uint64_t)q0.faults, (uint64_t)q.faults);
+		      "migration: invalidations %llu->%llu, faults %llu->%llu",
+		      ull(q0.invalidations), ull(q.invalidations),
+		      ull(q0.faults), ull(q.faults));
 out:
 	svm_close(&t);
 }
@@ -1484,10 +1575,11 @@ static void test_prefetch(void)
 			&p);
 	if (!CHECK(ret == 0, "PREFETCH of %zu bytes: %s", len, err_name(ret)))
 		goto out_desc;
-	CHECK(p.mapped_bytes >= q0.mapped_bytes + len && p.pages_mapped >= q0.pages_mapped + len / ps,
-	      "PREFETCH: mapped_bytes %" PRIu64 " -> %" PRIu64 ", pages_mapped %" PRIu64
-	      " -> %" PRIu64, (uint64_t)q0.mapped_bytes, (uint64_t)p.mapped_bytes,
-	      (uint64_t)q0.pages_mapped, (uint64_t)p.pages_mapped);
+	CHECK(p.mapped_bytes >= q0.mapped_bytes + len &&
+	      p.pages_mapped >= q0.pages_mapped + len / ps,
+	      "PREFETCH: mapped_bytes %llu -> %llu, pages_mapped %llu -> %llu",
+	      ull(q0.mapped_bytes), ull(p.mapped_bytes),
+	      ull(q0.pages_mapped), ull(p.pages_mapped));
 	job = vadd(a, b, c, (uint32_t)n);
 	if (!job_ok(&t, &job, "a job on prefetched memory"))
 		goto out_desc;
@@ -1499,8 +1591,8 @@ static void test_prefetch(void)
 		CHECK(i == n, "C[%zu] wrong on prefetched memory", i);
 	}
 	if (svm_query(&t, &q))
-		CHECK(q.faults == p.faults, "the job took %" PRIu64 " faults after PREFETCH",
-		      (uint64_t)(q.faults - p.faults));
+		CHECK(q.faults == p.faults, "the job took %llu faults after PREFETCH",
+		      (unsigned long long)(q.faults - p.faults));
 	/* PREFETCH over holes and PROT_NONE: skipped, not errors. */
 	if (CHECK_OK(mprotect(region + 12 * ps, ps, PROT_NONE)) &&
 	    CHECK_OK(munmap(region + 14 * ps, ps))) {
@@ -1639,6 +1731,13 @@ out:
 		close(dev);
 }
 
+static void svm_expect(int dev, struct accmap_svm *a, int err, const char *what)
+{
+	int ret = raw_ioctl(dev, ACCMAP_IOC_SVM, a);
+
+	CHECK(ret == -err, "SVM %s: %s, expected %s", what, err_name(ret), err_name(err));
+}
+
 static void test_svm_ioctl_errors(void)
 {
 	size_t len = 16 * ps;
@@ -1652,11 +1751,6 @@ static void test_svm_ioctl_errors(void)
 
 	if (!r || !svm_open_range(&t, (uintptr_t)r, len))
 		goto out;
-#define EXPECT(err, what) do {							\
-		ret = raw_ioctl(t.dev, ACCMAP_IOC_SVM, &a);			\
-		CHECK(ret == -(err), "SVM %s: %s, expected %s", what, err_name(ret),	\
-		      err_name(err));						\
-	} while (0)
 #define BASE(o, st, sz) do {							\
 		memset(&a, 0, sizeof(a));					\
 		a.session = t.sim.session;					\
@@ -1665,52 +1759,52 @@ static void test_svm_ioctl_errors(void)
 		a.size = (sz);							\
 	} while (0)
 	BASE(ACCMAP_SVM_OP_QUERY, 0, 0);
-	EXPECT(0, "QUERY");
+	svm_expect(t.dev, &a, 0, "QUERY");
 	BASE(ACCMAP_SVM_OP_QUERY, 0, 0);
 	a.session = t.sim.session + 100;
-	EXPECT(ENOENT, "QUERY of no session");
+	svm_expect(t.dev, &a, ENOENT, "QUERY of no session");
 	BASE(0, 0, 0);
-	EXPECT(EINVAL, "op 0");
+	svm_expect(t.dev, &a, EINVAL, "op 0");
 	BASE(4, 0, 0);
-	EXPECT(EINVAL, "op 4");
+	svm_expect(t.dev, &a, EINVAL, "op 4");
 	BASE(ACCMAP_SVM_OP_QUERY, (uintptr_t)r, ps);
-	EXPECT(EINVAL, "QUERY with a range");
+	svm_expect(t.dev, &a, EINVAL, "QUERY with a range");
 	BASE(ACCMAP_SVM_OP_QUERY, 0, 0);
 	a.flags = 1;
-	EXPECT(EINVAL, "flags 1");
+	svm_expect(t.dev, &a, EINVAL, "flags 1");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r + 1, ps);
-	EXPECT(EINVAL, "SET_ATTR of an unaligned start");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR of an unaligned start");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps - 1);
-	EXPECT(EINVAL, "SET_ATTR of an unaligned size");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR of an unaligned size");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, 0);
-	EXPECT(EINVAL, "SET_ATTR of size 0");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR of size 0");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r - ps, 2 * ps);
-	EXPECT(EINVAL, "SET_ATTR from before the range");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR from before the range");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r + len - ps, 2 * ps);
-	EXPECT(EINVAL, "SET_ATTR past the range");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR past the range");
 	BASE(ACCMAP_SVM_OP_PREFETCH, (uintptr_t)r + len, ps);
-	EXPECT(EINVAL, "PREFETCH after the range");
+	svm_expect(t.dev, &a, EINVAL, "PREFETCH after the range");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.attrs = 1U << 2;
-	EXPECT(EINVAL, "SET_ATTR with an unknown attribute");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with an unknown attribute");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.granule = ACCMAP_SVM_GRANULE_MIN - 1;
-	EXPECT(EINVAL, "SET_ATTR with granule 11");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with granule 11");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.granule = ACCMAP_SVM_GRANULE_MAX + 1;
-	EXPECT(EINVAL, "SET_ATTR with granule 22");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with granule 22");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.location = 1;
-	EXPECT(EINVAL, "SET_ATTR with location 1");
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with location 1");
 	BASE(ACCMAP_SVM_OP_PREFETCH, (uintptr_t)r, ps);
 	a.location = 1;
-	EXPECT(EINVAL, "PREFETCH to location 1");
+	svm_expect(t.dev, &a, EINVAL, "PREFETCH to location 1");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.granule = ACCMAP_SVM_GRANULE_MIN;
 	a.attrs = ACCMAP_SVM_ATTR_VALID;
-	EXPECT(0, "SET_ATTR GPU_RO | NO_EXEC, granule 12");
+	svm_expect(t.dev, &a, 0, "SET_ATTR GPU_RO | NO_EXEC, granule 12");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, len);
-	EXPECT(0, "SET_ATTR 0 over the whole range");
+	svm_expect(t.dev, &a, 0, "SET_ATTR 0 over the whole range");
 
 	/* Attribute ranges: alternate attributes page by page until ENOSPC. */
 	{
@@ -1755,7 +1849,7 @@ static void test_svm_ioctl_errors(void)
 		if (CHECK(raw_ioctl(t.dev, ACCMAP_IOC_REPLAY_SETUP, &s) == 0, "a plain session")) {
 			BASE(ACCMAP_SVM_OP_QUERY, 0, 0);
 			a.session = s.session;
-			EXPECT(EOPNOTSUPP, "QUERY of a session without SVM");
+			svm_expect(t.dev, &a, EOPNOTSUPP, "QUERY of a session without SVM");
 		}
 	}
 
@@ -1770,7 +1864,8 @@ static void test_svm_ioctl_errors(void)
 			struct accmap_replay_setup ns;
 			int dev;
 
-			if (!CHECK(setgroups(0, NULL) == 0 && setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+			if (!CHECK(setgroups(0, NULL) == 0 &&
+				   setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
 				   setresuid(NOBODY, NOBODY, NOBODY) == 0, "dropping root: %s",
 				   strerror(errno)))
 				_exit(1);
@@ -1833,7 +1928,6 @@ static void test_svm_ioctl_errors(void)
 			close(fd);
 		close(sv[0]);
 	}
-#undef EXPECT
 #undef BASE
 out:
 	svm_close(&t);
@@ -1931,14 +2025,13 @@ static void test_debugfs(void)
 			  &inval, &pages) == 11, "the row does not parse: %s", row))
 		goto out;
 	CHECK(!strncmp(comm, "accmap_svm", 10), "comm \"%s\"", comm);
-	CHECK(start == t.start && size == t.size, "range %#llx+%#llx, the session's %#" PRIx64
-	      "+%#" PRIx64, start, size, t.start, t.size);
+	CHECK(start == t.start && size == t.size, "range %#llx+%#llx, the session's %#llx+%#llx",
+	      start, size, ull(t.start), ull(t.size));
 	CHECK(mapped == q.mapped_bytes && huge == q.huge_bytes && faults == q.faults &&
 	      fatal == q.fatal_faults && inval == q.invalidations && pages == q.pages_mapped,
-	      "row %s; QUERY mapped %" PRIu64 " huge %" PRIu64 " faults %" PRIu64 " fatal %" PRIu64
-	      " invalidations %" PRIu64 " pages %" PRIu64, row, (uint64_t)q.mapped_bytes,
-	      (uint64_t)q.huge_bytes, (uint64_t)q.faults, (uint64_t)q.fatal_faults,
-	      (uint64_t)q.invalidations, (uint64_t)q.pages_mapped);
+	      "row %s; QUERY mapped %llu huge %llu faults %llu fatal %llu invalidations %llu pages %llu",
+	      row, ull(q.mapped_bytes), ull(q.huge_bytes), ull(q.faults), ull(q.fatal_faults),
+	      ull(q.invalidations), ull(q.pages_mapped));
 	CHECK(faults > 0 && fatal >= 1, "faults %llu, fatal %llu after a job and a fatal fault",
 	      faults, fatal);
 	/* Gone with the session. */
@@ -1961,8 +2054,10 @@ static const struct tap_test tests[] = {
 	{ "shared_file", test_shared_file },
 	{ "private_file_cow", test_private_file_cow },
 	{ "fork_cow", test_fork_cow },
+	{ "fork_shared", test_fork_shared },
 	{ "munmap_during_job", test_munmap_during_job },
 	{ "mremap", test_mremap },
+	{ "outside_range", test_outside_range },
 	{ "thp", test_thp },
 	{ "dontneed", test_dontneed },
 	{ "exit_mid_job", test_exit_mid_job },
