@@ -257,6 +257,12 @@ static int replay_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(replay);
 
+static int svm_show(struct seq_file *m, void *unused)
+{
+	return accmap_replay_svm_debugfs_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(svm);
+
 /**
  * accmap_debugfs_init() - create accmap's debugfs directory and files
  * @adev: the device
@@ -274,6 +280,7 @@ void accmap_debugfs_init(struct accmap_device *adev)
 	debugfs_create_file("tags", 0444, adev->debugfs, adev, &tags_fops);
 	debugfs_create_file("pool", 0444, adev->debugfs, adev, &pool_fops);
 	debugfs_create_file("replay", 0444, adev->debugfs, adev, &replay_fops);
+	debugfs_create_file("svm", 0444, adev->debugfs, adev, &svm_fops);
 }
 
 /**

@@ -64,6 +64,7 @@ union accmap_ioctl_arg {
 	struct accmap_replay_setup replay_setup;
 	struct accmap_replay_run replay_run;
 	struct accmap_replay_destroy replay_destroy;
+	struct accmap_svm_op svm;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
@@ -479,6 +480,11 @@ static int accmap_ioctl_replay_destroy(struct accmap_ioctl_ctx *ctx, void *data)
 	return accmap_replay_destroy(ctx->client, data);
 }
 
+static int accmap_ioctl_svm(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	return accmap_replay_svm(ctx->client, data);
+}
+
 /**
  * struct accmap_ioctl_desc - one ioctl of the table
  * @cmd: the command with this kernel's argument size
@@ -540,6 +546,8 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 	ACCMAP_IOCTL_DEF(0x11, ACCMAP_IOC_REPLAY_DESTROY,
 			 accmap_ioctl_replay_destroy,
 			 struct accmap_replay_destroy, pad),
+	ACCMAP_IOCTL_DEF(0x12, ACCMAP_IOC_SVM, accmap_ioctl_svm,
+			 struct accmap_svm_op, pages_mapped),
 };
 
 /**

@@ -24,6 +24,9 @@
  * read or write its buffers, so they are kept back on purpose: never
  * freed, counted in the debugfs file "replay", and the module is held.
  * They are freed once a later soft reset of the same target completes.
+ *
+ * SVM.  A session made with ACCMAP_REPLAY_SETUP_SVM also mirrors a range
+ * of its creator's address space (svm.c); only that process may run it.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -43,6 +46,7 @@
 #include "accmap.h"
 #include "mali_regs.h"
 #include "replay.h"
+#include "svm.h"
 
 /* Operations the executor runs between two MMU fault checks. */
 #define ACCMAP_REPLAY_OPS_CHUNK		128
@@ -265,6 +269,8 @@ static void accmap_replay_session_free(struct accmap_replay_session *s)
 	const struct accmap_replay_target_ops *ops = s->target->ops;
 	u32 i;
 
+	/* No invalidation may touch the tables or the target after this. */
+	accmap_svm_destroy(s->svm);
 	if (s->pgt)
 		accmap_pgt_destroy(s->pgt);
 	for (i = 0; i < s->nr_maps; i++) {
@@ -394,12 +400,18 @@ static int accmap_replay_check_setup(struct accmap_device *adev,
 				     const struct accmap_replay_setup *arg,
 				     struct accmap_replay_target **target)
 {
+	bool svm = arg->flags & ACCMAP_REPLAY_SETUP_SVM;
+
 	if (arg->flags & ~ACCMAP_REPLAY_SETUP_VALID_FLAGS || arg->pad)
 		return -EINVAL;
-	if (!arg->nr_maps || arg->nr_maps > ACCMAP_REPLAY_MAPS_MAX)
+	if ((!arg->nr_maps && !svm) || arg->nr_maps > ACCMAP_REPLAY_MAPS_MAX)
 		return -EINVAL;
 	if (arg->va_bits < ACCMAP_REPLAY_VA_BITS_MIN ||
 	    arg->va_bits > ACCMAP_REPLAY_VA_BITS_MAX)
+		return -EINVAL;
+	if (svm ? accmap_svm_check_range(arg->svm_start, arg->svm_size,
+					 arg->va_bits) :
+		  arg->svm_start || arg->svm_size)
 		return -EINVAL;
 	if (arg->format >= ACCMAP_PGT_COUNT)
 		return -EINVAL;
@@ -410,7 +422,19 @@ static int accmap_replay_check_setup(struct accmap_device *adev,
 		return -EOPNOTSUPP;
 	if (arg->as >= (*target)->as_count)
 		return -EINVAL;
+	if (svm && !(*target)->ops->svm_enable)
+		return -EOPNOTSUPP;
 	return 0;
+}
+
+/* Whether a mapping overlaps the SVM range of the setup. */
+static bool accmap_replay_map_in_svm(const struct accmap_replay_map *map,
+				     const struct accmap_replay_setup *arg)
+{
+	if (!(arg->flags & ACCMAP_REPLAY_SETUP_SVM))
+		return false;
+	return map->gpu_va < arg->svm_start + arg->svm_size &&
+	       arg->svm_start < map->gpu_va + map->length;
 }
 
 /**
@@ -447,7 +471,7 @@ int accmap_replay_setup(struct accmap_client *client,
 	if (ret)
 		return ret;
 
-	maps = kvmalloc_array(arg->nr_maps, sizeof(*maps), GFP_KERNEL);
+	maps = kvmalloc_array(max(arg->nr_maps, 1U), sizeof(*maps), GFP_KERNEL);
 	if (!maps)
 		return -ENOMEM;
 	if (copy_from_user(maps, u64_to_user_ptr(arg->maps),
@@ -457,6 +481,8 @@ int accmap_replay_setup(struct accmap_client *client,
 	}
 	for (i = 0; i < arg->nr_maps; i++) {
 		ret = accmap_replay_check_map(&maps[i], arg->va_bits);
+		if (!ret && accmap_replay_map_in_svm(&maps[i], arg))
+			ret = -EINVAL;
 		if (ret) {
 			arg->failed_map = i;
 			goto err_free_maps;
@@ -481,7 +507,8 @@ int accmap_replay_setup(struct accmap_client *client,
 	atomic_inc(&target->sessions);
 	/* From here on the release function undoes whatever was done. */
 
-	s->maps = kvcalloc(arg->nr_maps, sizeof(*s->maps), GFP_KERNEL_ACCOUNT);
+	s->maps = kvcalloc(max(arg->nr_maps, 1U), sizeof(*s->maps),
+			   GFP_KERNEL_ACCOUNT);
 	if (!s->maps) {
 		ret = -ENOMEM;
 		goto err_put_session;
@@ -510,6 +537,17 @@ int accmap_replay_setup(struct accmap_client *client,
 			goto err_put_session;
 		}
 		s->mapped += maps[i].length;
+	}
+	if (arg->flags & ACCMAP_REPLAY_SETUP_SVM) {
+		struct accmap_svm *svm;
+
+		svm = accmap_svm_create(s, arg->svm_start, arg->svm_size);
+		if (IS_ERR(svm)) {
+			ret = PTR_ERR(svm);
+			goto err_put_session;
+		}
+		s->svm = svm;
+		s->mmu_irq = accmap_svm_mmu_irq;
 	}
 	s->root = accmap_pgt_root(s->pgt);
 	pages = accmap_pgt_table_pages(s->pgt);
@@ -692,6 +730,11 @@ int accmap_replay_run(struct accmap_client *client,
 		ret = -ENOENT;
 		goto out;
 	}
+	/* The GPU reaches the creator's memory: only the creator runs it. */
+	if (s->svm && !s->svm->backend->same_mm(s->svm)) {
+		ret = -EPERM;
+		goto out;
+	}
 	/*
 	 * The whole list comes in before any lock is taken: a copy that
 	 * stalls (userfaultfd, FUSE) holds up this caller only.
@@ -755,6 +798,28 @@ int accmap_replay_destroy(struct accmap_client *client,
 		return -ENOENT;
 	accmap_replay_session_put(s);
 	return 0;
+}
+
+/**
+ * accmap_replay_svm() - ACCMAP_IOC_SVM: work on a session's mirror
+ * @client: the calling client
+ * @arg: the argument, in kernel memory
+ *
+ * Return: 0 or a negative errno as documented for ACCMAP_IOC_SVM.
+ */
+int accmap_replay_svm(struct accmap_client *client, struct accmap_svm_op *arg)
+{
+	struct accmap_replay_session *s;
+	int ret;
+
+	if (!accmap_replay_capable())
+		return -EPERM;
+	s = accmap_replay_session_get(client, arg->session);
+	if (!s)
+		return -ENOENT;
+	ret = s->svm ? accmap_svm_ioctl(s->svm, arg) : -EOPNOTSUPP;
+	accmap_replay_session_put(s);
+	return ret;
 }
 
 /**
@@ -934,5 +999,32 @@ int accmap_replay_debugfs_show(struct seq_file *m, void *unused)
 	for (i = 0; i < nr; i++)
 		seq_printf(m, "target\t%s\t%d\n", adev->targets[i]->name,
 			   atomic_read(&adev->targets[i]->sessions));
+	return 0;
+}
+
+/**
+ * accmap_replay_svm_debugfs_show() - the debugfs file "svm"
+ * @m: the file
+ * @unused: unused
+ *
+ * One line per live SVM session: its creator, id, range, bytes the GPU
+ * has entries for (and of those in 2 MiB blocks), and its counters.
+ *
+ * Return: 0.
+ */
+int accmap_replay_svm_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_replay_session *s;
+
+	seq_puts(m, "pid\tcomm\tsession\tstart\tsize\tmapped\thuge\tfaults\tfatal\tinvalidations\tpages_mapped\n");
+	mutex_lock(&adev->replay_lock);
+	list_for_each_entry(s, &adev->replay_sessions, node) {
+		if (!s->svm)
+			continue;
+		seq_printf(m, "%d\t%s\t%u", s->pid, s->comm, s->id);
+		accmap_svm_debugfs_row(m, s->svm);
+	}
+	mutex_unlock(&adev->replay_lock);
 	return 0;
 }

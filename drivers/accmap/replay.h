@@ -23,6 +23,7 @@
 
 struct accmap_device;
 struct accmap_handle;
+struct accmap_svm;
 struct device;
 
 /* ---- page-table formats (replay_pgtable.c) -------------------------- */
@@ -149,6 +150,16 @@ struct accmap_replay_fault {
  *             -ETIMEDOUT, -EINTR (fatal signal), or -EIO if an MMU fault
  *             is pending (reported by @mmu_fault)
  * @mmu_fault: if an MMU fault is pending, fill @f and return true
+ * @svm_enable: optional, for SVM sessions (svm.c): from now on, faults
+ *             on the session's address space are recoverable: the target
+ *             stalls the job, raises the MMU interrupt and calls
+ *             @s->mmu_irq, which may resume it (MMU_IRQ_CLEAR of the bit,
+ *             then AS_COMMAND UNLOCK); while the handler runs, the fault
+ *             is not pending for @wait_irq and @mmu_fault.  Memory the
+ *             session's entries name that add_memory did not give is
+ *             reached through accmap_svm_copy().  0 or -errno
+ * @svm_flush: with @svm_enable: wait until the target uses no translation
+ *             of a page-table entry cleared before the call
  */
 struct accmap_replay_target_ops {
 	int (*open)(struct accmap_replay_session *s);
@@ -166,6 +177,8 @@ struct accmap_replay_target_ops {
 			u32 timeout_us, u32 *seen);
 	bool (*mmu_fault)(struct accmap_replay_session *s,
 			  struct accmap_replay_fault *f);
+	int (*svm_enable)(struct accmap_replay_session *s);
+	void (*svm_flush)(struct accmap_replay_session *s);
 };
 
 /**
@@ -226,6 +239,9 @@ struct accmap_replay_target {
  * @nr_maps:   entries in @maps
  * @maps:      the mappings, each holding a reference on its handle
  * @mapped:    bytes mapped
+ * @svm:       for an SVM session, the mirror of the creator (svm.h)
+ * @mmu_irq:   for an SVM session, its MMU interrupt handler, called by
+ *             the target on a recoverable fault (see @svm_enable)
  * @pid:       thread group id of the creator
  * @comm:      its command name
  */
@@ -247,6 +263,8 @@ struct accmap_replay_session {
 	u32 nr_maps;
 	struct accmap_replay_mapping *maps;
 	u64 mapped;
+	struct accmap_svm *svm;
+	void (*mmu_irq)(struct accmap_replay_session *s);
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 };
@@ -276,7 +294,9 @@ int accmap_replay_run(struct accmap_client *client,
 		      struct accmap_replay_run *arg);
 int accmap_replay_destroy(struct accmap_client *client,
 			  const struct accmap_replay_destroy *arg);
+int accmap_replay_svm(struct accmap_client *client, struct accmap_svm_op *arg);
 int accmap_replay_debugfs_show(struct seq_file *m, void *unused);
+int accmap_replay_svm_debugfs_show(struct seq_file *m, void *unused);
 
 /* ---- the executor (replay_exec.c) ------------------------------------ */
 

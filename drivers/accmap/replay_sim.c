@@ -22,6 +22,17 @@
  * writes to the registers or to its buffers, the model touches no memory
  * but the session's.
  *
+ * Recoverable faults.  For an SVM session (svm_enable), a translation or
+ * permission fault on the session's address space is Mali's recoverable
+ * page fault: the chain latches it, raises the MMU interrupt, marks the
+ * address space stalled and calls the session's handler (@s->mmu_irq,
+ * svm.c) from its own worker, as a threaded interrupt handler would run.
+ * If the handler cleared the interrupt and sent AS_COMMAND UNLOCK, the
+ * access is retried; otherwise the job stays stalled, as for any fault.
+ * Memory the handler mapped is reached through accmap_svm_copy(), under
+ * @mmu_lock, which the driver's svm_flush takes to wait for accesses in
+ * flight.
+ *
  * Concurrency.  Registers live under @lock, a spinlock so that the
  * condition of wait_irq() may take it.  START queues the slot's work item
  * on system_unbound_wq; the work snapshots what it needs under @lock,
@@ -55,6 +66,7 @@
 
 #include "mali_regs.h"
 #include "replay.h"
+#include "svm.h"
 
 /* What the model is: a Mali-G71 MP8 as the HiKey960's driver read it. */
 #define SIM_GPU_ID		0x60a00002
@@ -119,6 +131,9 @@ enum sim_power_domain {
 /* No page-table format: every access through the AS faults. */
 #define SIM_FORMAT_NONE		U32_MAX
 
+/* Recoverable faults one access may take before it stays faulted. */
+#define SIM_FAULT_RETRIES	8
+
 /**
  * struct sim_as - one address space
  * @transtab:      TRANSTAB as written
@@ -130,6 +145,8 @@ enum sim_power_domain {
  * @cur_transcfg:  TRANSCFG latched by UPDATE
  * @faultstatus:   FAULTSTATUS of the last fault
  * @faultaddress:  FAULTADDRESS of the last fault
+ * @stalled:       a recoverable fault stalls the address space until
+ *                 UNLOCK (or a flush) with its interrupt bit clear
  */
 struct sim_as {
 	u64 transtab;
@@ -141,6 +158,7 @@ struct sim_as {
 	u64 cur_transcfg;
 	u32 faultstatus;
 	u64 faultaddress;
+	bool stalled;
 };
 
 struct sim;
@@ -185,6 +203,7 @@ struct sim_slot {
 
 /**
  * struct sim - the model of one session
+ * @s:          the session
  * @lock:       protects every register field: @irq_raw, @irq_mask,
  *              @ready, @latest_flush, @as, the register fields of @js,
  *              @dying; and the writes of @gen.  Never held while reading
@@ -206,8 +225,16 @@ struct sim_slot {
  * @mem:        device frame -> kernel address of memory from add_memory();
  *              entries stay until close; the memory may go once stop has
  *              returned
+ * @mmu_lock:   held by a chain across each translation and the access it
+ *              makes, and by svm_flush: after svm_flush no access uses an
+ *              entry cleared before it.  Nested inside nothing but the
+ *              caller's svm->lock; never held while calling the handler
+ * @recoverable: address spaces whose faults are recoverable (under @lock)
+ * @in_service: address spaces whose fault the handler is servicing: not
+ *              pending for wait_irq() and mmu_fault() (under @lock)
  */
 struct sim {
+	struct accmap_replay_session *s;
 	spinlock_t lock;	/* the registers, see above */
 	u32 gen;
 	bool dying;
@@ -220,6 +247,9 @@ struct sim {
 	wait_queue_head_t irq_wait;
 	struct xarray tables;
 	struct xarray mem;
+	spinlock_t mmu_lock;	/* translations in use, see above */
+	u32 recoverable;
+	u32 in_service;
 };
 
 static const u64 sim_present[SIM_DOMAINS] = {
@@ -639,6 +669,12 @@ static void sim_as_write(struct sim *sim, u32 offset, u32 value)
 			as->cur_memattr = as->memattr;
 			as->cur_transcfg = as->transcfg;
 		}
+		/* A stalled address space resumes once its fault is cleared. */
+		if ((value == MALI_AS_CMD_UNLOCK ||
+		     value == MALI_AS_CMD_FLUSH_PT ||
+		     value == MALI_AS_CMD_FLUSH_MEM) &&
+		    !(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & MALI_MMU_IRQ_FAULT(n)))
+			as->stalled = false;
 		break;
 	}
 }
@@ -757,11 +793,12 @@ static int sim_read_table(void *priv, u64 pa, u64 *val)
  * uncached, which on arm64 is Device memory where an unaligned access -
  * as memcpy() may make - faults.
  */
-static int sim_mem_copy(struct sim *sim, u64 pa, void *buf, size_t len,
-			bool write)
+static int sim_mem_copy(struct sim *sim, u64 va, u64 pa, void *buf,
+			size_t len, bool write)
 {
 	u32 *b = buf;
 
+	lockdep_assert_held(&sim->mmu_lock);
 	if (!IS_ALIGNED(pa | len, sizeof(u32)))
 		return -EFAULT;
 	while (len) {
@@ -775,8 +812,13 @@ static int sim_mem_copy(struct sim *sim, u64 pa, void *buf, size_t len,
 		if (!sim_frame(pa, &frame))
 			return -EFAULT;
 		kva = xa_load(&sim->mem, frame);
-		if (!kva)
-			return -EFAULT;
+		if (!kva) {
+			/* Else only a page the session's mirror mapped there. */
+			if (!sim->s->svm ||
+			    accmap_svm_copy(sim->s->svm, va, pa, b, n, write))
+				return -EFAULT;
+			goto next;
+		}
 		k = (u32 *)(kva + off);
 		for (i = 0; i < n / sizeof(u32); i++) {
 			if (write)
@@ -784,6 +826,8 @@ static int sim_mem_copy(struct sim *sim, u64 pa, void *buf, size_t len,
 			else
 				b[i] = READ_ONCE(k[i]);
 		}
+next:
+		va += n;
 		pa += n;
 		b += n / sizeof(u32);
 		len -= n;
@@ -1009,6 +1053,60 @@ static int sim_translate(struct sim_chain *ch, u64 va, u32 access, u64 *pa,
 	return 0;
 }
 
+/* Whether the fault @ch just took is one a handler may service. */
+static bool sim_fault_recoverable(struct sim_chain *ch)
+{
+	u32 type = ch->fault_status & 0xff;
+
+	return ch->format != SIM_FORMAT_NONE &&
+	       ((type & ~7U) == MALI_FAULT_TRANSLATION(0) ||
+		(type & ~7U) == MALI_FAULT_PERMISSION(0));
+}
+
+/*
+ * Mali's recoverable page fault: latch the fault, raise the interrupt,
+ * stall the address space and run the session's handler.  Returns true
+ * if the handler resumed the address space (the access is retried), false
+ * if the fault stays (the chain ends stalled, as for any fault).
+ */
+static bool sim_recover(struct sim_chain *ch)
+{
+	struct sim *sim = ch->sim;
+	u32 bit = MALI_MMU_IRQ_FAULT(ch->as);
+	struct sim_as *as = &sim->as[ch->as];
+	bool resumed;
+
+	if (!sim->s->mmu_irq || !sim_fault_recoverable(ch))
+		return false;
+	spin_lock(&sim->lock);
+	if (sim->gen != ch->gen || !(sim->recoverable & BIT(ch->as))) {
+		spin_unlock(&sim->lock);
+		return false;
+	}
+	if (!(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & bit)) {
+		as->faultstatus = ch->fault_status;
+		as->faultaddress = ch->fault_address;
+	}
+	sim_raise(sim, ACCMAP_REPLAY_IRQ_MMU, bit);
+	as->stalled = true;
+	sim->in_service |= BIT(ch->as);
+	spin_unlock(&sim->lock);
+
+	sim->s->mmu_irq(sim->s);
+
+	spin_lock(&sim->lock);
+	sim->in_service &= ~BIT(ch->as);
+	resumed = sim->gen == ch->gen && !as->stalled;
+	spin_unlock(&sim->lock);
+	if (!resumed) {
+		/* Waiters skipped the fault while it was in service. */
+		wake_up_all(&sim->irq_wait);
+		return false;
+	}
+	ch->end = SIM_CHAIN_DONE;
+	return true;
+}
+
 /*
  * Reads or writes @len bytes at GPU virtual address @va through the
  * address space, leaf by leaf.  Returns 0, or an error that ended the
@@ -1018,20 +1116,32 @@ static int sim_access(struct sim_chain *ch, u64 va, void *buf, size_t len,
 		      bool write)
 {
 	u32 access = write ? MALI_FAULT_ACCESS_WRITE : MALI_FAULT_ACCESS_READ;
+	struct sim *sim = ch->sim;
+	unsigned int retries = 0;
 
 	while (len) {
 		u64 pa, span;
-		size_t n;
+		size_t n = 0;
 		int ret;
 
 		if (sim_aborted(ch))
 			return -EINTR;
+		spin_lock(&sim->mmu_lock);
 		ret = sim_translate(ch, va, access, &pa, &span);
-		if (ret)
-			return ret;
-		n = min_t(u64, len, span);
-		if (sim_mem_copy(ch->sim, pa, buf, n, write))
+		if (!ret) {
+			n = min_t(u64, len, span);
+			if (sim_mem_copy(sim, va, pa, buf, n, write))
+				ret = -EIO;
+		}
+		spin_unlock(&sim->mmu_lock);
+		if (ret == -EIO)
 			return sim_fail(ch, MALI_JS_STATUS_BUS_FAULT);
+		if (ret) {
+			if (retries++ < SIM_FAULT_RETRIES && sim_recover(ch))
+				continue;
+			return ret;
+		}
+		retries = 0;
 		va += n;
 		buf += n;
 		len -= n;
@@ -1146,6 +1256,18 @@ static bool sim_job_decode(const struct sim_job_le *raw, struct sim_job *job)
 
 	if (raw->flags || raw->pad)
 		return false;
+	if (job->op == ACCMAP_SIM_OP_LIST_SUM_I32) {
+		u64 end;
+
+		/* m: offset of the next pointer, k: of the value, n: nodes. */
+		job->c_bytes = 2 * sizeof(u32);
+		return job->m < ACCMAP_SIM_DIM_MAX && job->k < ACCMAP_SIM_DIM_MAX &&
+		       IS_ALIGNED(job->m, sizeof(u64)) &&
+		       IS_ALIGNED(job->k, sizeof(u32)) && job->n &&
+		       job->n <= ACCMAP_SIM_ELEMS_MAX && !job->b &&
+		       IS_ALIGNED(job->c, sizeof(u32)) &&
+		       !check_add_overflow(job->c, job->c_bytes, &end);
+	}
 	if (!job->m || !job->n || !job->k || job->m > ACCMAP_SIM_DIM_MAX ||
 	    job->n > ACCMAP_SIM_DIM_MAX || job->k > ACCMAP_SIM_DIM_MAX)
 		return false;
@@ -1207,6 +1329,41 @@ static void sim_le32_to_cpu(u32 *v, u64 bytes)
 }
 
 /*
+ * LIST_SUM_I32: follows the list from A, each node's next pointer and
+ * value read through the address space, and writes {sum, nodes} to C.
+ * A node whose fields are misaligned, or more than n nodes, fail the job.
+ */
+static int sim_list_sum(struct sim_chain *ch, const struct sim_job *job)
+{
+	u64 node = job->a, next_va, val_va;
+	u32 sum = 0, count = 0;
+	__le32 out[2], v;
+	__le64 next;
+	int ret;
+
+	while (node) {
+		if (count == job->n ||
+		    check_add_overflow(node, (u64)job->m, &next_va) ||
+		    check_add_overflow(node, (u64)job->k, &val_va) ||
+		    !IS_ALIGNED(next_va, sizeof(u64)) ||
+		    !IS_ALIGNED(val_va, sizeof(u32)))
+			return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
+		ret = sim_access(ch, val_va, &v, sizeof(v), false);
+		if (ret)
+			return ret;
+		ret = sim_access(ch, next_va, &next, sizeof(next), false);
+		if (ret)
+			return ret;
+		sum += le32_to_cpu(v);
+		count++;
+		node = le64_to_cpu(next);
+	}
+	out[0] = cpu_to_le32(sum);
+	out[1] = cpu_to_le32(count);
+	return sim_access(ch, job->c, out, sizeof(out), true);
+}
+
+/*
  * Runs an ACCMAP_SIM_JOB_TYPE job: reads A and B into kernel buffers,
  * computes, writes C.  Returns 0 or an error that ended the chain.
  */
@@ -1224,6 +1381,8 @@ static int sim_compute(struct sim_chain *ch, u64 jd)
 		return ret;
 	if (!sim_job_decode(&raw, &job))
 		return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
+	if (job.op == ACCMAP_SIM_OP_LIST_SUM_I32)
+		return sim_list_sum(ch, &job);
 
 	a = kvmalloc(job.a_bytes, GFP_KERNEL);
 	b = kvmalloc(job.b_bytes, GFP_KERNEL);
@@ -1407,9 +1566,11 @@ static void sim_slot_work(struct work_struct *work)
 
 /* ---- interrupts --------------------------------------------------------- */
 
-static bool sim_mmu_pending(struct sim *sim)
+/* MMU faults pending, but for those the handler is servicing. */
+static u32 sim_mmu_pending(struct sim *sim)
 {
-	return sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & SIM_AS_PRESENT;
+	return sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & SIM_AS_PRESENT &
+	       ~sim->in_service;
 }
 
 /* Whether wait_irq() has something to return; may take the lock. */
@@ -1499,7 +1660,7 @@ static bool sim_mmu_fault_pending(struct accmap_replay_session *s,
 	bool ret = false;
 
 	spin_lock(&sim->lock);
-	pending = sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & SIM_AS_PRESENT;
+	pending = sim_mmu_pending(sim);
 	if (pending) {
 		f->as = __ffs(pending);
 		f->status = sim->as[f->as].faultstatus;
@@ -1529,7 +1690,9 @@ static int sim_open(struct accmap_replay_session *s)
 	sim = kzalloc(sizeof(*sim), GFP_KERNEL_ACCOUNT);
 	if (!sim)
 		return -ENOMEM;
+	sim->s = s;
 	spin_lock_init(&sim->lock);
+	spin_lock_init(&sim->mmu_lock);
 	init_waitqueue_head(&sim->irq_wait);
 	xa_init(&sim->tables);
 	xa_init(&sim->mem);
@@ -1598,6 +1761,38 @@ static void sim_close(struct accmap_replay_session *s)
 	kfree(sim);
 }
 
+/**
+ * sim_svm_enable() - make the session's faults recoverable
+ * @s: an SVM session, its mmu_irq set
+ *
+ * Return: 0.
+ */
+static int sim_svm_enable(struct accmap_replay_session *s)
+{
+	struct sim *sim = sim_of(s);
+
+	spin_lock(&sim->lock);
+	sim->recoverable |= BIT(s->as);
+	spin_unlock(&sim->lock);
+	return 0;
+}
+
+/**
+ * sim_svm_flush() - wait for accesses that may use cleared entries
+ * @s: the session
+ *
+ * The model caches no translation: an access translates and copies under
+ * @mmu_lock, so once the lock has been had, every later access walks the
+ * tables as they are now.
+ */
+static void sim_svm_flush(struct accmap_replay_session *s)
+{
+	struct sim *sim = sim_of(s);
+
+	spin_lock(&sim->mmu_lock);
+	spin_unlock(&sim->mmu_lock);
+}
+
 /*
  * The model's target operations.  Device addresses are CPU physical
  * addresses (no dma_dev); table pages come from sim_pgt_ops.
@@ -1612,6 +1807,8 @@ const struct accmap_replay_target_ops accmap_sim_ops = {
 	.write32 = sim_write32,
 	.wait_irq = sim_wait_irq,
 	.mmu_fault = sim_mmu_fault_pending,
+	.svm_enable = sim_svm_enable,
+	.svm_flush = sim_svm_flush,
 };
 
 /**

@@ -9,8 +9,11 @@
  * its import; a 2-D sub-rectangle goes in and out with strided copies; a
  * buffer of the demo's own memory is pinned with FROM_VA; a cached buffer
  * gets a cache write-back; the heaps and the page pool are queried.
- * Last, a small matrix multiply is recorded on the software Mali model
- * (replay target "sim") and replayed with new inputs.
+ * Then a small matrix multiply is recorded on the software Mali model
+ * (replay target "sim") and replayed with new inputs.  Last, shared
+ * virtual memory: a session that mirrors the demo's own address space
+ * sums a linked list of malloc()'ed nodes and multiplies malloc()'ed
+ * matrices, the GPU following plain CPU pointers, nothing copied.
  *
  * One line per step.  Exits 0 only if every step worked; otherwise 1, after
  * a line naming the failing step.
@@ -23,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +67,17 @@
 /* The recorded job: C = A x B, MAT_N x MAT_N int32. */
 #define MAT_N		32U
 #define MAT_ELEMS	(MAT_N * MAT_N)
+
+/* The SVM step: a list of malloc()'ed nodes, and a matmul of this size. */
+#define LIST_NODES	10000U
+#define SVM_N		100U
+/*
+ * The mirrored range: from 64 KiB up to 64 KiB short of the end of user
+ * space, whatever the page size; the end is found by halving from 2^48
+ * until the kernel takes it (2^48 on arm64, 2^47 on amd64).
+ */
+#define SVM_START	0x10000ULL
+#define SVM_TOP		(1ULL << 48)
 
 static int step;
 static const char *step_name = "start";
@@ -304,6 +320,160 @@ out:
 	accmap_rec_free(back);
 	accmap_rec_free(rec);
 	free(file);
+	accmap_close(dev);
+	return status;
+}
+
+/* A node of the list the GPU sums: a plain C struct, CPU pointers. */
+struct demo_node {
+	int32_t value;
+	struct demo_node *next;
+};
+
+/* Runs the job whose descriptor is at @desc in SVM session @session. */
+static int svm_run(int dev, uint32_t session, const struct simdrv_gpu *gpu,
+		   const uint8_t *desc, struct accmap_replay_run *run)
+{
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct simdrv_submit sub = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .slot = 0,
+		.head = (uintptr_t)desc, .timeout_us = 10000000,
+	};
+	uint32_t n = simdrv_build_ops(gpu, &sub, ops);
+
+	return accmap_replay_run(dev, session, ops, n, run);
+}
+
+/* The last step: shared virtual memory, the GPU on malloc()'ed memory. */
+static int shared_memory(void)
+{
+	struct accmap_replay_setup setup = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
+		.flags = ACCMAP_REPLAY_SETUP_SVM, .svm_start = SVM_START,
+	};
+	unsigned long long top = SVM_TOP;
+	struct accmap_svm_op q = { .op = ACCMAP_SVM_OP_QUERY };
+	struct demo_node *head = NULL, *node;
+	int32_t *a = NULL, *b = NULL, *c = NULL, *want = NULL, *result = NULL;
+	struct accmap_replay_target_info info;
+	struct accmap_replay_run run;
+	struct simdrv_gpu gpu;
+	struct accmap_sim_job job;
+	uint8_t *desc = NULL;
+	int dev = -1, ret, status = EXIT_FAILURE;
+	int32_t sum = 0;
+	uint32_t i, j, k;
+
+	begin("svm");
+	ret = accmap_open(&dev);
+	if (ret)
+		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	for (; !ret && top > SVM_START; top /= 2) {
+		setup.svm_size = top - 0x10000ULL - SVM_START;
+		ret = accmap_replay_setup(dev, &setup);
+		if (ret != -EINVAL)
+			break;
+		ret = 0;
+	}
+	if (ret || !setup.session) {
+		fail(ret, "an SVM session on \"%s\"", SIMDRV_TARGET);
+		goto out;
+	}
+	ret = simdrv_probe(dev, setup.session, info.gpu_id, &gpu);
+	if (ret) {
+		fail(ret, "probing the model");
+		goto out;
+	}
+
+	/* A linked list, built the way any C program builds one. */
+	for (i = 0; i < LIST_NODES; i++) {
+		node = malloc(sizeof(*node));
+		if (!node) {
+			fail(-ENOMEM, "malloc");
+			goto out;
+		}
+		node->value = (int32_t)(i * 7 % 1000) - 500;
+		node->next = head;
+		head = node;
+		sum += node->value;
+	}
+	desc = aligned_alloc(64, 4096);
+	result = calloc(2, sizeof(*result));
+	if (!desc || !result) {
+		fail(-ENOMEM, "aligned_alloc");
+		goto out;
+	}
+	job = (struct accmap_sim_job) {
+		.op = ACCMAP_SIM_OP_LIST_SUM_I32, .n = LIST_NODES,
+		.m = offsetof(struct demo_node, next),
+		.k = offsetof(struct demo_node, value),
+		.a = (uintptr_t)head, .c = (uintptr_t)result,
+	};
+	simdrv_encode_job(desc, &job, 0);
+	ret = svm_run(dev, setup.session, &gpu, desc, &run);
+	if (ret || result[0] != sum || result[1] != (int32_t)LIST_NODES) {
+		fail(ret, "list sum: reason %u, fault at %#llx; GPU says %d over %d nodes, CPU %d",
+		     run.reason, (unsigned long long)run.fault_addr, result[0], result[1], sum);
+		goto out;
+	}
+	say("svm", "session %u mirrors this process over [%#llx, %#llx)", setup.session,
+	    SVM_START, SVM_START + (unsigned long long)setup.svm_size);
+	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d, as the CPU",
+	    LIST_NODES, sum);
+
+	a = malloc(SVM_N * SVM_N * sizeof(*a));
+	b = malloc(SVM_N * SVM_N * sizeof(*b));
+	c = malloc(SVM_N * SVM_N * sizeof(*c));
+	want = calloc(SVM_N * SVM_N, sizeof(*want));
+	if (!a || !b || !c || !want) {
+		fail(-ENOMEM, "malloc");
+		goto out;
+	}
+	for (i = 0; i < SVM_N * SVM_N; i++) {
+		a[i] = (int32_t)(i % 17) - 8;
+		b[i] = (int32_t)(i % 13) - 6;
+	}
+	for (i = 0; i < SVM_N; i++)
+		for (k = 0; k < SVM_N; k++)
+			for (j = 0; j < SVM_N; j++)
+				want[i * SVM_N + j] += a[i * SVM_N + k] * b[k * SVM_N + j];
+	job = (struct accmap_sim_job) {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = SVM_N, .n = SVM_N, .k = SVM_N,
+		.a = (uintptr_t)a, .b = (uintptr_t)b, .c = (uintptr_t)c,
+	};
+	simdrv_encode_job(desc, &job, 0);
+	ret = svm_run(dev, setup.session, &gpu, desc, &run);
+	if (ret || memcmp(c, want, SVM_N * SVM_N * sizeof(*c))) {
+		fail(ret, "%ux%u matmul on malloc()'ed arrays: reason %u, or C differs",
+		     SVM_N, SVM_N, run.reason);
+		goto out;
+	}
+	q.session = setup.session;
+	ret = ioctl(dev, ACCMAP_IOC_SVM, &q) ? -errno : 0;
+	if (ret) {
+		fail(ret, "ACCMAP_IOC_SVM query");
+		goto out;
+	}
+	say("svm", "%ux%u int32 matmul on three malloc()'ed arrays matches the CPU, %.2f ms",
+	    SVM_N, SVM_N, ms(run.elapsed_ns));
+	say("svm", "%llu GPU faults serviced, %llu KiB GPU-mapped, no copy, nothing pinned",
+	    (unsigned long long)q.faults, (unsigned long long)q.mapped_bytes >> 10);
+	status = EXIT_SUCCESS;
+out:
+	while (head) {
+		node = head->next;
+		free(head);
+		head = node;
+	}
+	free(desc);
+	free(result);
+	free(a);
+	free(b);
+	free(c);
+	free(want);
+	if (setup.session)
+		accmap_replay_destroy(dev, setup.session);
 	accmap_close(dev);
 	return status;
 }
@@ -591,6 +761,10 @@ int main(void)
 
 	/* ---- a GPU job, recorded and replayed with new inputs ---- */
 	if (record_and_replay())
+		return EXIT_FAILURE;
+
+	/* ---- shared virtual memory: the GPU on the demo's own pointers ---- */
+	if (shared_memory())
 		return EXIT_FAILURE;
 
 	printf("accmap-demo: all %d steps passed\n", step);

@@ -27,6 +27,7 @@
 
 #include "../mali_regs.h"
 #include "../replay.h"
+#include "../svm.h"
 
 #define FX_PAGES	64	/* buffer pages a test may allocate */
 #define FX_TABLES	64	/* table pages of the hand-built tables */
@@ -1668,3 +1669,520 @@ static struct kunit_suite sim_suite = {
 };
 
 kunit_test_suite(sim_suite);
+
+/* ---- SVM: the fault service and invalidation against the model ------ */
+
+/*
+ * An SVM mirror on the model with a backend of the test's own: a fake
+ * process whose "CPU page table" is @page[] (SVM_PAGES pages from
+ * SVM_BASE) and one 2 MiB block at SVM_BLOCK.  The mirror's code (svm.c)
+ * and the model are the real ones; only where pages come from is faked.
+ */
+#define SVM_BASE	0x10000000ULL
+#define SVM_PAGES	16
+#define SVM_BLOCK	0x10200000ULL
+#define SVM_END		(SVM_BLOCK + SZ_2M)
+
+struct fake_mm {
+	struct accmap_svm *svm;
+	struct page *page[SVM_PAGES];
+	bool write[SVM_PAGES];
+	struct page *block;
+	bool fault_in;
+	unsigned int backend_faults;
+};
+
+/* The fake CPU mapping of @va: its page, writable or not, its order. */
+static struct page *fake_lookup(struct fake_mm *fm, u64 va, bool *write,
+				u8 *order)
+{
+	*order = 0;
+	*write = true;
+	if (va >= SVM_BLOCK && va < SVM_END && fm->block) {
+		*order = get_order(SZ_2M);
+		return nth_page(fm->block, (va - SVM_BLOCK) >> PAGE_SHIFT);
+	}
+	if (va >= SVM_BASE && va < SVM_BASE + SVM_PAGES * PAGE_SIZE) {
+		unsigned int i = (va - SVM_BASE) >> PAGE_SHIFT;
+
+		*write = fm->write[i];
+		return fm->page[i];
+	}
+	return NULL;
+}
+
+static int fake_fault(struct accmap_svm *svm, u64 addr, bool write, u64 start,
+		      u64 end)
+{
+	struct fake_mm *fm = svm->bpriv;
+	unsigned long n = (end - start) >> PAGE_SHIFT, i;
+	struct accmap_svm_pfn *pfns;
+	int ret;
+
+	fm->backend_faults++;
+	pfns = kcalloc(n, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		u64 va = start + i * PAGE_SIZE;
+		struct accmap_svm_pfn *p = &pfns[i];
+
+		p->page = fake_lookup(fm, va, &p->write, &p->order);
+		if (va != addr)
+			continue;
+		if (!p->page && fm->fault_in &&
+		    va < SVM_BASE + SVM_PAGES * PAGE_SIZE) {
+			unsigned int k = (va - SVM_BASE) >> PAGE_SHIFT;
+
+			fm->page[k] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+			fm->write[k] = true;
+			p->page = fm->page[k];
+			p->write = true;
+		}
+		if (!p->page || (write && !p->write)) {
+			kfree(pfns);
+			return -EFAULT;
+		}
+	}
+	ret = accmap_svm_install(svm, start, pfns, n, NULL, NULL);
+	kfree(pfns);
+	return ret;
+}
+
+static int fake_prefetch(struct accmap_svm *svm, u64 start, u64 end,
+			 bool write)
+{
+	return -EOPNOTSUPP;
+}
+
+static bool fake_same_mm(struct accmap_svm *svm)
+{
+	return true;
+}
+
+static void fake_destroy(struct accmap_svm *svm)
+{
+}
+
+static const struct accmap_svm_backend fake_backend = {
+	.fault = fake_fault,
+	.populate = fake_prefetch,
+	.same_mm = fake_same_mm,
+	.destroy = fake_destroy,
+};
+
+static int fake_mm_init(struct kunit_resource *res, void *context)
+{
+	struct sim_fixture *fx = context;
+	struct fake_mm *fm;
+	unsigned int i;
+
+	fm = kzalloc(sizeof(*fm), GFP_KERNEL);
+	if (!fm)
+		return -ENOMEM;
+	for (i = 0; i < SVM_PAGES; i++) {
+		fm->page[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		fm->write[i] = true;
+		if (!fm->page[i])
+			goto err;
+	}
+	fm->svm = accmap_svm_create_with(&fx->s, SVM_BASE, SVM_END - SVM_BASE,
+					 &fake_backend, fm);
+	if (IS_ERR(fm->svm))
+		goto err;
+	fx->s.svm = fm->svm;
+	fx->s.mmu_irq = accmap_svm_mmu_irq;
+	res->data = fm;
+	return 0;
+err:
+	for (i = 0; i < SVM_PAGES; i++)
+		if (fm->page[i])
+			__free_page(fm->page[i]);
+	kfree(fm);
+	return -ENOMEM;
+}
+
+/* Freed before the fixture: the mirror goes before the model closes. */
+static void fake_mm_free(struct kunit_resource *res)
+{
+	struct fake_mm *fm = res->data;
+	unsigned int i;
+
+	fm->svm->s->svm = NULL;
+	accmap_svm_destroy(fm->svm);
+	for (i = 0; i < SVM_PAGES; i++)
+		if (fm->page[i])
+			__free_page(fm->page[i]);
+	if (fm->block)
+		__free_pages(fm->block, get_order(SZ_2M));
+	kfree(fm);
+}
+
+/* A model whose session mirrors the fake process; AS 0 set up. */
+static struct fake_mm *new_svm(struct kunit *test, struct sim_fixture **fxp)
+{
+	struct sim_fixture *fx = new_fixture(test);
+	struct fake_mm *fm;
+
+	fx->pgt = accmap_pgt_create(ACCMAP_PGT_MALI_AARCH64_4K, 48,
+				    fx->ops->pgt_alloc, &fx->s);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fx->pgt);
+	fx->s.pgt = fx->pgt;
+	fm = kunit_alloc_resource(test, fake_mm_init, fake_mm_free, GFP_KERNEL,
+				  fx);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fm);
+	fx_unmask(fx);
+	fx_setup_as(fx, 0);
+	*fxp = fx;
+	return fm;
+}
+
+static u64 svm_va(unsigned int page)
+{
+	return SVM_BASE + (u64)page * PAGE_SIZE;
+}
+
+static __le32 *svm_word(struct fake_mm *fm, u64 va)
+{
+	bool w;
+	u8 o;
+	struct page *p = fake_lookup(fm, va, &w, &o);
+
+	return p ? (__le32 *)page_address(p) + offset_in_page(va) / 4 : NULL;
+}
+
+/* Little-endian words into a descriptor the test fills in place. */
+static void jd_le32(u8 *p, u32 v)
+{
+	*(__le32 *)p = cpu_to_le32(v);
+}
+
+static void jd_le64(u8 *p, u64 v)
+{
+	jd_le32(p, lower_32_bits(v));
+	jd_le32(p + 4, upper_32_bits(v));
+}
+
+static void svm_put32(struct fake_mm *fm, u64 va, u32 v)
+{
+	*svm_word(fm, va) = cpu_to_le32(v);
+}
+
+static u32 svm_get32(struct fake_mm *fm, u64 va)
+{
+	return le32_to_cpu(*svm_word(fm, va));
+}
+
+/* A VADD job of @n words at page 0: C(@c) = A(@a) + B(@b). */
+static void svm_put_vadd(struct fake_mm *fm, u64 a, u64 b, u64 c, u32 n)
+{
+	u8 *jd = page_address(fm->page[0]);
+	u8 *p = jd + ACCMAP_SIM_JOB_OFFSET;
+
+	memset(jd, 0, 128);
+	jd[MALI_JD_TYPE_BYTE] = ACCMAP_SIM_JOB_TYPE << 1 | 1;
+	jd_le32(p, ACCMAP_SIM_OP_VADD_I32);
+	jd_le32(p + 8, 1);
+	jd_le32(p + 12, n);
+	jd_le32(p + 16, 1);
+	jd_le64(p + 24, a);
+	jd_le64(p + 32, b);
+	jd_le64(p + 40, c);
+}
+
+static void svm_fill(struct fake_mm *fm, u64 va, u32 n, u32 base)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		svm_put32(fm, va + 4 * i, base + i);
+}
+
+static void svm_set_granule(struct kunit *test, struct fake_mm *fm,
+			    u64 start, u64 size, u32 attrs, u32 granule)
+{
+	struct accmap_svm_op op = {
+		.op = ACCMAP_SVM_OP_SET_ATTR, .start = start, .size = size,
+		.attrs = attrs, .granule = granule,
+	};
+
+	KUNIT_ASSERT_EQ(test, accmap_svm_ioctl(fm->svm, &op), 0);
+}
+
+/* Every page faults in on its own and the job completes, unaware. */
+static void svm_fault_service(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	u32 i;
+
+	svm_set_granule(test, fm, SVM_BASE, SVM_END - SVM_BASE, 0, 12);
+	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 1024);
+	svm_fill(fm, svm_va(1), 1024, 1000);
+	svm_fill(fm, svm_va(2), 1024, 5);
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
+	for (i = 0; i < 1024; i++)
+		KUNIT_ASSERT_EQ(test, svm_get32(fm, svm_va(3) + 4 * i),
+				1005 + 2 * i);
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(0)),
+			(u32)MALI_JS_STATUS_DONE);
+	/* Descriptor, A, B, C: one fault each, in order, none left pending. */
+	KUNIT_EXPECT_EQ(test, atomic64_read(&fm->svm->faults), 4LL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&fm->svm->fatal), 0LL);
+	KUNIT_EXPECT_EQ(test, fm->svm->mapped, 4 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, rd(fx, MALI_MMU_IRQ_RAWSTAT), 0U);
+}
+
+/* A page the process does not map ends the job as an ordinary fault. */
+static void svm_fault_fatal(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	struct accmap_replay_fault f;
+
+	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 16);
+	__free_page(fm->page[2]);
+	fm->page[2] = NULL;
+	fx_start(fx, 2, svm_va(0), 0);
+	f = fx_wait_fault(test, fx);
+	KUNIT_EXPECT_EQ(test, f.as, 0U);
+	KUNIT_EXPECT_EQ(test, f.address, svm_va(2));
+	KUNIT_EXPECT_EQ(test, f.status,
+			fault_code(MALI_FAULT_TRANSLATION(3),
+				   MALI_FAULT_ACCESS_READ));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&fm->svm->fatal), 1LL);
+	/* Stalled, not failed: the slot is still active. */
+	KUNIT_EXPECT_EQ(test, rd(fx, MALI_JS_BASE(2) + MALI_JS_STATUS),
+			(u32)MALI_JS_STATUS_ACTIVE);
+}
+
+/* A read-only page: the GPU reads it, cannot write it, then can. */
+static void svm_write_readonly(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	struct accmap_replay_fault f;
+
+	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 16);
+	svm_fill(fm, svm_va(3), 16, 77);
+	fm->write[3] = false;
+	fx_start(fx, 2, svm_va(0), 0);
+	f = fx_wait_fault(test, fx);
+	KUNIT_EXPECT_EQ(test, f.address, svm_va(3));
+	KUNIT_EXPECT_EQ(test, f.status & 0xf8, (u32)MALI_FAULT_PERMISSION(0));
+	KUNIT_EXPECT_EQ(test, f.status >> MALI_FAULT_ACCESS_SHIFT,
+			(u32)MALI_FAULT_ACCESS_WRITE);
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 77U);
+
+	/* "mprotect": writable now; after a reset the write goes through. */
+	fm->write[3] = true;
+	wr(fx, MALI_GPU_COMMAND, MALI_GPU_CMD_SOFT_RESET);
+	fx_unmask(fx);
+	fx_setup_as(fx, 0);
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 0U);
+}
+
+/*
+ * After an invalidation the GPU sees the new page: an implementation that
+ * left the old entry (or did not wait for the model) would read the old.
+ */
+static void svm_invalidate_refault(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	struct page *old;
+
+	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 16);
+	svm_fill(fm, svm_va(1), 16, 100);
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 100U);
+
+	/* The CPU moves A to another page (migration, COW...). */
+	old = fm->page[1];
+	fm->page[1] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	KUNIT_ASSERT_NOT_NULL(test, fm->page[1]);
+	svm_fill(fm, svm_va(1), 16, 500);
+	mutex_lock(&fm->svm->lock);
+	accmap_svm_invalidate_locked(fm->svm, svm_va(1), svm_va(2));
+	mutex_unlock(&fm->svm->lock);
+	__free_page(old);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&fm->svm->invalidations), 1LL);
+	KUNIT_EXPECT_NULL(test, xa_load(&fm->svm->pages, svm_va(1) >> PAGE_SHIFT));
+
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 500U);
+}
+
+/* A huge CPU page becomes one 2 MiB GPU block, dropped whole. */
+static void svm_huge_block(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+
+	fm->block = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(SZ_2M));
+	if (!fm->block || !IS_ALIGNED(page_to_phys(fm->block), SZ_2M))
+		kunit_skip(test, "no 2 MiB aligned block of memory");
+	svm_put_vadd(fm, SVM_BLOCK + SZ_1M, SVM_BLOCK + SZ_1M, svm_va(3), 16);
+	svm_fill(fm, SVM_BLOCK + SZ_1M, 16, 21);
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3) + 4), 44U);
+	KUNIT_EXPECT_EQ(test, fm->svm->huge, (u64)SZ_2M);
+
+	mutex_lock(&fm->svm->lock);
+	accmap_svm_invalidate_locked(fm->svm, SVM_BLOCK + SZ_1M + PAGE_SIZE,
+				     SVM_BLOCK + SZ_1M + 2 * PAGE_SIZE);
+	mutex_unlock(&fm->svm->lock);
+	KUNIT_EXPECT_EQ(test, fm->svm->huge, 0ULL);
+	KUNIT_EXPECT_NULL(test, xa_load(&fm->svm->pages, SVM_BLOCK >> PAGE_SHIFT));
+}
+
+/* GPU read-only: the GPU may not write even a writable CPU page. */
+static void svm_gpu_ro(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	struct accmap_replay_fault f;
+
+	svm_set_granule(test, fm, svm_va(3), PAGE_SIZE, ACCMAP_SVM_ATTR_GPU_RO, 0);
+	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 16);
+	svm_fill(fm, svm_va(3), 16, 9);
+	fx_start(fx, 2, svm_va(0), 0);
+	f = fx_wait_fault(test, fx);
+	KUNIT_EXPECT_EQ(test, f.address, svm_va(3));
+	KUNIT_EXPECT_EQ(test, f.status >> MALI_FAULT_ACCESS_SHIFT,
+			(u32)MALI_FAULT_ACCESS_WRITE);
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 9U);
+	KUNIT_EXPECT_EQ(test, fm->svm->nr_ranges, 3U);
+}
+
+/* Attribute ranges split, merge back, and are bounded. */
+static void svm_attr_ranges(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	struct accmap_svm_op op = { .op = ACCMAP_SVM_OP_SET_ATTR };
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < 300 && !ret; i++) {
+		op.start = SVM_BLOCK + 2 * i * PAGE_SIZE;
+		op.size = PAGE_SIZE;
+		op.attrs = ACCMAP_SVM_ATTR_NO_EXEC;
+		ret = accmap_svm_ioctl(fm->svm, &op);
+	}
+	KUNIT_EXPECT_EQ(test, ret, -ENOSPC);
+	KUNIT_EXPECT_LE(test, fm->svm->nr_ranges,
+			(unsigned int)ACCMAP_SVM_ATTR_RANGES_MAX);
+	op.start = SVM_BASE;
+	op.size = SVM_END - SVM_BASE;
+	op.attrs = 0;
+	KUNIT_EXPECT_EQ(test, accmap_svm_ioctl(fm->svm, &op), 0);
+	KUNIT_EXPECT_EQ(test, fm->svm->nr_ranges, 1U);
+	op.start = SVM_END;
+	KUNIT_EXPECT_EQ(test, accmap_svm_ioctl(fm->svm, &op), -EINVAL);
+	op.start = SVM_BASE + 1;
+	op.size = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, accmap_svm_ioctl(fm->svm, &op), -EINVAL);
+}
+
+/* Under a lock the builder only uses tables made ahead. */
+static void svm_pgt_reserve(struct kunit *test)
+{
+	struct sim_fixture *fx = new_fixture(test);
+
+	fx->pgt = accmap_pgt_create(ACCMAP_PGT_MALI_AARCH64_4K, 48,
+				    fx->ops->pgt_alloc, &fx->s);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, fx->pgt);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_tables_needed(0, SZ_4K), 3UL);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_tables_needed(SZ_2M - SZ_4K, SZ_8K),
+			4UL);
+	accmap_pgt_reserve_only(fx->pgt);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_map(fx->pgt, 0, 0x80000000ULL, SZ_4K,
+					     FX_RO, 0), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_table_pages(fx->pgt), 1UL);
+	KUNIT_ASSERT_EQ(test, accmap_pgt_reserve(fx->pgt, 3), 0);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_map(fx->pgt, 0, 0x80000000ULL, SZ_4K,
+					     FX_RO, 0), 0);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_table_pages(fx->pgt), 4UL);
+	/* Emptied tables become spares: mapping again needs no reserve. */
+	KUNIT_EXPECT_EQ(test, accmap_pgt_unmap(fx->pgt, 0, SZ_4K), (u64)SZ_4K);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_map(fx->pgt, SZ_1G, 0x80000000ULL,
+					     SZ_4K, FX_RO, 0), 0);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_reserve(fx->pgt,
+						 ACCMAP_PGT_SPARE_MAX + 1),
+			-EINVAL);
+}
+
+/* The list-sum job follows plain pointers through the tables. */
+static void svm_list_sum(struct kunit *test)
+{
+	struct sim_fixture *fx;
+	struct fake_mm *fm = new_svm(test, &fx);
+	u8 *jd = page_address(fm->page[0]), *p = jd + ACCMAP_SIM_JOB_OFFSET;
+	u32 i, sum = 0;
+
+	/* 100 nodes 40 bytes apart in page 1: value at 0, next at 8. */
+	for (i = 0; i < 100; i++) {
+		u64 node = svm_va(1) + 40 * i;
+		u64 next = i == 99 ? 0 : svm_va(1) + 40 * (i + 1);
+
+		svm_put32(fm, node, i * 7);
+		svm_put32(fm, node + 8, lower_32_bits(next));
+		svm_put32(fm, node + 12, upper_32_bits(next));
+		sum += i * 7;
+	}
+	memset(jd, 0, 128);
+	jd[MALI_JD_TYPE_BYTE] = ACCMAP_SIM_JOB_TYPE << 1 | 1;
+	jd_le32(p, ACCMAP_SIM_OP_LIST_SUM_I32);
+	jd_le32(p + 8, 8);
+	jd_le32(p + 12, 100);
+	jd_le32(p + 16, 0);
+	jd_le64(p + 24, svm_va(1));
+	jd_le64(p + 40, svm_va(3));
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), sum);
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3) + 4), 100U);
+
+	/* One node too many for n: the job fails, nothing written. */
+	svm_put32(fm, svm_va(3), 0);
+	jd_le32(p + 12, 99);
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_FAILED(2));
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(0)),
+			(u32)MALI_JS_STATUS_DATA_INVALID_FAULT);
+	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 0U);
+}
+
+static struct kunit_case svm_cases[] = {
+	KUNIT_CASE(svm_fault_service),
+	KUNIT_CASE(svm_fault_fatal),
+	KUNIT_CASE(svm_write_readonly),
+	KUNIT_CASE(svm_invalidate_refault),
+	KUNIT_CASE(svm_huge_block),
+	KUNIT_CASE(svm_gpu_ro),
+	KUNIT_CASE(svm_attr_ranges),
+	KUNIT_CASE(svm_pgt_reserve),
+	KUNIT_CASE(svm_list_sum),
+	{}
+};
+
+static struct kunit_suite svm_suite = {
+	.name = "accmap-svm",
+	.test_cases = svm_cases,
+};
+
+kunit_test_suite(svm_suite);

@@ -623,13 +623,13 @@ struct accmap_replay_destroy {
 #define ACCMAP_SVM_OP_PREFETCH		2	/* make a range's GPU entries now */
 #define ACCMAP_SVM_OP_QUERY		3	/* the session's counters */
 
-/* Attributes of a range (struct accmap_svm.attrs). */
+/* Attributes of a range (struct accmap_svm_op.attrs). */
 #define ACCMAP_SVM_ATTR_GPU_RO		(1U << 0)	/* the GPU may not write */
 #define ACCMAP_SVM_ATTR_NO_EXEC		(1U << 1)	/* GPU entries not executable */
 #define ACCMAP_SVM_ATTR_VALID		(ACCMAP_SVM_ATTR_GPU_RO |	\
 					 ACCMAP_SVM_ATTR_NO_EXEC)
 
-/* Preferred locations (struct accmap_svm.location). */
+/* Preferred locations (struct accmap_svm_op.location). */
 #define ACCMAP_SVM_LOC_SYSTEM		0	/* system memory, where the CPU put it */
 
 /* Fault granularity: log2 of the bytes one GPU fault may map. */
@@ -641,7 +641,7 @@ struct accmap_replay_destroy {
 #define ACCMAP_SVM_ATTR_RANGES_MAX	256
 
 /**
- * struct accmap_svm - ACCMAP_IOC_SVM argument
+ * struct accmap_svm_op - ACCMAP_IOC_SVM argument
  * @session:       in: an SVM session of the caller
  * @op:            in: ACCMAP_SVM_OP_*
  * @start:         in: SET_ATTR, PREFETCH: first byte, aligned to the CPU
@@ -663,7 +663,7 @@ struct accmap_replay_destroy {
  * @pages_mapped:  out: CPU pages given GPU entries, ever (faults and
  *                 prefetches; a page mapped again counts again)
  */
-struct accmap_svm {
+struct accmap_svm_op {
 	__u32 session;
 	__u32 op;
 	__u64 start;
@@ -754,6 +754,6 @@ struct accmap_sim_job {
 #define ACCMAP_IOC_REPLAY_SETUP	_IOWR(ACCMAP_IOCTL_MAGIC, 0x0f, struct accmap_replay_setup)
 #define ACCMAP_IOC_REPLAY_RUN	_IOWR(ACCMAP_IOCTL_MAGIC, 0x10, struct accmap_replay_run)
 #define ACCMAP_IOC_REPLAY_DESTROY _IOW(ACCMAP_IOCTL_MAGIC, 0x11, struct accmap_replay_destroy)
-#define ACCMAP_IOC_SVM		_IOWR(ACCMAP_IOCTL_MAGIC, 0x12, struct accmap_svm)
+#define ACCMAP_IOC_SVM		_IOWR(ACCMAP_IOCTL_MAGIC, 0x12, struct accmap_svm_op)
 
 #endif /* _UAPI_LINUX_ACCMAP_H */

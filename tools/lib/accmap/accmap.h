@@ -409,9 +409,10 @@ int accmap_replay_find_target(int fd, const char *name, uint32_t *index,
 /**
  * accmap_replay_setup() - build page tables for a session (ACCMAP_IOC_REPLAY_SETUP)
  * @fd: accmap device file descriptor
- * @setup: in: @maps, @nr_maps, @target, @format, @as, @va_bits (its @flags
- *         and padding are not passed on: the library sends 0); out:
- *         @session and @table_pages on success, @failed_map always
+ * @setup: in: @maps, @nr_maps, @target, @format, @as, @va_bits, @flags,
+ *         @svm_start, @svm_size (padding is not passed on: the library
+ *         sends 0); out: @session and @table_pages on success,
+ *         @failed_map always
  *
  * The input fields are copied into a zeroed argument.  @failed_map is the
  * index of the mapping a failure was caused by, or 0xffffffff.

@@ -412,6 +412,9 @@ int accmap_replay_setup(int fd, struct accmap_replay_setup *setup)
 	arg.format = setup->format;
 	arg.as = setup->as;
 	arg.va_bits = setup->va_bits;
+	arg.flags = setup->flags;
+	arg.svm_start = setup->svm_start;
+	arg.svm_size = setup->svm_size;
 	/* Written by the kernel on failure; this is "no mapping to blame". */
 	arg.failed_map = UINT32_MAX;
 	ret = accmap_ioctl(fd, ACCMAP_IOC_REPLAY_SETUP, &arg);

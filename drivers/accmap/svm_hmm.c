@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: the HMM backend of an SVM mirror.
+ *
+ * The mirror follows its creator's address space through an
+ * mmu_interval_notifier over the mirrored range, and finds pages with
+ * hmm_range_fault(), the pattern of Documentation/mm/hmm.rst: read the
+ * notifier's sequence, fault under the mmap_lock, then install under
+ * svm->lock only if no invalidation came in between.  No page reference
+ * is kept: the notifier is what keeps the GPU off a page that goes.
+ *
+ * It calls svm.c (accmap_svm_install(), accmap_svm_invalidate_locked())
+ * and the mm; nothing else.
+ */
+
+#include <linux/errno.h>
+#include <linux/hmm.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "compat.h"
+#include "replay.h"
+#include "svm.h"
+
+/* How long a fault keeps trying while the range keeps changing. */
+#define SVM_HMM_TIMEOUT_MS	1000
+
+/**
+ * struct svm_hmm - the backend's state
+ * @notifier: the interval notifier over the mirror
+ * @svm:      the mirror
+ * @mm:       the mirrored address space (the notifier holds it grabbed)
+ */
+struct svm_hmm {
+	struct mmu_interval_notifier notifier;
+	struct accmap_svm *svm;
+	struct mm_struct *mm;
+};
+
+static struct svm_hmm *svm_hmm_of(struct accmap_svm *svm)
+{
+	return svm->bpriv;
+}
+
+static bool svm_hmm_invalidate(struct mmu_interval_notifier *mni,
+			       const struct mmu_notifier_range *range,
+			       unsigned long cur_seq)
+{
+	struct svm_hmm *h = container_of(mni, struct svm_hmm, notifier);
+	struct accmap_svm *svm = h->svm;
+
+	if (mmu_notifier_range_blockable(range))
+		mutex_lock(&svm->lock);
+	else if (!mutex_trylock(&svm->lock))
+		return false;
+	mmu_interval_set_seq(mni, cur_seq);
+	accmap_svm_invalidate_locked(svm, range->start, range->end);
+	mutex_unlock(&svm->lock);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops svm_hmm_notifier_ops = {
+	.invalidate = svm_hmm_invalidate,
+};
+
+struct svm_hmm_seq {
+	struct svm_hmm *h;
+	unsigned long seq;
+};
+
+/* Under svm->lock: whether the range changed since hmm_range_fault(). */
+static bool svm_hmm_stale(void *arg)
+{
+	struct svm_hmm_seq *q = arg;
+
+	return mmu_interval_read_retry(&q->h->notifier, q->seq);
+}
+
+/*
+ * Finds the pages of [@start, @end), faulting in those whose flags in
+ * @hmm_pfns ask for it, and installs them.  @hmm_pfns holds the request
+ * flags of each page on entry.
+ */
+static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
+		       unsigned long *hmm_pfns, unsigned long *req,
+		       struct accmap_svm_pfn *pfns)
+{
+	unsigned long npages = (end - start) >> PAGE_SHIFT, i;
+	unsigned long timeout = jiffies + msecs_to_jiffies(SVM_HMM_TIMEOUT_MS);
+	struct svm_hmm *h = svm_hmm_of(svm);
+	struct hmm_range range = {
+		.notifier = &h->notifier,
+		.start = start,
+		.end = end,
+		.hmm_pfns = hmm_pfns,
+		.pfn_flags_mask = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE,
+	};
+	struct svm_hmm_seq q = { .h = h };
+	int ret;
+
+	if (!mmget_not_zero(h->mm))
+		return -ESRCH;
+	for (;;) {
+		if (time_after(jiffies, timeout)) {
+			ret = -EBUSY;
+			break;
+		}
+		memcpy(hmm_pfns, req, npages * sizeof(*hmm_pfns));
+		range.notifier_seq = mmu_interval_read_begin(&h->notifier);
+		mmap_read_lock(h->mm);
+		ret = hmm_range_fault(&range);
+		mmap_read_unlock(h->mm);
+		if (ret == -EBUSY)
+			continue;
+		if (ret)
+			break;
+
+		for (i = 0; i < npages; i++) {
+			unsigned long f = hmm_pfns[i];
+
+			pfns[i].page = NULL;
+			if (!(f & HMM_PFN_VALID) || f & HMM_PFN_ERROR)
+				continue;
+			pfns[i].page = hmm_pfn_to_page(f);
+			pfns[i].write = f & HMM_PFN_WRITE;
+			pfns[i].order = hmm_pfn_to_map_order(f);
+		}
+		q.seq = range.notifier_seq;
+		ret = accmap_svm_install(svm, start, pfns, npages, svm_hmm_stale,
+					 &q);
+		if (ret != -EAGAIN)
+			break;
+	}
+	mmput(h->mm);
+	/* hmm_range_fault() says -EPERM for a write to a read-only VMA. */
+	return ret == -EPERM ? -EFAULT : ret;
+}
+
+/* The arrays of one run over @npages pages. */
+struct svm_hmm_arrays {
+	unsigned long *hmm_pfns;
+	unsigned long *req;
+	struct accmap_svm_pfn *pfns;
+};
+
+static int svm_hmm_arrays_alloc(struct svm_hmm_arrays *a, unsigned long npages)
+{
+	a->hmm_pfns = kvcalloc(npages, sizeof(*a->hmm_pfns), GFP_KERNEL);
+	a->req = kvcalloc(npages, sizeof(*a->req), GFP_KERNEL);
+	a->pfns = kvcalloc(npages, sizeof(*a->pfns), GFP_KERNEL);
+	if (a->hmm_pfns && a->req && a->pfns)
+		return 0;
+	kvfree(a->hmm_pfns);
+	kvfree(a->req);
+	kvfree(a->pfns);
+	return -ENOMEM;
+}
+
+static void svm_hmm_arrays_free(struct svm_hmm_arrays *a)
+{
+	kvfree(a->hmm_pfns);
+	kvfree(a->req);
+	kvfree(a->pfns);
+}
+
+static int svm_hmm_fault(struct accmap_svm *svm, u64 addr, bool write,
+			 u64 start, u64 end)
+{
+	unsigned long npages = (end - start) >> PAGE_SHIFT;
+	struct svm_hmm_arrays a;
+	int ret;
+
+	ret = svm_hmm_arrays_alloc(&a, npages);
+	if (ret)
+		return ret;
+	/* Only the faulting page is faulted in; the rest as they are. */
+	a.req[(addr - start) >> PAGE_SHIFT] = HMM_PFN_REQ_FAULT |
+					      (write ? HMM_PFN_REQ_WRITE : 0);
+	ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns);
+	svm_hmm_arrays_free(&a);
+	return ret;
+}
+
+/*
+ * Sets the request flags of the pages of [@start, @end) by VMA: fault in
+ * what a readable VMA holds, for writing where it is writable and @write.
+ */
+static int svm_hmm_populate_req(struct svm_hmm *h, u64 start, u64 end,
+				bool write, unsigned long *req)
+{
+	struct vm_area_struct *vma;
+	u64 a = start;
+
+	mmap_read_lock(h->mm);
+	while (a < end) {
+		u64 vend, i;
+		unsigned long f;
+
+		vma = find_vma(h->mm, a);
+		if (!vma || vma->vm_start >= end)
+			break;
+		a = max_t(u64, a, vma->vm_start);
+		vend = min_t(u64, vma->vm_end, end);
+		f = 0;
+		if ((vma->vm_flags & VM_READ) &&
+		    !(vma->vm_flags & (VM_IO | VM_PFNMAP)))
+			f = HMM_PFN_REQ_FAULT;
+		if (f && write && (vma->vm_flags & VM_WRITE))
+			f |= HMM_PFN_REQ_WRITE;
+		for (i = a; i < vend; i += PAGE_SIZE)
+			req[(i - start) >> PAGE_SHIFT] = f;
+		a = vend;
+	}
+	mmap_read_unlock(h->mm);
+	return 0;
+}
+
+static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
+			    bool write)
+{
+	unsigned long npages = (end - start) >> PAGE_SHIFT;
+	struct svm_hmm *h = svm_hmm_of(svm);
+	struct svm_hmm_arrays a;
+	int ret;
+
+	ret = svm_hmm_arrays_alloc(&a, npages);
+	if (ret)
+		return ret;
+	if (!mmget_not_zero(h->mm)) {
+		ret = -ESRCH;
+		goto out;
+	}
+	ret = svm_hmm_populate_req(h, start, end, write, a.req);
+	mmput(h->mm);
+	if (!ret)
+		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns);
+	/* The VMAs changed under us: what could be had was had. */
+	if (ret == -EFAULT)
+		ret = 0;
+out:
+	svm_hmm_arrays_free(&a);
+	return ret;
+}
+
+static bool svm_hmm_same_mm(struct accmap_svm *svm)
+{
+	return current->mm == svm_hmm_of(svm)->mm;
+}
+
+static void svm_hmm_destroy(struct accmap_svm *svm)
+{
+	struct svm_hmm *h = svm_hmm_of(svm);
+
+	mmu_interval_notifier_remove(&h->notifier);
+	kfree(h);
+	svm->bpriv = NULL;
+}
+
+static const struct accmap_svm_backend svm_hmm_backend = {
+	.fault = svm_hmm_fault,
+	.populate = svm_hmm_populate,
+	.same_mm = svm_hmm_same_mm,
+	.destroy = svm_hmm_destroy,
+};
+
+/**
+ * accmap_svm_hmm_attach() - mirror the calling process through HMM
+ * @svm: the mirror, its range set
+ *
+ * Return: 0 with @svm's backend set, -ESRCH for a caller without an
+ * address space (a kernel thread), or -ENOMEM.
+ */
+int accmap_svm_hmm_attach(struct accmap_svm *svm)
+{
+	struct svm_hmm *h;
+	int ret;
+
+	if (!current->mm)
+		return -ESRCH;
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return -ENOMEM;
+	h->svm = svm;
+	h->mm = current->mm;
+	ret = mmu_interval_notifier_insert(&h->notifier, h->mm, svm->start,
+					   svm->end - svm->start,
+					   &svm_hmm_notifier_ops);
+	if (ret) {
+		kfree(h);
+		return ret;
+	}
+	svm->backend = &svm_hmm_backend;
+	svm->bpriv = h;
+	return 0;
+}
