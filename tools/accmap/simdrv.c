@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include "simdrv.h"
 
@@ -497,10 +496,7 @@ int simdrv_svm_open(int fd, uint32_t format, uint32_t va_bits, uint64_t start, u
 		return ret;
 	simdrv_svm_setup(&s, svm->target, format, va_bits ? va_bits : SIMDRV_VA_BITS, start,
 			 size);
-	/* Directly: libaccmap's accmap_replay_setup() passes no flags. */
-	do {
-		ret = ioctl(fd, ACCMAP_IOC_REPLAY_SETUP, &s) ? -errno : 0;
-	} while (ret == -EINTR);
+	ret = accmap_replay_setup(fd, &s);
 	if (ret)
 		return ret;
 	svm->session = s.session;

@@ -165,9 +165,9 @@ static void svm_close(struct svm *t)
 
 /* ACCMAP_IOC_SVM; 0 or -errno. */
 static int svm_ioctl(int dev, uint32_t session, uint32_t op, uint64_t start, uint64_t size,
-		     uint32_t attrs, struct accmap_svm *out)
+		     uint32_t attrs, struct accmap_svm_op *out)
 {
-	struct accmap_svm a;
+	struct accmap_svm_op a;
 	int ret;
 
 	memset(&a, 0, sizeof(a));
@@ -182,7 +182,7 @@ static int svm_ioctl(int dev, uint32_t session, uint32_t op, uint64_t start, uin
 	return ret;
 }
 
-static bool svm_query(struct svm *t, struct accmap_svm *q)
+static bool svm_query(struct svm *t, struct accmap_svm_op *q)
 {
 	int ret = svm_ioctl(t->dev, t->sim.session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, q);
 
@@ -316,7 +316,7 @@ static void test_anon_read_write(void)
 	uint32_t *b = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
-	struct accmap_svm q;
+	struct accmap_svm_op q;
 	struct svm t = { .dev = -1 };
 	size_t bad;
 
@@ -395,7 +395,7 @@ static void test_prot_none(void)
 	uint32_t *b = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
-	struct accmap_svm q0, q;
+	struct accmap_svm_op q0, q;
 	struct svm t = { .dev = -1 };
 
 	if (!a || !b || !c || !svm_open(&t) || !svm_query(&t, &q0))
@@ -645,7 +645,7 @@ static void test_fork_cow(void)
 	uint32_t *zero = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
-	struct accmap_svm q0, q;
+	struct accmap_svm_op q0, q;
 	int go[2] = { -1, -1 }, done[2] = { -1, -1 }, status;
 	struct svm t = { .dev = -1 };
 	char byte;
@@ -665,7 +665,7 @@ static void test_fork_cow(void)
 		goto out;
 	if (pid == 0) {
 		struct accmap_replay_run r;
-		struct accmap_svm cq;
+		struct accmap_svm_op cq;
 		int ret;
 
 		/* The parent's session, through the inherited fd: not ours. */
@@ -1007,7 +1007,7 @@ static void test_thp(void)
 	uint32_t *zero = map_anon(SZ_2M, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(SZ_2M, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
-	struct accmap_svm q;
+	struct accmap_svm_op q;
 	struct svm t = { .dev = -1 };
 	long kb;
 
@@ -1068,7 +1068,7 @@ static void test_dontneed(void)
 	uint32_t *zero = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
-	struct accmap_svm q0, q;
+	struct accmap_svm_op q0, q;
 	struct svm t = { .dev = -1 };
 	size_t bad;
 
@@ -1380,7 +1380,7 @@ static void test_pageout_shared(void)
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *f = NULL, *buf = malloc(len);
 	struct accmap_sim_job job;
-	struct accmap_svm q0, q;
+	struct accmap_svm_op q0, q;
 	int fd = memfd_with(len, 22), ret;
 	struct svm t = { .dev = -1 };
 
@@ -1459,7 +1459,7 @@ static void test_move_pages(void)
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
 	int node = -1, to, st = -1, nodes = count_nodes();
-	struct accmap_svm q0, q;
+	struct accmap_svm_op q0, q;
 	void *pages[1];
 	struct svm t = { .dev = -1 };
 	long ret;
@@ -1505,7 +1505,7 @@ static void test_attr_gpu_ro(void)
 	uint32_t *a = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
-	struct accmap_svm s;
+	struct accmap_svm_op s;
 	struct svm t = { .dev = -1 };
 	int ret;
 
@@ -1553,7 +1553,7 @@ static void test_prefetch(void)
 {
 	size_t len = 16 * ps, n = 4 * ps / 4;
 	uint8_t *region = map_anon(len, PROT_READ | PROT_WRITE);
-	struct accmap_svm q0, q, p;
+	struct accmap_svm_op q0, q, p;
 	struct accmap_sim_job job;
 	uint32_t *a, *b, *c;
 	struct svm t = { .dev = -1 };
@@ -1731,7 +1731,7 @@ out:
 		close(dev);
 }
 
-static void svm_expect(int dev, struct accmap_svm *a, int err, const char *what)
+static void svm_expect(int dev, struct accmap_svm_op *a, int err, const char *what)
 {
 	int ret = raw_ioctl(dev, ACCMAP_IOC_SVM, a);
 
@@ -1744,7 +1744,7 @@ static void test_svm_ioctl_errors(void)
 	uint8_t *r = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_replay_setup s;
 	struct accmap_replay_map m;
-	struct accmap_svm a;
+	struct accmap_svm_op a;
 	struct svm t = { .dev = -1 };
 	uint32_t id;
 	int ret;
@@ -2001,7 +2001,7 @@ static void test_debugfs(void)
 	unsigned int pid, session;
 	char row[512], comm[64], *text = NULL;
 	struct accmap_sim_job job;
-	struct accmap_svm q;
+	struct accmap_svm_op q;
 	struct svm t = { .dev = -1 };
 
 	if (!a || !c || !none || !svm_open(&t))
