@@ -108,18 +108,29 @@ static uintptr_t stack_top(void)
 	return top;
 }
 
+/*
+ * The model's VADD adds at most ACCMAP_SIM_DIM_MAX elements: longer ones
+ * run as a chain of jobs, JD_STRIDE bytes apart, at most CHAIN_MAX (2 MiB
+ * of int32).
+ */
+#define JD_STRIDE		128
+#define CHAIN_MAX		128
+
 /**
  * struct svm - a test's SVM session over its whole address space
- * @dev:  the device
- * @sim:  simdrv's session
- * @desc: a job descriptor in malloc'ed memory (SIMDRV_JD_ALIGN aligned)
+ * @dev:   the device
+ * @sim:   simdrv's session
+ * @desc:  room for CHAIN_MAX job descriptors in malloc'ed memory
+ *         (SIMDRV_JD_ALIGN aligned)
+ * @jobs:  descriptors of the last chain run
  * @start: first mirrored byte
- * @size: bytes mirrored
+ * @size:  bytes mirrored
  */
 struct svm {
 	int dev;
 	struct simdrv_svm sim;
 	uint8_t *desc;
+	uint32_t jobs;
 	uint64_t start, size;
 };
 
@@ -131,10 +142,10 @@ static bool svm_open_range(struct svm *t, uint64_t start, uint64_t size)
 	t->dev = am_open();
 	if (t->dev < 0)
 		return false;
-	t->desc = aligned_alloc(SIMDRV_JD_ALIGN, align_up(SIMDRV_JD_SIZE, SIMDRV_JD_ALIGN));
+	t->desc = aligned_alloc(SIMDRV_JD_ALIGN, CHAIN_MAX * JD_STRIDE);
 	if (!CHECK(t->desc, "aligned_alloc"))
 		return false;
-	memset(t->desc, 0, SIMDRV_JD_SIZE);
+	memset(t->desc, 0, CHAIN_MAX * JD_STRIDE);
 	t->start = start;
 	t->size = size;
 	ret = simdrv_svm_open(t->dev, FORMAT, 0, start, size, &t->sim);
@@ -189,19 +200,49 @@ static bool svm_query(struct svm *t, struct accmap_svm_op *q)
 	return CHECK(ret == 0, "SVM QUERY: %s", err_name(ret));
 }
 
-/* Runs one job of the model from t->desc; the run's errno. */
+/*
+ * Runs @job from t->desc, a VADD longer than the model takes as a chain of
+ * jobs over consecutive parts; the run's errno.
+ */
 static int svm_job(struct svm *t, const struct accmap_sim_job *job, struct accmap_replay_run *r)
 {
-	simdrv_encode_job(t->desc, job, 0);
+	uint32_t parts = 1, i;
+
+	if (job->op == ACCMAP_SIM_OP_VADD_I32 && job->n > ACCMAP_SIM_DIM_MAX)
+		parts = (job->n + ACCMAP_SIM_DIM_MAX - 1) / ACCMAP_SIM_DIM_MAX;
+	if (!CHECK(parts <= CHAIN_MAX, "a VADD of %u elements is too long", job->n))
+		parts = CHAIN_MAX;
+	for (i = 0; i < parts; i++) {
+		struct accmap_sim_job part = *job;
+		uint64_t off = (uint64_t)i * ACCMAP_SIM_DIM_MAX * 4;
+		uint8_t *next = i + 1 < parts ? t->desc + (i + 1) * JD_STRIDE : NULL;
+
+		if (parts > 1) {
+			part.n = job->n - i * ACCMAP_SIM_DIM_MAX;
+			if (part.n > ACCMAP_SIM_DIM_MAX)
+				part.n = ACCMAP_SIM_DIM_MAX;
+			part.a += off;
+			part.b += off;
+			part.c += off;
+		}
+		simdrv_encode_job(t->desc + i * JD_STRIDE, &part, (uintptr_t)next);
+	}
+	t->jobs = parts;
 	return simdrv_svm_run(&t->sim, t->desc, JOB_TIMEOUT_US, r);
 }
 
+/* The status of the first job of the last chain that is not DONE, else DONE. */
 static uint32_t job_status(const struct svm *t)
 {
-	const uint8_t *p = t->desc + SIMDRV_JD_EXCEPTION_STATUS;
+	for (uint32_t i = 0; i < t->jobs; i++) {
+		const uint8_t *p = t->desc + i * JD_STRIDE + SIMDRV_JD_EXCEPTION_STATUS;
+		uint32_t st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			      (uint32_t)p[3] << 24;
 
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+		if (st != SIMDRV_JOB_STATUS_DONE)
+			return st;
+	}
+	return SIMDRV_JOB_STATUS_DONE;
 }
 
 /* A job that must complete: the run succeeds and the status is DONE. */
@@ -1311,6 +1352,7 @@ static void test_list_sum(void)
 
 		/* No DONE interrupt comes: the run's wait times out, briefly. */
 		simdrv_encode_job(t.desc, &job, 0);
+		t.jobs = 1;
 		ret = simdrv_svm_run(&t.sim, t.desc, 1000000, &r);
 		CHECK(ret == -ETIMEDOUT && job_status(&t) == 0x58,
 		      "a list longer than n: run %s, job status %#x, expected ETIMEDOUT and 0x58",
