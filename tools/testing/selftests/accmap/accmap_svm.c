@@ -829,6 +829,7 @@ struct unmap_arg {
 	pid_t tid;
 	void *addr;
 	size_t len;
+	unsigned int delay_us;
 	int ret;
 	uint64_t at_ns;
 };
@@ -839,7 +840,7 @@ static void *unmap_thread(void *p)
 
 	if (!wait_in_ioctl(u->tid))
 		tap_diag("could not see the job's thread in ioctl(2)");
-	usleep(20 * 1000);
+	usleep(u->delay_us ? u->delay_us : 20 * 1000);
 	u->at_ns = now_ns();
 	u->ret = munmap(u->addr, u->len) ? -errno : 0;
 	return NULL;
@@ -1396,6 +1397,105 @@ static void test_list_sum(void)
 out:
 	free(out);
 	free_list(all, count);
+	svm_close(&t);
+}
+
+/*
+ * The list walk reads memory from its first node to its last: the second
+ * half of the nodes unmapped a quarter into it is met mid-job.
+ */
+#define WALK_PROBE		65536U
+
+static void test_munmap_during_walk(void)
+{
+	const size_t len = align_up((size_t)ACCMAP_SIM_ELEMS_MAX * sizeof(struct node), ps);
+	struct node *v = map_anon(len, PROT_READ | PROT_WRITE);
+	struct unmap_arg u = { .tid = (pid_t)syscall(SYS_gettid) };
+	uint32_t *out = malloc(8), count, sum = 0;
+	struct accmap_replay_run r;
+	struct accmap_sim_job job;
+	struct svm t = { .dev = -1 };
+	uint64_t t0, probe_ms, walk_ms;
+	uint8_t *half;
+	pthread_t th;
+	int ret;
+
+	if (!v || !CHECK(out, "malloc") || !svm_open(&t))
+		goto out;
+	for (size_t i = 0; i < ACCMAP_SIM_ELEMS_MAX; i++) {
+		v[i].next = &v[i + 1];
+		v[i].value = (int32_t)word(40, i);
+		v[i].pad = 0;
+	}
+	/* How fast the model walks here: a walk of about a second follows. */
+	v[WALK_PROBE - 1].next = NULL;
+	simdrv_list_sum_job(&job, (uintptr_t)v, offsetof(struct node, next),
+			    offsetof(struct node, value), ACCMAP_SIM_ELEMS_MAX, (uintptr_t)out);
+	t0 = now_ns();
+	if (!job_ok(&t, &job, "walking the first 65536 nodes"))
+		goto out;
+	probe_ms = (now_ns() - t0) / 1000000 + 1;
+	v[WALK_PROBE - 1].next = &v[WALK_PROBE];
+	count = probe_ms >= 1000 / (ACCMAP_SIM_ELEMS_MAX / WALK_PROBE) ?
+		(uint32_t)(WALK_PROBE * 1000 / probe_ms) : ACCMAP_SIM_ELEMS_MAX;
+	if (count < WALK_PROBE)
+		count = WALK_PROBE;
+	v[count - 1].next = NULL;
+	for (uint32_t i = 0; i < count; i++)
+		sum += (uint32_t)v[i].value;
+	t0 = now_ns();
+	if (!job_ok(&t, &job, "the whole walk") ||
+	    !CHECK(out[0] == sum && out[1] == count,
+		   "walk: sum %#x over %u nodes, expected %#x over %u", out[0], out[1], sum,
+		   count))
+		goto out;
+	walk_ms = (now_ns() - t0) / 1000000;
+	tap_diag("%u nodes walked in %llu ms (65536 in %llu ms)", count, ull(walk_ms),
+		 ull(probe_ms));
+
+	half = (uint8_t *)v + align_up(count / 2 * sizeof(struct node), ps);
+	u.addr = half;
+	u.len = (uint8_t *)v + len - half;
+	u.delay_us = (unsigned int)(walk_ms * 1000 / 4);
+	out[0] = 0;
+	out[1] = 0;
+	if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
+		goto out;
+	t0 = now_ns();
+	ret = svm_job(&t, &job, &r);
+	pthread_join(th, NULL);
+	CHECK(u.ret == 0, "munmap from the other thread: %s", err_name(u.ret));
+	if (ret == 0) {
+		CHECK(job_status(&t) == SIMDRV_JOB_STATUS_DONE, "job status %#x", job_status(&t));
+		CHECK(out[0] == sum && out[1] == count,
+		      "the walk completed with sum %#x over %u nodes, expected %#x over %u",
+		      out[0], out[1], sum, count);
+		tap_diag("the walk completed before the munmap reached it (%llu ms)",
+			 ull((now_ns() - t0) / 1000000));
+	} else {
+		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
+		      "walk during the munmap: %s, reason %u", err_name(ret), r.reason);
+		CHECK(r.fault_addr >= (uintptr_t)half && r.fault_addr < (uintptr_t)v + len &&
+		      (r.fault_status >> 8 & 3) == ACCESS_READ,
+		      "fault at %#llx (status %#x), outside the unmapped %p+%#zx",
+		      ull(r.fault_addr), r.fault_status, (void *)half, u.len);
+		tap_diag("the walk faulted at node %llu of %u, %llu ms in (munmap at %u ms)",
+			 ull((r.fault_addr - (uintptr_t)v) / sizeof(struct node)), count,
+			 ull((now_ns() - t0) / 1000000), u.delay_us / 1000);
+	}
+	/* From the start again: the first node of the unmapped half faults. */
+	{
+		struct node *first = (struct node *)half;
+
+		ret = svm_job(&t, &job, &r);
+		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT &&
+		      (r.fault_addr == (uintptr_t)&first->next ||
+		       r.fault_addr == (uintptr_t)&first->value),
+		      "walking again: %s, reason %u, fault at %#llx; expected one at the node at %p",
+		      err_name(ret), r.reason, ull(r.fault_addr), (void *)first);
+	}
+out:
+	free(out);
 	svm_close(&t);
 }
 
@@ -2105,6 +2205,7 @@ static const struct tap_test tests[] = {
 	{ "exit_mid_job", test_exit_mid_job },
 	{ "matmul_malloc", test_matmul_malloc },
 	{ "list_sum", test_list_sum },
+	{ "munmap_during_walk", test_munmap_during_walk },
 	{ "pageout_shared", test_pageout_shared },
 	{ "move_pages", test_move_pages },
 	{ "attr_gpu_ro", test_attr_gpu_ro },
