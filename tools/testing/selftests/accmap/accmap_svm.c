@@ -42,6 +42,9 @@
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
 #endif
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE	101
+#endif
 #ifndef MPOL_MF_MOVE
 #define MPOL_MF_MOVE		0x2
 #endif
@@ -1639,6 +1642,75 @@ out:
 	svm_close(&t);
 }
 
+/* The page frame number of @addr from /proc/self/pagemap (root only); 0 if none. */
+static uint64_t page_pfn(const void *addr)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / ps * sizeof(e))) != sizeof(e))
+		e = 0;
+	close(fd);
+	return e >> 63 ? e & ((1ULL << 55) - 1) : 0;
+}
+
+/*
+ * Migration on one NUMA node: MADV_SOFT_OFFLINE migrates a page to a new
+ * frame (and retires the old one), which it cannot do to a pinned page.
+ */
+static void test_migrate_soft_offline(void)
+{
+	size_t len = 4 * ps, n = len / 4;
+	uint32_t *a = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *zero = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
+	struct accmap_sim_job job;
+	struct accmap_svm_op q0, q;
+	struct svm t = { .dev = -1 };
+	uint64_t pfn0, pfn1;
+	int ret;
+
+	if (!a || !zero || !c || !svm_open(&t))
+		goto out;
+	fill_words(a, n, 41);
+	job = vadd(a, zero, c, (uint32_t)n);
+	if (!job_ok(&t, &job, "reading A") || !CHECK(check_words(c, n, 41, 0) == n, "C != A") ||
+	    !svm_query(&t, &q0))
+		goto out;
+	pfn0 = page_pfn(a);
+	ret = madvise(a, ps, MADV_SOFT_OFFLINE);
+	if (ret && (errno == EINVAL || errno == EPERM)) {
+		tap_skip("MADV_SOFT_OFFLINE: %s (kernel without CONFIG_MEMORY_FAILURE?)",
+			 strerror(errno));
+		goto out;
+	}
+	if (!CHECK(ret == 0, "MADV_SOFT_OFFLINE of A's first page, mirrored by the GPU: %s",
+		   strerror(errno)))
+		goto out;
+	pfn1 = page_pfn(a);
+	CHECK(pfn0 && pfn1 && pfn1 != pfn0, "A's first page: pfn %#llx before, %#llx after",
+	      ull(pfn0), ull(pfn1));
+	CHECK(check_words(a, n, 41, 0) == n, "A changed on the CPU by the migration");
+	tap_diag("soft offline moved pfn %#llx to %#llx", ull(pfn0), ull(pfn1));
+	if (!svm_query(&t, &q))
+		goto out;
+	CHECK(q.invalidations > q0.invalidations, "invalidations %llu -> %llu across the migration",
+	      ull(q0.invalidations), ull(q.invalidations));
+	/* The CPU writes the new page; the GPU must read it, not the old frame. */
+	fill_words(a, n, 42);
+	memset(c, 0, len);
+	q0 = q;
+	if (job_ok(&t, &job, "reading A after its first page migrated"))
+		CHECK(check_words(c, n, 42, 0) == n, "the GPU read other than the migrated page");
+	if (svm_query(&t, &q))
+		CHECK(q.faults > q0.faults, "faults %llu -> %llu: the GPU did not re-fault",
+		      ull(q0.faults), ull(q.faults));
+out:
+	svm_close(&t);
+}
+
 /* ==== ACCMAP_IOC_SVM ==== */
 
 static void test_attr_gpu_ro(void)
@@ -2208,6 +2280,7 @@ static const struct tap_test tests[] = {
 	{ "munmap_during_walk", test_munmap_during_walk },
 	{ "pageout_shared", test_pageout_shared },
 	{ "move_pages", test_move_pages },
+	{ "migrate_soft_offline", test_migrate_soft_offline },
 	{ "attr_gpu_ro", test_attr_gpu_ro },
 	{ "prefetch", test_prefetch },
 	{ "debugfs", test_debugfs },
