@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -834,8 +835,47 @@ struct unmap_arg {
 	size_t len;
 	unsigned int delay_us;
 	int ret;
-	uint64_t at_ns;
+	uint64_t at_ns, done_ns;
+	bool watch;
 };
+
+/* Kernel stacks of the tasks whose stack mentions accmap: what a hung job waits for. */
+static void dump_accmap_stacks(void)
+{
+	char path[600], buf[4096];
+	struct dirent *p, *t;
+	DIR *procs = opendir("/proc"), *tasks;
+
+	while (procs && (p = readdir(procs))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		tasks = opendir(path);
+		while (tasks && (t = readdir(tasks))) {
+			ssize_t n;
+			int fd;
+
+			if (t->d_name[0] < '0' || t->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/task/%s/stack", p->d_name,
+				 t->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			if (strstr(buf, "accmap") || strstr(buf, "sim_") || strstr(buf, "svm"))
+				tap_diag("task %s/%s:\n%s", p->d_name, t->d_name, buf);
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	if (procs)
+		closedir(procs);
+}
 
 static void *unmap_thread(void *p)
 {
@@ -846,6 +886,16 @@ static void *unmap_thread(void *p)
 	usleep(u->delay_us ? u->delay_us : 20 * 1000);
 	u->at_ns = now_ns();
 	u->ret = munmap(u->addr, u->len) ? -errno : 0;
+	u->done_ns = now_ns();
+	/* A job still running 3 s on: say where the kernel is. */
+	if (u->watch) {
+		for (int i = 0; i < 300 && in_syscall(u->tid) == SYS_ioctl; i++)
+			usleep(10 * 1000);
+		if (in_syscall(u->tid) == SYS_ioctl) {
+			tap_diag("the job still runs 3 s after the munmap; kernel stacks:");
+			dump_accmap_stacks();
+		}
+	}
 	return NULL;
 }
 
@@ -1460,6 +1510,7 @@ static void test_munmap_during_walk(void)
 	u.addr = half;
 	u.len = (uint8_t *)v + len - half;
 	u.delay_us = (unsigned int)(walk_ms * 1000 / 4);
+	u.watch = true;
 	out[0] = 0;
 	out[1] = 0;
 	if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
@@ -1477,7 +1528,9 @@ static void test_munmap_during_walk(void)
 			 ull((now_ns() - t0) / 1000000));
 	} else {
 		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
-		      "walk during the munmap: %s, reason %u", err_name(ret), r.reason);
+		      "walk during the munmap: %s, reason %u, after %llu ms (munmap at %u ms, took %llu ms)",
+		      err_name(ret), r.reason, ull((now_ns() - t0) / 1000000), u.delay_us / 1000,
+		      ull((u.done_ns - u.at_ns) / 1000000));
 		CHECK(r.fault_addr >= (uintptr_t)half && r.fault_addr < (uintptr_t)v + len &&
 		      (r.fault_status >> 8 & 3) == ACCESS_READ,
 		      "fault at %#llx (status %#x), outside the unmapped %p+%#zx",
