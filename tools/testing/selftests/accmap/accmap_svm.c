@@ -1527,9 +1527,11 @@ static void test_munmap_during_walk(void)
 		tap_diag("the walk completed before the munmap reached it (%llu ms)",
 			 ull((now_ns() - t0) / 1000000));
 	} else {
+		/* Job status 0x58 here: the walk read nodes that were not the list. */
 		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
-		      "walk during the munmap: %s, reason %u, after %llu ms (munmap at %u ms, took %llu ms)",
-		      err_name(ret), r.reason, ull((now_ns() - t0) / 1000000), u.delay_us / 1000,
+		      "walk during the munmap: %s, reason %u, job status %#x, out {%#x, %u}, after %llu ms (munmap at %u ms, took %llu ms)",
+		      err_name(ret), r.reason, job_status(&t), out[0], out[1],
+		      ull((now_ns() - t0) / 1000000), u.delay_us / 1000,
 		      ull((u.done_ns - u.at_ns) / 1000000));
 		CHECK(r.fault_addr >= (uintptr_t)half && r.fault_addr < (uintptr_t)v + len &&
 		      (r.fault_status >> 8 & 3) == ACCESS_READ,
