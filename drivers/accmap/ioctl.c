@@ -572,6 +572,8 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	BUILD_BUG_ON(sizeof(karg) != ACCMAP_IOCTL_MAX_ARG);
 	BUILD_BUG_ON(offsetofend(struct accmap_info, pad2) !=
 		     ACCMAP_INFO_SIZE_VER1);
+	BUILD_BUG_ON(offsetofend(struct accmap_replay_setup, pad) !=
+		     ACCMAP_REPLAY_SETUP_SIZE_VER1);
 
 	if (_IOC_TYPE(cmd) != ACCMAP_IOCTL_MAGIC || nr >= ARRAY_SIZE(accmap_ioctls))
 		return -ENOTTY;

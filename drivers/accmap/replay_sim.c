@@ -1129,7 +1129,9 @@ static int sim_access(struct sim_chain *ch, u64 va, void *buf, size_t len,
 		spin_lock(&sim->mmu_lock);
 		ret = sim_translate(ch, va, access, &pa, &span);
 		if (!ret) {
-			n = min_t(u64, len, span);
+			/* A frame at a time: a flush waits for one copy at most. */
+			n = min_t(u64, len, min_t(u64, span, SIM_FRAME_SIZE -
+						  (va & (SIM_FRAME_SIZE - 1))));
 			if (sim_mem_copy(sim, va, pa, buf, n, write))
 				ret = -EIO;
 		}

@@ -12,7 +12,12 @@
  *   3. first-touch faults of an accmap mapping against anonymous memory;
  *   4. handle operations per second with 1k and with 100k live handles;
  *   5. GPUReplay's MNIST recording: import, setup and replay on the "sim"
- *      target against memcpy() of the bytes of its maps.
+ *      target against memcpy() of the bytes of its maps;
+ *   6. shared virtual memory: a job on the "sim" target over 4 MiB of the
+ *      process's own memory, its GPU entries made by GPU faults (4 KiB
+ *      pages, THP), by a prefetch, or present, against the same job on a
+ *      pre-mapped accmap buffer and the kernel's HMM test driver
+ *      (test_hmm) reading the same bytes through hmm_range_fault().
  *
  * Every figure is the median of repeated samples timed with
  * CLOCK_MONOTONIC; every case is run once untimed first, and the cases of
@@ -52,6 +57,7 @@
 #include "accmap.h"
 #include "gpureplay.h"
 #include "recording.h"
+#include "simdrv.h"
 #include "vgem_util.h"
 
 /* The Makefile defines __printf() to let the compiler check formats. */
@@ -108,11 +114,12 @@ struct reps {
 	unsigned int touch;
 	unsigned int handles;
 	unsigned int mnist;
+	unsigned int svm;
 };
 
 static struct reps reps = {
 	.alloc_small = 101, .alloc_large = 51, .rw = 51, .touch = 51,
-	.handles = 51, .mnist = 21,
+	.handles = 51, .mnist = 21, .svm = 21,
 };
 
 /* The samples of one case; err is the first error, which voids them. */
@@ -1673,6 +1680,450 @@ static void report_mnist(struct mnist_result *res)
 	md_blank();
 }
 
+/* ---- 6. shared virtual memory ------------------------------------------ */
+
+/*
+ * The job: C (1 x 1024) = A (1 x 1024) x B (1024 x 1024) int32, so that the
+ * GPU reads B's 4 MiB once with little arithmetic: the time goes to the
+ * translations and the reads, which is what differs between the cases.
+ */
+#define SVM_K			1024U
+#define SVM_N			1024U
+#define SVM_B_BYTES		((size_t)SVM_K * SVM_N * 4)
+#define SVM_SMALL		(3 * 4096UL)	/* descriptor, A, C */
+#define SVM_GPU_VA		0x100000ULL	/* of the pre-mapped buffer */
+#define SVM_RANGE_START		0x10000ULL
+#define SVM_RANGE_TOP		(1ULL << 48)
+#define SVM_TIMEOUT_US		10000000U
+#define HMM_DMIRROR_PATH	"/dev/hmm_dmirror0"
+
+/* The kernel's lib/test_hmm_uapi.h: its READ faults in and copies pages. */
+struct hmm_dmirror_cmd {
+	uint64_t addr;
+	uint64_t ptr;
+	uint64_t npages;
+	uint64_t cpages;
+	uint64_t faults;
+};
+
+#define HMM_DMIRROR_READ	_IOWR('H', 0x00, struct hmm_dmirror_cmd)
+
+enum svm_case {
+	SV_PREMAPPED, SV_WARM, SV_COLD_4K, SV_WARM_THP, SV_COLD_THP, SV_PREFETCH,
+	SV_AFTER_PREFETCH, SV_HMM, SV_MEMCPY, SV_KINDS
+};
+
+static const char *const svm_case_names[SV_KINDS] = {
+	[SV_PREMAPPED] = "job on a pre-mapped accmap buffer",
+	[SV_WARM] = "job, SVM, 4 KiB GPU entries present",
+	[SV_COLD_4K] = "job, SVM, 4 KiB pages fault in",
+	[SV_WARM_THP] = "job, SVM, 2 MiB GPU blocks present",
+	[SV_COLD_THP] = "job, SVM, THP faults in (2 MiB blocks)",
+	[SV_PREFETCH] = "SVM prefetch of the 4 MiB (4 KiB pages)",
+	[SV_AFTER_PREFETCH] = "job, SVM, after that prefetch",
+	[SV_HMM] = "test_hmm READ of the 4 MiB (fault in + copy)",
+	[SV_MEMCPY] = "memcpy() of the 4 MiB",
+};
+
+struct svm_result {
+	bool absent;
+	char why[256];
+	bool hmm_absent;
+	char hmm_why[256];
+	struct series ms[SV_KINDS];
+	struct series faults_4k;
+	struct series faults_thp;
+	bool thp;
+};
+
+/* The state of the section: two sessions, the process's memory. */
+struct svm_bench {
+	int dev;
+	uint32_t svm_session;
+	uint32_t map_session;
+	uint32_t buf;
+	struct simdrv_gpu gpu;
+	uint8_t *desc_svm;
+	int32_t *a, *c, *b4k, *bthp;
+	uint8_t small[SVM_SMALL];
+};
+
+static int svm_query(struct svm_bench *sb, struct accmap_svm_op *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->session = sb->svm_session;
+	q->op = ACCMAP_SVM_OP_QUERY;
+	return ioctl(sb->dev, ACCMAP_IOC_SVM, q) ? -errno : 0;
+}
+
+/* New attributes for @len bytes at @p: drops their GPU entries. */
+static int svm_drop(struct svm_bench *sb, void *p, size_t len, uint32_t granule)
+{
+	struct accmap_svm_op op = {
+		.session = sb->svm_session, .op = ACCMAP_SVM_OP_SET_ATTR,
+		.start = (uintptr_t)p, .size = len, .granule = granule,
+	};
+
+	return ioctl(sb->dev, ACCMAP_IOC_SVM, &op) ? -errno : 0;
+}
+
+static int svm_prefetch(struct svm_bench *sb, void *p, size_t len)
+{
+	struct accmap_svm_op op = {
+		.session = sb->svm_session, .op = ACCMAP_SVM_OP_PREFETCH,
+		.start = (uintptr_t)p, .size = len,
+	};
+
+	return ioctl(sb->dev, ACCMAP_IOC_SVM, &op) ? -errno : 0;
+}
+
+/* Runs the chain at GPU VA @head in @session; its wall time in *@ms. */
+static int svm_job(struct svm_bench *sb, uint32_t session, uint64_t head, double *ms)
+{
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct simdrv_submit sub = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .slot = 0, .head = head,
+		.timeout_us = SVM_TIMEOUT_US,
+	};
+	struct accmap_replay_run run;
+	uint32_t n = simdrv_build_ops(&sb->gpu, &sub, ops);
+	uint64_t t0 = now_ns();
+	int ret;
+
+	ret = accmap_replay_run(sb->dev, session, ops, n, &run);
+	*ms = (double)(now_ns() - t0) / 1e6;
+	if (!ret && run.reason != ACCMAP_REPLAY_OK)
+		ret = -EIO;
+	if (ret)
+		fprintf(stderr, "bench: svm job: %s, reason %u, fault %#x at %#llx\n",
+			strerror(-ret), run.reason, run.fault_status,
+			(unsigned long long)run.fault_addr);
+	return ret;
+}
+
+/* 4 MiB of anonymous memory, 2 MiB aligned, in huge pages or not. */
+static int32_t *svm_region(bool huge)
+{
+	uint8_t *p = mmap(NULL, SVM_B_BYTES + 2 * MIB, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1);
+	madvise((void *)a, SVM_B_BYTES, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < SVM_B_BYTES / 4; i++)
+		((int32_t *)a)[i] = (int32_t)(i % 7) - 3;
+	return (int32_t *)a;
+}
+
+/* An SVM session over as much of the address space as the kernel takes. */
+static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
+{
+	struct accmap_replay_setup setup = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
+		.flags = ACCMAP_REPLAY_SETUP_SVM, .svm_start = SVM_RANGE_START,
+	};
+	struct accmap_replay_target_info info;
+	struct accmap_replay_map map = {
+		.gpu_va = SVM_GPU_VA, .length = SVM_SMALL + SVM_B_BYTES,
+		.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE,
+	};
+	struct accmap_replay_setup msetup = {
+		.nr_maps = 1, .format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
+	};
+	uint64_t top;
+	int ret;
+
+	ret = accmap_replay_find_target(sb->dev, SIMDRV_TARGET, &setup.target, &info);
+	if (ret) {
+		snprintf(res->why, sizeof(res->why), "no replay target \"%s\": %s",
+			 SIMDRV_TARGET, strerror(-ret));
+		return ret;
+	}
+	for (top = SVM_RANGE_TOP; top > SVM_RANGE_START; top /= 2) {
+		setup.svm_size = top - SVM_RANGE_START - 0x10000;
+		ret = accmap_replay_setup(sb->dev, &setup);
+		if (ret != -EINVAL)
+			break;
+	}
+	if (ret) {
+		snprintf(res->why, sizeof(res->why), "no SVM session: %s", strerror(-ret));
+		return ret;
+	}
+	sb->svm_session = setup.session;
+	ret = simdrv_probe(sb->dev, sb->svm_session, info.gpu_id, &sb->gpu);
+	if (ret)
+		return ret;
+
+	/* The same job on accmap memory mapped at setup, the usual way. */
+	ret = accmap_alloc_buffer(sb->dev, SVM_SMALL + SVM_B_BYTES, ACCMAP_HEAP_MASK_SYSTEM, 0,
+				  0, &sb->buf);
+	if (ret)
+		return ret;
+	map.id = sb->buf;
+	msetup.target = setup.target;
+	msetup.maps = (uintptr_t)&map;
+	ret = accmap_replay_setup(sb->dev, &msetup);
+	if (ret)
+		return ret;
+	sb->map_session = msetup.session;
+	return 0;
+}
+
+/* Writes the descriptors: one in the process's memory, one in the buffer. */
+static int svm_bench_jobs(struct svm_bench *sb, const int32_t *b)
+{
+	struct accmap_sim_job job = {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 1, .n = SVM_N, .k = SVM_K,
+		.a = (uintptr_t)sb->a, .b = (uintptr_t)b, .c = (uintptr_t)sb->c,
+	};
+	int ret;
+
+	simdrv_encode_job(sb->desc_svm, &job, 0);
+	memset(sb->small, 0, sizeof(sb->small));
+	job.a = SVM_GPU_VA + 4096;
+	job.c = SVM_GPU_VA + 2 * 4096;
+	job.b = SVM_GPU_VA + SVM_SMALL;
+	simdrv_encode_job(sb->small, &job, 0);
+	memcpy(sb->small + 4096, sb->a, SVM_K * 4);
+	ret = accmap_write(sb->dev, sb->buf, 0, sb->small, sizeof(sb->small));
+	if (!ret)
+		ret = accmap_write(sb->dev, sb->buf, SVM_SMALL, b, SVM_B_BYTES);
+	return ret;
+}
+
+/*
+ * The job on @b with its GPU entries dropped first (SET_ATTR with
+ * @granule): its time in *@ms, the GPU faults it took added to @faults.
+ */
+static int svm_cold(struct svm_bench *sb, int32_t *b, uint32_t granule, bool timed,
+		    double *ms, struct series *faults)
+{
+	struct accmap_svm_op q0, q1;
+	int ret;
+
+	ret = svm_bench_jobs(sb, b);
+	if (!ret)
+		ret = svm_drop(sb, b, SVM_B_BYTES, granule);
+	if (!ret)
+		ret = svm_query(sb, &q0);
+	if (!ret)
+		ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm, ms);
+	if (!ret)
+		ret = svm_query(sb, &q1);
+	if (!ret && timed)
+		series_add(faults, 0, (double)(q1.faults - q0.faults));
+	return ret;
+}
+
+/* One round of every case, in an order that starts elsewhere each time. */
+static int svm_round(struct svm_bench *sb, struct svm_result *res, unsigned int r,
+		     bool timed, void *dst)
+{
+	double ms[SV_KINDS];
+	uint64_t t0;
+	int ret = 0, fd;
+
+	for (unsigned int k = 0; k < 4 && !ret; k++) {
+		switch ((k + r) % 4) {
+		case 0:
+			ret = svm_job(sb, sb->map_session, SVM_GPU_VA, &ms[SV_PREMAPPED]);
+			break;
+		case 1:
+			ret = svm_cold(sb, sb->b4k, 12, timed, &ms[SV_COLD_4K], &res->faults_4k);
+			if (!ret)
+				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
+					      &ms[SV_WARM]);
+			break;
+		case 2:
+			ret = svm_cold(sb, sb->bthp, 21, timed, &ms[SV_COLD_THP],
+				       &res->faults_thp);
+			if (!ret)
+				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
+					      &ms[SV_WARM_THP]);
+			break;
+		case 3:
+			ret = svm_bench_jobs(sb, sb->b4k);
+			if (!ret)
+				ret = svm_drop(sb, sb->b4k, SVM_B_BYTES, 12);
+			t0 = now_ns();
+			if (!ret)
+				ret = svm_prefetch(sb, sb->b4k, SVM_B_BYTES);
+			ms[SV_PREFETCH] = (double)(now_ns() - t0) / 1e6;
+			if (!ret)
+				ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm,
+					      &ms[SV_AFTER_PREFETCH]);
+			break;
+		}
+	}
+	if (ret)
+		return ret;
+
+	/* A fresh mirror each time: test_hmm's entries made from nothing. */
+	ms[SV_HMM] = NAN;
+	fd = open(HMM_DMIRROR_PATH, O_RDWR);
+	if (fd >= 0) {
+		struct hmm_dmirror_cmd cmd = {
+			.addr = (uintptr_t)sb->b4k, .ptr = (uintptr_t)dst,
+			.npages = SVM_B_BYTES / (size_t)page_size,
+		};
+
+		t0 = now_ns();
+		ret = ioctl(fd, HMM_DMIRROR_READ, &cmd) ? -errno : 0;
+		ms[SV_HMM] = (double)(now_ns() - t0) / 1e6;
+		close(fd);
+		if (ret) {
+			fprintf(stderr, "bench: test_hmm READ: %s\n", strerror(-ret));
+			return ret;
+		}
+	}
+	t0 = now_ns();
+	memcpy(dst, sb->b4k, SVM_B_BYTES);
+	clobber(dst);
+	ms[SV_MEMCPY] = (double)(now_ns() - t0) / 1e6;
+
+	if (timed)
+		for (unsigned int i = 0; i < SV_KINDS; i++)
+			if (!isnan(ms[i]))
+				series_add(&res->ms[i], 0, ms[i]);
+	return 0;
+}
+
+/* Whether @p's region got huge pages, from /proc/self/smaps. */
+static bool svm_has_thp(const void *p)
+{
+	char line[256];
+	bool in = false, huge = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, kb;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1 && kb)
+			huge = true;
+	}
+	fclose(f);
+	return huge;
+}
+
+static void svm_section(int dev, struct svm_result *res)
+{
+	struct svm_bench sb = { .dev = dev };
+	void *dst = NULL;
+	int ret;
+
+	progress("svm: setting up");
+	sb.desc_svm = aligned_alloc(4096, 4096);
+	sb.a = aligned_alloc(4096, SVM_K * 4);
+	sb.c = aligned_alloc(4096, SVM_N * 4);
+	sb.b4k = svm_region(false);
+	sb.bthp = svm_region(true);
+	dst = anon_buffer(SVM_B_BYTES);
+	if (!sb.desc_svm || !sb.a || !sb.c || !sb.b4k || !sb.bthp || !dst) {
+		snprintf(res->why, sizeof(res->why), "out of memory");
+		res->absent = true;
+		failed = true;
+		goto out;
+	}
+	for (unsigned int i = 0; i < SVM_K; i++)
+		sb.a[i] = (int32_t)(i % 5) - 2;
+	res->thp = svm_has_thp(sb.bthp);
+	if (access(HMM_DMIRROR_PATH, R_OK | W_OK)) {
+		res->hmm_absent = true;
+		snprintf(res->hmm_why, sizeof(res->hmm_why), "no %s: the kernel has no test_hmm",
+			 HMM_DMIRROR_PATH);
+		progress("test_hmm: n/a (%s)", res->hmm_why);
+	}
+	ret = svm_bench_setup(&sb, res);
+	if (ret) {
+		if (!res->why[0])
+			snprintf(res->why, sizeof(res->why), "setup: %s", strerror(-ret));
+		res->absent = true;
+		if (ret != -EOPNOTSUPP)
+			failed = true;
+		goto out;
+	}
+	ret = svm_bench_jobs(&sb, sb.b4k);
+	if (!ret)
+		ret = svm_round(&sb, res, 0, false, dst);
+	for (unsigned int r = 0; !ret && r < reps.svm; r++) {
+		progress("svm: round %u of %u", r + 1, reps.svm);
+		ret = svm_round(&sb, res, r, true, dst);
+	}
+	if (ret) {
+		snprintf(res->why, sizeof(res->why), "a round failed: %s", strerror(-ret));
+		res->absent = true;
+		failed = true;
+	}
+out:
+	if (sb.svm_session)
+		accmap_replay_destroy(dev, sb.svm_session);
+	if (sb.map_session)
+		accmap_replay_destroy(dev, sb.map_session);
+	if (sb.buf)
+		accmap_free(dev, sb.buf);
+	free(sb.desc_svm);
+	free(sb.a);
+	free(sb.c);
+	if (dst)
+		munmap(dst, SVM_B_BYTES);
+}
+
+static void report_svm(struct svm_result *res)
+{
+	static const char *const cols[] = { "case", "ms", "/ pre-mapped" };
+	double pre = median(&res->ms[SV_PREMAPPED]), warm = median(&res->ms[SV_WARM]);
+	double warmthp = median(&res->ms[SV_WARM_THP]);
+	double pages = (double)SVM_B_BYTES / (double)page_size;
+	double cold4k = median(&res->ms[SV_COLD_4K]), coldthp = median(&res->ms[SV_COLD_THP]);
+	double hmm = median(&res->ms[SV_HMM]), mc = median(&res->ms[SV_MEMCPY]);
+
+	md("## 6. Shared virtual memory");
+	md_blank();
+	if (res->absent) {
+		md("Skipped: %s.", res->why);
+		md_blank();
+		return;
+	}
+	md("One job on the sim target, C (1 x %u) = A (1 x %u) x B (%u x %u) int32: the GPU reads",
+	   SVM_N, SVM_K, SVM_K, SVM_N);
+	md("B's 4 MiB once.  In an SVM session B is the process's own anonymous memory (written");
+	md("by the CPU first); its GPU entries are dropped before each cold run (SET_ATTR), so");
+	md("the run takes the GPU faults.  THP: %s.  Median milliseconds of the whole",
+	   res->thp ? "B's region is in huge pages (smaps AnonHugePages)" :
+		      "the kernel gave B's region no huge page: that row is 4 KiB pages too");
+	md("REPLAY_RUN (setup ops included, the same in every job row).");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	for (unsigned int i = 0; i < SV_KINDS; i++) {
+		if (i == SV_HMM && res->hmm_absent) {
+			md("| %s | n/a (%s) | |", svm_case_names[i], res->hmm_why);
+			continue;
+		}
+		md("| %s | %s | %s |", svm_case_names[i], cell(&res->ms[i], 1),
+		   ratio(div_or_nan(median(&res->ms[i]), pre)));
+	}
+	md_blank();
+	md("GPU faults per cold run: %s (4 KiB granule), %s (THP, 2 MiB granule).",
+	   num(median(&res->faults_4k)), num(median(&res->faults_thp)));
+	md("Fault service rate, the %s pages of B over the cold run's extra time against",
+	   num(pages));
+	md("the same run with the entries present: **%s pages/s** with 4 KiB pages, **%s pages/s**",
+	   num(pages / ((cold4k - warm) / 1e3)), num(pages / ((coldthp - warmthp) / 1e3)));
+	md("with THP;");
+	md("prefetch: **%s pages/s**.", num(pages / (median(&res->ms[SV_PREFETCH]) / 1e3)));
+	if (!res->hmm_absent)
+		md("test_hmm fills its mirror of the same pages and copies them at %s pages/s (its"
+		   " copy alone is memcpy's %s ms): cold 4 KiB SVM / test_hmm = %s.",
+		   num(pages / (hmm / 1e3)), num(mc), ratio(div_or_nan(cold4k - warm, hmm)));
+	md_blank();
+}
+
 /* ---- targets ------------------------------------------------------------- */
 
 enum verdict { V_MET, V_MISSED, V_UNMEASURED };
@@ -1795,7 +2246,10 @@ static void report_targets(struct bench *b, struct rw_result *rw, struct touch_r
 
 /* ---- main -------------------------------------------------------------------- */
 
-enum { S_ALLOC = 1, S_RW = 2, S_TOUCH = 4, S_HANDLES = 8, S_MNIST = 16, S_ALL = 31 };
+enum {
+	S_ALLOC = 1, S_RW = 2, S_TOUCH = 4, S_HANDLES = 8, S_MNIST = 16, S_SVM = 32,
+	S_ALL = 63
+};
 
 static void print_usage(FILE *f)
 {
@@ -1804,17 +2258,17 @@ static void print_usage(FILE *f)
 		"  --mnist DIR  GPUReplay MNIST recording (default %s; skipped if absent)\n"
 		"  --reps N     N repetitions in every section instead of the defaults\n"
 		"               (alloc-to-usable %u/%u, WRITE/READ %u, first touch %u,\n"
-		"               handles %u, MNIST %u); 1 to %u\n"
-		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist\n"
+		"               handles %u, MNIST %u, SVM %u); 1 to %u\n"
+		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist,svm\n"
 		"Prints progress, the report as Markdown on \"@md \" lines and plot data on\n"
 		"\"@dat \" lines; tools/accmap/bench-report.sh makes bench.md and bench.png.\n",
 		MNIST_DIR_DEFAULT, reps.alloc_small, reps.alloc_large, reps.rw, reps.touch,
-		reps.handles, reps.mnist, REPS_MAX);
+		reps.handles, reps.mnist, reps.svm, REPS_MAX);
 }
 
 static int parse_only(char *list)
 {
-	static const char *const names[] = { "alloc", "rw", "touch", "handles", "mnist" };
+	static const char *const names[] = { "alloc", "rw", "touch", "handles", "mnist", "svm" };
 	int mask = 0;
 	char *tok, *save = NULL;
 	unsigned int i;
@@ -1844,6 +2298,7 @@ int main(int argc, char **argv)
 	static struct touch_result ft;
 	static struct handle_result hr;
 	static struct mnist_result mr;
+	static struct svm_result sr;
 	const char *mnist_dir = MNIST_DIR_DEFAULT;
 	int sections = S_ALL, c, ret;
 	uint64_t granularity;
@@ -1861,7 +2316,7 @@ int main(int argc, char **argv)
 				print_usage(stderr);
 				return 2;
 			}
-			reps = (struct reps){ n, n, n, n, n, n };
+			reps = (struct reps){ n, n, n, n, n, n, n };
 			break;
 		case 'o':
 			sections = parse_only(optarg);
@@ -1919,6 +2374,8 @@ int main(int argc, char **argv)
 		handle_section(&hr);
 	if (sections & S_MNIST)
 		mnist_section(b.accmap, mnist_dir, &mr);
+	if (sections & S_SVM)
+		svm_section(b.accmap, &sr);
 	progress("done");
 
 	report_header(&b, granularity);
@@ -1932,6 +2389,8 @@ int main(int argc, char **argv)
 		report_handles(&hr);
 	if (sections & S_MNIST)
 		report_mnist(&mr);
+	if (sections & S_SVM)
+		report_svm(&sr);
 	report_targets(&b, &rw, &ft, &hr);
 
 	accmap_close(b.accmap);

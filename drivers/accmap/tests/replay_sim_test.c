@@ -1898,6 +1898,12 @@ static void svm_fill(struct fake_mm *fm, u64 va, u32 n, u32 base)
 		svm_put32(fm, va + 4 * i, base + i);
 }
 
+/* Runs the chain at page 0 of the fake process to its done interrupt. */
+static void svm_run_done(struct kunit *test, struct sim_fixture *fx)
+{
+	svm_run_done(test, fx);
+}
+
 static void svm_set_granule(struct kunit *test, struct fake_mm *fm,
 			    u64 start, u64 size, u32 attrs, u32 granule)
 {
@@ -1920,9 +1926,7 @@ static void svm_fault_service(struct kunit *test)
 	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 1024);
 	svm_fill(fm, svm_va(1), 1024, 1000);
 	svm_fill(fm, svm_va(2), 1024, 5);
-	fx_start(fx, 2, svm_va(0), 0);
-	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
-			(u32)MALI_JOB_IRQ_DONE(2));
+	svm_run_done(test, fx);
 	for (i = 0; i < 1024; i++)
 		KUNIT_ASSERT_EQ(test, svm_get32(fm, svm_va(3) + 4 * i),
 				1005 + 2 * i);
@@ -1981,9 +1985,7 @@ static void svm_write_readonly(struct kunit *test)
 	wr(fx, MALI_GPU_COMMAND, MALI_GPU_CMD_SOFT_RESET);
 	fx_unmask(fx);
 	fx_setup_as(fx, 0);
-	fx_start(fx, 2, svm_va(0), 0);
-	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
-			(u32)MALI_JOB_IRQ_DONE(2));
+	svm_run_done(test, fx);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 0U);
 }
 
@@ -1999,9 +2001,7 @@ static void svm_invalidate_refault(struct kunit *test)
 
 	svm_put_vadd(fm, svm_va(1), svm_va(2), svm_va(3), 16);
 	svm_fill(fm, svm_va(1), 16, 100);
-	fx_start(fx, 2, svm_va(0), 0);
-	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
-			(u32)MALI_JOB_IRQ_DONE(2));
+	svm_run_done(test, fx);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 100U);
 
 	/* The CPU moves A to another page (migration, COW...). */
@@ -2016,9 +2016,7 @@ static void svm_invalidate_refault(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&fm->svm->invalidations), 1LL);
 	KUNIT_EXPECT_NULL(test, xa_load(&fm->svm->pages, svm_va(1) >> PAGE_SHIFT));
 
-	fx_start(fx, 2, svm_va(0), 0);
-	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
-			(u32)MALI_JOB_IRQ_DONE(2));
+	svm_run_done(test, fx);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 500U);
 }
 
@@ -2033,9 +2031,7 @@ static void svm_huge_block(struct kunit *test)
 		kunit_skip(test, "no 2 MiB aligned block of memory");
 	svm_put_vadd(fm, SVM_BLOCK + SZ_1M, SVM_BLOCK + SZ_1M, svm_va(3), 16);
 	svm_fill(fm, SVM_BLOCK + SZ_1M, 16, 21);
-	fx_start(fx, 2, svm_va(0), 0);
-	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
-			(u32)MALI_JOB_IRQ_DONE(2));
+	svm_run_done(test, fx);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3) + 4), 44U);
 	KUNIT_EXPECT_EQ(test, fm->svm->huge, (u64)SZ_2M);
 
@@ -2150,9 +2146,7 @@ static void svm_list_sum(struct kunit *test)
 	jd_le32(p + 16, 0);
 	jd_le64(p + 24, svm_va(1));
 	jd_le64(p + 40, svm_va(3));
-	fx_start(fx, 2, svm_va(0), 0);
-	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
-			(u32)MALI_JOB_IRQ_DONE(2));
+	svm_run_done(test, fx);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), sum);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3) + 4), 100U);
 

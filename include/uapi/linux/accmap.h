@@ -495,6 +495,9 @@ struct accmap_replay_setup {
 	__u64 svm_size;
 };
 
+/* The size of the first struct accmap_replay_setup, before the SVM range. */
+#define ACCMAP_REPLAY_SETUP_SIZE_VER1	48
+
 /* Operations of struct accmap_replay_op. */
 #define ACCMAP_REPLAY_OP_WRITE		1	/* write value at offset */
 #define ACCMAP_REPLAY_OP_READ		2	/* read offset; compare under mask */

@@ -82,7 +82,10 @@ fi
 cd /tmp || true
 if [ "$mode" = bench ]; then
 	mark "bench-begin"
-	timeout -s KILL "$test_timeout" /tests/bench --mnist /data/gpureplay-mnist 2>&1 </dev/null
+	# Word splitting of the extra arguments is wanted.
+	# shellcheck disable=SC2046
+	timeout -s KILL "$test_timeout" /tests/bench --mnist /data/gpureplay-mnist \
+		$(cat /etc/accmap-bench-args 2>/dev/null) 2>&1 </dev/null
 	mark "bench-end rc=$?"
 elif [ "$mode" = demo ]; then
 	mark "demo-begin"

@@ -28,8 +28,8 @@
 # TESTS is optional: a file with one test name per line, or a comma
 # separated list of names, picked from the selftests' tests.list (default:
 # all of them, in tests.list order).  "demo" runs accmap-demo instead;
-# "bench" runs tools/accmap/bench and writes its report to
-# $CACHE/bench (tools/accmap/bench-report.sh).
+# "bench" runs tools/accmap/bench (with $BENCH_ARGS, if set) and writes
+# its report to $CACHE/bench (tools/accmap/bench-report.sh).
 #
 # Steps: build accmap.ko against the kernel's build tree (the arm64 one
 # cross-compiled), build the user programs statically, pack a busybox
@@ -348,6 +348,8 @@ if [ "$mode" = demo ]; then
 	echo demo >"$root/etc/accmap-mode"
 elif [ "$mode" = bench ]; then
 	echo bench >"$root/etc/accmap-mode"
+	# BENCH_ARGS: extra arguments for bench, e.g. "--only svm --reps 5".
+	printf '%s\n' "${BENCH_ARGS:-}" >"$root/etc/accmap-bench-args"
 else
 	echo tests >"$root/etc/accmap-mode"
 fi

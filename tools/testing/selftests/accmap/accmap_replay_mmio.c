@@ -661,6 +661,31 @@ static void test_sessions(void)
 	close(dev);
 }
 
+/* A window cannot service GPU faults yet: it refuses SVM sessions. */
+static void test_svm_refused(void)
+{
+	struct accmap_replay_setup setup = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K,
+		.va_bits = 48,
+		.flags = ACCMAP_REPLAY_SETUP_SVM,
+		.svm_start = 1 << 20,
+		.svm_size = 1 << 20,
+	};
+	struct accmap_replay_target_info info;
+	int dev = am_open();
+
+	if (!find_window(dev))
+		goto out;
+	setup.target = target.index;
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &setup), EOPNOTSUPP);
+	CHECK(setup.session == 0, "session %u", setup.session);
+	info = target;
+	CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info));
+	CHECK(info.sessions == 0, "%u sessions", info.sessions);
+out:
+	close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "query", test_query },
 	{ "write_read", test_write_read },
@@ -673,6 +698,7 @@ static const struct tap_test tests[] = {
 	{ "wait_irq", test_wait_irq },
 	{ "mmu_fault", test_mmu_fault },
 	{ "sessions", test_sessions },
+	{ "svm_refused", test_svm_refused },
 };
 
 int main(void)

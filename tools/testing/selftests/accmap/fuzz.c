@@ -979,10 +979,17 @@ static void rec_forget(struct fz_cl *cl, uint32_t id)
 
 /* ---- ioctls in a mutated envelope ---- */
 
+/* The first ioctl number past the device's last. */
+#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_SVM) + 1)
+
 /* First published argument sizes (Documentation/userspace-api/accmap.rst). */
 static unsigned int min_size(unsigned long cmd)
 {
-	return _IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_INFO) ? ACCMAP_INFO_SIZE_VER1 : _IOC_SIZE(cmd);
+	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_INFO))
+		return ACCMAP_INFO_SIZE_VER1;
+	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_REPLAY_SETUP))
+		return ACCMAP_REPLAY_SETUP_SIZE_VER1;
+	return _IOC_SIZE(cmd);
 }
 
 static void arg_ro_fill(struct fz_thread *t, size_t off, const void *src, size_t len)
@@ -1028,7 +1035,7 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 		break;
 	case 1:		/* a number past the last ioctl, or another type */
 		if (one_in(t, 2))
-			nr = (unsigned int)range(t, 0x12, 0xff);
+			nr = (unsigned int)range(t, FZ_NR_END, 0xff);
 		else
 			type = one_in(t, 2) ? 0xd9 : 0xdb;
 		allowed = RES_E(ENOTTY);
@@ -1193,6 +1200,7 @@ static const unsigned long fz_cmds[] = {
 	ACCMAP_IOC_SET_TAG_LABEL, ACCMAP_IOC_QUERY_HEAP, ACCMAP_IOC_QUERY_POOL,
 	ACCMAP_IOC_CACHE, ACCMAP_IOC_CACHE_LIST, ACCMAP_IOC_FROM_VA, ACCMAP_IOC_REPLAY_QUERY,
 	ACCMAP_IOC_REPLAY_SETUP, ACCMAP_IOC_REPLAY_RUN, ACCMAP_IOC_REPLAY_DESTROY,
+	ACCMAP_IOC_SVM,
 };
 
 static bool op_badcmd(struct fz_thread *t)
@@ -1212,7 +1220,7 @@ static bool op_badcmd(struct fz_thread *t)
 	fd = cl.fd;
 	switch (below(t, 6)) {
 	case 0:		/* past the last number */
-		cmd = _IOC(below(t, 4), ACCMAP_IOCTL_MAGIC, range(t, 0x12, 0xff),
+		cmd = _IOC(below(t, 4), ACCMAP_IOCTL_MAGIC, range(t, FZ_NR_END, 0xff),
 			   below(t, sizeof(buf)));
 		break;
 	case 1:		/* another direction */
