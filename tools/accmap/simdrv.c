@@ -128,6 +128,9 @@ uint32_t simdrv_build_ops(const struct simdrv_gpu *gpu, const struct simdrv_subm
 	uint32_t as = SIMDRV_AS(s->as), js = SIMDRV_JS(s->slot);
 	struct accmap_replay_op *op = ops;
 
+	if (s->reset)
+		op += simdrv_reset_ops(op);
+
 	/* A replay on another GPU stops here rather than misbehaving. */
 	if (gpu->gpu_id) {
 		memset(op, 0, sizeof(*op));
@@ -187,6 +190,23 @@ uint32_t simdrv_build_ops(const struct simdrv_gpu *gpu, const struct simdrv_subm
 	op++;
 	op = op_write(op, SIMDRV_JOB_IRQ_CLEAR, SIMDRV_JOB_IRQ_DONE(s->slot));
 
+	return (uint32_t)(op - ops);
+}
+
+uint32_t simdrv_reset_ops(struct accmap_replay_op *ops)
+{
+	struct accmap_replay_op *op = ops;
+
+	op = op_write(op, SIMDRV_GPU_IRQ_CLEAR, UINT32_MAX);
+	op = op_write(op, SIMDRV_GPU_COMMAND, SIMDRV_GPU_CMD_SOFT_RESET);
+	/* The reset cleared the mask: WAIT_IRQ waits for RAWSTAT & MASK. */
+	op = op_write(op, SIMDRV_GPU_IRQ_MASK, SIMDRV_GPU_IRQ_RESET_COMPLETED);
+	memset(op, 0, sizeof(*op));
+	op->op = ACCMAP_REPLAY_OP_WAIT_IRQ;
+	op->irq = ACCMAP_REPLAY_IRQ_GPU;
+	op->mask = SIMDRV_GPU_IRQ_RESET_COMPLETED;
+	op->timeout_us = SIMDRV_POLL_US;
+	op++;
 	return (uint32_t)(op - ops);
 }
 
@@ -431,5 +451,91 @@ err_close:
 	accmap_player_close(player);
 err_free_rec:
 	accmap_rec_free(rec);
+	return ret;
+}
+
+void simdrv_list_sum_job(struct accmap_sim_job *job, uint64_t head, uint32_t next_off,
+			 uint32_t value_off, uint32_t max_nodes, uint64_t out)
+{
+	memset(job, 0, sizeof(*job));
+	job->op = ACCMAP_SIM_OP_LIST_SUM_I32;
+	job->a = head;
+	job->m = next_off;
+	job->k = value_off;
+	job->n = max_nodes;
+	job->b = 0;
+	job->c = out;
+}
+
+void simdrv_svm_setup(struct accmap_replay_setup *s, uint32_t target, uint32_t format,
+		      uint32_t va_bits, uint64_t start, uint64_t size)
+{
+	memset(s, 0, sizeof(*s));
+	s->maps = 0;
+	s->nr_maps = 0;
+	s->target = target;
+	s->format = format;
+	s->as = 0;
+	s->va_bits = va_bits;
+	s->flags = ACCMAP_REPLAY_SETUP_SVM;
+	s->svm_start = start;
+	s->svm_size = size;
+}
+
+int simdrv_svm_open(int fd, uint32_t format, uint32_t va_bits, uint64_t start, uint64_t size,
+		    struct simdrv_svm *svm)
+{
+	struct accmap_replay_setup s;
+	int ret;
+
+	memset(svm, 0, sizeof(*svm));
+	svm->fd = fd;
+	svm->format = format;
+	ret = accmap_replay_find_target(fd, SIMDRV_TARGET, &svm->target, &svm->info);
+	if (ret)
+		return ret;
+	simdrv_svm_setup(&s, svm->target, format, va_bits ? va_bits : SIMDRV_VA_BITS, start,
+			 size);
+	ret = accmap_replay_setup(fd, &s);
+	if (ret)
+		return ret;
+	svm->session = s.session;
+	ret = simdrv_probe(fd, svm->session, svm->info.gpu_id, &svm->gpu);
+	if (ret) {
+		simdrv_svm_close(svm);
+		return ret;
+	}
+	return 0;
+}
+
+int simdrv_svm_close(struct simdrv_svm *svm)
+{
+	int ret;
+
+	if (!svm->session)
+		return 0;
+	ret = accmap_replay_destroy(svm->fd, svm->session);
+	svm->session = 0;
+	return ret;
+}
+
+int simdrv_svm_run(struct simdrv_svm *svm, const void *head, uint32_t timeout_us,
+		   struct accmap_replay_run *run)
+{
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct simdrv_submit sub;
+	uint32_t nops;
+	int ret;
+
+	memset(&sub, 0, sizeof(sub));
+	sub.format = svm->format;
+	sub.as = svm->as;
+	sub.slot = svm->slot;
+	sub.head = (uint64_t)(uintptr_t)head;
+	sub.timeout_us = timeout_us;
+	sub.reset = !!svm->need_reset;
+	nops = simdrv_build_ops(&svm->gpu, &sub, ops);
+	ret = accmap_replay_run(svm->fd, svm->session, ops, nops, run);
+	svm->need_reset = ret != 0;
 	return ret;
 }

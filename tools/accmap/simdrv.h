@@ -9,6 +9,11 @@
  *
  * Used by accmapctl record, accmap-demo and the accmap_replay selftest.
  * Functions return 0 or a negative errno value, as libaccmap's do.
+ *
+ * For a shared-virtual-memory session (ACCMAP_REPLAY_SETUP_SVM, the
+ * accmap_svm selftest) there is no recording: struct simdrv_svm holds
+ * the session, and jobs whose descriptors, operands and pointers are
+ * plain memory of the caller run through simdrv_svm_run().
  */
 #ifndef ACCMAP_SIMDRV_H
 #define ACCMAP_SIMDRV_H
@@ -24,6 +29,11 @@
  * kbase and panfrost use; drivers/accmap/mali_regs.h has the full map).
  */
 #define SIMDRV_GPU_ID			0x0000
+#define SIMDRV_GPU_IRQ_CLEAR		0x0024
+#define SIMDRV_GPU_IRQ_MASK		0x0028
+#define SIMDRV_GPU_COMMAND		0x0030
+#define SIMDRV_GPU_CMD_SOFT_RESET	0x01
+#define SIMDRV_GPU_IRQ_RESET_COMPLETED	0x100U
 #define SIMDRV_AS_PRESENT		0x0018
 #define SIMDRV_JS_PRESENT		0x001c
 #define SIMDRV_SHADER_PRESENT_LO	0x0100
@@ -86,6 +96,9 @@
 #define SIMDRV_VA_ALIGN			0x200000ULL
 #define SIMDRV_VA_BITS			48
 
+/* Descriptor alignment the model needs (job chains in caller memory). */
+#define SIMDRV_JD_ALIGN			64
+
 /* Most ops simdrv_build_ops() writes. */
 #define SIMDRV_OPS_MAX			48
 
@@ -114,6 +127,8 @@ struct simdrv_gpu {
  * @slot:       job slot
  * @head:       GPU VA of the first job descriptor
  * @timeout_us: how long to wait for the done interrupt
+ * @reset:      begin with a GPU soft reset (after an MMU fault the
+ *              faulting slot stays ACTIVE until one)
  */
 struct simdrv_submit {
 	uint32_t format;
@@ -121,6 +136,7 @@ struct simdrv_submit {
 	uint32_t slot;
 	uint64_t head;
 	uint32_t timeout_us;
+	uint32_t reset;
 };
 
 /**
@@ -195,7 +211,8 @@ int simdrv_probe(int fd, uint32_t session, uint32_t gpu_id, struct simdrv_gpu *g
  * @s: the job chain
  * @ops: room for SIMDRV_OPS_MAX ops
  *
- * Checks GPU_ID (a strict READ, if known), powers up the L2, shader and
+ * With @s->reset, first resets the GPU (simdrv_reset_ops()).  Then checks
+ * GPU_ID (a strict READ, if known), powers up the L2, shader and
  * tiler cores and polls their READY bits, sets up the address space
  * (page-table root, MEMATTR, TRANSCFG, UPDATE, poll until not ACTIVE),
  * clears and unmasks the job and MMU interrupts of the slot and the
@@ -207,6 +224,21 @@ int simdrv_probe(int fd, uint32_t session, uint32_t gpu_id, struct simdrv_gpu *g
  */
 uint32_t simdrv_build_ops(const struct simdrv_gpu *gpu, const struct simdrv_submit *s,
 			  struct accmap_replay_op *ops);
+
+/**
+ * simdrv_reset_ops() - the register operations of a GPU soft reset
+ * @ops: room for SIMDRV_RESET_OPS ops
+ *
+ * Clears GPU_IRQ, writes SOFT_RESET to GPU_COMMAND, unmasks
+ * RESET_COMPLETED (the reset cleared the mask) and waits for it.  The
+ * reset also clears pending job and MMU interrupts, powers the cores
+ * down and forgets the address spaces: what follows must program them
+ * again, as simdrv_build_ops() does.
+ *
+ * Return: the number of ops written, SIMDRV_RESET_OPS.
+ */
+#define SIMDRV_RESET_OPS		4
+uint32_t simdrv_reset_ops(struct accmap_replay_op *ops);
 
 /**
  * simdrv_encode_job() - write a job descriptor of the model's job type
@@ -256,5 +288,96 @@ void simdrv_reference(const struct simdrv_workload *w, const int32_t *a, const i
  */
 int simdrv_record(int fd, const struct simdrv_workload *w, const int32_t *a, const int32_t *b,
 		  int32_t *c, struct accmap_recording **rec, struct simdrv_result *res);
+
+/**
+ * simdrv_list_sum_job() - an ACCMAP_SIM_OP_LIST_SUM_I32 payload
+ * @job: filled in
+ * @head: GPU VA of the first node (0: an empty list)
+ * @next_off: byte offset of the 64-bit next pointer in a node
+ * @value_off: byte offset of the int32 value in a node
+ * @max_nodes: the most nodes the model may walk (1 to ACCMAP_SIM_ELEMS_MAX)
+ * @out: GPU VA of two 32-bit words: the wrapping sum, the node count
+ */
+void simdrv_list_sum_job(struct accmap_sim_job *job, uint64_t head, uint32_t next_off,
+			 uint32_t value_off, uint32_t max_nodes, uint64_t out);
+
+/**
+ * struct simdrv_svm - an SVM session on the sim target
+ * @fd:        accmap device file descriptor (not owned)
+ * @target:    index of the sim target
+ * @info:      the target, as REPLAY_QUERY described it
+ * @session:   the session, 0 if none
+ * @format:    ACCMAP_PGT_* of the session
+ * @as:        its address space
+ * @slot:      the job slot simdrv_svm_run() uses
+ * @gpu:       the GPU as probed
+ * @need_reset: the last run did not end cleanly: reset the GPU before the
+ *             next job
+ */
+struct simdrv_svm {
+	int fd;
+	uint32_t target;
+	struct accmap_replay_target_info info;
+	uint32_t session;
+	uint32_t format;
+	uint32_t as;
+	uint32_t slot;
+	struct simdrv_gpu gpu;
+	int need_reset;
+};
+
+/**
+ * simdrv_svm_setup() - fill a REPLAY_SETUP argument for an SVM session
+ * @s: filled in: no maps, ACCMAP_REPLAY_SETUP_SVM
+ * @target: target index
+ * @format: ACCMAP_PGT_*
+ * @va_bits: GPU VA bits
+ * @start: first mirrored byte (CPU page aligned)
+ * @size: bytes mirrored
+ *
+ * For callers that issue the ioctl themselves (errno tests); address
+ * space 0.
+ */
+void simdrv_svm_setup(struct accmap_replay_setup *s, uint32_t target, uint32_t format,
+		      uint32_t va_bits, uint64_t start, uint64_t size);
+
+/**
+ * simdrv_svm_open() - make an SVM session on the sim and probe the GPU
+ * @fd: accmap device file descriptor
+ * @format: ACCMAP_PGT_*
+ * @va_bits: GPU VA bits (0: SIMDRV_VA_BITS)
+ * @start: first mirrored byte (CPU page aligned)
+ * @size: bytes mirrored
+ * @svm: filled in; address space 0, job slot 0
+ *
+ * Return: 0, or the negative errno of REPLAY_SETUP, of finding the
+ * target or of the probe (the session is destroyed then).
+ */
+int simdrv_svm_open(int fd, uint32_t format, uint32_t va_bits, uint64_t start, uint64_t size,
+		    struct simdrv_svm *svm);
+
+/**
+ * simdrv_svm_close() - destroy the session of simdrv_svm_open()
+ * @svm: the session; its fd stays open
+ *
+ * Return: 0 or the negative errno of REPLAY_DESTROY.
+ */
+int simdrv_svm_close(struct simdrv_svm *svm);
+
+/**
+ * simdrv_svm_run() - run the job chain at @head in an SVM session
+ * @svm: the session
+ * @head: the first descriptor, in the caller's memory (SIMDRV_JD_ALIGN
+ *        aligned; the GPU writes its status there): GPU VA == CPU VA
+ * @timeout_us: how long to wait for the done interrupt
+ * @run: the run's result
+ *
+ * Resets the GPU first if the previous run did not end cleanly (an MMU
+ * fault leaves the slot stalled), then runs simdrv_build_ops().
+ *
+ * Return: 0, or the negative errno of the run (@run says more).
+ */
+int simdrv_svm_run(struct simdrv_svm *svm, const void *head, uint32_t timeout_us,
+		   struct accmap_replay_run *run);
 
 #endif /* ACCMAP_SIMDRV_H */

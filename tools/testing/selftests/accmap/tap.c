@@ -24,6 +24,8 @@ struct tap_shared {
 	int failures;
 	int reason_taken;
 	char reason[TAP_REASON_LEN];
+	int skipped;
+	char skip_reason[TAP_REASON_LEN];
 };
 
 static struct tap_shared *tap_state;
@@ -123,12 +125,31 @@ void tap_diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
+void tap_skip(const char *fmt, ...)
+{
+	char msg[TAP_REASON_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *c = msg; *c; c++) {
+		if (*c == '#' || *c == '\n')
+			*c = ' ';
+	}
+	printf("# SKIP %s\n", msg);
+	fflush(stdout);
+	if (tap_state &&
+	    __atomic_exchange_n(&tap_state->skipped, 1, __ATOMIC_SEQ_CST) == 0)
+		memcpy(tap_state->skip_reason, msg, sizeof(msg));
+}
+
 bool tap_failed(void)
 {
 	return tap_state && __atomic_load_n(&tap_state->failures, __ATOMIC_SEQ_CST) != 0;
 }
 
-static bool tap_run_one(const struct tap_test *test, char *why, size_t why_len)
+static bool tap_run_one(const struct tap_test *test, char *why, size_t why_len, bool *skipped)
 {
 	int status;
 	pid_t pid;
@@ -171,6 +192,10 @@ static bool tap_run_one(const struct tap_test *test, char *why, size_t why_len)
 		snprintf(why, why_len, "exited with status %d", WEXITSTATUS(status));
 		return false;
 	}
+	if (tap_state->skipped) {
+		snprintf(why, why_len, "%s", tap_state->skip_reason);
+		*skipped = true;
+	}
 	return true;
 }
 
@@ -192,8 +217,13 @@ int tap_run(const struct tap_test *tests, size_t count)
 	printf("TAP version 13\n");
 	printf("1..%zu\n", count);
 	for (size_t i = 0; i < count; i++) {
-		if (tap_run_one(&tests[i], why, sizeof(why))) {
-			printf("ok %zu %s\n", i + 1, tests[i].name);
+		bool skipped = false;
+
+		if (tap_run_one(&tests[i], why, sizeof(why), &skipped)) {
+			if (skipped)
+				printf("ok %zu %s # SKIP %s\n", i + 1, tests[i].name, why);
+			else
+				printf("ok %zu %s\n", i + 1, tests[i].name);
 			passed++;
 		} else {
 			printf("not ok %zu %s # %s\n", i + 1, tests[i].name, why);

@@ -33,6 +33,11 @@ bool tap_check(bool cond, const char *file, int line, const char *fmt, ...);
 bool tap_check_err(long ret, int expected, const char *what, const char *file, int line);
 bool tap_check_ok(long ret, const char *what, const char *file, int line);
 __printf(1, 2) void tap_diag(const char *fmt, ...);
+/*
+ * The test could not check what it names, for the reason given: it is
+ * reported "ok ... # SKIP reason" unless a check failed too.
+ */
+__printf(1, 2) void tap_skip(const char *fmt, ...);
 bool tap_failed(void);
 int tap_run(const struct tap_test *tests, size_t count);
 
