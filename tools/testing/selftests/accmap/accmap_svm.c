@@ -46,9 +46,6 @@
 #ifndef MADV_SOFT_OFFLINE
 #define MADV_SOFT_OFFLINE	101
 #endif
-#ifndef MPOL_MF_MOVE
-#define MPOL_MF_MOVE		0x2
-#endif
 
 #define NOBODY			65534
 #define FORMAT			ACCMAP_PGT_MALI_AARCH64_4K
@@ -1638,65 +1635,6 @@ out:
 	free(buf);
 }
 
-static int count_nodes(void)
-{
-	char path[64];
-	int n = 0;
-
-	for (int i = 0; i < 64; i++) {
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", i);
-		if (access(path, F_OK) == 0)
-			n++;
-	}
-	return n;
-}
-
-static void test_move_pages(void)
-{
-	size_t len = 4 * ps, n = len / 4;
-	uint32_t *a = map_anon(len, PROT_READ | PROT_WRITE);
-	uint32_t *zero = map_anon(len, PROT_READ | PROT_WRITE);
-	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
-	struct accmap_sim_job job;
-	int node = -1, to, st = -1, nodes = count_nodes();
-	struct accmap_svm_op q0, q;
-	void *pages[1];
-	struct svm t = { .dev = -1 };
-	long ret;
-
-	if (!a || !zero || !c)
-		goto out;
-	fill_words(a, n, 24);
-	pages[0] = a;
-	/* A kernel without NUMA has no node directories, nor move_pages(). */
-	if (nodes < 2) {
-		tap_skip("move_pages: %d NUMA node(s), nowhere to migrate to", nodes);
-		goto out;
-	}
-	ret = syscall(SYS_move_pages, 0, 1UL, pages, NULL, &node, 0);
-	if (!CHECK(ret == 0 && node >= 0, "move_pages query: %ld, node %d", ret, node) ||
-	    !svm_open(&t))
-		goto out;
-	job = vadd(a, zero, c, (uint32_t)n);
-	if (!job_ok(&t, &job, "reading A") || !svm_query(&t, &q0))
-		goto out;
-	to = node == 0 ? 1 : 0;
-	ret = syscall(SYS_move_pages, 0, 1UL, pages, &to, &st, MPOL_MF_MOVE);
-	if (!CHECK(ret == 0 && st == to, "move_pages to node %d: %ld (%s), status %d", to, ret,
-		   strerror(errno), st))
-		goto out;
-	memset(c, 0, len);
-	if (job_ok(&t, &job, "reading A after its first page moved"))
-		CHECK(check_words(c, n, 24, 0) == n, "the GPU read other data after migration");
-	if (svm_query(&t, &q))
-		CHECK(q.invalidations > q0.invalidations && q.faults > q0.faults,
-		      "migration: invalidations %llu->%llu, faults %llu->%llu",
-		      ull(q0.invalidations), ull(q.invalidations),
-		      ull(q0.faults), ull(q.faults));
-out:
-	svm_close(&t);
-}
-
 /* The page frame number of @addr from /proc/self/pagemap (root only); 0 if none. */
 static uint64_t page_pfn(const void *addr)
 {
@@ -2334,7 +2272,6 @@ static const struct tap_test tests[] = {
 	{ "list_sum", test_list_sum },
 	{ "munmap_during_walk", test_munmap_during_walk },
 	{ "pageout_shared", test_pageout_shared },
-	{ "move_pages", test_move_pages },
 	{ "migrate_soft_offline", test_migrate_soft_offline },
 	{ "attr_gpu_ro", test_attr_gpu_ro },
 	{ "prefetch", test_prefetch },
