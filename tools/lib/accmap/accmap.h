@@ -512,7 +512,7 @@ int accmap_svm_session_create(int fd, struct accmap_replay_setup *setup);
  * attribute, granule or location, -ENOENT for no such session,
  * -EOPNOTSUPP for a session that is not an SVM session, -ENOSPC beyond
  * ACCMAP_SVM_ATTR_RANGES_MAX attribute ranges, -EPERM from another
- * process, -ESRCH when the mirrored address space is gone, -ENOMEM).
+ * process, -ENOMEM).
  */
 int accmap_svm_set_attr(int fd, uint32_t session, const void *addr, uint64_t size,
 			uint32_t attrs, uint32_t granule, uint32_t location,
@@ -548,7 +548,7 @@ int accmap_svm_prefetch(int fd, uint32_t session, const void *addr, uint64_t siz
  *       counters are the fields after @flags
  *
  * Return: 0, -EINVAL if @out is NULL, or the ioctl's negative errno
- * (-ENOENT, -EOPNOTSUPP, -EPERM, -ESRCH as for accmap_svm_set_attr()).
+ * (-ENOENT, -EOPNOTSUPP, -EPERM as for accmap_svm_set_attr()).
  */
 int accmap_svm_query(int fd, uint32_t session, struct accmap_svm_op *out);
 
