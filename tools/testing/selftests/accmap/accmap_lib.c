@@ -60,16 +60,6 @@
 /* An errno value no path of the library or the driver returns. */
 #define FILTER_ERRNO	EHWPOISON
 
-static const char *err_name(int ret)
-{
-	const char *name;
-
-	if (!ret)
-		return "0";
-	name = strerrorname_np(ret < 0 ? -ret : ret);
-	return name ? name : "unknown errno";
-}
-
 static bool lib_is(int ret, int want, const char *what, const char *file, int line)
 {
 	return tap_check(ret == want, file, line, "%s returned %d (%s), expected %d (%s)", what,

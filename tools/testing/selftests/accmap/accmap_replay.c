@@ -42,24 +42,6 @@
 static const uint32_t formats[] = { ACCMAP_PGT_MALI_AARCH64_4K, ACCMAP_PGT_MALI_LPAE };
 static const char *const format_names[] = { "aarch64-4k", "lpae" };
 
-static const char *err_name(int err)
-{
-	const char *name;
-
-	if (!err)
-		return "0";
-	name = strerrorname_np(err < 0 ? -err : err);
-	return name ? name : "unknown errno";
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Index and description of the sim target; fails the test if none. */
 static bool find_sim(int dev, uint32_t *index, struct accmap_replay_target_info *info)
 {
@@ -1491,25 +1473,6 @@ static void test_nonroot_eperm(void)
 }
 
 /* ==== teardown ==== */
-
-/* The system call @pid is in, from /proc/PID/syscall; -1 if unknown. */
-static long in_syscall(pid_t pid)
-{
-	char path[64], buf[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
-}
 
 static void test_kill_mid_run(void)
 {

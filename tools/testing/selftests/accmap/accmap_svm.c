@@ -59,24 +59,6 @@
 
 static size_t ps;
 
-static const char *err_name(int err)
-{
-	const char *name;
-
-	if (!err)
-		return "0";
-	name = strerrorname_np(err < 0 ? -err : err);
-	return name ? name : "unknown errno";
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* For printing: uint64_t is not unsigned long long everywhere. */
 static unsigned long long ull(uint64_t v)
 {
@@ -583,6 +565,16 @@ static bool file_is(int fd, size_t len, uint32_t seed, uint32_t add, const char 
 	return ok;
 }
 
+/* @len bytes of memfd @fd mapped read-write with @flags; NULL (a failed check) if not. */
+static uint32_t *map_memfd(int fd, size_t len, int flags)
+{
+	void *f = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+
+	if (!CHECK(f != MAP_FAILED, "mmap of the memfd (flags %#x): %s", flags, strerror(errno)))
+		return NULL;
+	return f;
+}
+
 /* MAP_SHARED tmpfs (memfd): the GPU reads the file's data and writes it. */
 static void test_shared_file(void)
 {
@@ -596,12 +588,8 @@ static void test_shared_file(void)
 
 	if (fd < 0 || !ones || !c || !CHECK_OK(ftruncate(fd, (off_t)len)))
 		goto out;
-	f = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (!CHECK(f != MAP_FAILED, "mmap MAP_SHARED of the memfd: %s", strerror(errno))) {
-		f = NULL;
-		goto out;
-	}
-	if (!svm_open(&t))
+	f = map_memfd(fd, len, MAP_SHARED);
+	if (!f || !svm_open(&t))
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		ones[i] = 1;
@@ -648,12 +636,8 @@ static void test_private_file_cow(void)
 
 	if (fd < 0 || !ones || !c)
 		goto out;
-	f = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	if (!CHECK(f != MAP_FAILED, "mmap MAP_PRIVATE of the memfd: %s", strerror(errno))) {
-		f = NULL;
-		goto out;
-	}
-	if (!svm_open(&t))
+	f = map_memfd(fd, len, MAP_PRIVATE);
+	if (!f || !svm_open(&t))
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		ones[i] = 1;
@@ -792,25 +776,6 @@ out:
 }
 
 /* ==== changes while a job runs ==== */
-
-/* The system call thread @tid of this process is in; -1 if unknown. */
-static long in_syscall(pid_t tid)
-{
-	char path[64], buf[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
-}
 
 /* Waits until thread @tid sleeps in ioctl(2), up to 5 s. */
 static bool wait_in_ioctl(pid_t tid)

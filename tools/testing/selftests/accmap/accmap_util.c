@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/sysinfo.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "accmap_util.h"
@@ -564,4 +565,40 @@ size_t dbg_count(const struct dbg_table *t, const char *col1, const char *val1, 
 	for (size_t r = 0; r < t->nrows; r++)
 		n += dbg_match(t, r, col1, val1, col2, val2);
 	return n;
+}
+
+const char *err_name(int err)
+{
+	const char *name;
+
+	if (!err)
+		return "0";
+	name = strerrorname_np(err < 0 ? -err : err);
+	return name ? name : "unknown errno";
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+long in_syscall(pid_t tid)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
 }

@@ -145,4 +145,13 @@ long dbg_find(const struct dbg_table *t, const char *col1, const char *val1, con
 size_t dbg_count(const struct dbg_table *t, const char *col1, const char *val1, const char *col2,
 		 const char *val2);
 
+/* The errno's name ("ENOENT") for @err or -@err; "0" for 0. */
+const char *err_name(int err);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t now_ns(void);
+
+/* The system call thread (or process) @tid is in, from /proc; -1 if unknown. */
+long in_syscall(pid_t tid);
+
 #endif /* ACCMAP_SELFTEST_UTIL_H */

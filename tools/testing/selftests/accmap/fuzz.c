@@ -456,14 +456,6 @@ static uint32_t boundary32(struct fz_thread *t)
 	}
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- results ---- */
 
 static const char *ename(int e)
