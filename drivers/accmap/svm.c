@@ -221,7 +221,7 @@ static void svm_flush(struct accmap_svm *svm)
  * accmap_svm_invalidate_locked() - the CPU mapping of a range changed
  * @svm:   the mirror; svm->lock held
  * @start: first byte (any, clipped to the mirror)
- * @end:   byte after the last
+ * @end:   byte after the last (any, up to U64_MAX, clipped to the mirror)
  *
  * Drops the GPU entries of the range (and whole 2 MiB blocks it cuts
  * into) and flushes the target, waiting for it: when this returns the GPU
@@ -230,8 +230,9 @@ static void svm_flush(struct accmap_svm *svm)
 void accmap_svm_invalidate_locked(struct accmap_svm *svm, u64 start, u64 end)
 {
 	lockdep_assert_held(&svm->lock);
+	/* Clip first: an exiting mm invalidates up to ULONG_MAX. */
 	start = max(round_down(start, PAGE_SIZE), svm->start);
-	end = min(round_up(end, PAGE_SIZE), svm->end);
+	end = round_up(min(end, svm->end), PAGE_SIZE);
 	if (start >= end)
 		return;
 	if (svm_drop(svm, start, end)) {

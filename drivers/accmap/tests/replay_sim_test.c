@@ -2018,6 +2018,14 @@ static void svm_invalidate_refault(struct kunit *test)
 
 	svm_run_done(test, fx);
 	KUNIT_EXPECT_EQ(test, svm_get32(fm, svm_va(3)), 500U);
+
+	/* An exiting process invalidates everything, up to the top. */
+	mutex_lock(&fm->svm->lock);
+	accmap_svm_invalidate_locked(fm->svm, 0, U64_MAX);
+	mutex_unlock(&fm->svm->lock);
+	KUNIT_EXPECT_EQ(test, fm->svm->mapped, 0ULL);
+	KUNIT_EXPECT_NULL(test, xa_load(&fm->svm->pages, svm_va(0) >> PAGE_SHIFT));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&fm->svm->invalidations), 2LL);
 }
 
 /* A huge CPU page becomes one 2 MiB GPU block, dropped whole. */
