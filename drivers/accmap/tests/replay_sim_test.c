@@ -1901,7 +1901,9 @@ static void svm_fill(struct fake_mm *fm, u64 va, u32 n, u32 base)
 /* Runs the chain at page 0 of the fake process to its done interrupt. */
 static void svm_run_done(struct kunit *test, struct sim_fixture *fx)
 {
-	svm_run_done(test, fx);
+	fx_start(fx, 2, svm_va(0), 0);
+	KUNIT_ASSERT_EQ(test, fx_wait_job(test, fx, 2),
+			(u32)MALI_JOB_IRQ_DONE(2));
 }
 
 static void svm_set_granule(struct kunit *test, struct fake_mm *fm,
