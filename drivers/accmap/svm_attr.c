@@ -101,7 +101,8 @@ static void svm_attr_push(struct accmap_svm_range *out, unsigned int *n,
 /**
  * accmap_svm_attr_scratch() - room for accmap_svm_attr_set() to work in
  *
- * Allocated before svm->lock is taken, freed with kfree() after.
+ * Context: process context, before svm->lock is taken (it allocates with
+ * GFP_KERNEL); the caller frees the space with kfree() after.
  *
  * Return: the scratch space, or NULL.
  */

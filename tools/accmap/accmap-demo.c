@@ -419,7 +419,7 @@ static int shared_memory(void)
 	say("svm", "session %u mirrors this process over [%#llx, %#llx), all of its user range",
 	    setup.session, (unsigned long long)ap.start,
 	    (unsigned long long)(ap.start + ap.size));
-	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d, as the CPU",
+	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d",
 	    LIST_NODES, sum);
 
 	a = malloc(SVM_N * SVM_N * sizeof(*a));

@@ -1992,7 +1992,8 @@ static bool svm_has_thp(const void *p)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, kb;
 
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
 			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
 		else if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1 && kb)
 			huge = true;
@@ -2109,9 +2110,11 @@ static void report_svm(struct svm_result *res)
 	md("with THP;");
 	md("prefetch: **%s pages/s**.", num(pages / (median(&res->ms[SV_PREFETCH]) / 1e3)));
 	if (!res->hmm_absent)
-		md("test_hmm fills its mirror of the same pages and copies them at %s pages/s (its"
-		   " copy alone is memcpy's %s ms): cold 4 KiB SVM / test_hmm = %s.",
-		   num(pages / (hmm / 1e3)), num(mc), ratio(div_or_nan(cold4k - warm, hmm)));
+		md("test_hmm fills its mirror of the same pages and copies them at %s pages/s",
+		   num(pages / (hmm / 1e3)));
+	if (!res->hmm_absent)
+		md("(its copy alone is memcpy's %s ms): cold 4 KiB SVM / test_hmm = %s.", num(mc),
+		   ratio(div_or_nan(cold4k - warm, hmm)));
 	md_blank();
 }
 
