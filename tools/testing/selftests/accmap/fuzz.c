@@ -1038,7 +1038,10 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 		break;
 	case 3:		/* larger, zero tail: like an intact call */
 	case 4:		/* larger, non-zero tail */
-		usize = ksize + range(t, 1, one_in(t, 8) ? env.page - ksize : 64);
+		/* _IOC_SIZE() has 14 bits: a 16 KiB page is one byte too many. */
+		usize = ksize + range(t, 1, one_in(t, 8) ?
+				      (env.page > _IOC_SIZEMASK ? _IOC_SIZEMASK : env.page) - ksize :
+				      64);
 		memset(rw, 0, usize);
 		memcpy(rw, arg, ksize);
 		p = rw;
