@@ -1009,7 +1009,7 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 	size_t ksize = _IOC_SIZE(cmd), usize = ksize;
 	unsigned int dir = _IOC_DIR(cmd), nr = _IOC_NR(cmd), type = _IOC_TYPE(cmd);
 	uint8_t *p = arg, *rw = t->arg, *ro = t->arg + 2 * env.page;
-	size_t off = 0;
+	size_t off = 0, big;
 	int ret;
 
 	*intact = true;
@@ -1039,9 +1039,8 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 	case 3:		/* larger, zero tail: like an intact call */
 	case 4:		/* larger, non-zero tail */
 		/* _IOC_SIZE() has 14 bits: a 16 KiB page is one byte too many. */
-		usize = ksize + range(t, 1, one_in(t, 8) ?
-				      (env.page > _IOC_SIZEMASK ? _IOC_SIZEMASK : env.page) - ksize :
-				      64);
+		big = env.page > _IOC_SIZEMASK ? _IOC_SIZEMASK : env.page;
+		usize = ksize + range(t, 1, one_in(t, 8) ? big - ksize : 64);
 		memset(rw, 0, usize);
 		memcpy(rw, arg, ksize);
 		p = rw;
