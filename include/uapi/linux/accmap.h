@@ -26,11 +26,14 @@
  * Heap identifiers; a heap mask has bit (1 << id) set for each heap.
  * Carveout heaps, when configured, take ids from ACCMAP_HEAP_CARVEOUT_FIRST
  * up in the order they were found.  Buffers made by FROM_VA belong to the
- * user heap, which ALLOC never allocates from.
+ * user heap, which ALLOC never allocates from.  The device heap is the
+ * replay target's own memory, where SVM migrates pages (ACCMAP_IOC_SVM,
+ * ACCMAP_SVM_LOC_DEVICE): QUERY_HEAP reports it, ALLOC never uses it.
  */
 #define ACCMAP_HEAP_SYSTEM		0
 #define ACCMAP_HEAP_CARVEOUT_FIRST	1
 #define ACCMAP_HEAP_CARVEOUT_MAX	16
+#define ACCMAP_HEAP_DEVICE		30
 #define ACCMAP_HEAP_USER		31
 #define ACCMAP_HEAP_MAX			32
 /* Reported in accmap_info.heap while a handle has no memory yet. */
@@ -634,6 +637,7 @@ struct accmap_replay_destroy {
 
 /* Preferred locations (struct accmap_svm_op.location). */
 #define ACCMAP_SVM_LOC_SYSTEM		0	/* system memory, where the CPU put it */
+#define ACCMAP_SVM_LOC_DEVICE		1	/* the target's device memory */
 
 /* Fault granularity: log2 of the bytes one GPU fault may map. */
 #define ACCMAP_SVM_GRANULE_MIN		12
@@ -655,8 +659,10 @@ struct accmap_replay_destroy {
  *                 replacing what it had (else 0)
  * @granule:       in: SET_ATTR: ACCMAP_SVM_GRANULE_MIN to _MAX, or 0 for
  *                 ACCMAP_SVM_GRANULE_DEFAULT (else 0)
- * @location:      in: SET_ATTR: preferred location; PREFETCH: where to
- *                 bring the pages; ACCMAP_SVM_LOC_SYSTEM only, for now
+ * @location:      in: SET_ATTR: preferred location (GPU faults in a
+ *                 range preferring DEVICE migrate its pages there first);
+ *                 PREFETCH: where to bring the pages; ACCMAP_SVM_LOC_*,
+ *                 DEVICE only where the target has device memory
  * @flags:         in: none defined yet, must be 0
  * @faults:        out (every op): GPU faults serviced
  * @fatal_faults:  out: GPU faults the caller's mappings did not allow
@@ -665,6 +671,18 @@ struct accmap_replay_destroy {
  * @huge_bytes:    out: of those, bytes mapped by 2 MiB GPU blocks
  * @pages_mapped:  out: CPU pages given GPU entries, ever (faults and
  *                 prefetches; a page mapped again counts again)
+ * @device_bytes:  out: bytes of the caller's memory the session moved to
+ *                 device memory that are there now
+ * @to_device:     out: pages migrated to device memory, ever (never-touched
+ *                 and zero pages included: they are cleared there)
+ * @to_system:     out: pages migrated back to system memory, ever, for any
+ *                 reason (the three below, PREFETCH to SYSTEM, FROM_VA)
+ * @cpu_faults:    out: of those, pages a CPU access brought back
+ * @evictions:     out: of those, pages evicted to make room on the device
+ * @not_migrated:  out: pages a migration to the device skipped because the
+ *                 kernel does not move them (shared or file-backed, pinned,
+ *                 busy): they stay in system memory, and the GPU maps them
+ *                 there
  */
 struct accmap_svm_op {
 	__u32 session;
@@ -681,6 +699,12 @@ struct accmap_svm_op {
 	__u64 mapped_bytes;
 	__u64 huge_bytes;
 	__u64 pages_mapped;
+	__u64 device_bytes;
+	__u64 to_device;
+	__u64 to_system;
+	__u64 cpu_faults;
+	__u64 evictions;
+	__u64 not_migrated;
 };
 
 /*
