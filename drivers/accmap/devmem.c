@@ -341,13 +341,13 @@ static void devmem_copy(struct accmap_devmem *dm, struct page *dst,
 
 /*
  * For each device page selected in @src, a system page with its data in
- * @dst.  Returns how many; a page that cannot be had stays (dst 0).
+ * @dst.  Returns how many could not be had: those stay (dst 0).
  */
 static unsigned long devmem_copy_out(struct accmap_devmem *dm,
 				     unsigned long *src, unsigned long *dst,
 				     unsigned long n, gfp_t gfp)
 {
-	unsigned long i, done = 0;
+	unsigned long i, failed = 0;
 
 	for (i = 0; i < n; i++) {
 		struct page *spage = migrate_pfn_to_page(src[i]);
@@ -358,16 +358,17 @@ static unsigned long devmem_copy_out(struct accmap_devmem *dm,
 		    !accmap_devmem_owns(dm, spage))
 			continue;
 		dpage = alloc_page(gfp);
-		if (!dpage)
+		if (!dpage) {
+			failed++;
 			continue;
+		}
 		lock_page(dpage);
 		devmem_copy(dm, dpage, spage);
 		dst[i] = migrate_pfn(page_to_pfn(dpage));
 		if (src[i] & MIGRATE_PFN_WRITE)
 			dst[i] |= MIGRATE_PFN_WRITE;
-		done++;
 	}
-	return done;
+	return failed;
 }
 
 /*
@@ -419,7 +420,7 @@ static vm_fault_t devmem_migrate_to_ram(struct vm_fault *vmf)
 	if (migrate_vma_setup(&args))
 		return VM_FAULT_SIGBUS;
 	if (args.cpages &&
-	    !devmem_copy_out(dm, &src, &dst, 1, GFP_HIGHUSER_MOVABLE)) {
+	    devmem_copy_out(dm, &src, &dst, 1, GFP_HIGHUSER_MOVABLE)) {
 		migrate_vma_finalize(&args);
 		return VM_FAULT_OOM;
 	}
@@ -602,7 +603,7 @@ int accmap_devmem_to_system(struct accmap_devmem *dm,
 			    struct vm_area_struct *vma, unsigned long start,
 			    unsigned long end)
 {
-	unsigned long *src, *dst, a, n, want, got;
+	unsigned long *src, *dst, a, n;
 	int ret = 0;
 
 	lockdep_assert_held(&vma->vm_mm->mmap_lock);
@@ -630,10 +631,9 @@ int accmap_devmem_to_system(struct accmap_devmem *dm,
 		memset(dst, 0, n * sizeof(*dst));
 		if (migrate_vma_setup(&args))
 			continue;
-		want = args.cpages;
-		got = want ? devmem_copy_out(dm, src, dst, n,
-					     GFP_HIGHUSER_MOVABLE) : 0;
-		if (got < want)
+		/* cpages counts holes too: copy_out looks at every entry. */
+		if (args.cpages &&
+		    devmem_copy_out(dm, src, dst, n, GFP_HIGHUSER_MOVABLE))
 			ret = -ENOMEM;
 		migrate_vma_pages(&args);
 		devmem_count_out(dm, src, dst, n, false, false);
@@ -664,7 +664,8 @@ int accmap_devmem_range_to_system(struct accmap_devmem *dm,
 	unsigned long a = start;
 	int ret = 0;
 
-	if (!dm)
+	/* Nothing placed: no migration walk (it would invalidate the range). */
+	if (!dm || accmap_devmem_pool_free(&dm->pool) == dm->nr)
 		return 0;
 	lockdep_assert_held(&mm->mmap_lock);
 	while (a < end) {
