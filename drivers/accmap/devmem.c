@@ -307,6 +307,8 @@ static struct page *devmem_alloc(struct accmap_devmem *dm,
 		return NULL;
 	page = pfn_to_page(dm->pfn_first + idx);
 	kref_get(&owner->ref);
+	/* Counted until devmem_page_free(), whether it takes or not. */
+	atomic64_inc(&owner->on_device);
 	page->zone_device_data = owner;
 	zone_device_page_init_compat(page, &dm->pgmap);
 	return page;
@@ -540,7 +542,6 @@ static int devmem_to_device_step(struct accmap_devmem *dm,
 		if (dst[i] && src[i] & MIGRATE_PFN_MIGRATE)
 			moved++;
 	atomic64_add(moved, &owner->to_device);
-	atomic64_add(moved, &owner->on_device);
 	/* Device pages that did not take are freed here, into the pool. */
 	migrate_vma_finalize(&args);
 	return 0;

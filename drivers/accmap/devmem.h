@@ -16,8 +16,9 @@
  *                  QUERY_HEAP.  All but the devmem= parameter is built
  *                  where the kernel has ZONE_DEVICE and device migration
  *                  (ACCMAP_HAVE_DEVMEM); elsewhere the stubs below say
- *                  there is none, and devmem= fails the load.  It calls the pool and the mm; the SVM
- *                  backend (svm_hmm.c) and FROM_VA call it.
+ *                  there is none, and devmem= fails the load.  It calls
+ *                  the pool and the mm; the SVM backend (svm_hmm.c) and
+ *                  FROM_VA call it.
  *
  * Locking: the pool's spinlock protects the free list and the eviction
  * order.  Migrations run under the mm's mmap_lock (read), taken by the

@@ -2205,7 +2205,8 @@ static void test_debugfs(void)
 		   "no row for pid %d session %u in:\n%s", (int)getpid(), t.sim.session, text))
 		goto out;
 	tap_diag("%s", row);
-	if (!CHECK(sscanf(row, "%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu",
+	if (!CHECK(sscanf(row, "%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu"
+			  "\t%llu\t%llu\t%llu\t%llu",
 			  &pid, comm, &session, &start, &size, &mapped, &huge, &faults, &fatal,
 			  &inval, &pages, &device) == 12, "the row does not parse: %s", row))
 		goto out;
