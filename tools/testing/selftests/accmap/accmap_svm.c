@@ -2123,6 +2123,7 @@ out:
 #define SVM_DEBUGFS	"/sys/kernel/debug/accmap/svm"
 #define SVM_HEADER	"pid\tcomm\tsession\tstart\tsize\tmapped\thuge\tfaults\tfatal\t" \
 			"invalidations\tpages_mapped\tdevice"
+#define SVM_ROW_FMT	"%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu"
 
 static char *read_file(const char *path)
 {
@@ -2205,8 +2206,7 @@ static void test_debugfs(void)
 		   "no row for pid %d session %u in:\n%s", (int)getpid(), t.sim.session, text))
 		goto out;
 	tap_diag("%s", row);
-	if (!CHECK(sscanf(row, "%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu"
-			  "\t%llu\t%llu\t%llu\t%llu",
+	if (!CHECK(sscanf(row, SVM_ROW_FMT,
 			  &pid, comm, &session, &start, &size, &mapped, &huge, &faults, &fatal,
 			  &inval, &pages, &device) == 12, "the row does not parse: %s", row))
 		goto out;
