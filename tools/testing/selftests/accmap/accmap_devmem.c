@@ -585,9 +585,9 @@ static void test_prefetch_job_cpu(void)
 		r = devmem_row(&d1, getpid(), t.sim.session);
 		if (CHECK(r, "no devmem row for pid %d session %u", (int)getpid(),
 			  t.sim.session))
-			CHECK(devmem_num(&d1, r, "on_device_bytes") == len,
-			      "devmem on_device_bytes %llu, %zu moved",
-			      ull(devmem_num(&d1, r, "on_device_bytes")), len);
+			CHECK(devmem_num(&d1, r, "on_device") == len,
+			      "devmem on_device %llu, %zu moved",
+			      ull(devmem_num(&d1, r, "on_device")), len);
 	}
 	col = svm_device_column(&t);
 	CHECK(col > 0 && col != ~0ULL, "debugfs svm device column %llu after PREFETCH DEVICE",
