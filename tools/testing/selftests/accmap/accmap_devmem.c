@@ -466,6 +466,22 @@ static size_t devmem_row(const struct devmem *d, pid_t pid, uint32_t session)
 	return 0;
 }
 
+/* Every owner row, as diagnostics. */
+static void devmem_dump(const struct devmem *d)
+{
+	char line[256];
+
+	for (size_t r = 0; r <= d->nrows; r++) {
+		line[0] = '\0';
+		for (size_t c = 0; c < d->ncols; c++) {
+			if (c)
+				strncat(line, " ", sizeof(line) - strlen(line) - 1);
+			strncat(line, d->cell[r][c], sizeof(line) - strlen(line) - 1);
+		}
+		tap_diag("devmem: %s", line);
+	}
+}
+
 /* Any row of owner @pid. */
 static bool devmem_has_pid(const struct devmem *d, pid_t pid)
 {
@@ -583,8 +599,10 @@ static void test_prefetch_job_cpu(void)
 		CHECK(d1.used >= d0.used + len, "devmem used %llu -> %llu, %zu bytes moved there",
 		      ull(d0.used), ull(d1.used), len);
 		r = devmem_row(&d1, getpid(), t.sim.session);
-		if (CHECK(r, "no devmem row for pid %d session %u", (int)getpid(),
-			  t.sim.session))
+		if (!CHECK(r, "no devmem row for pid %d session %u", (int)getpid(),
+			   t.sim.session))
+			devmem_dump(&d1);
+		else
 			CHECK(devmem_num(&d1, r, "on_device") == len,
 			      "devmem on_device %llu, %zu moved",
 			      ull(devmem_num(&d1, r, "on_device")), len);
