@@ -4,6 +4,7 @@
  *
  *   devmem=<size>@<base>
  *
+ * or a /reserved-memory child compatible with "accmap,device-memory"
  * gives the software model a carveout of its own: memory the kernel does
  * not use (e820-reserved with memmap=, or above mem=), 2 MiB aligned.  It
  * is handed to the memory manager as ZONE_DEVICE pages:
@@ -45,6 +46,8 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/of.h>
+#include <linux/of_reserved_mem.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
@@ -71,12 +74,22 @@ MODULE_PARM_DESC(devmem,
 int accmap_devmem_create(struct accmap_device *adev,
 			 struct accmap_devmem **out)
 {
+	struct device_node *np;
+
 	*out = NULL;
-	if (!devmem || !*devmem)
-		return 0;
-	pr_err("devmem=%s: this kernel has no ZONE_DEVICE device migration (6.1 or later with CONFIG_ZONE_DEVICE)\n",
-	       devmem);
-	return -EOPNOTSUPP;
+	if (devmem && *devmem) {
+		pr_err("devmem=%s: this kernel has no ZONE_DEVICE device migration (6.1 or later with CONFIG_ZONE_DEVICE)\n",
+		       devmem);
+		return -EOPNOTSUPP;
+	}
+	/* The device tree describes the board, not this kernel: go on. */
+	np = of_find_compatible_node(NULL, NULL, "accmap,device-memory");
+	if (np) {
+		pr_info("%pOF: not used, this kernel has no ZONE_DEVICE device migration\n",
+			np);
+		of_node_put(np);
+	}
+	return 0;
 }
 
 /**
@@ -772,6 +785,89 @@ static int devmem_parse(const char *s, phys_addr_t *base, u64 *size)
 	return 0;
 }
 
+/*
+ * The device tree's device memory: one available /reserved-memory child
+ * compatible with "accmap,device-memory".  0 with *@size 0 if there is
+ * none; -EINVAL (logged) for a bad node or more than one.
+ */
+static int devmem_find_of(phys_addr_t *base, u64 *size)
+{
+	struct device_node *np, *found = NULL;
+	struct reserved_mem *rmem;
+	int ret = -EINVAL;
+
+	*size = 0;
+	for_each_compatible_node(np, NULL, "accmap,device-memory") {
+		if (!of_device_is_available(np))
+			continue;
+		if (found) {
+			pr_err("%pOF: a second accmap,device-memory node (%pOF is the first)\n",
+			       np, found);
+			of_node_put(np);
+			goto out;
+		}
+		found = of_node_get(np);
+	}
+	if (!found)
+		return 0;
+	if (!found->parent || !of_node_name_eq(found->parent, "reserved-memory")) {
+		pr_err("%pOF: not a child of /reserved-memory\n", found);
+		goto out;
+	}
+	if (of_property_read_bool(found, "reusable")) {
+		pr_err("%pOF: reusable memory is lent to the page allocator; it cannot be device memory\n",
+		       found);
+		goto out;
+	}
+	rmem = of_reserved_mem_lookup(found);
+	if (!rmem) {
+		pr_err("%pOF: the kernel reserved no memory for this node at boot\n",
+		       found);
+		goto out;
+	}
+	if (!rmem->size || !IS_ALIGNED(rmem->base | rmem->size, SZ_2M)) {
+		pr_err("%pOF: base and size must be 2 MiB multiples\n", found);
+		goto out;
+	}
+	*base = rmem->base;
+	*size = rmem->size;
+	ret = 0;
+out:
+	of_node_put(found);
+	return ret;
+}
+
+/*
+ * Where the device memory is: devmem=, else the device tree.  0 with
+ * *@size 0 if neither says; -EINVAL (logged) if both do or either is bad.
+ */
+static int devmem_find(phys_addr_t *base, u64 *size)
+{
+	phys_addr_t of_base;
+	u64 of_size;
+	int ret;
+
+	ret = devmem_find_of(&of_base, &of_size);
+	if (ret)
+		return ret;
+	if (!devmem || !*devmem) {
+		*base = of_base;
+		*size = of_size;
+		return 0;
+	}
+	if (of_size) {
+		pr_err("devmem=%s: the device tree gives device memory too; use one\n",
+		       devmem);
+		return -EINVAL;
+	}
+	if (devmem_parse(devmem, base, size)) {
+		pr_err("devmem=%s: not <size>@<base>, both 2 MiB aligned\n",
+		       devmem);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Refuses memory the kernel uses: System RAM, or pages it allocates. */
 static int devmem_check_unused(phys_addr_t base, u64 size)
 {
@@ -843,10 +939,12 @@ static void devmem_unmap_pages(struct accmap_devmem *dm)
 /**
  * accmap_devmem_create() - the sim target's device memory, if configured
  * @adev: the device
- * @out:  the device memory, or NULL when devmem= is not set
+ * @out:  the device memory, or NULL when neither devmem= nor the device
+ *        tree gives any
  *
- * Return: 0, or -EINVAL for a bad devmem= (logged), -EBUSY if its range is
- * taken, -ENOMEM, or memremap_pages()'s error.
+ * Return: 0, or -EINVAL for a bad devmem= or device-tree node, or both
+ * (logged), -EBUSY if the range is taken, -ENOMEM, or memremap_pages()'s
+ * error.
  */
 int accmap_devmem_create(struct accmap_device *adev,
 			 struct accmap_devmem **out)
@@ -857,16 +955,12 @@ int accmap_devmem_create(struct accmap_device *adev,
 	int ret;
 
 	*out = NULL;
-	if (!devmem || !*devmem)
-		return 0;
-	if (devmem_parse(devmem, &base, &size)) {
-		pr_err("devmem=%s: not <size>@<base>, both 2 MiB aligned\n",
-		       devmem);
-		return -EINVAL;
-	}
+	ret = devmem_find(&base, &size);
+	if (ret || !size)
+		return ret;
 	if (devmem_check_unused(base, size)) {
-		pr_err("devmem=%s: memory the kernel uses; reserve it first (memmap=, or above mem=)\n",
-		       devmem);
+		pr_err("device memory %pa+%#llx: memory the kernel uses; reserve it first (memmap=, or above mem=)\n",
+		       &base, size);
 		return -EINVAL;
 	}
 	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
@@ -883,14 +977,15 @@ int accmap_devmem_create(struct accmap_device *adev,
 		goto err_free;
 	dm->res = request_mem_region(base, size, "accmap-devmem");
 	if (!dm->res) {
-		pr_err("devmem=%s: the range is taken\n", devmem);
+		pr_err("device memory %pa+%#llx: the range is taken\n", &base,
+		       size);
 		ret = -EBUSY;
 		goto err_pool;
 	}
 	ret = devmem_map_pages(dm);
 	if (ret) {
-		pr_err("devmem=%s: the kernel refused the pages (%d)\n", devmem,
-		       ret);
+		pr_err("device memory %pa+%#llx: the kernel refused the pages (%d)\n",
+		       &base, size, ret);
 		goto err_res;
 	}
 	devmem_shown = dm;

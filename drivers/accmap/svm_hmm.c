@@ -181,12 +181,50 @@ static void svm_hmm_arrays_free(struct svm_hmm_arrays *a)
 }
 
 /*
+ * Whether [@start, @end) has pages on the device now, by a snapshot of
+ * the CPU's page tables (nothing faulted).  The migration walk splits huge
+ * pages and invalidates the whole range, so it is only made when there is
+ * something to bring back.  A page placed after the look is left where it
+ * is, as if placed after the migration.
+ */
+static bool svm_hmm_on_device(struct svm_hmm *h, u64 start, u64 end,
+			      unsigned long *hmm_pfns)
+{
+	struct accmap_svm *svm = h->svm;
+	unsigned long npages = (end - start) >> PAGE_SHIFT, i;
+	struct hmm_range range = {
+		.notifier = &h->notifier,
+		.start = start,
+		.end = end,
+		.hmm_pfns = hmm_pfns,
+		.dev_private_owner = accmap_devmem_pgmap_owner(svm->dm),
+	};
+	int ret, tries = 0;
+
+	do {
+		memset(hmm_pfns, 0, npages * sizeof(*hmm_pfns));
+		range.notifier_seq = mmu_interval_read_begin(&h->notifier);
+		mmap_read_lock(h->mm);
+		ret = hmm_range_fault(&range);
+		mmap_read_unlock(h->mm);
+	} while (ret == -EBUSY && ++tries < 8);
+	/* Could not look: walk, as before. */
+	if (ret)
+		return true;
+	for (i = 0; i < npages; i++)
+		if (hmm_pfns[i] & HMM_PFN_VALID &&
+		    accmap_devmem_owns(svm->dm, hmm_pfn_to_page(hmm_pfns[i])))
+			return true;
+	return false;
+}
+
+/*
  * Migrates what it can of [@start, @end) to the device (@to_device) or
  * back, VMA by VMA.  Best effort: a page that does not move is still
  * right where it is, so errors only end the walk.
  */
 static void svm_hmm_migrate(struct accmap_svm *svm, u64 start, u64 end,
-			    bool to_device)
+			    bool to_device, unsigned long *hmm_pfns)
 {
 	struct svm_hmm *h = svm_hmm_of(svm);
 	struct vm_area_struct *vma;
@@ -195,6 +233,10 @@ static void svm_hmm_migrate(struct accmap_svm *svm, u64 start, u64 end,
 
 	if (!svm->dm || !mmget_not_zero(h->mm))
 		return;
+	if (!to_device && !svm_hmm_on_device(h, start, end, hmm_pfns)) {
+		mmput(h->mm);
+		return;
+	}
 	mmap_read_lock(h->mm);
 	while (a < end && !ret) {
 		u64 vend;
@@ -226,7 +268,7 @@ static int svm_hmm_fault(struct accmap_svm *svm, u64 addr, bool write,
 	if (ret)
 		return ret;
 	if (to_device)
-		svm_hmm_migrate(svm, start, end, true);
+		svm_hmm_migrate(svm, start, end, true, a.hmm_pfns);
 	/* Only the faulting page is faulted in; the rest as they are. */
 	a.req[(addr - start) >> PAGE_SHIFT] = HMM_PFN_REQ_FAULT |
 					      (write ? HMM_PFN_REQ_WRITE : 0);
@@ -289,7 +331,7 @@ static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 	ret = svm_hmm_populate_req(h, start, end, write, a.req);
 	mmput(h->mm);
 	if (!ret)
-		svm_hmm_migrate(svm, start, end, to_device);
+		svm_hmm_migrate(svm, start, end, to_device, a.hmm_pfns);
 	if (!ret)
 		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns,
 				  to_device);

@@ -16,7 +16,8 @@
 #   carveout_bad      parameter sets that must fail the module load (an
 #                     array): malformed, overlapping, a taken name, and
 #                     memory the page allocator owns; likewise replay
-#                     windows that are malformed, too large, or RAM
+#                     windows that are malformed, too large, or RAM, and
+#                     device memory that is bad or unsupported
 #   replay_mmio_expect ACCMAP_REPLAY_MMIO for the accmap_replay_mmio
 #                     selftest: "name:irq" or "name:poll" for the
 #                     register-window replay target the guest has
@@ -48,8 +49,9 @@
 #   0x7c000000 64 MiB  accmap,carveout, no-map, beyond mem=: its memory
 #                      section holds no RAM, so no struct pages;
 #                      write-combined and uncached only
-#   0x78000000 32 MiB  beyond mem=, in no node: the sim target's device
-#                      memory (devmem_setup)
+#   0x78000000 32 MiB  accmap,device-memory, no-map, beyond mem=: the
+#                      sim target's device memory (devmem_setup); a
+#                      kernel without ZONE_DEVICE leaves it unused
 carveout_setup() {
 	carveout_append=
 	carveout_qemu=()
@@ -109,6 +111,12 @@ carveout_setup() {
 						label = "nomap_dt";
 					};
 
+					device-memory@78000000 {
+						compatible = "accmap,device-memory";
+						reg = <0x0 0x78000000 0x0 0x2000000>;
+						no-map;
+					};
+
 					replay_window: window@7b000000 {
 						reg = <0x0 0x7b000000 0x0 0x10000>;
 						no-map;
@@ -147,23 +155,27 @@ carveout_setup() {
 
 # devmem_setup KCONFIG: what device memory the guest's kernel (its .config
 # at KCONFIG) gives the sim target: private pages with DEVICE_PRIVATE,
-# coherent ones with ZONE_DEVICE and DEVICE_MIGRATION, else none (then
-# devmem= is not passed: the module would refuse it).  Sets devmem_expect
-# and adds the parameter to carveout_insmod.
+# coherent ones with ZONE_DEVICE and DEVICE_MIGRATION, else none.  Sets
+# devmem_expect; on amd64 adds devmem= to carveout_insmod where the kernel
+# supports it (the module refuses it elsewhere), arm64 guests have the
+# device-tree node whatever their kernel.
 devmem_setup() {
-	local kconfig=$1 range
-	case $arch in
-	amd64) range=32M@0x36000000 ;;
-	arm64) range=32M@0x78000000 ;;
-	esac
+	local kconfig=$1
+	devmem_expect=none
 	if grep -qx 'CONFIG_DEVICE_PRIVATE=y' "$kconfig"; then
 		devmem_expect=private
 	elif grep -qx 'CONFIG_ZONE_DEVICE=y' "$kconfig" &&
 		grep -qx 'CONFIG_DEVICE_MIGRATION=y' "$kconfig"; then
 		devmem_expect=coherent
-	else
-		devmem_expect=none
-		return 0
 	fi
-	carveout_insmod="$carveout_insmod devmem=$range"
+	# Loads that must fail: device memory the kernel cannot have, a range
+	# not 2 MiB aligned or of System RAM, both devmem= and the node.
+	case $arch/$devmem_expect in
+	amd64/none) carveout_bad+=('devmem=32M@0x36000000') ;;
+	amd64/*)
+		carveout_insmod="$carveout_insmod devmem=32M@0x36000000"
+		carveout_bad+=('devmem=3M@0x36000000' 'devmem=32M@0x20000000')
+		;;
+	arm64/*) carveout_bad+=('devmem=32M@0x78000000') ;;
+	esac
 }
