@@ -219,4 +219,19 @@ static inline void *accmap_shrinker_priv(struct shrinker *s)
 }
 #endif
 
+#ifdef ACCMAP_HAVE_DEVMEM
+#include <linux/memremap.h>
+
+/* zone_device_page_init() takes the page's pgmap and an order from 6.18. */
+static inline void zone_device_page_init_compat(struct page *page,
+						struct dev_pagemap *pgmap)
+{
+#ifdef ACCMAP_HAVE_ZONE_DEVICE_FOLIO_INIT
+	zone_device_page_init(page, pgmap, 0);
+#else
+	zone_device_page_init(page);
+#endif
+}
+#endif
+
 #endif /* _ACCMAP_COMPAT_H */

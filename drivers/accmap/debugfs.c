@@ -22,6 +22,7 @@
 #include <linux/xarray.h>
 
 #include "accmap.h"
+#include "devmem.h"
 
 static void accmap_show_heap_header(struct seq_file *m,
 				    struct accmap_device *adev)
@@ -263,6 +264,14 @@ static int svm_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(svm);
 
+#ifdef ACCMAP_HAVE_DEVMEM
+static int devmem_show(struct seq_file *m, void *unused)
+{
+	return accmap_devmem_debugfs_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(devmem);
+#endif
+
 /**
  * accmap_debugfs_init() - create accmap's debugfs directory and files
  * @adev: the device
@@ -281,6 +290,11 @@ void accmap_debugfs_init(struct accmap_device *adev)
 	debugfs_create_file("pool", 0444, adev->debugfs, adev, &pool_fops);
 	debugfs_create_file("replay", 0444, adev->debugfs, adev, &replay_fops);
 	debugfs_create_file("svm", 0444, adev->debugfs, adev, &svm_fops);
+#ifdef ACCMAP_HAVE_DEVMEM
+	if (adev->sim_target.devmem)
+		debugfs_create_file("devmem", 0444, adev->debugfs, adev,
+				    &devmem_fops);
+#endif
 }
 
 /**

@@ -34,6 +34,7 @@
 #include <linux/uaccess.h>
 
 #include "accmap.h"
+#include "devmem.h"
 
 /* Pages pinned per call into GUP: bounds the time between signal checks. */
 #define ACCMAP_FROM_VA_BATCH	512
@@ -181,7 +182,8 @@ static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
 #endif
 
 /*
- * Pins @npages pages from @addr into @pages, a batch at a time; all of
+ * Pins @npages pages from @addr into @pages, a batch at a time, after
+ * bringing back any of them on the device memory @dm (NULL: none); all of
  * them, or none on error.  Each batch is checked and pinned under one
  * hold of the mmap_lock, so a concurrent munmap() and mmap() of another
  * kind of memory at the same address cannot slip in between: a pinned
@@ -191,8 +193,9 @@ static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
  * pages with -EFAULT or, in a mixed map, -EEXIST, which we report as
  * -EFAULT as well.
  */
-static int accmap_from_va_pin(unsigned long addr, unsigned long npages,
-			      bool writable, struct page **pages)
+static int accmap_from_va_pin(struct accmap_devmem *dm, unsigned long addr,
+			      unsigned long npages, bool writable,
+			      struct page **pages)
 {
 	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
 	struct mm_struct *mm = current->mm;
@@ -214,6 +217,10 @@ static int accmap_from_va_pin(unsigned long addr, unsigned long npages,
 		batch = accmap_from_va_unshare(mm, start, batch, &flags);
 		ret = accmap_from_va_check(mm, start,
 					   start + (batch << PAGE_SHIFT));
+		/* A pin holds system memory: device pages come back first. */
+		if (!ret)
+			ret = accmap_devmem_range_to_system(dm, mm, start,
+							    start + (batch << PAGE_SHIFT));
 		got = ret ? 0 : accmap_pin_locked(start, batch, flags,
 						  pages + pinned);
 		mmap_read_unlock(mm);
@@ -301,7 +308,8 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 		goto err_free_pages;
 	mmgrab(buf->mm);
 
-	ret = accmap_from_va_pin(req.addr, npages, writable, pages);
+	ret = accmap_from_va_pin(adev->sim_target.devmem, req.addr, npages,
+				 writable, pages);
 	if (ret)
 		goto err_refund;
 	buf->pinned = npages;

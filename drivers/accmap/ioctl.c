@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 
 #include "accmap.h"
+#include "devmem.h"
 
 /**
  * struct accmap_ioctl_ctx - what a handler may leave for the dispatcher
@@ -314,6 +315,11 @@ static int accmap_ioctl_query_heap(struct accmap_ioctl_ctx *ctx, void *data)
 
 	if (arg->pad || id >= ACCMAP_HEAP_MAX)
 		return -EINVAL;
+	if (id == ACCMAP_HEAP_DEVICE) {
+		memset(arg, 0, sizeof(*arg));
+		arg->heap = id;
+		return accmap_devmem_query_heap(adev->sim_target.devmem, arg);
+	}
 	id = array_index_nospec(id, ACCMAP_HEAP_MAX);
 	if (!adev->heaps[id])
 		return -ENODEV;

@@ -44,6 +44,7 @@
 #include <linux/vmalloc.h>
 
 #include "accmap.h"
+#include "devmem.h"
 #include "mali_regs.h"
 #include "replay.h"
 #include "svm.h"
@@ -928,7 +929,15 @@ int accmap_replay_init(struct accmap_device *adev)
 	ret = accmap_sim_target_init(&adev->sim_target);
 	if (ret)
 		return ret;
-	return accmap_replay_add_target(adev, &adev->sim_target);
+	ret = accmap_devmem_create(adev, &adev->sim_target.devmem);
+	if (ret)
+		return ret;
+	ret = accmap_replay_add_target(adev, &adev->sim_target);
+	if (ret) {
+		accmap_devmem_destroy(adev->sim_target.devmem);
+		adev->sim_target.devmem = NULL;
+	}
+	return ret;
 }
 
 /**
@@ -939,6 +948,9 @@ void accmap_replay_fini(struct accmap_device *adev)
 {
 	WARN_ON(!list_empty(&adev->replay_sessions));
 	adev->nr_targets = 0;
+	/* Pages processes still map go back to system memory. */
+	accmap_devmem_destroy(adev->sim_target.devmem);
+	adev->sim_target.devmem = NULL;
 	mutex_destroy(&adev->replay_lock);
 }
 
@@ -1017,7 +1029,7 @@ int accmap_replay_svm_debugfs_show(struct seq_file *m, void *unused)
 	struct accmap_device *adev = m->private;
 	struct accmap_replay_session *s;
 
-	seq_puts(m, "pid\tcomm\tsession\tstart\tsize\tmapped\thuge\tfaults\tfatal\tinvalidations\tpages_mapped\n");
+	seq_puts(m, "pid\tcomm\tsession\tstart\tsize\tmapped\thuge\tfaults\tfatal\tinvalidations\tpages_mapped\tdevice\n");
 	mutex_lock(&adev->replay_lock);
 	list_for_each_entry(s, &adev->replay_sessions, node) {
 		if (!s->svm)

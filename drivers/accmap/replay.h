@@ -23,6 +23,7 @@
 
 struct accmap_device;
 struct accmap_handle;
+struct accmap_devmem;
 struct accmap_svm;
 struct device;
 
@@ -200,6 +201,8 @@ struct accmap_replay_target_ops {
  *               until the target is known to have reset (their node);
  *               protected by the device's replay_lock
  * @kept_ever:   sessions ever kept back; protected by replay_lock
+ * @devmem:      the target's own memory, where SVM migrates pages
+ *               (devmem.h), or NULL; set at load, freed at unload
  */
 struct accmap_replay_target {
 	const char *name;
@@ -214,6 +217,7 @@ struct accmap_replay_target {
 	atomic_t sessions;
 	struct list_head kept;
 	unsigned long kept_ever;
+	struct accmap_devmem *devmem;
 };
 
 /* What a target's @stop returns when it reset the whole target. */

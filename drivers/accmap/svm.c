@@ -36,6 +36,7 @@
 #include <linux/slab.h>
 
 #include "compat.h"
+#include "devmem.h"
 #include "mali_regs.h"
 #include "replay.h"
 #include "svm.h"
@@ -105,6 +106,12 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 	ret = accmap_svm_attr_init(svm);
 	if (ret)
 		goto err_free;
+	svm->dm = s->target->devmem;
+	svm->owner = accmap_devmem_owner_new(svm->dm, s->id);
+	if (IS_ERR(svm->owner)) {
+		ret = PTR_ERR(svm->owner);
+		goto err_attr;
+	}
 
 	accmap_pgt_reserve_only(s->pgt);
 	if (be) {
@@ -123,6 +130,7 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 err_backend:
 	svm->backend->destroy(svm);
 err_attr:
+	accmap_devmem_owner_put(IS_ERR(svm->owner) ? NULL : svm->owner);
 	accmap_svm_attr_fini(svm);
 err_free:
 	xa_destroy(&svm->pages);
@@ -158,9 +166,19 @@ void accmap_svm_destroy(struct accmap_svm *svm)
 		return;
 	svm->backend->destroy(svm);
 	xa_destroy(&svm->pages);
+	/* Pages it placed keep their counters while the process maps them. */
+	accmap_devmem_owner_put(svm->owner);
 	accmap_svm_attr_fini(svm);
 	mutex_destroy(&svm->lock);
 	kfree(svm);
+}
+
+/* Where the GPU finds a page's data: device memory keeps its own. */
+static phys_addr_t svm_page_phys(struct accmap_svm *svm, struct page *page)
+{
+	if (accmap_devmem_owns(svm->dm, page))
+		return accmap_devmem_phys(svm->dm, page);
+	return page_to_phys(page);
 }
 
 /* The GPU permissions of a page the CPU maps with @write. */
@@ -203,6 +221,8 @@ static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 	xa_for_each_range(&svm->pages, idx, page, start >> PAGE_SHIFT, last) {
 		if (xa_get_mark(&svm->pages, idx, XA_MARK_0))
 			svm->huge -= min_t(u64, PAGE_SIZE, svm->huge);
+		if (accmap_devmem_owns(svm->dm, page))
+			svm->device -= min_t(u64, PAGE_SIZE, svm->device);
 		xa_erase(&svm->pages, idx);
 	}
 	return true;
@@ -310,8 +330,8 @@ static int svm_map(struct accmap_svm *svm, u64 va,
 	ret = svm_index(svm, va, pfns, n, failed);
 	if (ret)
 		return ret;
-	ret = accmap_pgt_map(svm->s->pgt, va, page_to_phys(pfns[0].page), size,
-			     perm, 0);
+	ret = accmap_pgt_map(svm->s->pgt, va, svm_page_phys(svm, pfns[0].page),
+			     size, perm, 0);
 	if (ret) {
 		unsigned long j;
 
@@ -323,6 +343,10 @@ static int svm_map(struct accmap_svm *svm, u64 va,
 	svm->mapped += size;
 	if (n > 1)
 		svm->huge += size;
+	if (accmap_devmem_owns(svm->dm, pfns[0].page)) {
+		svm->device += size;
+		accmap_devmem_touch(svm->dm, pfns[0].page);
+	}
 	atomic64_add(n, &svm->pages_mapped);
 	return 0;
 }
@@ -395,7 +419,8 @@ out:
  * @write: the access was a write
  *
  * Maps the granule around @addr (clipped to its attribute range): the
- * faulting page faulted in, the others as the CPU has them.
+ * faulting page faulted in, the others as the CPU has them.  Where the
+ * range prefers device memory, the granule migrates there first.
  *
  * Return: 0 if the access may be retried; -EFAULT if @addr is outside the
  * mirror, -EACCES for a write the attributes forbid, or the backend's
@@ -405,6 +430,7 @@ int accmap_svm_service(struct accmap_svm *svm, u64 addr, bool write)
 {
 	const struct accmap_svm_range *r;
 	u64 start, end, gsize;
+	bool to_device;
 
 	if (addr < svm->start || addr >= svm->end)
 		return -EFAULT;
@@ -417,9 +443,11 @@ int accmap_svm_service(struct accmap_svm *svm, u64 addr, bool write)
 	gsize = BIT_ULL(max_t(u32, r->granule, PAGE_SHIFT));
 	start = max(round_down(addr, gsize), r->start);
 	end = min(round_down(addr, gsize) + gsize, r->end);
+	to_device = accmap_devmem_fault_migrates(r->location, svm->dm);
 	mutex_unlock(&svm->lock);
 
-	return svm->backend->fault(svm, addr & PAGE_MASK, write, start, end);
+	return svm->backend->fault(svm, addr & PAGE_MASK, write, start, end,
+				   to_device);
 }
 
 /**
@@ -476,7 +504,8 @@ void accmap_svm_mmu_irq(struct accmap_replay_session *s)
  *
  * Called by the model with its MMU lock held, the lock the target's
  * svm_flush waits for: so the page cannot go while it is copied.  The
- * page must be the one the mirror mapped at @va, at @pa.
+ * page must be the one the mirror mapped at @va, at @pa: a device page
+ * is reached through the device memory's kernel mapping.
  *
  * Return: 0, or -EFAULT if @va has no mirrored page there (the model
  * then reports a bus fault).
@@ -488,14 +517,16 @@ int accmap_svm_copy(struct accmap_svm *svm, u64 va, u64 pa, void *buf,
 	struct page *page;
 	u32 *b = buf, *k;
 	void *kva;
+	bool dev;
 
 	if (va < svm->start || va >= svm->end || off + len > PAGE_SIZE ||
 	    !IS_ALIGNED(off | len, sizeof(u32)))
 		return -EFAULT;
 	page = xa_load(&svm->pages, va >> PAGE_SHIFT);
-	if (!page || page_to_phys(page) + off != pa)
+	if (!page || svm_page_phys(svm, page) + off != pa)
 		return -EFAULT;
-	kva = kmap_local_page(page);
+	dev = accmap_devmem_owns(svm->dm, page);
+	kva = dev ? accmap_devmem_kmap(svm->dm, page) : kmap_local_page(page);
 	k = kva + off;
 	for (i = 0; i < len / sizeof(u32); i++) {
 		if (write)
@@ -503,7 +534,10 @@ int accmap_svm_copy(struct accmap_svm *svm, u64 va, u64 pa, void *buf,
 		else
 			b[i] = READ_ONCE(k[i]);
 	}
-	kunmap_local(kva);
+	if (dev)
+		accmap_devmem_kunmap(svm->dm, kva);
+	else
+		kunmap_local(kva);
 	return 0;
 }
 
@@ -519,15 +553,27 @@ static int svm_check_subrange(struct accmap_svm *svm, u64 start, u64 size)
 	return 0;
 }
 
+/* A location: -EINVAL if unknown, -EOPNOTSUPP if the target has none. */
+static int svm_check_location(struct accmap_svm *svm, u32 location)
+{
+	if (location == ACCMAP_SVM_LOC_SYSTEM)
+		return 0;
+	if (location != ACCMAP_SVM_LOC_DEVICE)
+		return -EINVAL;
+	return svm->dm ? 0 : -EOPNOTSUPP;
+}
+
 static int svm_set_attr(struct accmap_svm *svm, struct accmap_svm_op *arg)
 {
 	struct accmap_svm_range *scratch;
 	u32 granule = arg->granule;
 	int ret;
 
-	if (arg->attrs & ~ACCMAP_SVM_ATTR_VALID ||
-	    arg->location != ACCMAP_SVM_LOC_SYSTEM)
+	if (arg->attrs & ~ACCMAP_SVM_ATTR_VALID)
 		return -EINVAL;
+	ret = svm_check_location(svm, arg->location);
+	if (ret)
+		return ret;
 	if (!granule)
 		granule = ACCMAP_SVM_GRANULE_DEFAULT;
 	if (granule < ACCMAP_SVM_GRANULE_MIN || granule > ACCMAP_SVM_GRANULE_MAX)
@@ -555,13 +601,16 @@ static int svm_prefetch(struct accmap_svm *svm, struct accmap_svm_op *arg)
 	u64 a = arg->start, end = arg->start + arg->size;
 	int ret;
 
-	if (arg->attrs || arg->granule || arg->location != ACCMAP_SVM_LOC_SYSTEM)
+	if (arg->attrs || arg->granule)
 		return -EINVAL;
+	ret = svm_check_location(svm, arg->location);
+	if (ret)
+		return ret;
 	while (a < end) {
 		u64 next = min(round_down(a, SVM_PREFETCH_STEP) +
 			       SVM_PREFETCH_STEP, end);
 
-		ret = svm->backend->populate(svm, a, next, true);
+		ret = svm->backend->populate(svm, a, next, true, arg->location);
 		if (ret)
 			return ret;
 		if (fatal_signal_pending(current))
@@ -611,6 +660,16 @@ int accmap_svm_ioctl(struct accmap_svm *svm, struct accmap_svm_op *arg)
 	arg->fatal_faults = atomic64_read(&svm->fatal);
 	arg->invalidations = atomic64_read(&svm->invalidations);
 	arg->pages_mapped = atomic64_read(&svm->pages_mapped);
+	if (svm->owner) {
+		struct accmap_devmem_owner *o = svm->owner;
+
+		arg->device_bytes = (u64)atomic64_read(&o->on_device) << PAGE_SHIFT;
+		arg->to_device = atomic64_read(&o->to_device);
+		arg->to_system = atomic64_read(&o->to_system);
+		arg->cpu_faults = atomic64_read(&o->cpu_faults);
+		arg->evictions = atomic64_read(&o->evictions);
+		arg->not_migrated = atomic64_read(&o->not_migrated);
+	}
 	mutex_lock(&svm->lock);
 	arg->mapped_bytes = svm->mapped;
 	arg->huge_bytes = svm->huge;
@@ -624,20 +683,22 @@ int accmap_svm_ioctl(struct accmap_svm *svm, struct accmap_svm_op *arg)
  * @svm: the session's mirror
  *
  * Columns after pid, comm and session: start (hex), size, mapped, huge,
- * faults, fatal, invalidations, pages_mapped.
+ * faults, fatal, invalidations, pages_mapped, device (bytes of GPU
+ * entries that point into device memory).
  */
 void accmap_svm_debugfs_row(struct seq_file *m, struct accmap_svm *svm)
 {
-	u64 mapped, huge;
+	u64 mapped, huge, device;
 
 	mutex_lock(&svm->lock);
 	mapped = svm->mapped;
 	huge = svm->huge;
+	device = svm->device;
 	mutex_unlock(&svm->lock);
-	seq_printf(m, "\t0x%llx\t%llu\t%llu\t%llu\t%lld\t%lld\t%lld\t%lld\n",
+	seq_printf(m, "\t0x%llx\t%llu\t%llu\t%llu\t%lld\t%lld\t%lld\t%lld\t%llu\n",
 		   svm->start, svm->end - svm->start, mapped, huge,
 		   (long long)atomic64_read(&svm->faults),
 		   (long long)atomic64_read(&svm->fatal),
 		   (long long)atomic64_read(&svm->invalidations),
-		   (long long)atomic64_read(&svm->pages_mapped));
+		   (long long)atomic64_read(&svm->pages_mapped), device);
 }

@@ -13,8 +13,10 @@
  *   svm_attr.c  the per-range attributes (GPU read-only, no-exec,
  *               granule, preferred location), a sorted list of ranges.
  *   svm_hmm.c   the backend of real processes: an mmu_interval_notifier
- *               over the range and hmm_range_fault().  Built only where
- *               the kernel has HMM_MIRROR; KUnit uses a backend of its own.
+ *               over the range and hmm_range_fault(); it asks devmem.c
+ *               to migrate pages to the target's device memory and back
+ *               first.  Built only where the kernel has HMM_MIRROR; KUnit
+ *               uses a backend of its own.
  *
  * Locking, outermost first: the mm's mmap_lock (taken by the backend to
  * fault, and held by the mm around most invalidations) > svm->lock (a
@@ -35,6 +37,8 @@
 
 #include <uapi/linux/accmap.h>
 
+struct accmap_devmem;
+struct accmap_devmem_owner;
 struct accmap_replay_session;
 struct accmap_svm;
 struct page;
@@ -57,21 +61,25 @@ struct accmap_svm_pfn {
  * @fault:    find the pages of [@start, @end) (CPU page aligned) and
  *            install them with accmap_svm_install(); fault in the page
  *            holding @addr first, for writing if @write (other pages are
- *            taken as they are, if present).  Returns 0, -EFAULT if the
- *            process's mappings do not allow the access, -ESRCH if its
- *            address space is gone, -EBUSY if it kept changing, -ENOMEM
+ *            taken as they are, if present); with @to_device, migrate
+ *            the range to device memory first, as far as it goes.
+ *            Returns 0, -EFAULT if the process's mappings do not allow
+ *            the access, -ESRCH if its address space is gone, -EBUSY if
+ *            it kept changing, -ENOMEM
  * @populate: fault in every page of [@start, @end) that a readable VMA
  *            holds (for writing where it is writable and @write) and
- *            install them; holes are skipped.  0, -ESRCH, -EINTR, -ENOMEM
+ *            install them; holes are skipped.  First migrate the range
+ *            to @location (ACCMAP_SVM_LOC_*), as far as it goes.  0,
+ *            -ESRCH, -EINTR, -ENOMEM
  * @same_mm:  whether current is the process mirrored
  * @destroy:  stop calling back into the mirror and free the backend;
  *            may sleep until an invalidation in progress is done
  */
 struct accmap_svm_backend {
 	int (*fault)(struct accmap_svm *svm, u64 addr, bool write, u64 start,
-		     u64 end);
+		     u64 end, bool to_device);
 	int (*populate)(struct accmap_svm *svm, u64 start, u64 end,
-			bool write);
+			bool write, u32 location);
 	bool (*same_mm)(struct accmap_svm *svm);
 	void (*destroy)(struct accmap_svm *svm);
 };
@@ -98,7 +106,7 @@ struct accmap_svm_range {
  * @start:      first mirrored byte (CPU and GPU address)
  * @end:        byte after the last
  * @lock:       protects the session's GPU entries inside [@start, @end),
- *              @pages, @ranges, @nr_ranges, @mapped and @huge
+ *              @pages, @ranges, @nr_ranges, @mapped, @huge and @device
  * @pages:      CPU page index (address >> PAGE_SHIFT) -> the struct page
  *              the GPU has entries for; mark 0 on pages mapped by a 2 MiB
  *              GPU block.  Readers (the model's accesses) use RCU and the
@@ -107,12 +115,15 @@ struct accmap_svm_range {
  * @nr_ranges:  entries in @ranges
  * @mapped:     bytes with GPU entries
  * @huge:       of which in 2 MiB blocks
+ * @device:     of which pointing into device memory
  * @faults:     GPU faults serviced
  * @fatal:      GPU faults the process's mappings did not allow
  * @invalidations: invalidations that dropped GPU entries
  * @pages_mapped: CPU pages given GPU entries, ever
  * @backend:    where pages come from
  * @bpriv:      the backend's state
+ * @dm:         the target's device memory, or NULL
+ * @owner:      with @dm, the session's device-memory counters
  */
 struct accmap_svm {
 	struct accmap_replay_session *s;
@@ -124,12 +135,15 @@ struct accmap_svm {
 	unsigned int nr_ranges;
 	u64 mapped;
 	u64 huge;
+	u64 device;
 	atomic64_t faults;
 	atomic64_t fatal;
 	atomic64_t invalidations;
 	atomic64_t pages_mapped;
 	const struct accmap_svm_backend *backend;
 	void *bpriv;
+	struct accmap_devmem *dm;
+	struct accmap_devmem_owner *owner;
 };
 
 /* svm.c */

@@ -9,8 +9,13 @@
  * svm->lock only if no invalidation came in between.  No page reference
  * is kept: the notifier is what keeps the GPU off a page that goes.
  *
- * It calls svm.c (accmap_svm_install(), accmap_svm_invalidate_locked())
- * and the mm; nothing else.
+ * Where the target has device memory, it first asks devmem.c to migrate
+ * the range there or back, and has hmm_range_fault() report the device's
+ * private pages as they are (dev_private_owner) instead of faulting them
+ * back.
+ *
+ * It calls svm.c (accmap_svm_install(), accmap_svm_invalidate_locked()),
+ * devmem.c and the mm; nothing else.
  */
 
 #include <linux/errno.h>
@@ -22,6 +27,7 @@
 #include <linux/slab.h>
 
 #include "compat.h"
+#include "devmem.h"
 #include "replay.h"
 #include "svm.h"
 
@@ -86,7 +92,7 @@ static bool svm_hmm_stale(void *arg)
  */
 static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		       unsigned long *hmm_pfns, unsigned long *req,
-		       struct accmap_svm_pfn *pfns)
+		       struct accmap_svm_pfn *pfns, bool to_device)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT, i;
 	unsigned long timeout = jiffies + msecs_to_jiffies(SVM_HMM_TIMEOUT_MS);
@@ -97,7 +103,9 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		.end = end,
 		.hmm_pfns = hmm_pfns,
 		.pfn_flags_mask = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE,
+		.dev_private_owner = accmap_devmem_pgmap_owner(svm->dm),
 	};
+	unsigned long stayed;
 	struct svm_hmm_seq q = { .h = h };
 	int ret;
 
@@ -118,6 +126,7 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		if (ret)
 			break;
 
+		stayed = 0;
 		for (i = 0; i < npages; i++) {
 			unsigned long f = hmm_pfns[i];
 
@@ -127,6 +136,8 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 			pfns[i].page = hmm_pfn_to_page(f);
 			pfns[i].write = f & HMM_PFN_WRITE;
 			pfns[i].order = hmm_pfn_to_map_order(f);
+			if (!accmap_devmem_owns(svm->dm, pfns[i].page))
+				stayed++;
 		}
 		q.seq = range.notifier_seq;
 		ret = accmap_svm_install(svm, start, pfns, npages, svm_hmm_stale,
@@ -134,6 +145,9 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		if (ret != -EAGAIN)
 			break;
 	}
+	/* What a migration to the device left in system memory. */
+	if (!ret && to_device && svm->owner)
+		atomic64_add(stayed, &svm->owner->not_migrated);
 	mmput(h->mm);
 	/* hmm_range_fault() says -EPERM for a write to a read-only VMA. */
 	return ret == -EPERM ? -EFAULT : ret;
@@ -166,8 +180,43 @@ static void svm_hmm_arrays_free(struct svm_hmm_arrays *a)
 	kvfree(a->pfns);
 }
 
+/*
+ * Migrates what it can of [@start, @end) to the device (@to_device) or
+ * back, VMA by VMA.  Best effort: a page that does not move is still
+ * right where it is, so errors only end the walk.
+ */
+static void svm_hmm_migrate(struct accmap_svm *svm, u64 start, u64 end,
+			    bool to_device)
+{
+	struct svm_hmm *h = svm_hmm_of(svm);
+	struct vm_area_struct *vma;
+	u64 a = start;
+	int ret = 0;
+
+	if (!svm->dm || !mmget_not_zero(h->mm))
+		return;
+	mmap_read_lock(h->mm);
+	while (a < end && !ret) {
+		u64 vend;
+
+		vma = find_vma(h->mm, a);
+		if (!vma || vma->vm_start >= end)
+			break;
+		a = max_t(u64, a, vma->vm_start);
+		vend = min_t(u64, vma->vm_end, end);
+		if (to_device && vma_is_anonymous(vma))
+			ret = accmap_devmem_to_device(svm->dm, svm->owner, vma,
+						      a, vend);
+		else if (!to_device)
+			ret = accmap_devmem_to_system(svm->dm, vma, a, vend);
+		a = vend;
+	}
+	mmap_read_unlock(h->mm);
+	mmput(h->mm);
+}
+
 static int svm_hmm_fault(struct accmap_svm *svm, u64 addr, bool write,
-			 u64 start, u64 end)
+			 u64 start, u64 end, bool to_device)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT;
 	struct svm_hmm_arrays a;
@@ -176,10 +225,13 @@ static int svm_hmm_fault(struct accmap_svm *svm, u64 addr, bool write,
 	ret = svm_hmm_arrays_alloc(&a, npages);
 	if (ret)
 		return ret;
+	if (to_device)
+		svm_hmm_migrate(svm, start, end, true);
 	/* Only the faulting page is faulted in; the rest as they are. */
 	a.req[(addr - start) >> PAGE_SHIFT] = HMM_PFN_REQ_FAULT |
 					      (write ? HMM_PFN_REQ_WRITE : 0);
-	ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns);
+	ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns,
+			  to_device);
 	svm_hmm_arrays_free(&a);
 	return ret;
 }
@@ -219,8 +271,9 @@ static int svm_hmm_populate_req(struct svm_hmm *h, u64 start, u64 end,
 }
 
 static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
-			    bool write)
+			    bool write, u32 location)
 {
+	bool to_device = location == ACCMAP_SVM_LOC_DEVICE;
 	unsigned long npages = (end - start) >> PAGE_SHIFT;
 	struct svm_hmm *h = svm_hmm_of(svm);
 	struct svm_hmm_arrays a;
@@ -236,7 +289,10 @@ static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 	ret = svm_hmm_populate_req(h, start, end, write, a.req);
 	mmput(h->mm);
 	if (!ret)
-		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns);
+		svm_hmm_migrate(svm, start, end, to_device);
+	if (!ret)
+		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns,
+				  to_device);
 	/* The VMAs changed under us: what could be had was had. */
 	if (ret == -EFAULT)
 		ret = 0;

@@ -1712,7 +1712,7 @@ static struct page *fake_lookup(struct fake_mm *fm, u64 va, bool *write,
 }
 
 static int fake_fault(struct accmap_svm *svm, u64 addr, bool write, u64 start,
-		      u64 end)
+		      u64 end, bool to_device)
 {
 	struct fake_mm *fm = svm->bpriv;
 	unsigned long n = (end - start) >> PAGE_SHIFT, i;
@@ -1750,7 +1750,7 @@ static int fake_fault(struct accmap_svm *svm, u64 addr, bool write, u64 start,
 }
 
 static int fake_prefetch(struct accmap_svm *svm, u64 start, u64 end,
-			 bool write)
+			 bool write, u32 location)
 {
 	return -EOPNOTSUPP;
 }

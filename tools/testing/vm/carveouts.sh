@@ -20,6 +20,9 @@
 #   replay_mmio_expect ACCMAP_REPLAY_MMIO for the accmap_replay_mmio
 #                     selftest: "name:irq" or "name:poll" for the
 #                     register-window replay target the guest has
+#   devmem_expect     ACCMAP_DEVMEM for the accmap_devmem selftest: the
+#                     kind of device memory the sim target must have,
+#                     "private", "coherent" or "none" (devmem_setup)
 #
 # Each guest also gets one replay register window (replay_mmio.c) over
 # RAM the kernel does not use, so the window's "registers" read back what
@@ -32,7 +35,8 @@
 # avoids memmap= ranges, qemu loads the initrd below the top of RAM);
 # the pages exist (their memory section holds RAM) but the direct map
 # does not cover them.  The module parameter makes it a carveout:
-# write-combined and uncached buffers only.
+# write-combined and uncached buffers only.  A third range, 32 MiB at
+# 0x36000000, is the sim target's device memory (devmem_setup).
 #
 # arm64 (qemu virt: 1 GiB of RAM at 0x40000000): qemu's own device tree
 # for the same -M/-cpu/-m, plus a reserved-memory node, and mem=896M, so
@@ -44,6 +48,8 @@
 #   0x7c000000 64 MiB  accmap,carveout, no-map, beyond mem=: its memory
 #                      section holds no RAM, so no struct pages;
 #                      write-combined and uncached only
+#   0x78000000 32 MiB  beyond mem=, in no node: the sim target's device
+#                      memory (devmem_setup)
 carveout_setup() {
 	carveout_append=
 	carveout_qemu=()
@@ -55,7 +61,7 @@ carveout_setup() {
 	case $arch in
 	amd64)
 		# shellcheck disable=SC2016 # a literal $: memmap=size$start
-		carveout_append='memmap=64M$0x30000000 memmap=64K$0x35000000'
+		carveout_append='memmap=64M$0x30000000 memmap=64K$0x35000000 memmap=32M$0x36000000'
 		carveout_insmod='carveout=64M@0x30000000:x86_memmap replay_mmio=0x35000000,0x4000'
 		replay_mmio_expect='mmio0:poll'
 		carveout_expect='x86_memmap:nocached'
@@ -137,4 +143,27 @@ carveout_setup() {
 			      'replay_mmio=0x50000000,0x4000')
 		;;
 	esac
+}
+
+# devmem_setup KCONFIG: what device memory the guest's kernel (its .config
+# at KCONFIG) gives the sim target: private pages with DEVICE_PRIVATE,
+# coherent ones with ZONE_DEVICE and DEVICE_MIGRATION, else none (then
+# devmem= is not passed: the module would refuse it).  Sets devmem_expect
+# and adds the parameter to carveout_insmod.
+devmem_setup() {
+	local kconfig=$1 range
+	case $arch in
+	amd64) range=32M@0x36000000 ;;
+	arm64) range=32M@0x78000000 ;;
+	esac
+	if grep -qx 'CONFIG_DEVICE_PRIVATE=y' "$kconfig"; then
+		devmem_expect=private
+	elif grep -qx 'CONFIG_ZONE_DEVICE=y' "$kconfig" &&
+		grep -qx 'CONFIG_DEVICE_MIGRATION=y' "$kconfig"; then
+		devmem_expect=coherent
+	else
+		devmem_expect=none
+		return 0
+	fi
+	carveout_insmod="$carveout_insmod devmem=$range"
 }

@@ -66,6 +66,8 @@ ACCMAP_CARVEOUTS=$(cat /etc/accmap-carveouts 2>/dev/null)
 export ACCMAP_CARVEOUTS
 ACCMAP_REPLAY_MMIO=$(cat /etc/accmap-replay-mmio 2>/dev/null)
 export ACCMAP_REPLAY_MMIO
+ACCMAP_DEVMEM=$(cat /etc/accmap-devmem 2>/dev/null)
+export ACCMAP_DEVMEM
 # shellcheck disable=SC2086 # one word per parameter
 if insmod /accmap.ko $insmod_args; then
 	mark "insmod ok"

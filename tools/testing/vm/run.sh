@@ -171,6 +171,7 @@ esac
 # shellcheck source=tools/testing/vm/carveouts.sh
 . "$ACCMAP_ROOT/tools/testing/vm/carveouts.sh"
 carveout_setup
+devmem_setup "$kdir/.config"
 
 # --- accmap.ko ----------------------------------------------------------
 say "building accmap.ko for $kver (tree copy in $work/src)"
@@ -357,6 +358,7 @@ echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
 echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
+echo "$devmem_expect" >"$root/etc/accmap-devmem"
 printf '%s\n' "${carveout_bad[@]}" >"$root/etc/accmap-bad-insmod"
 initrd=$work/initramfs.cpio
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$initrd"

@@ -1979,11 +1979,11 @@ static void test_svm_ioctl_errors(void)
 	a.granule = ACCMAP_SVM_GRANULE_MAX + 1;
 	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with granule 22");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
-	a.location = 1;
-	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with location 1");
+	a.location = ACCMAP_SVM_LOC_DEVICE + 1;
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR with location 2");
 	BASE(ACCMAP_SVM_OP_PREFETCH, (uintptr_t)r, ps);
-	a.location = 1;
-	svm_expect(t.dev, &a, EINVAL, "PREFETCH to location 1");
+	a.location = ACCMAP_SVM_LOC_DEVICE + 1;
+	svm_expect(t.dev, &a, EINVAL, "PREFETCH to location 2");
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.granule = ACCMAP_SVM_GRANULE_MIN;
 	a.attrs = ACCMAP_SVM_ATTR_VALID;
@@ -2122,7 +2122,8 @@ out:
 
 #define SVM_DEBUGFS	"/sys/kernel/debug/accmap/svm"
 #define SVM_HEADER	"pid\tcomm\tsession\tstart\tsize\tmapped\thuge\tfaults\tfatal\t" \
-			"invalidations\tpages_mapped"
+			"invalidations\tpages_mapped\tdevice"
+#define SVM_ROW_FMT	"%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu"
 
 static char *read_file(const char *path)
 {
@@ -2182,7 +2183,7 @@ static void test_debugfs(void)
 	size_t len = 8 * ps, n = len / 4;
 	uint32_t *a = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE), *none = map_anon(ps, PROT_NONE);
-	unsigned long long start, size, mapped, huge, faults, fatal, inval, pages;
+	unsigned long long start, size, mapped, huge, faults, fatal, inval, pages, device;
 	unsigned int pid, session;
 	char row[512], comm[64], *text = NULL;
 	struct accmap_sim_job job;
@@ -2205,10 +2206,12 @@ static void test_debugfs(void)
 		   "no row for pid %d session %u in:\n%s", (int)getpid(), t.sim.session, text))
 		goto out;
 	tap_diag("%s", row);
-	if (!CHECK(sscanf(row, "%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu",
+	if (!CHECK(sscanf(row, SVM_ROW_FMT,
 			  &pid, comm, &session, &start, &size, &mapped, &huge, &faults, &fatal,
-			  &inval, &pages) == 11, "the row does not parse: %s", row))
+			  &inval, &pages, &device) == 12, "the row does not parse: %s", row))
 		goto out;
+	/* Nothing here prefers device memory: no entry points into it. */
+	CHECK(device == 0, "device column %llu, expected 0", device);
 	CHECK(!strncmp(comm, "accmap_svm", 10), "comm \"%s\"", comm);
 	CHECK(start == t.start && size == t.size, "range %#llx+%#llx, the session's %#llx+%#llx",
 	      start, size, ull(t.start), ull(t.size));

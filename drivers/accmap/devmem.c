@@ -1,0 +1,939 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: device memory of the sim target, and migration to and from it.
+ *
+ *   devmem=<size>@<base>
+ *
+ * gives the software model a carveout of its own: memory the kernel does
+ * not use (e820-reserved with memmap=, or above mem=), 2 MiB aligned.  It
+ * is handed to the memory manager as ZONE_DEVICE pages:
+ *
+ *  - MEMORY_DEVICE_PRIVATE where the kernel has CONFIG_DEVICE_PRIVATE.
+ *    The pages are struct pages over a free physical range the CPU cannot
+ *    map; the data lives in the carveout, page N of the range at byte
+ *    N * PAGE_SIZE of it, reached through a cached kernel mapping.  A CPU
+ *    access to such a page faults and devmem_migrate_to_ram() brings it
+ *    back.
+ *  - MEMORY_DEVICE_COHERENT where it has only ZONE_DEVICE: the carveout
+ *    itself becomes the pages, and the CPU maps them where they lie.  They
+ *    come back only by prefetch, eviction or a long-term pin.
+ *
+ * Pages move with migrate_vma_setup()/pages()/finalize() (both ways, under
+ * the caller's mmap_lock) and, to evict, migrate_device_range() (no mm
+ * needed).  Pages the mm never backed, and zero pages, are cleared on the
+ * device rather than copied.  The copies are the sim target's: the CPU
+ * copies through the kernel mappings, which the model reads too, so both
+ * views stay the same; a target with a DMA engine would copy with it, and
+ * on a non-coherent arm64 board clean and invalidate around it.
+ *
+ * Every device page placed by a session holds a reference on the
+ * session's counters (struct accmap_devmem_owner, in zone_device_data), so
+ * a page that outlives its session (the process still maps it) is still
+ * counted, and freed into the pool by devmem_page_free().
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/errno.h>
+#include <linux/highmem.h>
+#include <linux/io.h>
+#include <linux/ioport.h>
+#include <linux/kernel.h>
+#include <linux/lockdep.h>
+#include <linux/memremap.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "accmap.h"
+#include "compat.h"
+#include "devmem.h"
+
+static char *devmem;
+module_param(devmem, charp, 0444);
+MODULE_PARM_DESC(devmem,
+		 "Device memory of the sim target: <size>@<base>, 2 MiB aligned, memory the kernel does not use");
+
+#ifndef ACCMAP_HAVE_DEVMEM
+/**
+ * accmap_devmem_create() - the sim target's device memory, if configured
+ * @adev: the device
+ * @out:  set to NULL: this kernel cannot have any
+ *
+ * Return: 0, or -EOPNOTSUPP if devmem= asks for some anyway.
+ */
+int accmap_devmem_create(struct accmap_device *adev,
+			 struct accmap_devmem **out)
+{
+	*out = NULL;
+	if (!devmem || !*devmem)
+		return 0;
+	pr_err("devmem=%s: this kernel has no ZONE_DEVICE device migration (6.1 or later with CONFIG_ZONE_DEVICE)\n",
+	       devmem);
+	return -EOPNOTSUPP;
+}
+
+/**
+ * accmap_devmem_destroy() - nothing to undo without device memory
+ * @dm: NULL
+ */
+void accmap_devmem_destroy(struct accmap_devmem *dm)
+{
+}
+#else
+
+/* Pages moved per migrate_vma_setup(): the largest SVM granule. */
+#define DEVMEM_STEP_PAGES	(SZ_2M >> PAGE_SHIFT)
+/* Rounds of eviction before an unload gives up on a page. */
+#define DEVMEM_UNLOAD_TRIES	16
+
+/**
+ * struct accmap_devmem - a target's device memory
+ * @pgmap:     the ZONE_DEVICE pages
+ * @pool:      which pages are free, and the eviction order
+ * @base:      the carveout's physical address
+ * @size:      its bytes
+ * @nr:        its pages
+ * @pfn_first: pfn of the first ZONE_DEVICE page
+ * @kva:       private: the carveout's cached kernel mapping
+ * @res:       the carveout, claimed
+ * @free_res:  private: the free physical range the pages stand on
+ * @private:   MEMORY_DEVICE_PRIVATE (else COHERENT)
+ * @lock:      protects @owners
+ * @owners:    the counters of sessions with pages here, or live
+ * @evictions: pages evicted, ever
+ */
+struct accmap_devmem {
+	struct dev_pagemap pgmap;
+	struct accmap_devmem_pool pool;
+	phys_addr_t base;
+	u64 size;
+	unsigned long nr;
+	unsigned long pfn_first;
+	void *kva;
+	struct resource *res;
+	struct resource *free_res;
+	bool private;
+	spinlock_t lock;	/* see above */
+	struct list_head owners;
+	atomic64_t evictions;
+};
+
+/* The device memory debugfs shows (one sim target, one device memory). */
+static struct accmap_devmem *devmem_shown;
+
+static unsigned long devmem_idx(struct accmap_devmem *dm, struct page *page)
+{
+	return page_to_pfn(page) - dm->pfn_first;
+}
+
+/**
+ * accmap_devmem_owns() - whether a page is this device memory's
+ * @dm:   the device memory, or NULL
+ * @page: any page
+ *
+ * Return: true for one of @dm's ZONE_DEVICE pages.
+ */
+bool accmap_devmem_owns(struct accmap_devmem *dm, struct page *page)
+{
+	unsigned long pfn;
+
+	if (!dm || !page)
+		return false;
+	pfn = page_to_pfn(page);
+	return pfn >= dm->pfn_first && pfn - dm->pfn_first < dm->nr;
+}
+
+/**
+ * accmap_devmem_phys() - where the target finds a device page's data
+ * @dm:   the device memory
+ * @page: one of its pages
+ *
+ * Return: the physical address in the carveout (the GPU's entries point
+ * there).
+ */
+phys_addr_t accmap_devmem_phys(struct accmap_devmem *dm, struct page *page)
+{
+	return dm->base + ((phys_addr_t)devmem_idx(dm, page) << PAGE_SHIFT);
+}
+
+/**
+ * accmap_devmem_kmap() - the kernel's view of a device page's data
+ * @dm:   the device memory
+ * @page: one of its pages
+ *
+ * Return: its address; undo with accmap_devmem_kunmap(), in the reverse
+ * order of mapping (as kmap_local_page()).
+ */
+void *accmap_devmem_kmap(struct accmap_devmem *dm, struct page *page)
+{
+	if (dm->private)
+		return dm->kva + ((size_t)devmem_idx(dm, page) << PAGE_SHIFT);
+	return kmap_local_page(page);
+}
+
+/**
+ * accmap_devmem_kunmap() - undo accmap_devmem_kmap()
+ * @dm:  the device memory
+ * @kva: what accmap_devmem_kmap() returned
+ */
+void accmap_devmem_kunmap(struct accmap_devmem *dm, void *kva)
+{
+	if (!dm->private)
+		kunmap_local(kva);
+}
+
+/**
+ * accmap_devmem_touch() - the GPU used a device page again
+ * @dm:   the device memory
+ * @page: one of its pages
+ *
+ * It goes to the end of the eviction order.
+ */
+void accmap_devmem_touch(struct accmap_devmem *dm, struct page *page)
+{
+	accmap_devmem_pool_touch(&dm->pool, devmem_idx(dm, page));
+}
+
+/**
+ * accmap_devmem_pgmap_owner() - the owner token of the device's pages
+ * @dm: the device memory, or NULL
+ *
+ * hmm_range_fault() returns private pages of this owner as they are, and
+ * migrate_vma_setup() selects them, rather than faulting them back.
+ *
+ * Return: the token, or NULL.
+ */
+void *accmap_devmem_pgmap_owner(struct accmap_devmem *dm)
+{
+	return dm;
+}
+
+static void devmem_owner_release(struct kref *ref)
+{
+	struct accmap_devmem_owner *owner =
+		container_of(ref, struct accmap_devmem_owner, ref);
+	unsigned long flags;
+
+	spin_lock_irqsave(&owner->dm->lock, flags);
+	list_del(&owner->node);
+	spin_unlock_irqrestore(&owner->dm->lock, flags);
+	kfree(owner);
+}
+
+/**
+ * accmap_devmem_owner_new() - counters for a session that may place pages
+ * @dm:      the device memory of the session's target, or NULL
+ * @session: the session's id
+ *
+ * Return: the counters (put with accmap_devmem_owner_put()), NULL if @dm
+ * is NULL, or ERR_PTR(-ENOMEM).
+ */
+struct accmap_devmem_owner *accmap_devmem_owner_new(struct accmap_devmem *dm,
+						    u32 session)
+{
+	struct accmap_devmem_owner *owner;
+	unsigned long flags;
+
+	if (!dm)
+		return NULL;
+	owner = kzalloc(sizeof(*owner), GFP_KERNEL_ACCOUNT);
+	if (!owner)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&owner->ref);
+	owner->dm = dm;
+	owner->pid = task_tgid_nr(current);
+	get_task_comm(owner->comm, current);
+	owner->session = session;
+	spin_lock_irqsave(&dm->lock, flags);
+	list_add_tail(&owner->node, &dm->owners);
+	spin_unlock_irqrestore(&dm->lock, flags);
+	return owner;
+}
+
+/**
+ * accmap_devmem_owner_put() - drop a reference on a session's counters
+ * @owner: the counters, or NULL
+ */
+void accmap_devmem_owner_put(struct accmap_devmem_owner *owner)
+{
+	if (owner)
+		kref_put(&owner->ref, devmem_owner_release);
+}
+
+/*
+ * Called by the mm when a device page's last reference goes.  Every page
+ * handed out has an owner (devmem_alloc()), which knows the device memory.
+ */
+static void devmem_page_free(struct page *page)
+{
+	struct accmap_devmem_owner *owner = page->zone_device_data;
+	struct accmap_devmem *dm;
+
+	if (WARN_ON_ONCE(!owner))
+		return;
+	dm = owner->dm;
+	page->zone_device_data = NULL;
+	atomic64_dec(&owner->on_device);
+	accmap_devmem_owner_put(owner);
+	accmap_devmem_pool_put(&dm->pool, devmem_idx(dm, page));
+}
+
+#ifdef ACCMAP_HAVE_PGMAP_FOLIO_FREE
+static void devmem_folio_free(struct folio *folio)
+{
+	devmem_page_free(&folio->page);
+}
+#endif
+
+/*
+ * A free device page for @owner, locked, with one reference; NULL if none
+ * is free.
+ */
+static struct page *devmem_alloc(struct accmap_devmem *dm,
+				 struct accmap_devmem_owner *owner)
+{
+	struct page *page;
+	long idx;
+
+	idx = accmap_devmem_pool_get(&dm->pool);
+	if (idx < 0)
+		return NULL;
+	page = pfn_to_page(dm->pfn_first + idx);
+	kref_get(&owner->ref);
+	/* Counted until devmem_page_free(), whether it takes or not. */
+	atomic64_inc(&owner->on_device);
+	page->zone_device_data = owner;
+	zone_device_page_init_compat(page, &dm->pgmap);
+	return page;
+}
+
+/* Copies a page, or clears @dst when @src is NULL. */
+static void devmem_copy(struct accmap_devmem *dm, struct page *dst,
+			struct page *src)
+{
+	bool dst_dev = accmap_devmem_owns(dm, dst);
+	bool src_dev = src && accmap_devmem_owns(dm, src);
+	void *d, *s = NULL;
+
+	d = dst_dev ? accmap_devmem_kmap(dm, dst) : kmap_local_page(dst);
+	if (src)
+		s = src_dev ? accmap_devmem_kmap(dm, src) : kmap_local_page(src);
+	if (s)
+		memcpy(d, s, PAGE_SIZE);
+	else
+		memset(d, 0, PAGE_SIZE);
+	if (s) {
+		if (src_dev)
+			accmap_devmem_kunmap(dm, s);
+		else
+			kunmap_local(s);
+	}
+	if (dst_dev)
+		accmap_devmem_kunmap(dm, d);
+	else
+		kunmap_local(d);
+}
+
+/*
+ * For each device page selected in @src, a system page with its data in
+ * @dst.  Returns how many could not be had: those stay (dst 0).
+ */
+static unsigned long devmem_copy_out(struct accmap_devmem *dm,
+				     unsigned long *src, unsigned long *dst,
+				     unsigned long n, gfp_t gfp)
+{
+	unsigned long i, failed = 0;
+
+	for (i = 0; i < n; i++) {
+		struct page *spage = migrate_pfn_to_page(src[i]);
+		struct page *dpage;
+
+		dst[i] = 0;
+		if (!spage || !(src[i] & MIGRATE_PFN_MIGRATE) ||
+		    !accmap_devmem_owns(dm, spage))
+			continue;
+		dpage = alloc_page(gfp);
+		if (!dpage) {
+			failed++;
+			continue;
+		}
+		lock_page(dpage);
+		devmem_copy(dm, dpage, spage);
+		dst[i] = migrate_pfn(page_to_pfn(dpage));
+		if (src[i] & MIGRATE_PFN_WRITE)
+			dst[i] |= MIGRATE_PFN_WRITE;
+	}
+	return failed;
+}
+
+/*
+ * After migrate_*_pages(): counts the device pages that did leave, in
+ * their owners' counters.
+ */
+static void devmem_count_out(struct accmap_devmem *dm, unsigned long *src,
+			     unsigned long *dst, unsigned long n, bool cpu,
+			     bool evict)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		struct page *spage = migrate_pfn_to_page(src[i]);
+		struct accmap_devmem_owner *owner;
+
+		if (!spage || !dst[i] || !(src[i] & MIGRATE_PFN_MIGRATE) ||
+		    !accmap_devmem_owns(dm, spage))
+			continue;
+		owner = spage->zone_device_data;
+		if (evict)
+			atomic64_inc(&dm->evictions);
+		if (!owner)
+			continue;
+		atomic64_inc(&owner->to_system);
+		if (cpu)
+			atomic64_inc(&owner->cpu_faults);
+		if (evict)
+			atomic64_inc(&owner->evictions);
+	}
+}
+
+static vm_fault_t devmem_migrate_to_ram(struct vm_fault *vmf)
+{
+	struct accmap_devmem_owner *owner = vmf->page->zone_device_data;
+	struct accmap_devmem *dm = owner->dm;
+	unsigned long src = 0, dst = 0;
+	struct migrate_vma args = {
+		.vma = vmf->vma,
+		.start = vmf->address & PAGE_MASK,
+		.end = (vmf->address & PAGE_MASK) + PAGE_SIZE,
+		.src = &src,
+		.dst = &dst,
+		.pgmap_owner = dm,
+		.flags = MIGRATE_VMA_SELECT_DEVICE_PRIVATE,
+		.fault_page = vmf->page,
+	};
+
+	if (migrate_vma_setup(&args))
+		return VM_FAULT_SIGBUS;
+	if (args.cpages &&
+	    devmem_copy_out(dm, &src, &dst, 1, GFP_HIGHUSER_MOVABLE)) {
+		migrate_vma_finalize(&args);
+		return VM_FAULT_OOM;
+	}
+	migrate_vma_pages(&args);
+	devmem_count_out(dm, &src, &dst, 1, true, false);
+	migrate_vma_finalize(&args);
+	return 0;
+}
+
+static const struct dev_pagemap_ops devmem_pgmap_ops = {
+#ifdef ACCMAP_HAVE_PGMAP_FOLIO_FREE
+	.folio_free = devmem_folio_free,
+#else
+	.page_free = devmem_page_free,
+#endif
+	.migrate_to_ram = devmem_migrate_to_ram,
+};
+
+/*
+ * Migrates the used pages of slots [@first, @first + @n) back to system
+ * memory.  Pages busy now (locked, being freed) are skipped.
+ */
+static void devmem_evict_run(struct accmap_devmem *dm, unsigned long first,
+			     unsigned long n, unsigned long *src,
+			     unsigned long *dst)
+{
+	memset(src, 0, n * sizeof(*src));
+	migrate_device_range(src, dm->pfn_first + first, n);
+	devmem_copy_out(dm, src, dst, n, GFP_HIGHUSER_MOVABLE);
+	migrate_device_pages(src, dst, n);
+	devmem_count_out(dm, src, dst, n, false, true);
+	migrate_device_finalize(src, dst, n);
+}
+
+/*
+ * Evicts up to @want pages, least recently placed first; runs of
+ * consecutive slots go together.  Returns 0 or -ENOMEM.
+ */
+static int devmem_evict(struct accmap_devmem *dm, unsigned long want)
+{
+	unsigned long *victims, *src, *dst, n, i, run;
+	int ret = -ENOMEM;
+
+	want = min_t(unsigned long, want, DEVMEM_STEP_PAGES);
+	victims = kcalloc(want, sizeof(*victims), GFP_KERNEL);
+	src = kcalloc(want, sizeof(*src), GFP_KERNEL);
+	dst = kcalloc(want, sizeof(*dst), GFP_KERNEL);
+	if (!victims || !src || !dst)
+		goto out;
+	n = accmap_devmem_pool_victims(&dm->pool, victims, want);
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n; run++)
+			if (victims[i + run] != victims[i] + run)
+				break;
+		devmem_evict_run(dm, victims[i], run, src, dst);
+	}
+	ret = 0;
+out:
+	kfree(victims);
+	kfree(src);
+	kfree(dst);
+	return ret;
+}
+
+/* Makes @want pages free if it can, evicting. */
+static void devmem_make_room(struct accmap_devmem *dm, unsigned long want)
+{
+	unsigned long free = accmap_devmem_pool_free(&dm->pool);
+
+	if (free < want)
+		devmem_evict(dm, want - free);
+}
+
+/* One step of accmap_devmem_to_device(): at most DEVMEM_STEP_PAGES. */
+static int devmem_to_device_step(struct accmap_devmem *dm,
+				 struct accmap_devmem_owner *owner,
+				 struct vm_area_struct *vma,
+				 unsigned long start, unsigned long end,
+				 unsigned long *src, unsigned long *dst)
+{
+	unsigned long n = (end - start) >> PAGE_SHIFT, i, moved = 0;
+	struct migrate_vma args = {
+		.vma = vma,
+		.start = start,
+		.end = end,
+		.src = src,
+		.dst = dst,
+		.pgmap_owner = dm,
+		.flags = MIGRATE_VMA_SELECT_SYSTEM,
+	};
+	int ret;
+
+	memset(src, 0, n * sizeof(*src));
+	memset(dst, 0, n * sizeof(*dst));
+	devmem_make_room(dm, n);
+	ret = migrate_vma_setup(&args);
+	if (ret)
+		return ret;
+	for (i = 0; i < n && args.cpages; i++) {
+		struct page *spage = migrate_pfn_to_page(src[i]);
+		struct page *dpage;
+
+		if (!(src[i] & MIGRATE_PFN_MIGRATE))
+			continue;
+		dpage = devmem_alloc(dm, owner);
+		if (!dpage)
+			break;
+		devmem_copy(dm, dpage, spage);
+		dst[i] = migrate_pfn(page_to_pfn(dpage));
+		/* Else a CPU or GPU write would fault the page straight back. */
+		if (src[i] & MIGRATE_PFN_WRITE ||
+		    (!spage && vma->vm_flags & VM_WRITE))
+			dst[i] |= MIGRATE_PFN_WRITE;
+	}
+	migrate_vma_pages(&args);
+	for (i = 0; i < n; i++)
+		if (dst[i] && src[i] & MIGRATE_PFN_MIGRATE)
+			moved++;
+	atomic64_add(moved, &owner->to_device);
+	/* Device pages that did not take are freed here, into the pool. */
+	migrate_vma_finalize(&args);
+	return 0;
+}
+
+/**
+ * accmap_devmem_to_device() - move a process's pages to device memory
+ * @dm:    the device memory
+ * @owner: the counters of the session asking
+ * @vma:   the VMA holding [@start, @end); its mm's mmap_lock held
+ * @start: first byte, page aligned
+ * @end:   byte after the last
+ *
+ * Private anonymous pages move, and never-touched ones are made on the
+ * device, cleared; pages the kernel does not move (shared, file, pinned,
+ * busy) stay where they are.  Full device memory is made room in by
+ * eviction; what still does not fit stays too.
+ *
+ * Return: 0, -ENOMEM, or migrate_vma_setup()'s -EINVAL for a VMA it does
+ * not handle (the pages then all stay).
+ */
+int accmap_devmem_to_device(struct accmap_devmem *dm,
+			    struct accmap_devmem_owner *owner,
+			    struct vm_area_struct *vma, unsigned long start,
+			    unsigned long end)
+{
+	unsigned long *src, *dst, a;
+	int ret = 0;
+
+	lockdep_assert_held(&vma->vm_mm->mmap_lock);
+	src = kcalloc(DEVMEM_STEP_PAGES, sizeof(*src), GFP_KERNEL);
+	dst = kcalloc(DEVMEM_STEP_PAGES, sizeof(*dst), GFP_KERNEL);
+	if (!src || !dst) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (a = start; a < end && !ret;) {
+		unsigned long next = min(end, a + (DEVMEM_STEP_PAGES << PAGE_SHIFT));
+
+		ret = devmem_to_device_step(dm, owner, vma, a, next, src, dst);
+		a = next;
+	}
+out:
+	kfree(src);
+	kfree(dst);
+	return ret;
+}
+
+/**
+ * accmap_devmem_to_system() - bring a VMA's device pages back
+ * @dm:    the device memory
+ * @vma:   the VMA holding [@start, @end); its mm's mmap_lock held
+ * @start: first byte, page aligned
+ * @end:   byte after the last
+ *
+ * Return: 0, or -ENOMEM if some page could not be brought back (it stays
+ * on the device, still correct).
+ */
+int accmap_devmem_to_system(struct accmap_devmem *dm,
+			    struct vm_area_struct *vma, unsigned long start,
+			    unsigned long end)
+{
+	unsigned long *src, *dst, a, n;
+	int ret = 0;
+
+	lockdep_assert_held(&vma->vm_mm->mmap_lock);
+	src = kcalloc(DEVMEM_STEP_PAGES, sizeof(*src), GFP_KERNEL);
+	dst = kcalloc(DEVMEM_STEP_PAGES, sizeof(*dst), GFP_KERNEL);
+	if (!src || !dst) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (a = start; a < end; a += n << PAGE_SHIFT) {
+		struct migrate_vma args = {
+			.vma = vma,
+			.start = a,
+			.src = src,
+			.dst = dst,
+			.pgmap_owner = dm,
+			.flags = dm->private ? MIGRATE_VMA_SELECT_DEVICE_PRIVATE :
+					       MIGRATE_VMA_SELECT_DEVICE_COHERENT,
+		};
+
+		n = min_t(unsigned long, (end - a) >> PAGE_SHIFT,
+			  DEVMEM_STEP_PAGES);
+		args.end = a + (n << PAGE_SHIFT);
+		memset(src, 0, n * sizeof(*src));
+		memset(dst, 0, n * sizeof(*dst));
+		if (migrate_vma_setup(&args))
+			continue;
+		/* cpages counts holes too: copy_out looks at every entry. */
+		if (args.cpages &&
+		    devmem_copy_out(dm, src, dst, n, GFP_HIGHUSER_MOVABLE))
+			ret = -ENOMEM;
+		migrate_vma_pages(&args);
+		devmem_count_out(dm, src, dst, n, false, false);
+		migrate_vma_finalize(&args);
+	}
+out:
+	kfree(src);
+	kfree(dst);
+	return ret;
+}
+
+/**
+ * accmap_devmem_range_to_system() - bring a range's device pages back
+ * @dm:    the device memory, or NULL (nothing to do)
+ * @mm:    the address space; its mmap_lock held
+ * @start: first byte, page aligned
+ * @end:   byte after the last, page aligned
+ *
+ * For FROM_VA, before it pins: a pin must hold system memory.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int accmap_devmem_range_to_system(struct accmap_devmem *dm,
+				  struct mm_struct *mm, unsigned long start,
+				  unsigned long end)
+{
+	struct vm_area_struct *vma;
+	unsigned long a = start;
+	int ret = 0;
+
+	/* Nothing placed: no migration walk (it would invalidate the range). */
+	if (!dm || accmap_devmem_pool_free(&dm->pool) == dm->nr)
+		return 0;
+	lockdep_assert_held(&mm->mmap_lock);
+	while (a < end) {
+		vma = find_vma(mm, a);
+		if (!vma || vma->vm_start >= end)
+			break;
+		a = max(a, vma->vm_start);
+		if (vma_is_anonymous(vma)) {
+			int err = accmap_devmem_to_system(dm, vma, a,
+							  min(end, vma->vm_end));
+
+			if (err)
+				ret = err;
+		}
+		a = min(end, vma->vm_end);
+	}
+	return ret;
+}
+
+/**
+ * accmap_devmem_query_heap() - QUERY_HEAP of ACCMAP_HEAP_DEVICE
+ * @dm:   the device memory, or NULL
+ * @info: filled in (heap and pad left as they are)
+ *
+ * Return: 0, or -ENODEV without device memory.
+ */
+int accmap_devmem_query_heap(struct accmap_devmem *dm,
+			     struct accmap_heap_info *info)
+{
+	u64 free;
+
+	if (!dm)
+		return -ENODEV;
+	free = (u64)accmap_devmem_pool_free(&dm->pool) << PAGE_SHIFT;
+	strscpy(info->name, "device", sizeof(info->name));
+	info->total = dm->size;
+	info->free = free;
+	info->used = dm->size - free;
+	/* Pages are placed one by one: any free page can be had. */
+	info->largest_free = free;
+	return 0;
+}
+
+/**
+ * accmap_devmem_debugfs_show() - the debugfs file "devmem"
+ * @m:      the file
+ * @unused: unused
+ *
+ * Its kind, size, use and evictions, then one row per session that has
+ * or had pages there and whose counters live: pid, comm, session, bytes
+ * on the device, pages migrated to it, back, brought back by CPU faults,
+ * evicted.
+ *
+ * Return: 0.
+ */
+int accmap_devmem_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct accmap_devmem *dm = devmem_shown;
+	struct accmap_devmem_owner *o;
+	unsigned long flags;
+	u64 free;
+
+	if (!dm)
+		return 0;
+	free = (u64)accmap_devmem_pool_free(&dm->pool) << PAGE_SHIFT;
+	seq_printf(m, "kind\t%s\n", dm->private ? "private" : "coherent");
+	seq_printf(m, "total\t%llu\n", dm->size);
+	seq_printf(m, "used\t%llu\n", dm->size - free);
+	seq_printf(m, "evictions\t%lld\n",
+		   (long long)atomic64_read(&dm->evictions));
+	seq_puts(m, "pid\tcomm\tsession\ton_device\tto_device\tto_system\tcpu_faults\tevictions\n");
+	spin_lock_irqsave(&dm->lock, flags);
+	list_for_each_entry(o, &dm->owners, node)
+		seq_printf(m, "%d\t%s\t%u\t%lld\t%lld\t%lld\t%lld\t%lld\n",
+			   o->pid, o->comm, o->session,
+			   (long long)atomic64_read(&o->on_device) << PAGE_SHIFT,
+			   (long long)atomic64_read(&o->to_device),
+			   (long long)atomic64_read(&o->to_system),
+			   (long long)atomic64_read(&o->cpu_faults),
+			   (long long)atomic64_read(&o->evictions));
+	spin_unlock_irqrestore(&dm->lock, flags);
+	return 0;
+}
+
+/* Parses devmem=<size>@<base>; 2 MiB aligned, no wrap. */
+static int devmem_parse(const char *s, phys_addr_t *base, u64 *size)
+{
+	char *end;
+	u64 sz, b, last;
+
+	sz = memparse(s, &end);
+	if (end == s || *end != '@')
+		return -EINVAL;
+	s = end + 1;
+	b = memparse(s, &end);
+	if (end == s || *end)
+		return -EINVAL;
+	if (!sz || !IS_ALIGNED(sz | b, SZ_2M) ||
+	    check_add_overflow(b, sz - 1, &last) || last > PHYS_ADDR_MAX)
+		return -EINVAL;
+	*base = b;
+	*size = sz;
+	return 0;
+}
+
+/* Refuses memory the kernel uses: System RAM, or pages it allocates. */
+static int devmem_check_unused(phys_addr_t base, u64 size)
+{
+	unsigned long pfn, first = PHYS_PFN(base), n = size >> PAGE_SHIFT;
+
+	if (region_intersects(base, size, IORESOURCE_SYSTEM_RAM,
+			      IORES_DESC_NONE) != REGION_DISJOINT)
+		return -EINVAL;
+	for (pfn = first; pfn < first + n; pfn++) {
+		if (pfn_valid(pfn) && !PageReserved(pfn_to_page(pfn)))
+			return -EINVAL;
+		if (!((pfn - first) % 4096))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* Hands the pages to the memory manager, private or coherent. */
+static int devmem_map_pages(struct accmap_devmem *dm)
+{
+	void *addr;
+
+	dm->private = IS_ENABLED(CONFIG_DEVICE_PRIVATE);
+	if (dm->private) {
+		dm->free_res = request_free_mem_region(&iomem_resource, dm->size,
+						       "accmap-devmem-pages");
+		if (IS_ERR(dm->free_res))
+			return PTR_ERR(dm->free_res);
+		dm->kva = memremap(dm->base, dm->size, MEMREMAP_WB);
+		if (!dm->kva) {
+			release_mem_region(dm->free_res->start,
+					   resource_size(dm->free_res));
+			return -ENOMEM;
+		}
+		dm->pgmap.type = MEMORY_DEVICE_PRIVATE;
+		dm->pgmap.range.start = dm->free_res->start;
+		dm->pgmap.range.end = dm->free_res->end;
+	} else {
+		dm->pgmap.type = MEMORY_DEVICE_COHERENT;
+		dm->pgmap.range.start = dm->base;
+		dm->pgmap.range.end = dm->base + dm->size - 1;
+	}
+	dm->pgmap.nr_range = 1;
+	dm->pgmap.ops = &devmem_pgmap_ops;
+	dm->pgmap.owner = dm;
+	addr = memremap_pages(&dm->pgmap, numa_node_id());
+	if (IS_ERR(addr)) {
+		if (dm->private) {
+			memunmap(dm->kva);
+			release_mem_region(dm->free_res->start,
+					   resource_size(dm->free_res));
+		}
+		return PTR_ERR(addr);
+	}
+	dm->pfn_first = PHYS_PFN(dm->pgmap.range.start);
+	return 0;
+}
+
+static void devmem_unmap_pages(struct accmap_devmem *dm)
+{
+	memunmap_pages(&dm->pgmap);
+	if (dm->private) {
+		memunmap(dm->kva);
+		release_mem_region(dm->free_res->start,
+				   resource_size(dm->free_res));
+	}
+}
+
+/**
+ * accmap_devmem_create() - the sim target's device memory, if configured
+ * @adev: the device
+ * @out:  the device memory, or NULL when devmem= is not set
+ *
+ * Return: 0, or -EINVAL for a bad devmem= (logged), -EBUSY if its range is
+ * taken, -ENOMEM, or memremap_pages()'s error.
+ */
+int accmap_devmem_create(struct accmap_device *adev,
+			 struct accmap_devmem **out)
+{
+	struct accmap_devmem *dm;
+	phys_addr_t base;
+	u64 size;
+	int ret;
+
+	*out = NULL;
+	if (!devmem || !*devmem)
+		return 0;
+	if (devmem_parse(devmem, &base, &size)) {
+		pr_err("devmem=%s: not <size>@<base>, both 2 MiB aligned\n",
+		       devmem);
+		return -EINVAL;
+	}
+	if (devmem_check_unused(base, size)) {
+		pr_err("devmem=%s: memory the kernel uses; reserve it first (memmap=, or above mem=)\n",
+		       devmem);
+		return -EINVAL;
+	}
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	if (!dm)
+		return -ENOMEM;
+	dm->base = base;
+	dm->size = size;
+	dm->nr = size >> PAGE_SHIFT;
+	spin_lock_init(&dm->lock);
+	INIT_LIST_HEAD(&dm->owners);
+	atomic64_set(&dm->evictions, 0);
+	ret = accmap_devmem_pool_init(&dm->pool, dm->nr);
+	if (ret)
+		goto err_free;
+	dm->res = request_mem_region(base, size, "accmap-devmem");
+	if (!dm->res) {
+		pr_err("devmem=%s: the range is taken\n", devmem);
+		ret = -EBUSY;
+		goto err_pool;
+	}
+	ret = devmem_map_pages(dm);
+	if (ret) {
+		pr_err("devmem=%s: the kernel refused the pages (%d)\n", devmem,
+		       ret);
+		goto err_res;
+	}
+	devmem_shown = dm;
+	pr_info("device memory: %llu MiB, %s\n", size >> 20,
+		dm->private ? "private" : "coherent");
+	*out = dm;
+	return 0;
+
+err_res:
+	release_mem_region(base, size);
+err_pool:
+	accmap_devmem_pool_fini(&dm->pool);
+err_free:
+	kfree(dm);
+	return ret;
+}
+
+/**
+ * accmap_devmem_destroy() - bring every page back and give the memory up
+ * @dm: the device memory, or NULL
+ *
+ * At unload: no session is left, but processes may still map device
+ * pages; they are evicted to system memory first.
+ */
+void accmap_devmem_destroy(struct accmap_devmem *dm)
+{
+	int tries;
+
+	if (!dm)
+		return;
+	for (tries = 0; tries < DEVMEM_UNLOAD_TRIES; tries++) {
+		unsigned long used = dm->nr - accmap_devmem_pool_free(&dm->pool);
+
+		if (!used)
+			break;
+		devmem_evict(dm, used);
+		cond_resched();
+	}
+	devmem_unmap_pages(dm);
+	devmem_shown = NULL;
+	release_mem_region(dm->base, dm->size);
+	accmap_devmem_pool_fini(&dm->pool);
+	WARN_ON(!list_empty(&dm->owners));
+	kfree(dm);
+}
+#endif /* ACCMAP_HAVE_DEVMEM */
