@@ -810,7 +810,7 @@ static size_t split_tabs(char *line, char ***fields)
 
 /*
  * Whether column @c of debugfs file @file holds bytes: columns named like
- * a byte count or ending in "_bytes", svm's "device", and in clients every
+ * a byte count, svm's "device", devmem's "on_device", and in clients every
  * per-heap column after "handles".
  */
 static bool is_bytes_column(const char *file, char **header, size_t nheader,
@@ -819,17 +819,16 @@ static bool is_bytes_column(const char *file, char **header, size_t nheader,
 	static const char *const names[] = {
 		"size", "bytes", "total", "used", "free", "largest_free", "mapped", "huge",
 	};
-	size_t i, len;
+	size_t i;
 
 	if (c >= nheader)
 		return false;
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(header[c], names[i]))
 			return true;
-	len = strlen(header[c]);
-	if (len > 6 && !strcmp(header[c] + len - 6, "_bytes"))
-		return true;
 	if (!strcmp(file, "svm") && !strcmp(header[c], "device"))
+		return true;
+	if (!strcmp(file, "devmem") && !strcmp(header[c], "on_device"))
 		return true;
 	if (strcmp(file, "clients"))
 		return false;
