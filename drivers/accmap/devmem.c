@@ -741,7 +741,7 @@ int accmap_devmem_debugfs_show(struct seq_file *m, void *unused)
 	spin_lock_irqsave(&dm->lock, flags);
 	list_for_each_entry(o, &dm->owners, node)
 		seq_printf(m, "%d\t%s\t%u\t%lld\t%lld\t%lld\t%lld\t%lld\n",
-			   o->pid, o->comm, o->session,
+			   o->pid, o->comm, READ_ONCE(o->session),
 			   (long long)atomic64_read(&o->on_device) << PAGE_SHIFT,
 			   (long long)atomic64_read(&o->to_device),
 			   (long long)atomic64_read(&o->to_system),

@@ -571,6 +571,8 @@ int accmap_replay_setup(struct accmap_client *client,
 		goto err_put_session;
 	}
 	arg->session = s->id;
+	if (s->svm)
+		accmap_svm_set_session(s->svm, s->id);
 	arg->table_pages = pages;
 	*news = s;
 	kvfree(maps);

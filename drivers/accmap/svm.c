@@ -107,7 +107,7 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 	if (ret)
 		goto err_free;
 	svm->dm = s->target->devmem;
-	svm->owner = accmap_devmem_owner_new(svm->dm, s->id);
+	svm->owner = accmap_devmem_owner_new(svm->dm, 0);
 	if (IS_ERR(svm->owner)) {
 		ret = PTR_ERR(svm->owner);
 		goto err_attr;
@@ -171,6 +171,20 @@ void accmap_svm_destroy(struct accmap_svm *svm)
 	accmap_svm_attr_fini(svm);
 	mutex_destroy(&svm->lock);
 	kfree(svm);
+}
+
+/**
+ * accmap_svm_set_session() - the session's id, once it has one
+ * @svm: the mirror
+ * @id:  the id just published
+ *
+ * The mirror is made before the id is allocated; its device-memory
+ * counters show the id in debugfs.
+ */
+void accmap_svm_set_session(struct accmap_svm *svm, u32 id)
+{
+	if (svm->owner)
+		WRITE_ONCE(svm->owner->session, id);
 }
 
 /* Where the GPU finds a page's data: device memory keeps its own. */

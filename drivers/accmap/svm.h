@@ -155,6 +155,7 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 					  const struct accmap_svm_backend *be,
 					  void *bpriv);
 void accmap_svm_destroy(struct accmap_svm *svm);
+void accmap_svm_set_session(struct accmap_svm *svm, u32 id);
 int accmap_svm_install(struct accmap_svm *svm, u64 start,
 		       const struct accmap_svm_pfn *pfns, unsigned long npages,
 		       bool (*stale)(void *arg), void *arg);

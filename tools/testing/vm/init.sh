@@ -105,11 +105,35 @@ else
 fi
 cd / || true
 
+# With device memory, a process keeps pages on the device across the
+# unload (accmap_devmem --hold-across-unload): rmmod must bring them back
+# to system memory with their data.  Its TAP counts as a test program.
+hold_pid=
+if [ "$mode" = tests ] && grep -qx accmap_devmem /tests/tests.list &&
+	{ [ "$ACCMAP_DEVMEM" = private ] || [ "$ACCMAP_DEVMEM" = coherent ]; }; then
+	mark "test-begin accmap_devmem_unload"
+	rm -f /tmp/devmem-hold.ready
+	/tests/accmap_devmem --hold-across-unload /tmp/devmem-hold.ready \
+		>/tmp/devmem-hold.log 2>&1 </dev/null &
+	hold_pid=$!
+	i=0
+	while [ ! -e /tmp/devmem-hold.ready ] && [ "$i" -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+fi
+
 # Every reference must be gone once the tests' files are closed.
 if rmmod accmap; then
 	mark "rmmod ok"
 else
 	mark "rmmod failed"
+fi
+if [ -n "$hold_pid" ]; then
+	wait "$hold_pid"
+	rc=$?
+	cat /tmp/devmem-hold.log
+	mark "test-end accmap_devmem_unload rc=$rc"
 fi
 
 # Objects must be a few seconds old before kmemleak reports them.  Two
