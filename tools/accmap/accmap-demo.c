@@ -13,7 +13,11 @@
  * (replay target "sim") and replayed with new inputs.  Last, shared
  * virtual memory: a session that mirrors the demo's own address space
  * sums a linked list of malloc()'ed nodes and multiplies malloc()'ed
- * matrices, the GPU following plain CPU pointers, nothing copied.
+ * matrices, the GPU following plain CPU pointers, nothing copied.  Then
+ * device memory: a list in one malloc()'ed block migrates to the
+ * target's own memory, the GPU sums it there, the CPU walks it with the
+ * same pointers, and the counters say what moved each way.  A kernel
+ * without device memory gets a line saying so, and the step passes.
  *
  * One line per step.  Exits 0 only if every step worked; otherwise 1, after
  * a line naming the failing step.
@@ -72,6 +76,12 @@
 #define SVM_N		100U
 /* The GPU's address bits: it reaches the whole user range of these CPUs. */
 #define SVM_VA_BITS	48U
+
+/* The device memory step: a list of this many nodes in one block. */
+#define DEVMEM_NODES	32768U
+/* Node i is the (i * DEVMEM_STRIDE % DEVMEM_NODES)-th of the list: odd, so all are. */
+#define DEVMEM_STRIDE	12345U
+#define DEVMEM_FILE	"/sys/kernel/debug/accmap/devmem"
 
 static int step;
 static const char *step_name = "start";
@@ -478,6 +488,198 @@ out:
 	return status;
 }
 
+/* The device memory's kind from debugfs ("private", "coherent"), or "". */
+static const char *devmem_kind(char *buf, size_t len)
+{
+	FILE *f = fopen(DEVMEM_FILE, "r");
+	char line[64];
+
+	buf[0] = '\0';
+	if (!f)
+		return buf;
+	if (fgets(line, sizeof(line), f) && !strncmp(line, "kind\t", 5)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "%s", line + 5);
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The device memory step: a list in one malloc()'ed block is migrated to
+ * the target's memory, summed by the GPU there, then walked by the CPU.
+ */
+static int device_memory(void)
+{
+	struct accmap_replay_setup setup = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
+	};
+	struct accmap_svm_op q0, q1, q2, q3;
+	struct accmap_replay_target_info info;
+	struct demo_node *nodes = NULL, *head, *node;
+	struct accmap_svm_aperture ap;
+	struct accmap_heap_info dm;
+	struct accmap_replay_run run;
+	struct accmap_sim_job job;
+	struct simdrv_gpu gpu;
+	int dev = -1, ret, status = EXIT_FAILURE;
+	char kind[64], b1[32], b2[32], b3[32];
+	int32_t sum = 0, cpu_sum = 0, *result = NULL;
+	const size_t bytes = DEVMEM_NODES * sizeof(*nodes);
+	uint8_t *desc = NULL;
+	uint32_t i, walked;
+
+	begin("devmem");
+	ret = accmap_open(&dev);
+	if (ret)
+		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
+	ret = accmap_device_memory(dev, &dm);
+	if (ret == -ENODEV) {
+		say("devmem", "no device memory: QUERY_HEAP of heap %d (device) says ENODEV",
+		    ACCMAP_HEAP_DEVICE);
+		say("devmem", "(no devmem= range, or no ZONE_DEVICE kind for it): nothing to move");
+		accmap_close(dev);
+		return EXIT_SUCCESS;
+	}
+	if (ret) {
+		fail(ret, "accmap_device_memory");
+		goto out;
+	}
+	devmem_kind(kind, sizeof(kind));
+	say("devmem", "device memory (heap %d): %s, %s total, %s used, %s free", ACCMAP_HEAP_DEVICE,
+	    *kind ? kind : "kind not in debugfs", human(b1, sizeof(b1), dm.total),
+	    human(b2, sizeof(b2), dm.used), human(b3, sizeof(b3), dm.free));
+
+	ret = accmap_svm_aperture_init(SVM_VA_BITS);
+	if (!ret)
+		ret = accmap_svm_aperture_info(&ap);
+	if (ret) {
+		fail(ret, "the SVM aperture for a %u-bit GPU", SVM_VA_BITS);
+		goto out;
+	}
+	setup.svm_start = ap.start;
+	setup.svm_size = ap.size;
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	if (!ret)
+		ret = accmap_svm_session_create(dev, &setup);
+	if (!ret)
+		ret = simdrv_probe(dev, setup.session, info.gpu_id, &gpu);
+	if (ret) {
+		fail(ret, "an SVM session on \"%s\"", SIMDRV_TARGET);
+		goto out;
+	}
+
+	/* One block of nodes, linked in a scattered order: pointers everywhere. */
+	nodes = malloc(bytes);
+	desc = aligned_alloc(64, 4096);
+	result = calloc(2, sizeof(*result));
+	if (!nodes || !desc || !result) {
+		fail(-ENOMEM, "malloc");
+		goto out;
+	}
+	for (i = 0; i < DEVMEM_NODES; i++) {
+		node = &nodes[i * DEVMEM_STRIDE % DEVMEM_NODES];
+		node->value = (int32_t)(i * 31 % 2001) - 1000;
+		node->next = i + 1 < DEVMEM_NODES ?
+			     &nodes[(i + 1) * DEVMEM_STRIDE % DEVMEM_NODES] : NULL;
+		sum += node->value;
+	}
+	head = &nodes[0];
+
+	/* To the device: the pages of the block, whatever its alignment. */
+	ret = accmap_svm_query(dev, setup.session, &q0);
+	if (!ret)
+		ret = accmap_svm_migrate(dev, setup.session, nodes, bytes, ACCMAP_SVM_LOC_DEVICE,
+					 &q1);
+	if (ret) {
+		fail(ret, "accmap_svm_migrate(%p, %zu bytes, DEVICE)", (void *)nodes, bytes);
+		goto out;
+	}
+	if (q1.to_device == q0.to_device || !q1.device_bytes) {
+		fail(0, "nothing moved: to_device %llu, device_bytes %llu, not migrated %llu",
+		     (unsigned long long)q1.to_device, (unsigned long long)q1.device_bytes,
+		     (unsigned long long)(q1.not_migrated - q0.not_migrated));
+		goto out;
+	}
+	say("devmem", "a list of %u nodes in one malloc()'ed block of %s at %p, scattered links",
+	    DEVMEM_NODES, human(b1, sizeof(b1), bytes), (void *)nodes);
+	say("devmem", "migrated: %llu pages to the device, %s there now, %llu not migrated",
+	    (unsigned long long)(q1.to_device - q0.to_device),
+	    human(b1, sizeof(b1), q1.device_bytes),
+	    (unsigned long long)(q1.not_migrated - q0.not_migrated));
+
+	/* The GPU follows the pointers, in device memory now. */
+	job = (struct accmap_sim_job) {
+		.op = ACCMAP_SIM_OP_LIST_SUM_I32, .n = DEVMEM_NODES,
+		.m = offsetof(struct demo_node, next),
+		.k = offsetof(struct demo_node, value),
+		.a = (uintptr_t)head, .c = (uintptr_t)result,
+	};
+	simdrv_encode_job(desc, &job, 0);
+	ret = svm_run(dev, setup.session, &gpu, desc, &run);
+	if (ret || result[0] != sum || result[1] != (int32_t)DEVMEM_NODES) {
+		fail(ret, "list sum: reason %u, fault at %#llx; GPU says %d over %d nodes, CPU %d",
+		     run.reason, (unsigned long long)run.fault_addr, result[0], result[1], sum);
+		goto out;
+	}
+	ret = accmap_svm_query(dev, setup.session, &q2);
+	if (ret) {
+		fail(ret, "ACCMAP_IOC_SVM query");
+		goto out;
+	}
+	say("devmem", "GPU summed the list from device memory: %d, %.2f ms; %s still there",
+	    result[0], ms(run.elapsed_ns), human(b1, sizeof(b1), q2.device_bytes));
+
+	/* The CPU walks the same pointers: nothing to do for it but read. */
+	for (node = head, walked = 0; node && walked <= DEVMEM_NODES; node = node->next) {
+		cpu_sum += node->value;
+		walked++;
+	}
+	ret = accmap_svm_query(dev, setup.session, &q3);
+	if (ret) {
+		fail(ret, "ACCMAP_IOC_SVM query");
+		goto out;
+	}
+	if (cpu_sum != sum || walked != DEVMEM_NODES) {
+		fail(0, "the CPU read %d over %u nodes after the GPU, %d before", cpu_sum, walked,
+		     sum);
+		goto out;
+	}
+	say("devmem", "CPU walked it: %d; %llu pages came back on CPU faults, %s left there (%s)",
+	    cpu_sum, (unsigned long long)(q3.cpu_faults - q2.cpu_faults),
+	    human(b1, sizeof(b1), q3.device_bytes),
+	    !strcmp(kind, "private") ? "private: each CPU access faults its page back" :
+	    !strcmp(kind, "coherent") ? "coherent: the CPU reads device memory in place" :
+	    "kind unknown");
+
+	/* Whatever is still there comes back on request. */
+	ret = accmap_svm_migrate(dev, setup.session, nodes, bytes, ACCMAP_SVM_LOC_SYSTEM, &q3);
+	if (ret) {
+		fail(ret, "accmap_svm_migrate(%p, %zu bytes, SYSTEM)", (void *)nodes, bytes);
+		goto out;
+	}
+	if (q3.device_bytes) {
+		fail(0, "%llu bytes still on the device after migrating back",
+		     (unsigned long long)q3.device_bytes);
+		goto out;
+	}
+	say("devmem", "to device %llu pages, to system %llu (%llu on CPU faults, %llu evicted)",
+	    (unsigned long long)(q3.to_device - q0.to_device),
+	    (unsigned long long)(q3.to_system - q0.to_system),
+	    (unsigned long long)(q3.cpu_faults - q0.cpu_faults),
+	    (unsigned long long)(q3.evictions - q0.evictions));
+	status = EXIT_SUCCESS;
+out:
+	free(nodes);
+	free(desc);
+	free(result);
+	if (setup.session)
+		accmap_replay_destroy(dev, setup.session);
+	accmap_svm_aperture_fini();
+	accmap_close(dev);
+	return status;
+}
+
 int main(void)
 {
 	uint32_t rect[RECT_W * RECT_H], rect_out[RECT_OUT_PITCH / 4 * RECT_H];
@@ -765,6 +967,10 @@ int main(void)
 
 	/* ---- shared virtual memory: the GPU on the demo's own pointers ---- */
 	if (shared_memory())
+		return EXIT_FAILURE;
+
+	/* ---- device memory: the same pointers, the pages on the device ---- */
+	if (device_memory())
 		return EXIT_FAILURE;
 
 	printf("accmap-demo: all %d steps passed\n", step);

@@ -461,7 +461,9 @@ static void heaps_usage(FILE *f)
 		"Lists the heaps of the device (ACCMAP_IOC_QUERY_HEAP over heap ids\n"
 		"0..%d): id, name, bytes managed, used, free, and the largest buffer\n"
 		"that could be allocated now (less than free when fragmented).  The\n"
-		"system heap is id 0, carveouts (when configured) ids %d..%d, and the\n"
+		"system heap is id 0, carveouts (when configured) ids %d..%d, the\n"
+		"device memory SVM migrates pages to, when there is some, id %d (no\n"
+		"buffer is allocated from it: USED is the SVM pages there now), and the\n"
 		"user heap, id %d, holds the user memory pinned by FROM_VA buffers: it\n"
 		"has no fixed size, so only USED is shown for it.\n"
 		"\n"
@@ -469,7 +471,7 @@ static void heaps_usage(FILE *f)
 		"  -h, --help    this text\n",
 		prog, ACCMAP_HEAP_MAX - 1, ACCMAP_HEAP_CARVEOUT_FIRST,
 		ACCMAP_HEAP_CARVEOUT_FIRST + ACCMAP_HEAP_CARVEOUT_MAX - 1,
-		ACCMAP_HEAP_USER);
+		ACCMAP_HEAP_DEVICE, ACCMAP_HEAP_USER);
 }
 
 static int cmd_heaps(int argc, char **argv)
@@ -664,6 +666,7 @@ static const struct list_file list_files[] = {
 	{ "heaps", false, false },
 	{ "replay", false, true },
 	{ "svm", false, true },
+	{ "devmem", false, true },
 };
 
 #define LIST_NFILES	ARRAY_SIZE(list_files)
@@ -685,7 +688,11 @@ static void list_usage(FILE *f)
 		"               maps, bytes mapped, page-table pages; totals; sessions\n"
 		"               per target\n"
 		"  svm          SVM sessions: mirrored range, GPU-mapped bytes, faults,\n"
-		"               invalidations (as 'accmapctl svm', without totals)\n"
+		"               invalidations, bytes on the device (as 'accmapctl svm',\n"
+		"               without totals)\n"
+		"  devmem       device memory: kind, size, use, evictions; per session\n"
+		"               bytes on the device and pages migrated each way (only\n"
+		"               where the module has device memory)\n"
 		"Without FILE: clients, allocations, orphans and tags.  Reading debugfs\n"
 		"needs root and a mounted debugfs:\n"
 		"  mount -t debugfs none %s\n"
@@ -803,7 +810,8 @@ static size_t split_tabs(char *line, char ***fields)
 
 /*
  * Whether column @c of debugfs file @file holds bytes: columns named like
- * a byte count, and in clients every per-heap column after "handles".
+ * a byte count, svm's "device", devmem's "on_device", and in clients every
+ * per-heap column after "handles".
  */
 static bool is_bytes_column(const char *file, char **header, size_t nheader,
 			    size_t c)
@@ -818,6 +826,10 @@ static bool is_bytes_column(const char *file, char **header, size_t nheader,
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(header[c], names[i]))
 			return true;
+	if (!strcmp(file, "svm") && !strcmp(header[c], "device"))
+		return true;
+	if (!strcmp(file, "devmem") && !strcmp(header[c], "on_device"))
+		return true;
 	if (strcmp(file, "clients"))
 		return false;
 	for (i = 0; i < c; i++)
@@ -963,6 +975,78 @@ static void print_replay_file(char *data, bool exact)
 	table_free(&t);
 }
 
+/*
+ * The devmem file: "name<TAB>value" lines (kind, total, used, evictions),
+ * then a table whose header line starts with "pid".  Returns the start of
+ * that header line, or NULL if there is none.
+ */
+static char *devmem_table(char *data)
+{
+	char *line = data;
+
+	while (line && *line) {
+		if (!strncmp(line, "pid\t", 4))
+			return line;
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return NULL;
+}
+
+/*
+ * Prints the lines of the devmem file before its table, @head up to
+ * @end, as "name: value" lines, bytes humanised unless @exact.
+ */
+static void print_devmem_head(const char *head, const char *end, bool exact)
+{
+	size_t len = end ? (size_t)(end - head) : strlen(head);
+	char *copy = xrealloc(NULL, len + 1, 1), *line;
+	struct table t;
+
+	memcpy(copy, head, len);
+	copy[len] = '\0';
+	table_init(&t, 2);
+	for (line = copy; *line;) {
+		char *nl = strchr(line, '\n'), **f;
+		size_t n;
+		char b[32];
+
+		if (nl)
+			*nl = '\0';
+		n = split_tabs(line, &f);
+		table_addf(&t, "%s:", f[0]);
+		if (n < 2)
+			table_add(&t, "");
+		else if (!exact && is_decimal(f[1]) &&
+			 (!strcmp(f[0], "total") || !strcmp(f[0], "used")))
+			table_add(&t, fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false));
+		else if (!strcmp(f[0], "evictions"))
+			table_addf(&t, "%s pages", f[1]);
+		else
+			table_add(&t, f[1]);
+		free(f);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+	free(copy);
+}
+
+/* The devmem file as 'accmapctl list devmem' shows it. */
+static void print_devmem_file(char *data, bool exact)
+{
+	char *table = devmem_table(data);
+
+	print_devmem_head(data, table, exact);
+	if (!table)
+		return;
+	printf("\n");
+	print_tsv_table("devmem", table, exact);
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	enum { OPT_DEBUGFS = 256 };
@@ -1044,6 +1128,8 @@ static int cmd_list(int argc, char **argv)
 			printf("%s:\n", list_files[i].name);
 			if (!strcmp(list_files[i].name, "replay"))
 				print_replay_file(data, exact);
+			else if (!strcmp(list_files[i].name, "devmem"))
+				print_devmem_file(data, exact);
 			else
 				print_tsv_table(list_files[i].name, data, exact);
 		}
@@ -1067,45 +1153,55 @@ static void svm_usage(FILE *f)
 		"entries for now (mapped) and of those the bytes in 2 MiB blocks\n"
 		"(huge), GPU faults serviced, fatal faults (accesses the process's\n"
 		"mappings did not allow), invalidations (CPU mapping changes that hit\n"
-		"the range) and pages given GPU entries ever; then the totals.\n"
+		"the range), pages given GPU entries ever and, where the module has\n"
+		"device memory, the bytes of the session's GPU entries that point into\n"
+		"it (device); then the totals.  Then the device memory (file devmem):\n"
+		"its kind (private: the CPU cannot map it, a CPU access brings a page\n"
+		"back; coherent: the CPU reads it in place), size, use and evictions,\n"
+		"and per session the bytes on the device and the pages migrated each\n"
+		"way, of those back the ones CPU faults and evictions brought; or that\n"
+		"there is none.  Migrating is the program's own call (ACCMAP_IOC_SVM\n"
+		"works only from the process a session mirrors): see accmap_svm_migrate().\n"
 		"Reading debugfs needs root and a mounted debugfs.\n"
 		"\n"
 		"  -b, --bytes       exact byte counts instead of KiB/MiB/GiB\n"
 		"  -p, --pid PID     only the sessions of process PID\n"
-		"  -r, --raw         print the file as it is (tab-separated)\n"
+		"  -r, --raw         print the svm file as it is (tab-separated)\n"
 		"      --debugfs DIR the accmap debugfs directory (default %s)\n"
 		"  -h, --help        this text\n",
 		prog, DEBUGFS_ACCMAP);
 }
 
-/* The columns of the svm file accmapctl svm adds up, in svm_totals.sum[]. */
-static const char *const svm_total_cols[] = {
-	"mapped", "huge", "faults", "fatal", "invalidations", "pages_mapped",
-};
+/* The most columns filter_rows() sums. */
+#define SUM_COLS_MAX	8
 
 /**
- * struct svm_totals - sums over the rows of the svm file
- * @sessions: rows
- * @sum: per column named in svm_total_cols, the sum of its cells
+ * struct row_sums - sums over the rows of a debugfs table
+ * @rows: rows kept
+ * @found: per column asked for, whether the header line has it
+ * @sum: per column asked for, the sum of its cells in the rows kept
  */
-struct svm_totals {
-	uint64_t sessions;
-	uint64_t sum[ARRAY_SIZE(svm_total_cols)];
+struct row_sums {
+	uint64_t rows;
+	bool found[SUM_COLS_MAX];
+	uint64_t sum[SUM_COLS_MAX];
 };
 
 /*
- * Keeps the header line of the svm file @data and the rows of process
- * @pid (all rows if @pid is 0), in place, and sums the kept rows' numbers.
+ * Keeps the header line of the tab-separated table @data and the rows of
+ * process @pid (first column; all rows if @pid is 0), in place, and sums
+ * the kept rows' cells of the @ncols columns named in @cols.
  */
-static void svm_filter(char *data, uint32_t pid, struct svm_totals *tot)
+static void filter_rows(char *data, uint32_t pid, const char *const *cols, size_t ncols,
+			struct row_sums *sums)
 {
-	int col[ARRAY_SIZE(svm_total_cols)];
+	int col[SUM_COLS_MAX];
 	char *in = data, *out = data;
 	bool header = true;
 	size_t i;
 
-	memset(tot, 0, sizeof(*tot));
-	for (i = 0; i < ARRAY_SIZE(col); i++)
+	memset(sums, 0, sizeof(*sums));
+	for (i = 0; i < ncols; i++)
 		col[i] = -1;
 	while (*in) {
 		char *nl = strchr(in, '\n'), *line, **f;
@@ -1118,18 +1214,20 @@ static void svm_filter(char *data, uint32_t pid, struct svm_totals *tot)
 		if (line[len - 1] == '\n')
 			line[len - 1] = '\0';
 		n = split_tabs(line, &f);
-		for (i = 0; header && i < ARRAY_SIZE(col); i++)
+		for (i = 0; header && i < ncols; i++)
 			for (size_t c = 0; c < n; c++)
-				if (!strcmp(f[c], svm_total_cols[i]))
+				if (!strcmp(f[c], cols[i])) {
 					col[i] = (int)c;
+					sums->found[i] = true;
+				}
 		if (!header && *f[0]) {
 			keep = !pid || strtoul(f[0], NULL, 10) == pid;
 			if (keep) {
-				tot->sessions++;
-				for (i = 0; i < ARRAY_SIZE(col); i++)
+				sums->rows++;
+				for (i = 0; i < ncols; i++)
 					if (col[i] >= 0 && (size_t)col[i] < n &&
 					    is_decimal(f[col[i]]))
-						tot->sum[i] += strtoull(f[col[i]], NULL, 10);
+						sums->sum[i] += strtoull(f[col[i]], NULL, 10);
 			}
 		}
 		free(f);
@@ -1144,26 +1242,98 @@ static void svm_filter(char *data, uint32_t pid, struct svm_totals *tot)
 	*out = '\0';
 }
 
-static void svm_print_totals(const struct svm_totals *tot, bool exact)
+/* The columns of the svm file accmapctl svm adds up, in this order. */
+enum { SV_MAPPED, SV_HUGE, SV_FAULTS, SV_FATAL, SV_INVAL, SV_PAGES, SV_DEVICE, SV_NCOLS };
+
+static const char *const svm_total_cols[SV_NCOLS] = {
+	[SV_MAPPED] = "mapped", [SV_HUGE] = "huge", [SV_FAULTS] = "faults",
+	[SV_FATAL] = "fatal", [SV_INVAL] = "invalidations", [SV_PAGES] = "pages_mapped",
+	[SV_DEVICE] = "device",
+};
+
+/* The columns of the devmem file's table accmapctl svm adds up. */
+enum { DM_TO_DEVICE, DM_TO_SYSTEM, DM_CPU_FAULTS, DM_EVICTIONS, DM_NCOLS };
+
+static const char *const devmem_total_cols[DM_NCOLS] = {
+	[DM_TO_DEVICE] = "to_device", [DM_TO_SYSTEM] = "to_system",
+	[DM_CPU_FAULTS] = "cpu_faults", [DM_EVICTIONS] = "evictions",
+};
+
+static void svm_print_totals(const struct row_sums *tot, bool exact)
 {
 	struct table t;
 	char b[32], h[32];
 
 	table_init(&t, 2);
 	table_add(&t, "sessions:");
-	table_addf(&t, "%llu", (unsigned long long)tot->sessions);
+	table_addf(&t, "%llu", (unsigned long long)tot->rows);
 	table_add(&t, "mapped:");
-	table_addf(&t, "%s (huge %s)", fmt_bytes(b, sizeof(b), tot->sum[0], exact),
-		   fmt_bytes(h, sizeof(h), tot->sum[1], exact));
+	table_addf(&t, "%s (huge %s)", fmt_bytes(b, sizeof(b), tot->sum[SV_MAPPED], exact),
+		   fmt_bytes(h, sizeof(h), tot->sum[SV_HUGE], exact));
+	/* Modules without device memory have no such column. */
+	if (tot->found[SV_DEVICE]) {
+		table_add(&t, "on device:");
+		table_add(&t, fmt_bytes(b, sizeof(b), tot->sum[SV_DEVICE], exact));
+	}
 	table_add(&t, "faults:");
-	table_addf(&t, "%llu (fatal %llu)", (unsigned long long)tot->sum[2],
-		   (unsigned long long)tot->sum[3]);
+	table_addf(&t, "%llu (fatal %llu)", (unsigned long long)tot->sum[SV_FAULTS],
+		   (unsigned long long)tot->sum[SV_FATAL]);
 	table_add(&t, "invalidations:");
-	table_addf(&t, "%llu", (unsigned long long)tot->sum[4]);
+	table_addf(&t, "%llu", (unsigned long long)tot->sum[SV_INVAL]);
 	table_add(&t, "pages mapped:");
-	table_addf(&t, "%llu", (unsigned long long)tot->sum[5]);
+	table_addf(&t, "%llu", (unsigned long long)tot->sum[SV_PAGES]);
 	table_print(&t, stdout);
 	table_free(&t);
+}
+
+/*
+ * The device memory part of accmapctl svm, from the devmem file in @dir:
+ * kind and use, the sessions of @pid (all if 0) with their migrations,
+ * and the sums of those.  0, or 1 after a message if the file exists but
+ * cannot be read.
+ */
+static int svm_print_devmem(const char *dir, uint32_t pid, bool exact)
+{
+	char path[4096], *data, *table;
+	struct row_sums tot;
+	struct table t;
+	size_t len;
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/devmem", dir) >= (int)sizeof(path))
+		return usage_error("debugfs path too long");
+	ret = read_file(path, &data, &len);
+	if (ret == -ENOENT) {
+		/* The module makes the file only when it has device memory. */
+		printf("device memory: none\n");
+		return EXIT_SUCCESS;
+	}
+	if (ret) {
+		fail(ret, "read %s", path);
+		return EXIT_FAILURE;
+	}
+	printf("device memory:\n");
+	table = devmem_table(data);
+	print_devmem_head(data, table, exact);
+	if (table) {
+		filter_rows(table, pid, devmem_total_cols, DM_NCOLS, &tot);
+		printf("\n");
+		print_tsv_table("devmem", table, exact);
+		printf("\n");
+		table_init(&t, 2);
+		table_add(&t, "migrated:");
+		table_addf(&t, "%llu pages to the device, %llu back",
+			   (unsigned long long)tot.sum[DM_TO_DEVICE],
+			   (unsigned long long)tot.sum[DM_TO_SYSTEM]);
+		table_add(&t, "of those back:");
+		table_addf(&t, "%llu by CPU faults, %llu evicted",
+			   (unsigned long long)tot.sum[DM_CPU_FAULTS],
+			   (unsigned long long)tot.sum[DM_EVICTIONS]);
+		table_print(&t, stdout);
+		table_free(&t);
+	}
+	free(data);
+	return EXIT_SUCCESS;
 }
 
 static int cmd_svm(int argc, char **argv)
@@ -1180,7 +1350,7 @@ static int cmd_svm(int argc, char **argv)
 	};
 	const char *dir = DEBUGFS_ACCMAP;
 	bool exact = false, raw = false;
-	struct svm_totals tot;
+	struct row_sums tot;
 	char path[4096], *data;
 	uint32_t pid = 0;
 	int ret, c, status;
@@ -1220,16 +1390,18 @@ static int cmd_svm(int argc, char **argv)
 			explain_debugfs(ret, dir);
 		return EXIT_FAILURE;
 	}
-	svm_filter(data, pid, &tot);
+	filter_rows(data, pid, svm_total_cols, SV_NCOLS, &tot);
 	if (raw) {
 		fputs(data, stdout);
-	} else {
-		print_tsv_table("svm", data, exact);
-		printf("\n");
-		svm_print_totals(&tot, exact);
+		free(data);
+		return EXIT_SUCCESS;
 	}
+	print_tsv_table("svm", data, exact);
+	printf("\n");
+	svm_print_totals(&tot, exact);
 	free(data);
-	return EXIT_SUCCESS;
+	printf("\n");
+	return svm_print_devmem(dir, pid, exact);
 }
 
 /* ------------------------------------------------------------------ */

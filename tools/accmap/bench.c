@@ -17,7 +17,11 @@
  *      process's own memory, its GPU entries made by GPU faults (4 KiB
  *      pages, THP), by a prefetch, or present, against the same job on a
  *      pre-mapped accmap buffer and the kernel's HMM test driver
- *      (test_hmm) reading the same bytes through hmm_range_fault().
+ *      (test_hmm) reading the same bytes through hmm_range_fault();
+ *   7. device memory: 4 MiB of the process's memory migrated to the "sim"
+ *      target's device memory and back with PREFETCH, 4 KiB and 2 MiB per
+ *      call, against test_hmm's migration ioctls on the same granules and
+ *      memcpy() of the same bytes; and CPU reads of the pages there.
  *
  * Every figure is the median of repeated samples timed with
  * CLOCK_MONOTONIC; every case is run once untimed first, and the cases of
@@ -115,11 +119,12 @@ struct reps {
 	unsigned int handles;
 	unsigned int mnist;
 	unsigned int svm;
+	unsigned int devmem;
 };
 
 static struct reps reps = {
 	.alloc_small = 101, .alloc_large = 51, .rw = 51, .touch = 51,
-	.handles = 51, .mnist = 21, .svm = 21,
+	.handles = 51, .mnist = 21, .svm = 21, .devmem = 21,
 };
 
 /* The samples of one case; err is the first error, which voids them. */
@@ -2118,6 +2123,406 @@ static void report_svm(struct svm_result *res)
 	md_blank();
 }
 
+/* ---- 7. device memory: migration each way ------------------------------- */
+
+#define DM_BYTES		(4 * MIB)
+#define DEVMEM_DEBUGFS		"/sys/kernel/debug/accmap/devmem"
+
+/* lib/test_hmm_uapi.h: migrate npages at addr; TO_DEV copies them to ptr too. */
+#define HMM_DMIRROR_MIGRATE_TO_DEV	_IOWR('H', 0x02, struct hmm_dmirror_cmd)
+#define HMM_DMIRROR_MIGRATE_TO_SYS	_IOWR('H', 0x03, struct hmm_dmirror_cmd)
+
+/* The migration cases, each timed with a small and a 2 MiB granule. */
+enum dm_case { DM_ACC_DEV, DM_ACC_SYS, DM_HMM_DEV, DM_HMM_SYS, DM_CASES };
+enum { DG_SMALL, DG_2M, DG_KINDS };
+
+static const char *const dm_case_names[DM_CASES] = {
+	[DM_ACC_DEV] = "accmap PREFETCH to DEVICE",
+	[DM_ACC_SYS] = "accmap PREFETCH to SYSTEM",
+	[DM_HMM_DEV] = "test_hmm MIGRATE_TO_DEV",
+	[DM_HMM_SYS] = "test_hmm MIGRATE_TO_SYS",
+};
+
+struct dm_result {
+	bool absent;
+	char why[256];
+	bool hmm_absent;
+	char hmm_why[256];
+	char kind[64];
+	uint64_t total;
+	size_t granule[DG_KINDS];
+	struct series ms[DG_KINDS][DM_CASES];
+	struct series memcpy_ms;
+	struct series acc_cpu_ms;	/* CPU reads of the accmap region on the device */
+	struct series hmm_cpu_ms;	/* the same on test_hmm's device memory */
+	struct accmap_svm_op q0, q1;	/* the session's counters before and after */
+};
+
+/* The state of the section: a session, two regions, test_hmm's mirror. */
+struct dm_bench {
+	int dev;
+	int hmm;
+	uint32_t session;
+	uint8_t *acc;	/* accmap's region */
+	uint8_t *hb;	/* test_hmm's region */
+	uint8_t *ref;	/* what both hold */
+	uint8_t *dst;	/* memcpy()'s and test_hmm's copies */
+};
+
+/* 4 MiB of anonymous memory in 4 KiB pages, 2 MiB aligned, holding @ref. */
+static uint8_t *dm_region(const uint8_t *ref)
+{
+	uint8_t *p = mmap(NULL, DM_BYTES + 2 * MIB, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1);
+	madvise((void *)a, DM_BYTES, MADV_NOHUGEPAGE);
+	memcpy((void *)a, ref, DM_BYTES);
+	return (uint8_t *)a;
+}
+
+/*
+ * accmap: the region to @location, @granule bytes per call; the time in
+ * *@ms.  Every page must have moved (-EIO otherwise).
+ */
+static int dm_accmap(struct dm_bench *db, uint32_t location, size_t granule, double *ms)
+{
+	uint64_t pages = DM_BYTES / (uint64_t)page_size, moved, t0;
+	struct accmap_svm_op q0, q1;
+	int ret;
+
+	ret = accmap_svm_query(db->dev, db->session, &q0);
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	for (size_t off = 0; off < DM_BYTES && !ret; off += granule)
+		ret = accmap_svm_prefetch(db->dev, db->session, db->acc + off, granule, location,
+					  NULL);
+	*ms = (double)(now_ns() - t0) / 1e6;
+	if (!ret)
+		ret = accmap_svm_query(db->dev, db->session, &q1);
+	if (ret)
+		return ret;
+	moved = location == ACCMAP_SVM_LOC_DEVICE ? q1.to_device - q0.to_device :
+						    q1.to_system - q0.to_system;
+	if (moved != pages) {
+		fprintf(stderr, "bench: devmem: %llu of %llu pages to %s (%llu not migrated)\n",
+			(unsigned long long)moved, (unsigned long long)pages,
+			location == ACCMAP_SVM_LOC_DEVICE ? "DEVICE" : "SYSTEM",
+			(unsigned long long)(q1.not_migrated - q0.not_migrated));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* test_hmm: its region to device memory or back, @granule bytes per call. */
+static int dm_hmm(struct dm_bench *db, bool to_dev, size_t granule, double *ms)
+{
+	uint64_t pages = DM_BYTES / (uint64_t)page_size, moved = 0, t0;
+	int ret = 0;
+
+	t0 = now_ns();
+	for (size_t off = 0; off < DM_BYTES && !ret; off += granule) {
+		struct hmm_dmirror_cmd cmd = {
+			.addr = (uintptr_t)(db->hb + off), .ptr = (uintptr_t)(db->dst + off),
+			.npages = granule / (size_t)page_size,
+		};
+
+		ret = ioctl(db->hmm, to_dev ? HMM_DMIRROR_MIGRATE_TO_DEV :
+					      HMM_DMIRROR_MIGRATE_TO_SYS, &cmd) ? -errno : 0;
+		moved += cmd.cpages;
+	}
+	*ms = (double)(now_ns() - t0) / 1e6;
+	if (ret) {
+		fprintf(stderr, "bench: devmem: test_hmm MIGRATE_TO_%s: %s\n",
+			to_dev ? "DEV" : "SYS", strerror(-ret));
+		return ret;
+	}
+	if (moved != pages) {
+		fprintf(stderr, "bench: devmem: test_hmm moved %llu of %llu pages to %s\n",
+			(unsigned long long)moved, (unsigned long long)pages,
+			to_dev ? "the device" : "the system");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Reads one word of every page of @p: CPU access to all of it. */
+static double dm_cpu_read(const uint8_t *p)
+{
+	uint64_t sum = 0, t0 = now_ns();
+
+	/* The reads stay: clobber() makes the sum, and so each word, needed. */
+	for (size_t off = 0; off < DM_BYTES; off += (size_t)page_size)
+		sum += *(const uint64_t *)(p + off);
+	clobber(&sum);
+	return (double)(now_ns() - t0) / 1e6;
+}
+
+/* One round: every case, starting with another one each time. */
+static int dm_round(struct dm_bench *db, struct dm_result *res, unsigned int r, bool timed)
+{
+	double t[DG_KINDS][DM_CASES], mc = NAN, acc_cpu = NAN, hmm_cpu = NAN, dummy;
+	struct accmap_svm_op q;
+	int ret = 0;
+	uint64_t t0;
+
+	for (unsigned int g = 0; g < DG_KINDS; g++)
+		for (unsigned int c = 0; c < DM_CASES; c++)
+			t[g][c] = NAN;
+	for (unsigned int k = 0; k < 7 && !ret; k++) {
+		unsigned int g = (k + r) % 7 % 2;
+
+		switch ((k + r) % 7) {
+		case 0:
+		case 1:
+			ret = dm_accmap(db, ACCMAP_SVM_LOC_DEVICE, res->granule[g],
+					&t[g][DM_ACC_DEV]);
+			if (!ret)
+				ret = dm_accmap(db, ACCMAP_SVM_LOC_SYSTEM, res->granule[g],
+						&t[g][DM_ACC_SYS]);
+			break;
+		case 2:
+		case 3:
+			if (db->hmm < 0)
+				break;
+			ret = dm_hmm(db, true, res->granule[g], &t[g][DM_HMM_DEV]);
+			if (!ret)
+				ret = dm_hmm(db, false, res->granule[g], &t[g][DM_HMM_SYS]);
+			break;
+		case 4:
+			t0 = now_ns();
+			memcpy(db->dst, db->acc, DM_BYTES);
+			clobber(db->dst);
+			mc = (double)(now_ns() - t0) / 1e6;
+			break;
+		case 5:
+			/* Private: each page faults back; coherent: read in place. */
+			ret = dm_accmap(db, ACCMAP_SVM_LOC_DEVICE, 2 * MIB, &dummy);
+			if (!ret)
+				acc_cpu = dm_cpu_read(db->acc);
+			if (!ret)
+				ret = accmap_svm_prefetch(db->dev, db->session, db->acc, DM_BYTES,
+							  ACCMAP_SVM_LOC_SYSTEM, &q);
+			if (!ret && q.device_bytes)
+				ret = -EIO;
+			break;
+		case 6:
+			if (db->hmm < 0)
+				break;
+			ret = dm_hmm(db, true, 2 * MIB, &dummy);
+			if (!ret)
+				hmm_cpu = dm_cpu_read(db->hb);
+			break;
+		}
+	}
+	if (ret)
+		return ret;
+	/* Every byte where it was, after all that moving. */
+	if (memcmp(db->acc, db->ref, DM_BYTES) || (db->hmm >= 0 && memcmp(db->hb, db->ref,
+									  DM_BYTES))) {
+		fprintf(stderr, "bench: devmem: the data changed on the way\n");
+		return -EIO;
+	}
+	if (!timed)
+		return 0;
+	for (unsigned int g = 0; g < DG_KINDS; g++)
+		for (unsigned int c = 0; c < DM_CASES; c++)
+			if (!isnan(t[g][c]))
+				series_add(&res->ms[g][c], 0, t[g][c]);
+	series_add(&res->memcpy_ms, 0, mc);
+	series_add(&res->acc_cpu_ms, 0, acc_cpu);
+	if (!isnan(hmm_cpu))
+		series_add(&res->hmm_cpu_ms, 0, hmm_cpu);
+	return 0;
+}
+
+static void dm_section(int dev, struct dm_result *res)
+{
+	struct accmap_replay_setup setup = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
+	};
+	struct dm_bench db = { .dev = dev, .hmm = -1 };
+	struct accmap_replay_target_info info;
+	struct accmap_svm_aperture ap;
+	struct accmap_heap_info dm;
+	char line[64];
+	int ret;
+
+	progress("devmem: setting up");
+	res->granule[DG_SMALL] = (size_t)page_size;
+	res->granule[DG_2M] = 2 * MIB;
+	ret = accmap_device_memory(dev, &dm);
+	if (ret) {
+		snprintf(res->why, sizeof(res->why), "no device memory (QUERY_HEAP of heap %d: %s)",
+			 ACCMAP_HEAP_DEVICE, strerror(-ret));
+		res->absent = true;
+		if (ret != -ENODEV)
+			failed = true;
+		progress("devmem: skipped: %s", res->why);
+		return;
+	}
+	res->total = dm.total;
+	snprintf(res->kind, sizeof(res->kind), "kind not in debugfs");
+	if (!read_line(DEVMEM_DEBUGFS, line, sizeof(line)) && !strncmp(line, "kind\t", 5))
+		snprintf(res->kind, sizeof(res->kind), "%s", line + 5);
+
+	db.ref = malloc(DM_BYTES);
+	if (db.ref)
+		for (size_t i = 0; i < DM_BYTES / 4; i++)
+			((uint32_t *)db.ref)[i] = (uint32_t)(i * 2654435761U);
+	db.acc = db.ref ? dm_region(db.ref) : NULL;
+	db.hb = db.ref ? dm_region(db.ref) : NULL;
+	db.dst = anon_buffer(DM_BYTES);
+	if (!db.ref || !db.acc || !db.hb || !db.dst) {
+		snprintf(res->why, sizeof(res->why), "out of memory");
+		res->absent = true;
+		failed = true;
+		goto out;
+	}
+	db.hmm = open(HMM_DMIRROR_PATH, O_RDWR | O_CLOEXEC);
+	if (db.hmm < 0) {
+		res->hmm_absent = true;
+		snprintf(res->hmm_why, sizeof(res->hmm_why), "no %s: the kernel has no test_hmm",
+			 HMM_DMIRROR_PATH);
+		progress("devmem: test_hmm: n/a (%s)", res->hmm_why);
+	}
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	if (!ret)
+		ret = accmap_svm_aperture_init(SVM_VA_BITS);
+	if (!ret)
+		ret = accmap_svm_aperture_info(&ap);
+	if (!ret) {
+		setup.svm_start = ap.start;
+		setup.svm_size = ap.size;
+		ret = accmap_svm_session_create(dev, &setup);
+	}
+	if (!ret)
+		db.session = setup.session;
+	if (!ret)
+		ret = accmap_svm_query(dev, db.session, &res->q0);
+	if (ret) {
+		snprintf(res->why, sizeof(res->why), "no SVM session: %s", strerror(-ret));
+		res->absent = true;
+		failed = true;
+		goto out;
+	}
+	ret = dm_round(&db, res, 0, false);
+	for (unsigned int r = 0; !ret && r < reps.devmem; r++) {
+		progress("devmem: round %u of %u", r + 1, reps.devmem);
+		ret = dm_round(&db, res, r, true);
+	}
+	if (!ret)
+		ret = accmap_svm_query(dev, db.session, &res->q1);
+	if (ret) {
+		snprintf(res->why, sizeof(res->why), "a round failed: %s", strerror(-ret));
+		res->absent = true;
+		failed = true;
+	}
+out:
+	if (db.session)
+		accmap_replay_destroy(dev, db.session);
+	accmap_svm_aperture_fini();
+	if (db.hmm >= 0)
+		close(db.hmm);
+	if (db.acc)
+		munmap(db.acc, DM_BYTES);
+	if (db.hb)
+		munmap(db.hb, DM_BYTES);
+	if (db.dst)
+		munmap(db.dst, DM_BYTES);
+	free(db.ref);
+}
+
+/* MB/s of DM_BYTES in @ms milliseconds. */
+static double dm_mbps(double ms)
+{
+	return div_or_nan((double)DM_BYTES / 1e6, ms / 1e3);
+}
+
+static void report_devmem(struct dm_result *res)
+{
+	static const char *const cols[] = {
+		"case", "ms", "MB/s", "/ memcpy", "ms (2 MiB)", "MB/s (2 MiB)", "/ memcpy (2 MiB)",
+	};
+	double mc = median(&res->memcpy_ms);
+	const struct accmap_svm_op *q0 = &res->q0, *q1 = &res->q1;
+
+	md("## 7. Device memory: migration");
+	md_blank();
+	if (res->absent) {
+		md("Skipped: %s.", res->why);
+		md_blank();
+		return;
+	}
+	md("4 MiB of the process's anonymous memory (4 KiB pages, MADV_NOHUGEPAGE, written by the");
+	md("CPU first) migrated to the sim target's device memory (%s, %llu MiB) and back, one",
+	   res->kind, (unsigned long long)(res->total >> 20));
+	md("granule per call (%s, then 2 MiB): ACCMAP_IOC_SVM PREFETCH of each granule to",
+	   size_name(res->granule[DG_SMALL]));
+	md("DEVICE, then to SYSTEM (each also maps the granule for the GPU), against the kernel's");
+	md("test_hmm HMM_DMIRROR_MIGRATE_TO_DEV / _TO_SYS of the same granules of another such");
+	md("region (%s, device-private memory; its TO_DEV also copies the pages out to check",
+	   HMM_DMIRROR_PATH);
+	md("them), and memcpy() of the 4 MiB.  Median milliseconds for the whole 4 MiB;");
+	md("\"/ memcpy\" is time over memcpy's.  Every page must move each time, and every byte");
+	md("is compared after each round.");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	for (unsigned int c = 0; c < DM_CASES; c++) {
+		md_row_begin(dm_case_names[c]);
+		for (unsigned int g = 0; g < DG_KINDS; g++) {
+			double v = median(&res->ms[g][c]);
+
+			if ((c == DM_HMM_DEV || c == DM_HMM_SYS) && res->hmm_absent) {
+				md_cell("n/a");
+				md_cell("");
+				md_cell("");
+				continue;
+			}
+			md_cell(cell(&res->ms[g][c], 1));
+			md_cell(num(dm_mbps(v)));
+			md_cell(ratio(div_or_nan(v, mc)));
+		}
+		md_row_end();
+	}
+	md("| memcpy() of the 4 MiB | %s | %s | 1.00x | | | |", cell(&res->memcpy_ms, 1),
+	   num(dm_mbps(mc)));
+	md("| CPU reads a word per page on the device, accmap | %s | %s | %s | | | |",
+	   cell(&res->acc_cpu_ms, 1), num(dm_mbps(median(&res->acc_cpu_ms))),
+	   ratio(div_or_nan(median(&res->acc_cpu_ms), mc)));
+	if (res->hmm_absent)
+		md("| CPU reads a word per page on the device, test_hmm | n/a | | | | | |");
+	else
+		md("| CPU reads a word per page on the device, test_hmm | %s | %s | %s | | | |",
+		   cell(&res->hmm_cpu_ms, 1), num(dm_mbps(median(&res->hmm_cpu_ms))),
+		   ratio(div_or_nan(median(&res->hmm_cpu_ms), mc)));
+	md_blank();
+	if (!res->hmm_absent) {
+		for (unsigned int g = 0; g < DG_KINDS; g++)
+			md("accmap / test_hmm time, %s granule: to the device %s, back %s.",
+			   size_name(res->granule[g]),
+			   ratio(div_or_nan(median(&res->ms[g][DM_ACC_DEV]),
+					    median(&res->ms[g][DM_HMM_DEV]))),
+			   ratio(div_or_nan(median(&res->ms[g][DM_ACC_SYS]),
+					    median(&res->ms[g][DM_HMM_SYS]))));
+	}
+	md("A CPU read of a page on %s device memory %s.", res->kind,
+	   !strcmp(res->kind, "coherent") ? "reads it in place (nothing migrates)" :
+	   "faults it back to system memory (test_hmm's: the same, through its migrate_to_ram)");
+	md("The session's counters over the section: %llu pages to the device, %llu back (%llu on",
+	   (unsigned long long)(q1->to_device - q0->to_device),
+	   (unsigned long long)(q1->to_system - q0->to_system),
+	   (unsigned long long)(q1->cpu_faults - q0->cpu_faults));
+	md("CPU faults, %llu evicted), %llu not migrated.",
+	   (unsigned long long)(q1->evictions - q0->evictions),
+	   (unsigned long long)(q1->not_migrated - q0->not_migrated));
+	md_blank();
+}
+
 /* ---- targets ------------------------------------------------------------- */
 
 enum verdict { V_MET, V_MISSED, V_UNMEASURED };
@@ -2242,7 +2647,7 @@ static void report_targets(struct bench *b, struct rw_result *rw, struct touch_r
 
 enum {
 	S_ALLOC = 1, S_RW = 2, S_TOUCH = 4, S_HANDLES = 8, S_MNIST = 16, S_SVM = 32,
-	S_ALL = 63
+	S_DEVMEM = 64, S_ALL = 127
 };
 
 static void print_usage(FILE *f)
@@ -2252,17 +2657,20 @@ static void print_usage(FILE *f)
 		"  --mnist DIR  GPUReplay MNIST recording (default %s; skipped if absent)\n"
 		"  --reps N     N repetitions in every section instead of the defaults\n"
 		"               (alloc-to-usable %u/%u, WRITE/READ %u, first touch %u,\n"
-		"               handles %u, MNIST %u, SVM %u); 1 to %u\n"
-		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist,svm\n"
+		"               handles %u, MNIST %u, SVM %u, device memory %u); 1 to %u\n"
+		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist,\n"
+		"               svm,devmem\n"
 		"Prints progress, the report as Markdown on \"@md \" lines and plot data on\n"
 		"\"@dat \" lines; tools/accmap/bench-report.sh makes bench.md and bench.png.\n",
 		MNIST_DIR_DEFAULT, reps.alloc_small, reps.alloc_large, reps.rw, reps.touch,
-		reps.handles, reps.mnist, reps.svm, REPS_MAX);
+		reps.handles, reps.mnist, reps.svm, reps.devmem, REPS_MAX);
 }
 
 static int parse_only(char *list)
 {
-	static const char *const names[] = { "alloc", "rw", "touch", "handles", "mnist", "svm" };
+	static const char *const names[] = {
+		"alloc", "rw", "touch", "handles", "mnist", "svm", "devmem",
+	};
 	int mask = 0;
 	char *tok, *save = NULL;
 	unsigned int i;
@@ -2293,6 +2701,7 @@ int main(int argc, char **argv)
 	static struct handle_result hr;
 	static struct mnist_result mr;
 	static struct svm_result sr;
+	static struct dm_result dr;
 	const char *mnist_dir = MNIST_DIR_DEFAULT;
 	int sections = S_ALL, c, ret;
 	uint64_t granularity;
@@ -2310,7 +2719,7 @@ int main(int argc, char **argv)
 				print_usage(stderr);
 				return 2;
 			}
-			reps = (struct reps){ n, n, n, n, n, n, n };
+			reps = (struct reps){ n, n, n, n, n, n, n, n };
 			break;
 		case 'o':
 			sections = parse_only(optarg);
@@ -2370,6 +2779,8 @@ int main(int argc, char **argv)
 		mnist_section(b.accmap, mnist_dir, &mr);
 	if (sections & S_SVM)
 		svm_section(b.accmap, &sr);
+	if (sections & S_DEVMEM)
+		dm_section(b.accmap, &dr);
 	progress("done");
 
 	report_header(&b, granularity);
@@ -2385,6 +2796,8 @@ int main(int argc, char **argv)
 		report_mnist(&mr);
 	if (sections & S_SVM)
 		report_svm(&sr);
+	if (sections & S_DEVMEM)
+		report_devmem(&dr);
 	report_targets(&b, &rw, &ft, &hr);
 
 	accmap_close(b.accmap);

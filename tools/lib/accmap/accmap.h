@@ -500,18 +500,26 @@ int accmap_svm_session_create(int fd, struct accmap_replay_setup *setup);
  * @attrs: ACCMAP_SVM_ATTR_* for the whole subrange, replacing what it had
  * @granule: log2 of the most one GPU fault maps, ACCMAP_SVM_GRANULE_MIN to
  *           ACCMAP_SVM_GRANULE_MAX, or 0 for ACCMAP_SVM_GRANULE_DEFAULT
- * @location: preferred location: ACCMAP_SVM_LOC_SYSTEM (the only one yet)
+ * @location: preferred location: ACCMAP_SVM_LOC_SYSTEM, or
+ *            ACCMAP_SVM_LOC_DEVICE (a GPU fault in the subrange migrates
+ *            the fault's granule to the target's device memory first, then
+ *            maps it from there)
  * @out: if not NULL, set on success to the argument as the kernel
  *       returned it: its counters (faults, fatal_faults, invalidations,
- *       mapped_bytes, huge_bytes, pages_mapped) after the call
+ *       mapped_bytes, huge_bytes, pages_mapped, and the migration
+ *       counters device_bytes, to_device, to_system, cpu_faults,
+ *       evictions, not_migrated) after the call
  *
  * The GPU entries the subrange had are dropped; later GPU accesses fault
- * them in again with the new attributes.
+ * them in again with the new attributes.  Pages already on the device stay
+ * there when the location becomes SYSTEM: accmap_svm_prefetch() to SYSTEM
+ * brings them back.
  *
  * Return: 0, or the ioctl's negative errno (-EINVAL for a bad range,
  * attribute, granule or location, -ENOENT for no such session,
- * -EOPNOTSUPP for a session that is not an SVM session, -ENOSPC beyond
- * ACCMAP_SVM_ATTR_RANGES_MAX attribute ranges, -EPERM from another
+ * -EOPNOTSUPP for a session that is not an SVM session, or for
+ * ACCMAP_SVM_LOC_DEVICE where the target has no device memory, -ENOSPC
+ * beyond ACCMAP_SVM_ATTR_RANGES_MAX attribute ranges, -EPERM from another
  * process, -ENOMEM).
  */
 int accmap_svm_set_attr(int fd, uint32_t session, const void *addr, uint64_t size,
@@ -524,17 +532,24 @@ int accmap_svm_set_attr(int fd, uint32_t session, const void *addr, uint64_t siz
  * @session: an SVM session of this process
  * @addr: first byte, page-aligned, inside the session's range
  * @size: bytes, a non-zero multiple of the page size, inside the range
- * @location: where to bring the pages: ACCMAP_SVM_LOC_SYSTEM
+ * @location: where to bring the pages: ACCMAP_SVM_LOC_SYSTEM (device
+ *            pages of the subrange come back to system memory first) or
+ *            ACCMAP_SVM_LOC_DEVICE (the pages migrate to the target's
+ *            device memory; never-touched pages are allocated there)
  * @out: if not NULL, set on success to the argument with the session's
  *       counters, as for accmap_svm_set_attr()
  *
  * Faults the subrange's pages in (for write where the VMA is writable and
- * the range not ACCMAP_SVM_ATTR_GPU_RO) and gives them GPU entries, so that
- * a job takes no GPU faults there.  Holes and PROT_NONE pages are skipped,
- * not errors.  Nothing is pinned: a later CPU change still drops entries.
+ * the range not ACCMAP_SVM_ATTR_GPU_RO), migrates them where @location
+ * says, and gives them GPU entries, so that a job takes no GPU faults
+ * there.  Holes and PROT_NONE pages are skipped, not errors.  Nothing is
+ * pinned: a later CPU change still drops entries.  Pages the kernel does
+ * not migrate (shared or file-backed, pinned, busy) stay in system memory
+ * and are counted in not_migrated; the call still succeeds.
  *
  * Return: 0, or the ioctl's negative errno, as for accmap_svm_set_attr()
- * (-EINTR when a signal interrupted the faulting; the call is then
+ * (-EOPNOTSUPP for ACCMAP_SVM_LOC_DEVICE where the target has no device
+ * memory; -EINTR when a signal interrupted the faulting; the call is then
  * issued again, as every interrupted call of the library).
  */
 int accmap_svm_prefetch(int fd, uint32_t session, const void *addr, uint64_t size,
@@ -551,6 +566,54 @@ int accmap_svm_prefetch(int fd, uint32_t session, const void *addr, uint64_t siz
  * (-ENOENT, -EOPNOTSUPP, -EPERM as for accmap_svm_set_attr()).
  */
 int accmap_svm_query(int fd, uint32_t session, struct accmap_svm_op *out);
+
+/**
+ * accmap_svm_migrate() - move a buffer's pages to a location (ACCMAP_IOC_SVM)
+ * @fd: accmap device file descriptor
+ * @session: an SVM session of this process
+ * @ptr: first byte of the buffer, any alignment (a malloc() pointer will
+ *       do), inside the session's range
+ * @len: bytes, at least 1
+ * @location: ACCMAP_SVM_LOC_DEVICE to migrate the pages to the target's
+ *            device memory, ACCMAP_SVM_LOC_SYSTEM to bring them back
+ * @out: if not NULL, set on success to the argument with the session's
+ *       counters, as for accmap_svm_set_attr()
+ *
+ * accmap_svm_prefetch() of [@ptr, @ptr + @len) rounded out to whole CPU
+ * pages: what shares the buffer's first and last page moves with it,
+ * which changes nothing for the program (the addresses stay, and a CPU
+ * access to a page on the device brings it back).  The pages get GPU
+ * entries where they land.  The counters tell what moved: to_device or
+ * to_system grew by the pages migrated, device_bytes is what the session
+ * has on the device now, not_migrated grew by the pages the kernel kept
+ * in system memory.
+ *
+ * Return: 0, -EINVAL without calling the kernel for @len 0 or a buffer
+ * that wraps around the address space, or the ioctl's negative errno as
+ * for accmap_svm_prefetch() (-EOPNOTSUPP for ACCMAP_SVM_LOC_DEVICE where
+ * the target has no device memory).
+ */
+int accmap_svm_migrate(int fd, uint32_t session, const void *ptr, size_t len,
+		       uint32_t location, struct accmap_svm_op *out);
+
+/**
+ * accmap_device_memory() - usage of the device memory (ACCMAP_IOC_QUERY_HEAP)
+ * @fd: accmap device file descriptor
+ * @info: filled in on success: @info->name is "device", @info->total the
+ *        bytes of device memory, @info->used the bytes SVM pages of all
+ *        processes occupy there now, @info->free and @info->largest_free
+ *        what is left
+ *
+ * accmap_query_heap() of ACCMAP_HEAP_DEVICE: the replay target's own
+ * memory, where SVM migrates pages (ACCMAP_SVM_LOC_DEVICE).  Buffers are
+ * never allocated from it.  The kernel has it only when the module was
+ * given device memory (parameter devmem=) and supports ZONE_DEVICE pages
+ * of some kind; Documentation/userspace-api/accmap.rst says which.
+ *
+ * Return: 0, -EINVAL if @info is NULL, -ENODEV when there is no device
+ * memory, or the ioctl's negative errno.
+ */
+int accmap_device_memory(int fd, struct accmap_heap_info *info);
 
 /*
  * The SVM aperture: where GPU-reachable memory comes from.  A GPU with

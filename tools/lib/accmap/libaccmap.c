@@ -527,3 +527,25 @@ int accmap_svm_query(int fd, uint32_t session, struct accmap_svm_op *out)
 	arg.op = ACCMAP_SVM_OP_QUERY;
 	return svm_op(fd, &arg, out);
 }
+
+int accmap_svm_migrate(int fd, uint32_t session, const void *ptr, size_t len,
+		       uint32_t location, struct accmap_svm_op *out)
+{
+	uintptr_t first = (uintptr_t)ptr, last, page;
+	long ps = sysconf(_SC_PAGESIZE);
+
+	if (!len || first + (len - 1) < first || ps <= 0)
+		return -EINVAL;
+	page = (uintptr_t)ps;
+	last = first + (len - 1);
+	first &= ~(page - 1);
+	last |= page - 1;
+	/* In 64 bits: a range up to the top page does not wrap to size 0. */
+	return accmap_svm_prefetch(fd, session, (const void *)first, (uint64_t)(last - first) + 1,
+				   location, out);
+}
+
+int accmap_device_memory(int fd, struct accmap_heap_info *info)
+{
+	return accmap_query_heap(fd, ACCMAP_HEAP_DEVICE, info);
+}

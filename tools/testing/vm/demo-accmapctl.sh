@@ -7,7 +7,9 @@
 # label that tag and list who holds what; then GPU replay: list the
 # targets, record two 64x64 matmuls on the software Mali model (seeds 1
 # and 2), and replay the first three times with the second's inputs: its
-# output must equal the second's; last, the (empty) SVM session table.
+# output must equal the second's; last, the (empty) SVM session table and
+# the device memory, which must be what the guest's init says it is
+# (ACCMAP_DEVMEM: private, coherent or none).
 # run.sh packs it as /demo-accmapctl.sh.
 #
 #   sh /demo-accmapctl.sh [TIMEOUT]
@@ -36,7 +38,16 @@ ctl() {
 	return 1
 }
 
-ctl heaps
+if ctl heaps; then
+	case ${ACCMAP_DEVMEM:-} in
+	private | coherent)
+		grep -q '^ *30  device ' "$out" || failed "heaps (no device heap)"
+		;;
+	none)
+		grep -q '^ *30 ' "$out" && failed "heaps (a heap 30 without device memory)"
+		;;
+	esac
+fi
 ctl pool
 if ctl alloc 64K --uncached; then
 	grep -q '^flags: .*(uncached)' "$out" || failed "alloc 64K --uncached (not uncached)"
@@ -90,13 +101,30 @@ else
 fi
 
 # SVM sessions: none is live here, so the table is its header and the
-# totals are zero; "list svm" reads the same file.
+# totals are zero; "list svm" reads the same file.  Under them the device
+# memory: its kind, or "none".
 if ctl svm; then
-	grep -q '^PID .* INVALIDATIONS  PAGES_MAPPED$' "$out" || failed "svm (no table header)"
+	grep -q '^PID .* INVALIDATIONS  PAGES_MAPPED' "$out" || failed "svm (no table header)"
 	grep -q '^sessions: *0$' "$out" || failed "svm (sessions total not 0)"
+	case ${ACCMAP_DEVMEM:-} in
+	private | coherent)
+		grep -q "^kind: *$ACCMAP_DEVMEM\$" "$out" ||
+			failed "svm (device memory not $ACCMAP_DEVMEM)"
+		;;
+	none)
+		grep -q '^device memory: none$' "$out" || failed "svm (device memory, expected none)"
+		;;
+	esac
 fi
 if ctl list svm; then
 	grep -q '^svm:$' "$out" || failed "list svm (no svm table)"
 fi
+case ${ACCMAP_DEVMEM:-} in
+private | coherent)
+	if ctl list devmem; then
+		grep -q '^PID .* TO_DEVICE  TO_SYSTEM' "$out" || failed "list devmem (no table)"
+	fi
+	;;
+esac
 
 exit "$status"

@@ -573,6 +573,66 @@ static void test_query_heap(void)
 	LIB_IS(accmap_close(dev), 0);
 }
 
+/*
+ * What the guest's init says about device memory (ACCMAP_DEVMEM): 0 for
+ * "none", 1 for a kind ("private", "coherent"), -1 when it says nothing.
+ */
+static int devmem_expected(void)
+{
+	const char *env = getenv("ACCMAP_DEVMEM");
+
+	if (!env || !*env)
+		return -1;
+	return strcmp(env, "none") ? 1 : 0;
+}
+
+static void test_device_memory(void)
+{
+	struct accmap_heap_info hi, q;
+	int dev = -1, ret, want = devmem_expected();
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	memset(&hi, GARBAGE_BYTE, sizeof(hi));
+	ret = accmap_device_memory(dev, &hi);
+	tap_diag("ACCMAP_DEVMEM=%s: accmap_device_memory returned %d (%s)",
+		 getenv("ACCMAP_DEVMEM") ? getenv("ACCMAP_DEVMEM") : "(unset)", ret,
+		 err_name(ret));
+	if (want >= 0)
+		CHECK(ret == (want ? 0 : -ENODEV),
+		      "accmap_device_memory returned %d (%s) with ACCMAP_DEVMEM=%s", ret,
+		      err_name(ret), getenv("ACCMAP_DEVMEM"));
+	else
+		CHECK(ret == 0 || ret == -ENODEV, "accmap_device_memory returned %d (%s)", ret,
+		      err_name(ret));
+	/* As accmap_query_heap(): @info cleared, heap set, before the call. */
+	if (ret == -ENODEV) {
+		CHECK(hi.heap == ACCMAP_HEAP_DEVICE && hi.total == 0 && !hi.name[0],
+		      "a failed accmap_device_memory left heap %#x total %#llx", hi.heap,
+		      (unsigned long long)hi.total);
+	} else if (ret == 0) {
+		CHECK(hi.heap == ACCMAP_HEAP_DEVICE && hi.pad == 0 && !strcmp(hi.name, "device"),
+		      "device memory: heap %u pad %#x name \"%.16s\"", hi.heap, hi.pad, hi.name);
+		CHECK(hi.total > 0 && hi.used + hi.free == hi.total && hi.largest_free <= hi.free &&
+		      hi.total % page_size() == 0,
+		      "device memory: total %llu used %llu free %llu largest free %llu",
+		      (unsigned long long)hi.total, (unsigned long long)hi.used,
+		      (unsigned long long)hi.free, (unsigned long long)hi.largest_free);
+		tap_diag("device memory: total %llu, used %llu, free %llu, largest free %llu",
+			 (unsigned long long)hi.total, (unsigned long long)hi.used,
+			 (unsigned long long)hi.free, (unsigned long long)hi.largest_free);
+	}
+	/* The same answer as QUERY_HEAP of the heap id. */
+	memset(&q, GARBAGE_BYTE, sizeof(q));
+	LIB_IS(accmap_query_heap(dev, ACCMAP_HEAP_DEVICE, &q), ret);
+	if (!ret)
+		CHECK(q.total == hi.total && !strcmp(q.name, hi.name),
+		      "QUERY_HEAP(%d): \"%.16s\" total %llu; accmap_device_memory: total %llu",
+		      ACCMAP_HEAP_DEVICE, q.name, (unsigned long long)q.total,
+		      (unsigned long long)hi.total);
+	LIB_IS(accmap_close(dev), 0);
+}
+
 static void test_query_pool(void)
 {
 	struct accmap_pool_info pi;
@@ -1577,9 +1637,10 @@ static void test_svm_session_whole(void)
 				   ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
 	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, 0, ACCMAP_SVM_GRANULE_MAX + 1,
 				   ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
-	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, 0, 0, ACCMAP_SVM_LOC_SYSTEM + 1, &o),
+	LIB_IS(accmap_svm_set_attr(dev, id, buf, ps, 0, 0, ACCMAP_SVM_LOC_DEVICE + 1, &o),
 	       -EINVAL);
-	LIB_IS(accmap_svm_prefetch(dev, id, buf, ps, ACCMAP_SVM_LOC_SYSTEM + 1, &o), -EINVAL);
+	LIB_IS(accmap_svm_prefetch(dev, id, buf, ps, ACCMAP_SVM_LOC_DEVICE + 1, &o), -EINVAL);
+	LIB_IS(accmap_svm_migrate(dev, id, buf, ps, ACCMAP_SVM_LOC_DEVICE + 1, &o), -EINVAL);
 	/* Ranges: aligned, not empty, inside the mirror. */
 	LIB_IS(accmap_svm_prefetch(dev, id, buf + 1, ps, ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
 	LIB_IS(accmap_svm_prefetch(dev, id, buf, 0, ACCMAP_SVM_LOC_SYSTEM, &o), -EINVAL);
@@ -1940,6 +2001,166 @@ out:
 	LIB_IS(accmap_close(dev), 0);
 }
 
+/* The first byte of @p that is not pattern byte i * 13 + @seed, or @len. */
+static size_t devmem_mismatch(const uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len && p[i] == (uint8_t)(i * 13 + seed); i++)
+		;
+	return i;
+}
+
+#define DEVMEM_PAGES	16
+
+/*
+ * accmap_svm_migrate() of an unaligned buffer moves whole pages both ways;
+ * SET_ATTR and PREFETCH take ACCMAP_SVM_LOC_DEVICE; the counters the calls
+ * return follow.  Without device memory every DEVICE call is -EOPNOTSUPP
+ * and SYSTEM still works.
+ */
+static void test_svm_devmem(void)
+{
+	const uint64_t ps = page_size(), span = DEVMEM_PAGES * ps;
+	struct accmap_svm_op o, before, after;
+	struct accmap_heap_info dm0, dm1 = { 0 };
+	struct accmap_svm_aperture ap;
+	const char *kind = getenv("ACCMAP_DEVMEM");
+	uint32_t target, id = 0;
+	uint8_t *buf = NULL, *pages;
+	int dev = -1, ret, have;
+	size_t bad, total = (DEVMEM_PAGES + 2) * ps;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	    !LIB_IS(accmap_svm_aperture_init(48), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
+		goto out;
+	ret = accmap_device_memory(dev, &dm0);
+	if (!CHECK(ret == 0 || ret == -ENODEV, "accmap_device_memory: %d (%s)", ret,
+		   err_name(ret)))
+		goto out;
+	have = ret == 0;
+	id = svm_session(dev, target, 48, ap.start, ap.size);
+	buf = aligned_alloc(ps, total);
+	if (!id || !CHECK(buf, "aligned_alloc failed"))
+		goto out;
+	for (size_t i = 0; i < total; i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	/* Pages 1 to DEVMEM_PAGES of buf: a buffer inside them, by a few bytes. */
+	pages = buf + ps;
+
+	before = svm_counters(dev, id);
+	memset(&o, GARBAGE_BYTE, sizeof(o));
+	ret = accmap_svm_migrate(dev, id, pages + 100, span - 200, ACCMAP_SVM_LOC_DEVICE, &o);
+	if (!have) {
+		CHECK(ret == -EOPNOTSUPP && o.session == GARBAGE_U32,
+		      "no device memory: migrate to DEVICE returned %d (%s), session %#x", ret,
+		      err_name(ret), o.session);
+		LIB_IS(accmap_svm_prefetch(dev, id, pages, span, ACCMAP_SVM_LOC_DEVICE, NULL),
+		       -EOPNOTSUPP);
+		LIB_IS(accmap_svm_set_attr(dev, id, pages, span, 0, 0, ACCMAP_SVM_LOC_DEVICE, NULL),
+		       -EOPNOTSUPP);
+		if (LIB_IS(accmap_svm_migrate(dev, id, pages + 100, span - 200,
+					      ACCMAP_SVM_LOC_SYSTEM, &o), 0))
+			CHECK(o.start == (uintptr_t)pages && o.size == span && !o.device_bytes &&
+			      !o.to_device && !o.to_system,
+			      "to SYSTEM: %#llx+%#llx (not %p+%#llx), device %llu, moved %llu/%llu",
+			      (unsigned long long)o.start, (unsigned long long)o.size,
+			      (void *)pages, (unsigned long long)span,
+			      (unsigned long long)o.device_bytes, (unsigned long long)o.to_device,
+			      (unsigned long long)o.to_system);
+		tap_diag("no device memory: DEVICE calls EOPNOTSUPP, SYSTEM works");
+		goto out;
+	}
+
+	/* To the device: the pages the buffer touches, no more. */
+	if (!LIB_IS(ret, 0))
+		goto out;
+	CHECK(o.op == ACCMAP_SVM_OP_PREFETCH && o.location == ACCMAP_SVM_LOC_DEVICE &&
+	      o.start == (uintptr_t)pages && o.size == span,
+	      "migrate: op %u location %u start %#llx size %#llx, expected %p, %#llx", o.op,
+	      o.location, (unsigned long long)o.start, (unsigned long long)o.size,
+	      (void *)pages, (unsigned long long)span);
+	CHECK(o.to_device - before.to_device == DEVMEM_PAGES &&
+	      o.device_bytes - before.device_bytes == span && o.not_migrated == before.not_migrated,
+	      "migrate %d pages to DEVICE: to_device +%llu, device_bytes +%llu, not_migrated +%llu",
+	      DEVMEM_PAGES, (unsigned long long)(o.to_device - before.to_device),
+	      (unsigned long long)(o.device_bytes - before.device_bytes),
+	      (unsigned long long)(o.not_migrated - before.not_migrated));
+	if (LIB_IS(accmap_device_memory(dev, &dm1), 0))
+		CHECK(dm1.used >= dm0.used + span && dm1.used + dm1.free == dm1.total,
+		      "device memory used %llu, was %llu, after %llu bytes moved there",
+		      (unsigned long long)dm1.used, (unsigned long long)dm0.used,
+		      (unsigned long long)span);
+	tap_diag("%d pages to the device: to_device %llu, device_bytes %llu, heap used %llu",
+		 DEVMEM_PAGES, (unsigned long long)o.to_device,
+		 (unsigned long long)o.device_bytes, (unsigned long long)dm1.used);
+
+	/* And back, every byte where it was (the neighbours too). */
+	before = o;
+	if (LIB_IS(accmap_svm_migrate(dev, id, pages + 100, span - 200, ACCMAP_SVM_LOC_SYSTEM,
+				      &o), 0))
+		CHECK(o.to_system - before.to_system == DEVMEM_PAGES &&
+		      before.device_bytes - o.device_bytes == span &&
+		      o.cpu_faults == before.cpu_faults,
+		      "migrate back: to_system +%llu, device_bytes %llu (was %llu), cpu_faults +%llu",
+		      (unsigned long long)(o.to_system - before.to_system),
+		      (unsigned long long)o.device_bytes, (unsigned long long)before.device_bytes,
+		      (unsigned long long)(o.cpu_faults - before.cpu_faults));
+	bad = devmem_mismatch(buf, total, 1);
+	CHECK(bad == total, "after DEVICE and back: byte %zu reads %#x", bad,
+	      bad < total ? buf[bad] : 0);
+
+	/* Preferred location and plain PREFETCH take DEVICE too. */
+	memset(&o, GARBAGE_BYTE, sizeof(o));
+	if (LIB_IS(accmap_svm_set_attr(dev, id, pages, span, 0, ACCMAP_SVM_GRANULE_MIN,
+				       ACCMAP_SVM_LOC_DEVICE, &o), 0))
+		CHECK(o.location == ACCMAP_SVM_LOC_DEVICE && o.granule == ACCMAP_SVM_GRANULE_MIN,
+		      "SET_ATTR DEVICE gave back location %u granule %u", o.location, o.granule);
+	before = svm_counters(dev, id);
+	if (!LIB_IS(accmap_svm_prefetch(dev, id, pages, span, ACCMAP_SVM_LOC_DEVICE, &o), 0))
+		goto out;
+	CHECK(o.to_device - before.to_device == DEVMEM_PAGES && o.device_bytes >= span,
+	      "PREFETCH DEVICE: to_device +%llu, device_bytes %llu",
+	      (unsigned long long)(o.to_device - before.to_device),
+	      (unsigned long long)o.device_bytes);
+	/* The CPU reads them where they are; private memory faults each back. */
+	before = o;
+	bad = devmem_mismatch(buf, total, 1);
+	CHECK(bad == total, "reading pages on the device: byte %zu reads %#x", bad,
+	      bad < total ? buf[bad] : 0);
+	after = svm_counters(dev, id);
+	tap_diag("CPU read of %d device pages (%s): cpu_faults +%llu, to_system +%llu, device %llu",
+		 DEVMEM_PAGES, kind ? kind : "kind unknown",
+		 (unsigned long long)(after.cpu_faults - before.cpu_faults),
+		 (unsigned long long)(after.to_system - before.to_system),
+		 (unsigned long long)after.device_bytes);
+	if (kind && !strcmp(kind, "private"))
+		CHECK(after.cpu_faults - before.cpu_faults == DEVMEM_PAGES &&
+		      after.to_system - before.to_system == DEVMEM_PAGES &&
+		      before.device_bytes - after.device_bytes == span,
+		      "private: CPU read of %d device pages: cpu_faults +%llu, to_system +%llu",
+		      DEVMEM_PAGES, (unsigned long long)(after.cpu_faults - before.cpu_faults),
+		      (unsigned long long)(after.to_system - before.to_system));
+	else if (kind && !strcmp(kind, "coherent"))
+		CHECK(after.cpu_faults == before.cpu_faults &&
+		      after.device_bytes == before.device_bytes,
+		      "coherent: CPU read faulted %llu pages back, device_bytes %llu (was %llu)",
+		      (unsigned long long)(after.cpu_faults - before.cpu_faults),
+		      (unsigned long long)after.device_bytes,
+		      (unsigned long long)before.device_bytes);
+	LIB_IS(accmap_svm_migrate(dev, id, pages, span, ACCMAP_SVM_LOC_SYSTEM, &o), 0);
+	CHECK(o.device_bytes == 0, "after PREFETCH SYSTEM: device_bytes %llu",
+	      (unsigned long long)o.device_bytes);
+out:
+	if (id)
+		LIB_IS(accmap_replay_destroy(dev, id), 0);
+	free(buf);
+	accmap_svm_aperture_fini();
+	LIB_IS(accmap_close(dev), 0);
+}
+
 /* ==== what the library decides without the kernel ==== */
 
 /*
@@ -2019,6 +2240,10 @@ static void test_checks_without_syscall(void)
 	LIB_IS(accmap_query_pool(dev, NULL), -EINVAL);
 	LIB_IS(accmap_from_va(dev, &op, 4096, 0, 0, NULL), -EINVAL);
 	LIB_IS(accmap_cache_list(dev, NULL, 1, NULL), -EINVAL);
+	LIB_IS(accmap_device_memory(dev, NULL), -EINVAL);
+	LIB_IS(accmap_svm_migrate(dev, 1, &op, 0, ACCMAP_SVM_LOC_DEVICE, NULL), -EINVAL);
+	LIB_IS(accmap_svm_migrate(dev, 1, (void *)(uintptr_t)-4096, 8192, ACCMAP_SVM_LOC_DEVICE,
+				  NULL), -EINVAL);
 	/* mmap(2) of fd -1 would have said EBADF. */
 	LIB_IS(accmap_map(-1, 4096, PROT_READ, NULL), -EINVAL);
 	CHECK(id == GARBAGE_U32 && fd == -2, "refused calls wrote outputs");
@@ -2028,6 +2253,7 @@ static void test_checks_without_syscall(void)
 	LIB_IS(accmap_cache(dev, 1, ACCMAP_CACHE_WRITEBACK, 0, 1), -FILTER_ERRNO);
 	LIB_IS(accmap_write(dev, 1, 0, &op, 0), -FILTER_ERRNO);
 	LIB_IS(accmap_free(dev, 1), -FILTER_ERRNO);
+	LIB_IS(accmap_svm_migrate(dev, 1, &op, 1, ACCMAP_SVM_LOC_DEVICE, NULL), -FILTER_ERRNO);
 }
 
 /* ==== restarting interrupted calls ==== */
@@ -2175,6 +2401,7 @@ int main(void)
 		{ "lib_strided", test_strided },
 		{ "lib_tag_label", test_tag_label },
 		{ "lib_query_heap", test_query_heap },
+		{ "lib_device_memory", test_device_memory },
 		{ "lib_query_pool", test_query_pool },
 		{ "lib_map_sync", test_map_sync },
 		{ "lib_from_va", test_from_va },
@@ -2189,6 +2416,7 @@ int main(void)
 		{ "lib_svm_session_reserved", test_svm_session_reserved },
 		{ "lib_svm_session_huge", test_svm_session_huge },
 		{ "lib_svm_session_job", test_svm_session_job },
+		{ "lib_svm_devmem", test_svm_devmem },
 		{ "lib_checks_without_syscall", test_checks_without_syscall },
 		{ "lib_restart", test_restart },
 	};
