@@ -8,7 +8,8 @@
 #
 #   make [modules]      build drivers/accmap/accmap.ko against $(KDIR)
 #   make clean
-#   make demo           accmap-demo in an arm64 guest (qemu TCG)
+#   make demo           accmap-demo in arm64 guests (qemu TCG): Debian 12's
+#                       6.1, then its 6.12 (device memory)
 #   make check          every test tier; last line "N passed, N failed"
 #   make kunit | kunit-debug | lint | dkms-test
 #   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|
@@ -74,8 +75,11 @@ kunit-debug: deps
 vm-test: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh $(VM_ARCH)
 
+# Debian 12's own arm64 kernel (6.1) has no ZONE_DEVICE: the device memory
+# step shows migration on its 6.12 backports kernel, the second boot.
 demo: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh arm64 demo
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh arm64-6.12 demo
 
 kernels: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh debug

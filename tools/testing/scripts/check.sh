@@ -4,7 +4,8 @@
 # Runs every test tier, one after the other (they share two cores), and
 # keeps going when one fails:
 #   kunit, kunit-debug, vm-test amd64, vm-test arm64 (Debian 12's 6.1),
-#   demo (what make demo runs: the tools build and work),
+#   demo, demo-6.12 (what make demo runs: the tools build and work; the
+#   second boot has device memory),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
 #   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
@@ -28,6 +29,7 @@ tiers=(
 	"vm-amd64|$t/vm/run.sh amd64"
 	"vm-arm64|$t/vm/run.sh arm64"
 	"demo|$t/vm/run.sh arm64 demo"
+	"demo-6.12|$t/vm/run.sh arm64-6.12 demo"
 	"vm-amd64-6.12|$t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$t/vm/run.sh arm64-6.12"
 	"vm-arm64-16k|$t/vm/run.sh arm64-16k"
