@@ -528,8 +528,6 @@ static int devmem_to_device_step(struct accmap_devmem *dm,
 	};
 	int ret;
 
-	memset(src, 0, n * sizeof(*src));
-	memset(dst, 0, n * sizeof(*dst));
 	devmem_make_room(dm, n);
 	ret = migrate_vma_setup(&args);
 	if (ret)
@@ -560,6 +558,47 @@ static int devmem_to_device_step(struct accmap_devmem *dm,
 	return 0;
 }
 
+/* One step of a walk: at most DEVMEM_STEP_PAGES, arrays that large. */
+typedef int (*devmem_step_t)(struct accmap_devmem *dm,
+			     struct accmap_devmem_owner *owner,
+			     struct vm_area_struct *vma, unsigned long start,
+			     unsigned long end, unsigned long *src,
+			     unsigned long *dst);
+
+/*
+ * Runs @step over [@start, @end) of @vma in steps of DEVMEM_STEP_PAGES.
+ * A step that fails does not stop the walk: the pages it left are still
+ * right where they are.  Returns the last error.
+ */
+static int devmem_walk(struct accmap_devmem *dm,
+		       struct accmap_devmem_owner *owner,
+		       struct vm_area_struct *vma, unsigned long start,
+		       unsigned long end, devmem_step_t step)
+{
+	unsigned long *src, *dst, a, next;
+	int ret = 0, err;
+
+	lockdep_assert_held(&vma->vm_mm->mmap_lock);
+	src = kcalloc(DEVMEM_STEP_PAGES, sizeof(*src), GFP_KERNEL);
+	dst = kcalloc(DEVMEM_STEP_PAGES, sizeof(*dst), GFP_KERNEL);
+	if (!src || !dst) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (a = start; a < end; a = next) {
+		next = min(end, a + (DEVMEM_STEP_PAGES << PAGE_SHIFT));
+		memset(src, 0, DEVMEM_STEP_PAGES * sizeof(*src));
+		memset(dst, 0, DEVMEM_STEP_PAGES * sizeof(*dst));
+		err = step(dm, owner, vma, a, next, src, dst);
+		if (err)
+			ret = err;
+	}
+out:
+	kfree(src);
+	kfree(dst);
+	return ret;
+}
+
 /**
  * accmap_devmem_to_device() - move a process's pages to device memory
  * @dm:    the device memory
@@ -581,25 +620,38 @@ int accmap_devmem_to_device(struct accmap_devmem *dm,
 			    struct vm_area_struct *vma, unsigned long start,
 			    unsigned long end)
 {
-	unsigned long *src, *dst, a;
+	return devmem_walk(dm, owner, vma, start, end, devmem_to_device_step);
+}
+
+/* One step of accmap_devmem_to_system(). */
+static int devmem_to_system_step(struct accmap_devmem *dm,
+				 struct accmap_devmem_owner *owner,
+				 struct vm_area_struct *vma,
+				 unsigned long start, unsigned long end,
+				 unsigned long *src, unsigned long *dst)
+{
+	unsigned long n = (end - start) >> PAGE_SHIFT;
+	struct migrate_vma args = {
+		.vma = vma,
+		.start = start,
+		.end = end,
+		.src = src,
+		.dst = dst,
+		.pgmap_owner = dm,
+		.flags = dm->private ? MIGRATE_VMA_SELECT_DEVICE_PRIVATE :
+				       MIGRATE_VMA_SELECT_DEVICE_COHERENT,
+	};
 	int ret = 0;
 
-	lockdep_assert_held(&vma->vm_mm->mmap_lock);
-	src = kcalloc(DEVMEM_STEP_PAGES, sizeof(*src), GFP_KERNEL);
-	dst = kcalloc(DEVMEM_STEP_PAGES, sizeof(*dst), GFP_KERNEL);
-	if (!src || !dst) {
+	if (migrate_vma_setup(&args))
+		return 0;
+	/* cpages counts holes too: copy_out looks at every entry. */
+	if (args.cpages &&
+	    devmem_copy_out(dm, src, dst, n, GFP_HIGHUSER_MOVABLE))
 		ret = -ENOMEM;
-		goto out;
-	}
-	for (a = start; a < end && !ret;) {
-		unsigned long next = min(end, a + (DEVMEM_STEP_PAGES << PAGE_SHIFT));
-
-		ret = devmem_to_device_step(dm, owner, vma, a, next, src, dst);
-		a = next;
-	}
-out:
-	kfree(src);
-	kfree(dst);
+	migrate_vma_pages(&args);
+	devmem_count_out(dm, src, dst, n, false, false);
+	migrate_vma_finalize(&args);
 	return ret;
 }
 
@@ -617,46 +669,7 @@ int accmap_devmem_to_system(struct accmap_devmem *dm,
 			    struct vm_area_struct *vma, unsigned long start,
 			    unsigned long end)
 {
-	unsigned long *src, *dst, a, n;
-	int ret = 0;
-
-	lockdep_assert_held(&vma->vm_mm->mmap_lock);
-	src = kcalloc(DEVMEM_STEP_PAGES, sizeof(*src), GFP_KERNEL);
-	dst = kcalloc(DEVMEM_STEP_PAGES, sizeof(*dst), GFP_KERNEL);
-	if (!src || !dst) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (a = start; a < end; a += n << PAGE_SHIFT) {
-		struct migrate_vma args = {
-			.vma = vma,
-			.start = a,
-			.src = src,
-			.dst = dst,
-			.pgmap_owner = dm,
-			.flags = dm->private ? MIGRATE_VMA_SELECT_DEVICE_PRIVATE :
-					       MIGRATE_VMA_SELECT_DEVICE_COHERENT,
-		};
-
-		n = min_t(unsigned long, (end - a) >> PAGE_SHIFT,
-			  DEVMEM_STEP_PAGES);
-		args.end = a + (n << PAGE_SHIFT);
-		memset(src, 0, n * sizeof(*src));
-		memset(dst, 0, n * sizeof(*dst));
-		if (migrate_vma_setup(&args))
-			continue;
-		/* cpages counts holes too: copy_out looks at every entry. */
-		if (args.cpages &&
-		    devmem_copy_out(dm, src, dst, n, GFP_HIGHUSER_MOVABLE))
-			ret = -ENOMEM;
-		migrate_vma_pages(&args);
-		devmem_count_out(dm, src, dst, n, false, false);
-		migrate_vma_finalize(&args);
-	}
-out:
-	kfree(src);
-	kfree(dst);
-	return ret;
+	return devmem_walk(dm, NULL, vma, start, end, devmem_to_system_step);
 }
 
 /**
