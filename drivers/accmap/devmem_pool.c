@@ -12,6 +12,7 @@
 
 #include <linux/errno.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
