@@ -208,9 +208,20 @@ static u32 svm_perm(const struct accmap_svm_range *r, bool write)
 }
 
 /*
+ * Wait until the target no longer uses translations of dropped entries:
+ * after this the pages may be freed.
+ */
+static void svm_flush(struct accmap_svm *svm)
+{
+	svm->s->target->ops->svm_flush(svm->s);
+}
+
+/*
  * Drops the GPU entries of [@start, @end) (CPU page aligned, inside the
- * mirror), and of the whole of any 2 MiB block they cut into.  Returns
- * whether any entry went; the caller flushes the target then.
+ * mirror), and of the whole of any 2 MiB block they cut into, and waits
+ * for the target.  The pages leave the index only after that wait: an
+ * access that translated through an old entry just before it went still
+ * finds its page (accmap_svm_copy()).  Returns whether any entry went.
  */
 static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 {
@@ -231,6 +242,7 @@ static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 
 	bytes = accmap_pgt_unmap(svm->s->pgt, start, end - start);
 	svm->mapped -= min(bytes, svm->mapped);
+	svm_flush(svm);
 	idx = start >> PAGE_SHIFT;
 	xa_for_each_range(&svm->pages, idx, page, start >> PAGE_SHIFT, last) {
 		if (xa_get_mark(&svm->pages, idx, XA_MARK_0))
@@ -240,15 +252,6 @@ static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 		xa_erase(&svm->pages, idx);
 	}
 	return true;
-}
-
-/*
- * Wait until the target no longer uses translations of dropped entries:
- * after this the pages may be freed.
- */
-static void svm_flush(struct accmap_svm *svm)
-{
-	svm->s->target->ops->svm_flush(svm->s);
 }
 
 /**
@@ -269,10 +272,8 @@ void accmap_svm_invalidate_locked(struct accmap_svm *svm, u64 start, u64 end)
 	end = round_up(min(end, svm->end), PAGE_SIZE);
 	if (start >= end)
 		return;
-	if (svm_drop(svm, start, end)) {
-		svm_flush(svm);
+	if (svm_drop(svm, start, end))
 		atomic64_inc(&svm->invalidations);
-	}
 }
 
 /*
@@ -335,12 +336,9 @@ static int svm_map(struct accmap_svm *svm, u64 va,
 		   u32 perm, unsigned long *failed)
 {
 	u64 size = (u64)n << PAGE_SHIFT;
-	bool flush;
 	int ret;
 
-	flush = svm_drop(svm, va, va + size);
-	if (flush)
-		svm_flush(svm);
+	svm_drop(svm, va, va + size);
 	ret = svm_index(svm, va, pfns, n, failed);
 	if (ret)
 		return ret;
@@ -600,8 +598,8 @@ static int svm_set_attr(struct accmap_svm *svm, struct accmap_svm_op *arg)
 				  arg->start + arg->size, arg->attrs, granule,
 				  arg->location);
 	/* Entries made under the old attributes go: they refault. */
-	if (!ret && svm_drop(svm, arg->start, arg->start + arg->size))
-		svm_flush(svm);
+	if (!ret)
+		svm_drop(svm, arg->start, arg->start + arg->size);
 	mutex_unlock(&svm->lock);
 	kfree(scratch);
 	return ret;
