@@ -348,18 +348,86 @@ static int svm_run(int dev, uint32_t session, const struct simdrv_gpu *gpu,
 	return accmap_replay_run(dev, session, ops, n, run);
 }
 
-/* The last step: shared virtual memory, the GPU on malloc()'ed memory. */
-static int shared_memory(void)
+/*
+ * The GPU sums the @n nodes of the list at @head, following their
+ * pointers, with the job descriptor in @desc: @result gets the sum and
+ * the count, which must be @sum and @n.  Says what failed.
+ */
+static int list_sum(int dev, uint32_t session, const struct simdrv_gpu *gpu, uint8_t *desc,
+		    struct demo_node *head, uint32_t n, int32_t sum, int32_t *result,
+		    struct accmap_replay_run *run)
+{
+	struct accmap_sim_job job = {
+		.op = ACCMAP_SIM_OP_LIST_SUM_I32, .n = n,
+		.m = offsetof(struct demo_node, next),
+		.k = offsetof(struct demo_node, value),
+		.a = (uintptr_t)head, .c = (uintptr_t)result,
+	};
+	int ret;
+
+	simdrv_encode_job(desc, &job, 0);
+	ret = svm_run(dev, session, gpu, desc, run);
+	if (!ret && result[0] == sum && result[1] == (int32_t)n)
+		return 0;
+	return fail(ret, "list sum: reason %u, fault at %#llx; GPU says %d over %d nodes, CPU %d",
+		    run->reason, (unsigned long long)run->fault_addr, result[0], result[1], sum);
+}
+
+/*
+ * An SVM session on the sim target mirroring this process, and the model
+ * probed in it: *@ap is the aperture, *@session the session (0 if none).
+ * Says what failed; the caller ends the step with svm_close().
+ */
+static int svm_open(int dev, struct accmap_svm_aperture *ap, uint32_t *session,
+		    struct simdrv_gpu *gpu)
 {
 	struct accmap_replay_setup setup = {
 		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
 	};
+	struct accmap_replay_target_info info;
+	int ret;
+
+	*session = 0;
+	/* The GPU reaches the whole user range: no reservation, malloc() will do. */
+	ret = accmap_svm_aperture_init(SVM_VA_BITS);
+	if (!ret)
+		ret = accmap_svm_aperture_info(ap);
+	if (ret)
+		return fail(ret, "the SVM aperture for a %u-bit GPU", SVM_VA_BITS);
+	setup.svm_start = ap->start;
+	setup.svm_size = ap->size;
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	if (!ret)
+		ret = accmap_svm_session_create(dev, &setup);
+	if (ret)
+		return fail(ret, "an SVM session on \"%s\" over [%#llx, %#llx)", SIMDRV_TARGET,
+			    (unsigned long long)ap->start,
+			    (unsigned long long)(ap->start + ap->size));
+	*session = setup.session;
+	ret = simdrv_probe(dev, *session, info.gpu_id, gpu);
+	if (ret)
+		return fail(ret, "probing the model");
+	return 0;
+}
+
+/* Undoes svm_open(), whatever part of it worked, and closes @dev. */
+static void svm_close(int dev, uint32_t session)
+{
+	if (session)
+		accmap_replay_destroy(dev, session);
+	accmap_svm_aperture_fini();
+	accmap_close(dev);
+}
+
+/* The last step: shared virtual memory, the GPU on malloc()'ed memory. */
+static int shared_memory(void)
+{
 	struct accmap_svm_aperture ap;
 	struct accmap_svm_op q;
 	struct demo_node *head = NULL, *node;
 	int32_t *a = NULL, *b = NULL, *c = NULL, *want = NULL, *result = NULL;
-	struct accmap_replay_target_info info;
 	struct accmap_replay_run run;
+	uint32_t session = 0;
 	struct simdrv_gpu gpu;
 	struct accmap_sim_job job;
 	uint8_t *desc = NULL;
@@ -371,29 +439,9 @@ static int shared_memory(void)
 	ret = accmap_open(&dev);
 	if (ret)
 		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
-	/* The GPU reaches the whole user range: no reservation, malloc() will do. */
-	ret = accmap_svm_aperture_init(SVM_VA_BITS);
-	if (!ret)
-		ret = accmap_svm_aperture_info(&ap);
-	if (ret) {
-		fail(ret, "the SVM aperture for a %u-bit GPU", SVM_VA_BITS);
+	ret = svm_open(dev, &ap, &session, &gpu);
+	if (ret)
 		goto out;
-	}
-	setup.svm_start = ap.start;
-	setup.svm_size = ap.size;
-	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
-	if (!ret)
-		ret = accmap_svm_session_create(dev, &setup);
-	if (ret) {
-		fail(ret, "an SVM session on \"%s\" over [%#llx, %#llx)", SIMDRV_TARGET,
-		     (unsigned long long)ap.start, (unsigned long long)(ap.start + ap.size));
-		goto out;
-	}
-	ret = simdrv_probe(dev, setup.session, info.gpu_id, &gpu);
-	if (ret) {
-		fail(ret, "probing the model");
-		goto out;
-	}
 
 	/* A linked list, built the way any C program builds one. */
 	for (i = 0; i < LIST_NODES; i++) {
@@ -413,22 +461,10 @@ static int shared_memory(void)
 		fail(-ENOMEM, "aligned_alloc");
 		goto out;
 	}
-	job = (struct accmap_sim_job) {
-		.op = ACCMAP_SIM_OP_LIST_SUM_I32, .n = LIST_NODES,
-		.m = offsetof(struct demo_node, next),
-		.k = offsetof(struct demo_node, value),
-		.a = (uintptr_t)head, .c = (uintptr_t)result,
-	};
-	simdrv_encode_job(desc, &job, 0);
-	ret = svm_run(dev, setup.session, &gpu, desc, &run);
-	if (ret || result[0] != sum || result[1] != (int32_t)LIST_NODES) {
-		fail(ret, "list sum: reason %u, fault at %#llx; GPU says %d over %d nodes, CPU %d",
-		     run.reason, (unsigned long long)run.fault_addr, result[0], result[1], sum);
+	if (list_sum(dev, session, &gpu, desc, head, LIST_NODES, sum, result, &run))
 		goto out;
-	}
 	say("svm", "session %u mirrors this process over [%#llx, %#llx), all of its user range",
-	    setup.session, (unsigned long long)ap.start,
-	    (unsigned long long)(ap.start + ap.size));
+	    session, (unsigned long long)ap.start, (unsigned long long)(ap.start + ap.size));
 	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d",
 	    LIST_NODES, sum);
 
@@ -453,13 +489,13 @@ static int shared_memory(void)
 		.a = (uintptr_t)a, .b = (uintptr_t)b, .c = (uintptr_t)c,
 	};
 	simdrv_encode_job(desc, &job, 0);
-	ret = svm_run(dev, setup.session, &gpu, desc, &run);
+	ret = svm_run(dev, session, &gpu, desc, &run);
 	if (ret || memcmp(c, want, SVM_N * SVM_N * sizeof(*c))) {
 		fail(ret, "%ux%u matmul on malloc()'ed arrays: reason %u, or C differs",
 		     SVM_N, SVM_N, run.reason);
 		goto out;
 	}
-	ret = accmap_svm_query(dev, setup.session, &q);
+	ret = accmap_svm_query(dev, session, &q);
 	if (ret) {
 		fail(ret, "ACCMAP_IOC_SVM query");
 		goto out;
@@ -481,10 +517,7 @@ out:
 	free(b);
 	free(c);
 	free(want);
-	if (setup.session)
-		accmap_replay_destroy(dev, setup.session);
-	accmap_svm_aperture_fini();
-	accmap_close(dev);
+	svm_close(dev, session);
 	return status;
 }
 
@@ -511,23 +544,18 @@ static const char *devmem_kind(char *buf, size_t len)
  */
 static int device_memory(void)
 {
-	struct accmap_replay_setup setup = {
-		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
-	};
 	struct accmap_svm_op q0, q1, q2, q3;
-	struct accmap_replay_target_info info;
 	struct demo_node *nodes = NULL, *head, *node;
 	struct accmap_svm_aperture ap;
 	struct accmap_heap_info dm;
 	struct accmap_replay_run run;
-	struct accmap_sim_job job;
 	struct simdrv_gpu gpu;
 	int dev = -1, ret, status = EXIT_FAILURE;
 	char kind[64], b1[32], b2[32], b3[32];
 	int32_t sum = 0, cpu_sum = 0, *result = NULL;
 	const size_t bytes = DEVMEM_NODES * sizeof(*nodes);
 	uint8_t *desc = NULL;
-	uint32_t i, walked;
+	uint32_t i, walked, session = 0;
 
 	begin("devmem");
 	ret = accmap_open(&dev);
@@ -550,24 +578,9 @@ static int device_memory(void)
 	    *kind ? kind : "kind not in debugfs", human(b1, sizeof(b1), dm.total),
 	    human(b2, sizeof(b2), dm.used), human(b3, sizeof(b3), dm.free));
 
-	ret = accmap_svm_aperture_init(SVM_VA_BITS);
-	if (!ret)
-		ret = accmap_svm_aperture_info(&ap);
-	if (ret) {
-		fail(ret, "the SVM aperture for a %u-bit GPU", SVM_VA_BITS);
+	ret = svm_open(dev, &ap, &session, &gpu);
+	if (ret)
 		goto out;
-	}
-	setup.svm_start = ap.start;
-	setup.svm_size = ap.size;
-	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
-	if (!ret)
-		ret = accmap_svm_session_create(dev, &setup);
-	if (!ret)
-		ret = simdrv_probe(dev, setup.session, info.gpu_id, &gpu);
-	if (ret) {
-		fail(ret, "an SVM session on \"%s\"", SIMDRV_TARGET);
-		goto out;
-	}
 
 	/* One block of nodes, linked in a scattered order: pointers everywhere. */
 	nodes = malloc(bytes);
@@ -587,10 +600,9 @@ static int device_memory(void)
 	head = &nodes[0];
 
 	/* To the device: the pages of the block, whatever its alignment. */
-	ret = accmap_svm_query(dev, setup.session, &q0);
+	ret = accmap_svm_query(dev, session, &q0);
 	if (!ret)
-		ret = accmap_svm_migrate(dev, setup.session, nodes, bytes, ACCMAP_SVM_LOC_DEVICE,
-					 &q1);
+		ret = accmap_svm_migrate(dev, session, nodes, bytes, ACCMAP_SVM_LOC_DEVICE, &q1);
 	if (ret) {
 		fail(ret, "accmap_svm_migrate(%p, %zu bytes, DEVICE)", (void *)nodes, bytes);
 		goto out;
@@ -609,20 +621,9 @@ static int device_memory(void)
 	    (unsigned long long)(q1.not_migrated - q0.not_migrated));
 
 	/* The GPU follows the pointers, in device memory now. */
-	job = (struct accmap_sim_job) {
-		.op = ACCMAP_SIM_OP_LIST_SUM_I32, .n = DEVMEM_NODES,
-		.m = offsetof(struct demo_node, next),
-		.k = offsetof(struct demo_node, value),
-		.a = (uintptr_t)head, .c = (uintptr_t)result,
-	};
-	simdrv_encode_job(desc, &job, 0);
-	ret = svm_run(dev, setup.session, &gpu, desc, &run);
-	if (ret || result[0] != sum || result[1] != (int32_t)DEVMEM_NODES) {
-		fail(ret, "list sum: reason %u, fault at %#llx; GPU says %d over %d nodes, CPU %d",
-		     run.reason, (unsigned long long)run.fault_addr, result[0], result[1], sum);
+	if (list_sum(dev, session, &gpu, desc, head, DEVMEM_NODES, sum, result, &run))
 		goto out;
-	}
-	ret = accmap_svm_query(dev, setup.session, &q2);
+	ret = accmap_svm_query(dev, session, &q2);
 	if (ret) {
 		fail(ret, "ACCMAP_IOC_SVM query");
 		goto out;
@@ -635,7 +636,7 @@ static int device_memory(void)
 		cpu_sum += node->value;
 		walked++;
 	}
-	ret = accmap_svm_query(dev, setup.session, &q3);
+	ret = accmap_svm_query(dev, session, &q3);
 	if (ret) {
 		fail(ret, "ACCMAP_IOC_SVM query");
 		goto out;
@@ -653,7 +654,7 @@ static int device_memory(void)
 	    "kind unknown");
 
 	/* Whatever is still there comes back on request. */
-	ret = accmap_svm_migrate(dev, setup.session, nodes, bytes, ACCMAP_SVM_LOC_SYSTEM, &q3);
+	ret = accmap_svm_migrate(dev, session, nodes, bytes, ACCMAP_SVM_LOC_SYSTEM, &q3);
 	if (ret) {
 		fail(ret, "accmap_svm_migrate(%p, %zu bytes, SYSTEM)", (void *)nodes, bytes);
 		goto out;
@@ -673,10 +674,7 @@ out:
 	free(nodes);
 	free(desc);
 	free(result);
-	if (setup.session)
-		accmap_replay_destroy(dev, setup.session);
-	accmap_svm_aperture_fini();
-	accmap_close(dev);
+	svm_close(dev, session);
 	return status;
 }
 

@@ -919,6 +919,69 @@ static void print_tsv_table(const char *file, char *data, bool exact)
 }
 
 /*
+ * Prints @text, "name<TAB>value" lines, as a two-column table: @row adds
+ * the two cells of a line's @n fields @f, bytes humanised unless @exact.
+ * Splits @text in place.
+ */
+static void print_name_values(char *text, bool exact,
+			      void (*row)(struct table *t, char **f, size_t n, bool exact))
+{
+	char *line = text;
+	struct table t;
+
+	table_init(&t, 2);
+	while (*line) {
+		char *nl = strchr(line, '\n'), **f;
+		size_t n;
+
+		if (nl)
+			*nl = '\0';
+		n = split_tabs(line, &f);
+		row(&t, f, n, exact);
+		free(f);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+}
+
+/* A line of the replay file's totals: "target NAME<TAB>N" or "name<TAB>value". */
+static void replay_total_row(struct table *t, char **f, size_t n, bool exact)
+{
+	bool bytes;
+	char b[32];
+
+	if (n == 3 && !strcmp(f[0], "target")) {
+		table_addf(t, "target %s:", f[1]);
+		table_addf(t, "%s session%s", f[2], strcmp(f[2], "1") ? "s" : "");
+		return;
+	}
+	bytes = n == 2 && !strcmp(f[0], "mapped") && !exact && is_decimal(f[1]);
+	table_addf(t, "%s:", f[0]);
+	if (bytes)
+		fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false);
+	table_add(t, bytes ? b : n > 1 ? f[1] : "");
+}
+
+/* A line of the devmem file before its table: kind, total, used, evictions. */
+static void devmem_head_row(struct table *t, char **f, size_t n, bool exact)
+{
+	char b[32];
+
+	table_addf(t, "%s:", f[0]);
+	if (n < 2)
+		table_add(t, "");
+	else if (!exact && is_decimal(f[1]) && (!strcmp(f[0], "total") || !strcmp(f[0], "used")))
+		table_add(t, fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false));
+	else if (!strcmp(f[0], "evictions"))
+		table_addf(t, "%s pages", f[1]);
+	else
+		table_add(t, f[1]);
+}
+
+/*
  * The replay file: a table of sessions, then "name<TAB>total" lines, then
  * "target<TAB>name<TAB>sessions" lines.  The table is printed as the other
  * files are, the rest under it.
@@ -927,7 +990,6 @@ static void print_replay_file(char *data, bool exact)
 {
 	static const char *const totals[] = { "sessions", "mapped", "table_pages" };
 	char *line, *rest = NULL, *head;
-	struct table t;
 	size_t i;
 
 	/* The table ends before the first line that is a total. */
@@ -946,33 +1008,7 @@ static void print_replay_file(char *data, bool exact)
 		return;
 
 	printf("\n");
-	table_init(&t, 2);
-	while (*rest) {
-		char *nl = strchr(rest, '\n'), **f;
-		bool bytes;
-		char b[32];
-		size_t n;
-
-		if (nl)
-			*nl = '\0';
-		n = split_tabs(rest, &f);
-		if (n == 3 && !strcmp(f[0], "target")) {
-			table_addf(&t, "target %s:", f[1]);
-			table_addf(&t, "%s session%s", f[2], strcmp(f[2], "1") ? "s" : "");
-		} else {
-			bytes = n == 2 && !strcmp(f[0], "mapped") && !exact && is_decimal(f[1]);
-			table_addf(&t, "%s:", f[0]);
-			if (bytes)
-				fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false);
-			table_add(&t, bytes ? b : n > 1 ? f[1] : "");
-		}
-		free(f);
-		if (!nl)
-			break;
-		rest = nl + 1;
-	}
-	table_print(&t, stdout);
-	table_free(&t);
+	print_name_values(rest, exact, replay_total_row);
 }
 
 /*
@@ -1001,37 +1037,11 @@ static char *devmem_table(char *data)
 static void print_devmem_head(const char *head, const char *end, bool exact)
 {
 	size_t len = end ? (size_t)(end - head) : strlen(head);
-	char *copy = xrealloc(NULL, len + 1, 1), *line;
-	struct table t;
+	char *copy = xrealloc(NULL, len + 1, 1);
 
 	memcpy(copy, head, len);
 	copy[len] = '\0';
-	table_init(&t, 2);
-	for (line = copy; *line;) {
-		char *nl = strchr(line, '\n'), **f;
-		size_t n;
-		char b[32];
-
-		if (nl)
-			*nl = '\0';
-		n = split_tabs(line, &f);
-		table_addf(&t, "%s:", f[0]);
-		if (n < 2)
-			table_add(&t, "");
-		else if (!exact && is_decimal(f[1]) &&
-			 (!strcmp(f[0], "total") || !strcmp(f[0], "used")))
-			table_add(&t, fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false));
-		else if (!strcmp(f[0], "evictions"))
-			table_addf(&t, "%s pages", f[1]);
-		else
-			table_add(&t, f[1]);
-		free(f);
-		if (!nl)
-			break;
-		line = nl + 1;
-	}
-	table_print(&t, stdout);
-	table_free(&t);
+	print_name_values(copy, exact, devmem_head_row);
 	free(copy);
 }
 

@@ -1729,11 +1729,110 @@ static const char *const svm_case_names[SV_KINDS] = {
 	[SV_MEMCPY] = "memcpy() of the 4 MiB",
 };
 
-struct svm_result {
+/* Why a section was not measured, or its test_hmm rows. */
+struct absence {
 	bool absent;
 	char why[256];
 	bool hmm_absent;
 	char hmm_why[256];
+};
+
+__printf(3, 4) static void set_absent(struct absence *ab, bool failure, const char *fmt, ...);
+
+/* The section is void, for the reason @fmt says; a @failure makes the exit status 1. */
+static void set_absent(struct absence *ab, bool failure, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ab->why, sizeof(ab->why), fmt, ap);
+	va_end(ap);
+	ab->absent = true;
+	if (failure)
+		failed = true;
+}
+
+/* No test_hmm: its rows say so; @prefix starts the progress line. */
+static void set_hmm_absent(struct absence *ab, const char *prefix)
+{
+	ab->hmm_absent = true;
+	snprintf(ab->hmm_why, sizeof(ab->hmm_why), "no %s: the kernel has no test_hmm",
+		 HMM_DMIRROR_PATH);
+	progress("%stest_hmm: n/a (%s)", prefix, ab->hmm_why);
+}
+
+/* A section's "Skipped" paragraph if it was not measured; whether it was not. */
+static bool report_absent(const struct absence *ab)
+{
+	if (!ab->absent)
+		return false;
+	md("Skipped: %s.", ab->why);
+	md_blank();
+	return true;
+}
+
+/* Adds each of the @n samples of @v that was taken (not NaN) to its series in @s. */
+static void series_add_taken(struct series *s, const double *v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			series_add(&s[i], 0, v[i]);
+}
+
+/*
+ * @bytes of anonymous memory, 2 MiB aligned, in huge pages or not; the
+ * caller fills it.
+ */
+static uint8_t *aligned_region(size_t bytes, bool huge)
+{
+	uint8_t *p = mmap(NULL, bytes + 2 * MIB, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1);
+	madvise((void *)a, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	return (uint8_t *)a;
+}
+
+/*
+ * An SVM session on replay target @target over as much of the address
+ * space as the kernel takes: a 48-bit GPU reaches all of the user range,
+ * so malloc() memory will do.  Its id in *@session.  Undone by
+ * svm_session_close(), whether it worked or not.
+ */
+static int svm_session_open(int dev, uint32_t target, uint32_t *session)
+{
+	struct accmap_replay_setup setup = {
+		.target = target, .format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1,
+		.va_bits = SVM_VA_BITS,
+	};
+	struct accmap_svm_aperture ap;
+	int ret;
+
+	ret = accmap_svm_aperture_init(SVM_VA_BITS);
+	if (!ret)
+		ret = accmap_svm_aperture_info(&ap);
+	if (ret)
+		return ret;
+	setup.svm_start = ap.start;
+	setup.svm_size = ap.size;
+	ret = accmap_svm_session_create(dev, &setup);
+	if (!ret)
+		*session = setup.session;
+	return ret;
+}
+
+static void svm_session_close(int dev, uint32_t session)
+{
+	if (session)
+		accmap_replay_destroy(dev, session);
+	accmap_svm_aperture_fini();
+}
+
+struct svm_result {
+	struct absence ab;
 	struct series ms[SV_KINDS];
 	struct series faults_4k;
 	struct series faults_thp;
@@ -1794,29 +1893,22 @@ static int svm_job(struct svm_bench *sb, uint32_t session, uint64_t head, double
 	return ret;
 }
 
-/* 4 MiB of anonymous memory, 2 MiB aligned, in huge pages or not. */
+/* B: 4 MiB of anonymous memory, 2 MiB aligned, in huge pages or not. */
 static int32_t *svm_region(bool huge)
 {
-	uint8_t *p = mmap(NULL, SVM_B_BYTES + 2 * MIB, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uintptr_t a;
+	int32_t *b = (int32_t *)aligned_region(SVM_B_BYTES, huge);
 
-	if (p == MAP_FAILED)
-		return NULL;
-	a = ((uintptr_t)p + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1);
-	madvise((void *)a, SVM_B_BYTES, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-	for (size_t i = 0; i < SVM_B_BYTES / 4; i++)
-		((int32_t *)a)[i] = (int32_t)(i % 7) - 3;
-	return (int32_t *)a;
+	for (size_t i = 0; b && i < SVM_B_BYTES / 4; i++)
+		b[i] = (int32_t)(i % 7) - 3;
+	return b;
 }
 
-/* An SVM session over as much of the address space as the kernel takes. */
+/*
+ * The SVM session and a session with the buffer mapped, on the sim target.
+ * A failure voids the section: -EOPNOTSUPP is a kernel without SVM.
+ */
 static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
 {
-	struct accmap_replay_setup setup = {
-		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
-	};
-	struct accmap_svm_aperture ap;
 	struct accmap_replay_target_info info;
 	struct accmap_replay_map map = {
 		.gpu_va = SVM_GPU_VA, .length = SVM_SMALL + SVM_B_BYTES,
@@ -1825,45 +1917,40 @@ static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
 	struct accmap_replay_setup msetup = {
 		.nr_maps = 1, .format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = 48,
 	};
+	uint32_t target;
 	int ret;
 
-	ret = accmap_replay_find_target(sb->dev, SIMDRV_TARGET, &setup.target, &info);
+	ret = accmap_replay_find_target(sb->dev, SIMDRV_TARGET, &target, &info);
 	if (ret) {
-		snprintf(res->why, sizeof(res->why), "no replay target \"%s\": %s",
-			 SIMDRV_TARGET, strerror(-ret));
+		set_absent(&res->ab, ret != -EOPNOTSUPP, "no replay target \"%s\": %s",
+			   SIMDRV_TARGET, strerror(-ret));
 		return ret;
 	}
-	/* A 48-bit GPU reaches all of the user range: malloc() memory will do. */
-	ret = accmap_svm_aperture_init(SVM_VA_BITS);
-	if (!ret)
-		ret = accmap_svm_aperture_info(&ap);
-	if (!ret) {
-		setup.svm_start = ap.start;
-		setup.svm_size = ap.size;
-		ret = accmap_svm_session_create(sb->dev, &setup);
-	}
+	ret = svm_session_open(sb->dev, target, &sb->svm_session);
 	if (ret) {
-		snprintf(res->why, sizeof(res->why), "no SVM session: %s", strerror(-ret));
+		set_absent(&res->ab, ret != -EOPNOTSUPP, "no SVM session: %s", strerror(-ret));
 		return ret;
 	}
-	sb->svm_session = setup.session;
 	ret = simdrv_probe(sb->dev, sb->svm_session, info.gpu_id, &sb->gpu);
 	if (ret)
-		return ret;
+		goto err;
 
 	/* The same job on accmap memory mapped at setup, the usual way. */
 	ret = accmap_alloc_buffer(sb->dev, SVM_SMALL + SVM_B_BYTES, ACCMAP_HEAP_MASK_SYSTEM, 0,
 				  0, &sb->buf);
 	if (ret)
-		return ret;
+		goto err;
 	map.id = sb->buf;
-	msetup.target = setup.target;
+	msetup.target = target;
 	msetup.maps = (uintptr_t)&map;
 	ret = accmap_replay_setup(sb->dev, &msetup);
 	if (ret)
-		return ret;
+		goto err;
 	sb->map_session = msetup.session;
 	return 0;
+err:
+	set_absent(&res->ab, ret != -EOPNOTSUPP, "setup: %s", strerror(-ret));
+	return ret;
 }
 
 /* Writes the descriptors: one in the process's memory, one in the buffer. */
@@ -1979,9 +2066,7 @@ static int svm_round(struct svm_bench *sb, struct svm_result *res, unsigned int 
 	ms[SV_MEMCPY] = (double)(now_ns() - t0) / 1e6;
 
 	if (timed)
-		for (unsigned int i = 0; i < SV_KINDS; i++)
-			if (!isnan(ms[i]))
-				series_add(&res->ms[i], 0, ms[i]);
+		series_add_taken(res->ms, ms, SV_KINDS);
 	return 0;
 }
 
@@ -2021,29 +2106,17 @@ static void svm_section(int dev, struct svm_result *res)
 	sb.bthp = svm_region(true);
 	dst = anon_buffer(SVM_B_BYTES);
 	if (!sb.desc_svm || !sb.a || !sb.c || !sb.b4k || !sb.bthp || !dst) {
-		snprintf(res->why, sizeof(res->why), "out of memory");
-		res->absent = true;
-		failed = true;
+		set_absent(&res->ab, true, "out of memory");
 		goto out;
 	}
 	for (unsigned int i = 0; i < SVM_K; i++)
 		sb.a[i] = (int32_t)(i % 5) - 2;
 	res->thp = svm_has_thp(sb.bthp);
-	if (access(HMM_DMIRROR_PATH, R_OK | W_OK)) {
-		res->hmm_absent = true;
-		snprintf(res->hmm_why, sizeof(res->hmm_why), "no %s: the kernel has no test_hmm",
-			 HMM_DMIRROR_PATH);
-		progress("test_hmm: n/a (%s)", res->hmm_why);
-	}
+	if (access(HMM_DMIRROR_PATH, R_OK | W_OK))
+		set_hmm_absent(&res->ab, "");
 	ret = svm_bench_setup(&sb, res);
-	if (ret) {
-		if (!res->why[0])
-			snprintf(res->why, sizeof(res->why), "setup: %s", strerror(-ret));
-		res->absent = true;
-		if (ret != -EOPNOTSUPP)
-			failed = true;
+	if (ret)
 		goto out;
-	}
 	ret = svm_bench_jobs(&sb, sb.b4k);
 	if (!ret)
 		ret = svm_round(&sb, res, 0, false, dst);
@@ -2051,19 +2124,14 @@ static void svm_section(int dev, struct svm_result *res)
 		progress("svm: round %u of %u", r + 1, reps.svm);
 		ret = svm_round(&sb, res, r, true, dst);
 	}
-	if (ret) {
-		snprintf(res->why, sizeof(res->why), "a round failed: %s", strerror(-ret));
-		res->absent = true;
-		failed = true;
-	}
+	if (ret)
+		set_absent(&res->ab, true, "a round failed: %s", strerror(-ret));
 out:
-	if (sb.svm_session)
-		accmap_replay_destroy(dev, sb.svm_session);
 	if (sb.map_session)
 		accmap_replay_destroy(dev, sb.map_session);
 	if (sb.buf)
 		accmap_free(dev, sb.buf);
-	accmap_svm_aperture_fini();
+	svm_session_close(dev, sb.svm_session);
 	free(sb.desc_svm);
 	free(sb.a);
 	free(sb.c);
@@ -2082,11 +2150,8 @@ static void report_svm(struct svm_result *res)
 
 	md("## 6. Shared virtual memory");
 	md_blank();
-	if (res->absent) {
-		md("Skipped: %s.", res->why);
-		md_blank();
+	if (report_absent(&res->ab))
 		return;
-	}
 	md("One job on the sim target, C (1 x %u) = A (1 x %u) x B (%u x %u) int32: the GPU reads",
 	   SVM_N, SVM_K, SVM_K, SVM_N);
 	md("B's 4 MiB once.  In an SVM session B is the process's own anonymous memory (written");
@@ -2098,8 +2163,8 @@ static void report_svm(struct svm_result *res)
 	md_blank();
 	md_table(cols, ARRAY_SIZE(cols));
 	for (unsigned int i = 0; i < SV_KINDS; i++) {
-		if (i == SV_HMM && res->hmm_absent) {
-			md("| %s | n/a (%s) | |", svm_case_names[i], res->hmm_why);
+		if (i == SV_HMM && res->ab.hmm_absent) {
+			md("| %s | n/a (%s) | |", svm_case_names[i], res->ab.hmm_why);
 			continue;
 		}
 		md("| %s | %s | %s |", svm_case_names[i], cell(&res->ms[i], 1),
@@ -2114,10 +2179,10 @@ static void report_svm(struct svm_result *res)
 	   num(pages / ((cold4k - warm) / 1e3)), num(pages / ((coldthp - warmthp) / 1e3)));
 	md("with THP;");
 	md("prefetch: **%s pages/s**.", num(pages / (median(&res->ms[SV_PREFETCH]) / 1e3)));
-	if (!res->hmm_absent)
+	if (!res->ab.hmm_absent)
 		md("test_hmm fills its mirror of the same pages and copies them at %s pages/s",
 		   num(pages / (hmm / 1e3)));
-	if (!res->hmm_absent)
+	if (!res->ab.hmm_absent)
 		md("(its copy alone is memcpy's %s ms): cold 4 KiB SVM / test_hmm = %s.", num(mc),
 		   ratio(div_or_nan(cold4k - warm, hmm)));
 	md_blank();
@@ -2144,10 +2209,7 @@ static const char *const dm_case_names[DM_CASES] = {
 };
 
 struct dm_result {
-	bool absent;
-	char why[256];
-	bool hmm_absent;
-	char hmm_why[256];
+	struct absence ab;
 	char kind[64];
 	uint64_t total;
 	size_t granule[DG_KINDS];
@@ -2172,16 +2234,11 @@ struct dm_bench {
 /* 4 MiB of anonymous memory in 4 KiB pages, 2 MiB aligned, holding @ref. */
 static uint8_t *dm_region(const uint8_t *ref)
 {
-	uint8_t *p = mmap(NULL, DM_BYTES + 2 * MIB, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uintptr_t a;
+	uint8_t *p = aligned_region(DM_BYTES, false);
 
-	if (p == MAP_FAILED)
-		return NULL;
-	a = ((uintptr_t)p + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1);
-	madvise((void *)a, DM_BYTES, MADV_NOHUGEPAGE);
-	memcpy((void *)a, ref, DM_BYTES);
-	return (uint8_t *)a;
+	if (p)
+		memcpy(p, ref, DM_BYTES);
+	return p;
 }
 
 /*
@@ -2330,9 +2387,7 @@ static int dm_round(struct dm_bench *db, struct dm_result *res, unsigned int r, 
 	if (!timed)
 		return 0;
 	for (unsigned int g = 0; g < DG_KINDS; g++)
-		for (unsigned int c = 0; c < DM_CASES; c++)
-			if (!isnan(t[g][c]))
-				series_add(&res->ms[g][c], 0, t[g][c]);
+		series_add_taken(res->ms[g], t[g], DM_CASES);
 	series_add(&res->memcpy_ms, 0, mc);
 	series_add(&res->acc_cpu_ms, 0, acc_cpu);
 	if (!isnan(hmm_cpu))
@@ -2342,13 +2397,10 @@ static int dm_round(struct dm_bench *db, struct dm_result *res, unsigned int r, 
 
 static void dm_section(int dev, struct dm_result *res)
 {
-	struct accmap_replay_setup setup = {
-		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
-	};
 	struct dm_bench db = { .dev = dev, .hmm = -1 };
 	struct accmap_replay_target_info info;
-	struct accmap_svm_aperture ap;
 	struct accmap_heap_info dm;
+	uint32_t target;
 	char line[64];
 	int ret;
 
@@ -2357,12 +2409,9 @@ static void dm_section(int dev, struct dm_result *res)
 	res->granule[DG_2M] = 2 * MIB;
 	ret = accmap_device_memory(dev, &dm);
 	if (ret) {
-		snprintf(res->why, sizeof(res->why), "no device memory (QUERY_HEAP of heap %d: %s)",
-			 ACCMAP_HEAP_DEVICE, strerror(-ret));
-		res->absent = true;
-		if (ret != -ENODEV)
-			failed = true;
-		progress("devmem: skipped: %s", res->why);
+		set_absent(&res->ab, ret != -ENODEV, "no device memory (QUERY_HEAP of heap %d: %s)",
+			   ACCMAP_HEAP_DEVICE, strerror(-ret));
+		progress("devmem: skipped: %s", res->ab.why);
 		return;
 	}
 	res->total = dm.total;
@@ -2378,36 +2427,19 @@ static void dm_section(int dev, struct dm_result *res)
 	db.hb = db.ref ? dm_region(db.ref) : NULL;
 	db.dst = anon_buffer(DM_BYTES);
 	if (!db.ref || !db.acc || !db.hb || !db.dst) {
-		snprintf(res->why, sizeof(res->why), "out of memory");
-		res->absent = true;
-		failed = true;
+		set_absent(&res->ab, true, "out of memory");
 		goto out;
 	}
 	db.hmm = open(HMM_DMIRROR_PATH, O_RDWR | O_CLOEXEC);
-	if (db.hmm < 0) {
-		res->hmm_absent = true;
-		snprintf(res->hmm_why, sizeof(res->hmm_why), "no %s: the kernel has no test_hmm",
-			 HMM_DMIRROR_PATH);
-		progress("devmem: test_hmm: n/a (%s)", res->hmm_why);
-	}
-	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	if (db.hmm < 0)
+		set_hmm_absent(&res->ab, "devmem: ");
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &target, &info);
 	if (!ret)
-		ret = accmap_svm_aperture_init(SVM_VA_BITS);
-	if (!ret)
-		ret = accmap_svm_aperture_info(&ap);
-	if (!ret) {
-		setup.svm_start = ap.start;
-		setup.svm_size = ap.size;
-		ret = accmap_svm_session_create(dev, &setup);
-	}
-	if (!ret)
-		db.session = setup.session;
+		ret = svm_session_open(dev, target, &db.session);
 	if (!ret)
 		ret = accmap_svm_query(dev, db.session, &res->q0);
 	if (ret) {
-		snprintf(res->why, sizeof(res->why), "no SVM session: %s", strerror(-ret));
-		res->absent = true;
-		failed = true;
+		set_absent(&res->ab, true, "no SVM session: %s", strerror(-ret));
 		goto out;
 	}
 	ret = dm_round(&db, res, 0, false);
@@ -2417,15 +2449,10 @@ static void dm_section(int dev, struct dm_result *res)
 	}
 	if (!ret)
 		ret = accmap_svm_query(dev, db.session, &res->q1);
-	if (ret) {
-		snprintf(res->why, sizeof(res->why), "a round failed: %s", strerror(-ret));
-		res->absent = true;
-		failed = true;
-	}
+	if (ret)
+		set_absent(&res->ab, true, "a round failed: %s", strerror(-ret));
 out:
-	if (db.session)
-		accmap_replay_destroy(dev, db.session);
-	accmap_svm_aperture_fini();
+	svm_session_close(dev, db.session);
 	if (db.hmm >= 0)
 		close(db.hmm);
 	if (db.acc)
@@ -2453,11 +2480,8 @@ static void report_devmem(struct dm_result *res)
 
 	md("## 7. Device memory: migration");
 	md_blank();
-	if (res->absent) {
-		md("Skipped: %s.", res->why);
-		md_blank();
+	if (report_absent(&res->ab))
 		return;
-	}
 	md("4 MiB of the process's anonymous memory (4 KiB pages, MADV_NOHUGEPAGE, written by the");
 	md("CPU first) migrated to the sim target's device memory (%s, %llu MiB) and back, one",
 	   res->kind, (unsigned long long)(res->total >> 20));
@@ -2477,7 +2501,7 @@ static void report_devmem(struct dm_result *res)
 		for (unsigned int g = 0; g < DG_KINDS; g++) {
 			double v = median(&res->ms[g][c]);
 
-			if ((c == DM_HMM_DEV || c == DM_HMM_SYS) && res->hmm_absent) {
+			if ((c == DM_HMM_DEV || c == DM_HMM_SYS) && res->ab.hmm_absent) {
 				md_cell("n/a");
 				md_cell("");
 				md_cell("");
@@ -2494,14 +2518,14 @@ static void report_devmem(struct dm_result *res)
 	md("| CPU reads a word per page on the device, accmap | %s | %s | %s | | | |",
 	   cell(&res->acc_cpu_ms, 1), num(dm_mbps(median(&res->acc_cpu_ms))),
 	   ratio(div_or_nan(median(&res->acc_cpu_ms), mc)));
-	if (res->hmm_absent)
+	if (res->ab.hmm_absent)
 		md("| CPU reads a word per page on the device, test_hmm | n/a | | | | | |");
 	else
 		md("| CPU reads a word per page on the device, test_hmm | %s | %s | %s | | | |",
 		   cell(&res->hmm_cpu_ms, 1), num(dm_mbps(median(&res->hmm_cpu_ms))),
 		   ratio(div_or_nan(median(&res->hmm_cpu_ms), mc)));
 	md_blank();
-	if (!res->hmm_absent) {
+	if (!res->ab.hmm_absent) {
 		for (unsigned int g = 0; g < DG_KINDS; g++)
 			md("accmap / test_hmm time, %s granule: to the device %s, back %s.",
 			   size_name(res->granule[g]),
