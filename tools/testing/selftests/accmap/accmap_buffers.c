@@ -188,12 +188,8 @@ static void test_from_fd_not_dmabuf(void)
 	if (CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)))
 		from_fd_expect(dev, sv[0], 0, 0, EINVAL, "a unix socket");
 out:
-	for (int i = 0; i < 2; i++) {
-		if (pipefd[i] >= 0)
-			close(pipefd[i]);
-		if (sv[i] >= 0)
-			close(sv[i]);
-	}
+	close_pair(pipefd);
+	close_pair(sv);
 	if (null >= 0)
 		close(null);
 	if (dir >= 0)

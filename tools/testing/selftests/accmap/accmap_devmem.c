@@ -35,10 +35,9 @@
 #include "accmap.h"
 #include "accmap_util.h"
 #include "simdrv.h"
+#include "svm_util.h"
 #include "tap.h"
 
-#define FORMAT			ACCMAP_PGT_MALI_AARCH64_4K
-#define JOB_TIMEOUT_US		ACCMAP_REPLAY_TIMEOUT_MAX_US
 #define SZ_1M			(1024UL * 1024)
 #define SZ_2M			(2UL << 20)
 #define DEVMEM_DEBUGFS		ACCMAP_DEBUGFS_DIR "/devmem"
@@ -67,106 +66,13 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* ---- the SVM session (as in accmap_svm.c) ---- */
+/* ---- the SVM session (svm_util.c) ---- */
 
-/* Lowest address mirrored: far below the program, a 64 KiB multiple. */
-#define SVM_LOW			0x10000UL
-
-/* The end of the [stack] mapping: the top of what this process uses. */
-static uintptr_t stack_top(void)
-{
-	unsigned long lo, hi, top = 0;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			top = hi;
-	fclose(f);
-	return top;
-}
-
-/*
- * The model's VADD adds at most ACCMAP_SIM_DIM_MAX elements: longer ones
- * run as chains of jobs, JD_STRIDE bytes apart, at most CHAIN_MAX per run
- * (2 MiB of int32); longer still, as several runs.
- */
-#define JD_STRIDE		128
-#define CHAIN_MAX		128
-#define RUN_ELEMS		((size_t)CHAIN_MAX * ACCMAP_SIM_DIM_MAX)
-
-/**
- * struct svm - a test's SVM session over its whole address space
- * @dev:  the device
- * @sim:  simdrv's session
- * @desc: room for CHAIN_MAX job descriptors in malloc'ed memory
- * @jobs: descriptors of the last chain run
- */
-struct svm {
-	int dev;
-	struct simdrv_svm sim;
-	uint8_t *desc;
-	uint32_t jobs;
-};
-
-static bool svm_open(struct svm *t)
-{
-	uintptr_t top = stack_top();
-	int ret;
-
-	memset(t, 0, sizeof(t[0]));
-	t->dev = -1;
-	if (!CHECK(top > SVM_LOW && top % ps == 0, "no [stack] in /proc/self/maps"))
-		return false;
-	t->dev = am_open();
-	if (t->dev < 0)
-		return false;
-	t->desc = aligned_alloc(SIMDRV_JD_ALIGN, CHAIN_MAX * JD_STRIDE);
-	if (!CHECK(t->desc, "aligned_alloc"))
-		return false;
-	memset(t->desc, 0, CHAIN_MAX * JD_STRIDE);
-	ret = simdrv_svm_open(t->dev, FORMAT, 0, SVM_LOW, top - SVM_LOW, &t->sim);
-	return CHECK(ret == 0, "SVM session over %#lx+%#lx: %s", SVM_LOW,
-		     (unsigned long)(top - SVM_LOW), err_name(ret));
-}
-
-static void svm_close(struct svm *t)
-{
-	if (t->sim.session)
-		CHECK(simdrv_svm_close(&t->sim) == 0, "REPLAY_DESTROY of the SVM session");
-	free(t->desc);
-	t->desc = NULL;
-	if (t->dev >= 0)
-		close(t->dev);
-	t->dev = -1;
-}
-
-/* ACCMAP_IOC_SVM with a location; 0 or -errno.  @out (if not NULL) gets the result. */
+/* ACCMAP_IOC_SVM on @t's session with a location; 0 or -errno. */
 static int svm_op(const struct svm *t, uint32_t op, const void *start, size_t size,
 		  uint32_t location, struct accmap_svm_op *out)
 {
-	struct accmap_svm_op a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.session = t->sim.session;
-	a.op = op;
-	a.start = (uintptr_t)start;
-	a.size = size;
-	a.location = location;
-	ret = raw_ioctl(t->dev, ACCMAP_IOC_SVM, &a);
-	if (out)
-		*out = a;
-	return ret;
-}
-
-static bool svm_query(const struct svm *t, struct accmap_svm_op *q)
-{
-	int ret = svm_op(t, ACCMAP_SVM_OP_QUERY, NULL, 0, 0, q);
-
-	return CHECK(ret == 0, "SVM QUERY: %s", err_name(ret));
+	return svm_ioctl(t->dev, t->sim.session, op, (uintptr_t)start, size, 0, location, out);
 }
 
 /* PREFETCH of [p, p + len) to @loc that must succeed. */
@@ -179,6 +85,20 @@ static bool prefetch(const struct svm *t, const void *p, size_t len, uint32_t lo
 		     loc == ACCMAP_SVM_LOC_DEVICE ? "DEVICE" : "SYSTEM", err_name(ret));
 }
 
+/*
+ * PREFETCH DEVICE of [p, p + len) that must succeed and leave all of it,
+ * and nothing else, on the device (device_bytes @len); @out gets the result.
+ */
+static bool all_to_device(const struct svm *t, const void *p, size_t len,
+			  struct accmap_svm_op *out, const char *what)
+{
+	if (!prefetch(t, p, len, ACCMAP_SVM_LOC_DEVICE, out))
+		return false;
+	return CHECK(out->device_bytes == len,
+		     "%s: device_bytes %llu after PREFETCH DEVICE of %zu bytes", what,
+		     ull(out->device_bytes), len);
+}
+
 static void print_q(const char *when, const struct accmap_svm_op *q)
 {
 	tap_diag("%s: device_bytes %llu to_device %llu to_system %llu faults %llu", when,
@@ -187,53 +107,13 @@ static void print_q(const char *when, const struct accmap_svm_op *q)
 		 ull(q->cpu_faults), ull(q->evictions), ull(q->not_migrated));
 }
 
-static struct accmap_sim_job vadd(const void *a, const void *b, void *c, uint32_t n)
-{
-	struct accmap_sim_job job = {
-		.op = ACCMAP_SIM_OP_VADD_I32, .m = 1, .k = 1, .n = n,
-		.a = (uintptr_t)a, .b = (uintptr_t)b, .c = (uintptr_t)c,
-	};
-
-	return job;
-}
-
-/* The status of the first job of the last chain that is not DONE, else DONE. */
-static uint32_t job_status(const struct svm *t)
-{
-	for (uint32_t i = 0; i < t->jobs; i++) {
-		const uint8_t *p = t->desc + i * JD_STRIDE + SIMDRV_JD_EXCEPTION_STATUS;
-		uint32_t st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			      (uint32_t)p[3] << 24;
-
-		if (st != SIMDRV_JOB_STATUS_DONE)
-			return st;
-	}
-	return SIMDRV_JOB_STATUS_DONE;
-}
-
 /* C = A + B over @n int32 (at most RUN_ELEMS) as one chain that must complete. */
 static bool vadd_run(struct svm *t, const uint32_t *a, const uint32_t *b, uint32_t *c, size_t n,
 		     const char *what)
 {
-	struct accmap_replay_run r;
-	uint32_t parts = (uint32_t)((n + ACCMAP_SIM_DIM_MAX - 1) / ACCMAP_SIM_DIM_MAX), i;
-	int ret;
+	struct accmap_sim_job job = vadd(a, b, c, (uint32_t)n);
 
-	for (i = 0; i < parts; i++) {
-		size_t off = (size_t)i * ACCMAP_SIM_DIM_MAX;
-		size_t cnt = n - off < ACCMAP_SIM_DIM_MAX ? n - off : ACCMAP_SIM_DIM_MAX;
-		struct accmap_sim_job job = vadd(a + off, b + off, c + off, (uint32_t)cnt);
-		uint8_t *next = i + 1 < parts ? t->desc + (i + 1) * JD_STRIDE : NULL;
-
-		simdrv_encode_job(t->desc + i * JD_STRIDE, &job, (uintptr_t)next);
-	}
-	t->jobs = parts;
-	ret = simdrv_svm_run(&t->sim, t->desc, JOB_TIMEOUT_US, &r);
-	if (!CHECK(ret == 0, "%s: run %s, reason %u, fault at %#llx status %#x", what,
-		   err_name(ret), r.reason, ull(r.fault_addr), r.fault_status))
-		return false;
-	return CHECK(job_status(t) == SIMDRV_JOB_STATUS_DONE, "%s: job status %#x", what,
-		     job_status(t));
+	return job_ok(t, &job, what);
 }
 
 /* C = A + B over any number of int32, RUN_ELEMS per run. */
@@ -249,135 +129,24 @@ static bool vadd_all(struct svm *t, const uint32_t *a, const uint32_t *b, uint32
 	return true;
 }
 
-static void *map_anon(size_t len, int flags)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS, -1, 0);
-
-	if (!CHECK(p != MAP_FAILED, "mmap of %zu anonymous bytes: %s", len, strerror(errno)))
-		return NULL;
-	return p;
-}
-
-/* ---- data ---- */
-
-/* Word i of pattern @seed. */
-static uint32_t word(uint32_t seed, size_t i)
-{
-	uint32_t x = seed * 0x9e3779b9U ^ (uint32_t)i * 0x85ebca6bU ^ (uint32_t)(i >> 10);
-
-	return x ^ x >> 15;
-}
-
-static void fill_words(uint32_t *p, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = word(seed, i);
-}
-
-/*
- * Index of the first word that is not word(@sa, i) + word(@sb, i), or n;
- * @sb 0 means plain word(@sa, i).
- */
-static size_t check_sum(const uint32_t *p, size_t n, uint32_t sa, uint32_t sb)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != word(sa, i) + (sb ? word(sb, i) : 0))
-			return i;
-	return n;
-}
-
-/* Checks @p against the pattern; the check's result. */
-static bool words_are(const uint32_t *p, size_t n, uint32_t sa, uint32_t sb, const char *what)
-{
-	size_t bad = check_sum(p, n, sa, sb);
-
-	return CHECK(bad == n, "%s: word %zu of %zu is %#x, expected %#x", what, bad, n,
-		     bad < n ? p[bad] : 0, bad < n ? word(sa, bad) + (sb ? word(sb, bad) : 0) : 0);
-}
-
 /* ---- debugfs ---- */
-
-static char *read_text(const char *path)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0 || !buf)
-		goto fail;
-	while ((r = read(fd, buf + n, cap - n)) > 0) {
-		n += (size_t)r;
-		if (n == cap) {
-			char *p = realloc(buf, 2 * cap + 1);
-
-			if (!p)
-				goto fail;
-			buf = p;
-			cap *= 2;
-		}
-	}
-	if (r < 0)
-		goto fail;
-	close(fd);
-	buf[n] = '\0';
-	return buf;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
-}
-
-#define DEVMEM_COLS		16
-#define DEVMEM_ROWS		64
 
 /**
  * struct devmem - /sys/kernel/debug/accmap/devmem, parsed
- * @text:      the file, lines and fields cut with NULs
+ * @tb:        the file: its key lines, then the owner table
  * @kind:      the first line's value
  * @total:     bytes of device memory
  * @used:      bytes of it in use
  * @evictions: pages evicted, ever
- * @ncols:     fields of the owner header
- * @nrows:     owner rows
- * @cell:      header (row 0) and owner rows, @ncols fields each
  */
 struct devmem {
-	char *text;
+	struct dbg_table tb;
 	const char *kind;
 	uint64_t total, used, evictions;
-	size_t ncols, nrows;
-	const char *cell[DEVMEM_ROWS + 1][DEVMEM_COLS];
 };
 
-/* Cuts @line at tabs into at most DEVMEM_COLS fields; the number, or DEVMEM_COLS + 1. */
-static size_t split_tabs(char *line, const char **f)
-{
-	size_t n = 0;
-
-	for (char *p = line;; p++) {
-		if (n == DEVMEM_COLS)
-			return DEVMEM_COLS + 1;
-		f[n++] = p;
-		p = strchr(p, '\t');
-		if (!p)
-			return n;
-		*p = '\0';
-	}
-}
-
-/* A "key\tnumber" line; its value, or false. */
-static bool key_num(char *line, const char *key, uint64_t *v)
-{
-	const char *f[DEVMEM_COLS];
-	char *end;
-
-	if (split_tabs(line, f) != 2 || strcmp(f[0], key) || !f[1][0])
-		return false;
-	*v = strtoull(f[1], &end, 10);
-	return !*end;
-}
+/* The key lines that come first, in this order. */
+static const char *const devmem_keys[] = { "kind", "total", "used", "evictions" };
 
 /*
  * Reads and checks the devmem file: kind, total, used, evictions, in
@@ -386,84 +155,51 @@ static bool key_num(char *line, const char *key, uint64_t *v)
  */
 static bool devmem_read(struct devmem *d)
 {
-	const char *f[DEVMEM_COLS];
-	char *line, *save = NULL;
-	size_t i = 0;
+	uint64_t *nums[] = { NULL, &d->total, &d->used, &d->evictions };
 
 	memset(d, 0, sizeof(*d));
-	d->text = read_text(DEVMEM_DEBUGFS);
-	if (!CHECK(d->text, "read %s: %s", DEVMEM_DEBUGFS, strerror(errno)))
+	if (!dbg_read_keyed("devmem", TAP_ARRAY_SIZE(devmem_keys), &d->tb))
 		return false;
-	for (line = strtok_r(d->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
-		size_t n;
-
-		switch (i) {
-		case 0:
-			if (!CHECK(split_tabs(line, f) == 2 && !strcmp(f[0], "kind"),
-				   "devmem line 1 is not kind\\t<kind>"))
-				return false;
-			d->kind = f[1];
-			continue;
-		case 1:
-			if (!CHECK(key_num(line, "total", &d->total), "devmem line 2 is not total"))
-				return false;
-			continue;
-		case 2:
-			if (!CHECK(key_num(line, "used", &d->used), "devmem line 3 is not used"))
-				return false;
-			continue;
-		case 3:
-			if (!CHECK(key_num(line, "evictions", &d->evictions),
-				   "devmem line 4 is not evictions"))
-				return false;
-			continue;
-		}
-		if (!CHECK(i - 4 <= DEVMEM_ROWS, "devmem has more than %d owner rows", DEVMEM_ROWS))
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(devmem_keys); i++) {
+		if (!CHECK(!strcmp(dbg_key(&d->tb, i), devmem_keys[i]),
+			   "devmem line %zu is not %s", i + 1, devmem_keys[i]))
 			return false;
-		n = split_tabs(line, d->cell[i - 4]);
-		if (i == 4) {
-			if (!CHECK(n <= DEVMEM_COLS && !strcmp(d->cell[0][0], "pid"),
-				   "devmem line 5 is not a header starting with pid"))
-				return false;
-			d->ncols = n;
+		if (!nums[i])
 			continue;
-		}
-		if (!CHECK(n == d->ncols, "devmem row %zu has %zu fields, the header %zu", i - 4, n,
-			   d->ncols))
+		*nums[i] = dbg_value_num(&d->tb, devmem_keys[i]);
+		if (!CHECK(*nums[i] != ~0ULL, "devmem line %zu is not %s<TAB>number", i + 1,
+			   devmem_keys[i]))
 			return false;
-		d->nrows++;
 	}
-	return CHECK(i >= 5, "devmem has %zu lines, not even a header", i);
+	d->kind = dbg_value(&d->tb, "kind");
+	return CHECK(!strcmp(d->tb.cells[0], "pid"),
+		     "devmem line 5 is not a header starting with pid");
 }
 
 static void devmem_free(struct devmem *d)
 {
-	free(d->text);
-	d->text = NULL;
+	dbg_free(&d->tb);
 }
 
 /* Column @name of the owner table, or -1 (a failed check). */
 static int devmem_col(const struct devmem *d, const char *name)
 {
-	for (size_t c = 0; c < d->ncols; c++)
-		if (!strcmp(d->cell[0][c], name))
-			return (int)c;
-	CHECK(false, "devmem has no column %s", name);
-	return -1;
+	int c = dbg_col(&d->tb, name);
+
+	CHECK(c >= 0, "devmem has no column %s", name);
+	return c;
 }
 
-/* The row (1-based) of owner @pid, session @session; 0 if none. */
-static size_t devmem_row(const struct devmem *d, pid_t pid, uint32_t session)
+/* The row (0-based) of owner @pid, session @session; -1 if none. */
+static long devmem_row(const struct devmem *d, pid_t pid, uint32_t session)
 {
-	int cp = devmem_col(d, "pid"), cs = devmem_col(d, "session");
+	char p[16], s[16];
 
-	if (cp < 0 || cs < 0)
-		return 0;
-	for (size_t r = 1; r <= d->nrows; r++)
-		if (strtol(d->cell[r][cp], NULL, 10) == pid &&
-		    strtoul(d->cell[r][cs], NULL, 10) == session)
-			return r;
-	return 0;
+	if (devmem_col(d, "pid") < 0 || devmem_col(d, "session") < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(s, sizeof(s), "%u", session);
+	return dbg_find(&d->tb, "pid", p, "session", s);
 }
 
 /* Every owner row, as diagnostics. */
@@ -471,12 +207,13 @@ static void devmem_dump(const struct devmem *d)
 {
 	char line[256];
 
-	for (size_t r = 0; r <= d->nrows; r++) {
+	for (size_t r = 0; r <= d->tb.nrows; r++) {
 		line[0] = '\0';
-		for (size_t c = 0; c < d->ncols; c++) {
+		for (size_t c = 0; c < d->tb.ncols; c++) {
 			if (c)
 				strncat(line, " ", sizeof(line) - strlen(line) - 1);
-			strncat(line, d->cell[r][c], sizeof(line) - strlen(line) - 1);
+			strncat(line, d->tb.cells[r * d->tb.ncols + c],
+				sizeof(line) - strlen(line) - 1);
 		}
 		tap_diag("devmem: %s", line);
 	}
@@ -485,22 +222,20 @@ static void devmem_dump(const struct devmem *d)
 /* Any row of owner @pid. */
 static bool devmem_has_pid(const struct devmem *d, pid_t pid)
 {
-	int cp = devmem_col(d, "pid");
+	char p[16];
 
-	for (size_t r = 1; cp >= 0 && r <= d->nrows; r++)
-		if (strtol(d->cell[r][cp], NULL, 10) == pid)
-			return true;
-	return false;
+	if (devmem_col(d, "pid") < 0)
+		return false;
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	return dbg_find(&d->tb, "pid", p, NULL, NULL) >= 0;
 }
 
 /* Field @col of row @r as a number; ~0 if there is none. */
-static uint64_t devmem_num(const struct devmem *d, size_t r, const char *col)
+static uint64_t devmem_num(const struct devmem *d, long r, const char *col)
 {
-	int c = devmem_col(d, col);
-
-	if (c < 0 || !r || r > d->nrows)
+	if (devmem_col(d, col) < 0 || r < 0)
 		return ~0ULL;
-	return strtoull(d->cell[r][c], NULL, 10);
+	return dbg_num(&d->tb, (size_t)r, col);
 }
 
 /* debugfs devmem's used; ~0 after a failed check. */
@@ -566,14 +301,14 @@ static int device_heap(struct accmap_heap_info *h)
 static void test_prefetch_job_cpu(void)
 {
 	size_t part = SZ_2M, len = 3 * part, n = part / 4, pages = len / ps;
-	uint8_t *region = map_anon(len, MAP_PRIVATE);
+	uint8_t *region = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *a = (uint32_t *)region, *b = (uint32_t *)(region + part);
 	uint32_t *c = (uint32_t *)(region + 2 * part);
 	struct accmap_svm_op q0, p, q1, q2;
 	struct devmem d0, d1;
 	struct svm t = { .dev = -1 };
 	uint64_t col;
-	size_t r;
+	long r;
 
 	memset(&d0, 0, sizeof(d0));
 	memset(&d1, 0, sizeof(d1));
@@ -599,7 +334,7 @@ static void test_prefetch_job_cpu(void)
 		CHECK(d1.used >= d0.used + len, "devmem used %llu -> %llu, %zu bytes moved there",
 		      ull(d0.used), ull(d1.used), len);
 		r = devmem_row(&d1, getpid(), t.sim.session);
-		if (!CHECK(r, "no devmem row for pid %d session %u", (int)getpid(),
+		if (!CHECK(r >= 0, "no devmem row for pid %d session %u", (int)getpid(),
 			   t.sim.session))
 			devmem_dump(&d1);
 		else
@@ -656,7 +391,7 @@ out:
 static void test_preferred_device(void)
 {
 	size_t part = SZ_2M, len = 3 * part, n = part / 4;
-	uint8_t *region = map_anon(len, MAP_PRIVATE);
+	uint8_t *region = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *a = (uint32_t *)region, *b = (uint32_t *)(region + part);
 	uint32_t *c = (uint32_t *)(region + 2 * part);
 	struct accmap_svm_op q0, q1;
@@ -697,8 +432,8 @@ out:
 static void test_round_trips(void)
 {
 	size_t half = SZ_1M, len = 2 * half, n = half / 4, pages = len / ps;
-	uint8_t *region = map_anon(len, MAP_PRIVATE);
-	uint32_t *b = map_anon(half, MAP_PRIVATE);
+	uint8_t *region = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *b = map_anon(half, PROT_READ | PROT_WRITE);
 	uint32_t *a = (uint32_t *)region, *c = (uint32_t *)(region + half);
 	struct accmap_svm_op q0, p, q;
 	struct svm t = { .dev = -1 };
@@ -712,10 +447,8 @@ static void test_round_trips(void)
 	for (uint32_t i = 1; i <= 10; i++) {
 		fill_words(a, n, 100 + i);
 		memset(c, GARBAGE_BYTE, half);
-		if (!prefetch(&t, region, len, ACCMAP_SVM_LOC_DEVICE, &p) ||
-		    !CHECK(p.device_bytes == len,
-			   "trip %u: device_bytes %llu after PREFETCH DEVICE", i,
-			   ull(p.device_bytes)))
+		snprintf(what, sizeof(what), "trip %u", i);
+		if (!all_to_device(&t, region, len, &p, what))
 			goto out;
 		snprintf(what, sizeof(what), "trip %u: C = A + B on the device", i);
 		if (!vadd_run(&t, a, b, c, n, what))
@@ -749,7 +482,7 @@ out:
 static void test_munmap_part(void)
 {
 	size_t len = 4 * SZ_1M, hole = SZ_1M, n = len / 4, pages = len / ps;
-	uint8_t *region = map_anon(len, MAP_PRIVATE);
+	uint8_t *region = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *w = (uint32_t *)region;
 	struct accmap_svm_op p, q;
 	uint64_t used0, used1;
@@ -759,9 +492,7 @@ static void test_munmap_part(void)
 	if (!region || !svm_open(&t))
 		goto out;
 	fill_words(w, n, 40);
-	if (!prefetch(&t, region, len, ACCMAP_SVM_LOC_DEVICE, &p) ||
-	    !CHECK(p.device_bytes == len, "device_bytes %llu after PREFETCH DEVICE of %zu",
-		   ull(p.device_bytes), len))
+	if (!all_to_device(&t, region, len, &p, "before the munmap"))
 		goto out;
 	used0 = devmem_used();
 	/* The second MiB goes. */
@@ -800,9 +531,10 @@ out:
 static void test_fork_cow(void)
 {
 	size_t len = SZ_2M, n = len / 4;
-	uint32_t *w = map_anon(len, MAP_PRIVATE), *zero = map_anon(len, MAP_PRIVATE);
-	uint32_t *c = map_anon(len, MAP_PRIVATE);
-	int to_child[2] = { -1, -1 }, to_parent[2] = { -1, -1 }, status;
+	uint32_t *w = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *zero = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
+	int to_child[2] = { -1, -1 }, to_parent[2] = { -1, -1 };
 	struct accmap_svm_op p;
 	struct svm t = { .dev = -1 };
 	char byte;
@@ -812,9 +544,7 @@ static void test_fork_cow(void)
 	    !CHECK_OK(pipe(to_parent)))
 		goto out;
 	fill_words(w, n, 50);
-	if (!prefetch(&t, w, len, ACCMAP_SVM_LOC_DEVICE, &p) ||
-	    !CHECK(p.device_bytes == len, "device_bytes %llu after PREFETCH DEVICE",
-		   ull(p.device_bytes)))
+	if (!all_to_device(&t, w, len, &p, "before the fork"))
 		goto out;
 	pid = fork();
 	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
@@ -841,17 +571,10 @@ static void test_fork_cow(void)
 	if (vadd_run(&t, w, zero, c, n, "the parent's GPU reads after its write"))
 		words_are(c, n, 52, 0, "the parent's GPU view after its write");
 reap:
-	if (write(to_child[1], "g", 1) != 1)
-		kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited with %#x", status);
+	child_go_reap(pid, to_child[1]);
 out:
-	for (int i = 0; i < 2; i++) {
-		if (to_child[i] >= 0)
-			close(to_child[i]);
-		if (to_parent[i] >= 0)
-			close(to_parent[i]);
-	}
+	close_pair(to_child);
+	close_pair(to_parent);
 	svm_close(&t);
 }
 
@@ -887,8 +610,8 @@ static void check_not_migrated(struct svm *t, uint32_t *m, size_t len, uint32_t 
 static void test_shared_and_file(void)
 {
 	size_t len = SZ_1M, n = len / 4;
-	uint32_t *sh = map_anon(len, MAP_SHARED), *zero = map_anon(len, MAP_PRIVATE);
-	uint32_t *c = map_anon(len, MAP_PRIVATE), *f = NULL;
+	uint32_t *sh = map_anon_shared(len), *zero = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE), *f = NULL;
 	char path[] = "/tmp/accmap_devmem.XXXXXX";
 	int fd = -1;
 	struct svm t = { .dev = -1 };
@@ -924,7 +647,7 @@ out:
 static void test_from_va(void)
 {
 	size_t len = SZ_2M, n = len / 4, pages = len / ps;
-	uint32_t *w = map_anon(len, MAP_PRIVATE), *buf = malloc(len);
+	uint32_t *w = map_anon(len, PROT_READ | PROT_WRITE), *buf = malloc(len);
 	struct accmap_svm_op p, q;
 	struct accmap_from_va fv;
 	struct svm t = { .dev = -1 };
@@ -933,9 +656,7 @@ static void test_from_va(void)
 	if (!w || !CHECK(buf, "malloc") || !svm_open(&t))
 		goto out;
 	fill_words(w, n, 70);
-	if (!prefetch(&t, w, len, ACCMAP_SVM_LOC_DEVICE, &p) ||
-	    !CHECK(p.device_bytes == len, "device_bytes %llu after PREFETCH DEVICE",
-		   ull(p.device_bytes)))
+	if (!all_to_device(&t, w, len, &p, "before FROM_VA"))
 		goto out;
 	memset(&fv, 0, sizeof(fv));
 	fv.addr = (uintptr_t)w;
@@ -994,7 +715,7 @@ static void test_eviction(void)
 	half = len / 2;
 	n = half / 4;
 	tap_diag("device memory %llu bytes, working set %zu bytes", ull(h.total), len);
-	region = map_anon(len, MAP_PRIVATE);
+	region = map_anon(len, PROT_READ | PROT_WRITE);
 	if (!region || !svm_open(&t))
 		goto out;
 	fill_words((uint32_t *)region, n, 80);
@@ -1049,7 +770,7 @@ static pid_t child_on_device(size_t len, int *ready)
 		return -1;
 	}
 	if (pid == 0) {
-		uint32_t *w = map_anon(len, MAP_PRIVATE);
+		uint32_t *w = map_anon(len, PROT_READ | PROT_WRITE);
 		struct accmap_svm_op p;
 		struct svm t = { .dev = -1 };
 
@@ -1057,8 +778,7 @@ static pid_t child_on_device(size_t len, int *ready)
 		if (!w || !svm_open(&t))
 			_exit(1);
 		fill_words(w, len / 4, 90);
-		if (!prefetch(&t, w, len, ACCMAP_SVM_LOC_DEVICE, &p) ||
-		    !CHECK(p.device_bytes == len, "child: device_bytes %llu", ull(p.device_bytes)))
+		if (!all_to_device(&t, w, len, &p, "child"))
 			_exit(1);
 		if (write(fds[1], "r", 1) != 1)
 			_exit(1);
@@ -1112,7 +832,7 @@ static void test_errnos(void)
 	struct accmap_heap_info h;
 	struct devmem d;
 	struct svm t = { .dev = -1 };
-	uint8_t *region = map_anon(4 * ps, MAP_PRIVATE);
+	uint8_t *region = map_anon(4 * ps, PROT_READ | PROT_WRITE);
 	int ret;
 
 	memset(&d, 0, sizeof(d));
@@ -1234,7 +954,7 @@ static bool module_loaded(void)
  */
 static int hold_across_unload(const char *ready)
 {
-	uint32_t *w = map_anon(HOLD_LEN, MAP_PRIVATE);
+	uint32_t *w = map_anon(HOLD_LEN, PROT_READ | PROT_WRITE);
 	struct accmap_svm_op p;
 	struct svm t = { .dev = -1 };
 	unsigned int waited = 0;
@@ -1245,9 +965,7 @@ static int hold_across_unload(const char *ready)
 	ok = w && svm_open(&t);
 	if (ok) {
 		fill_words(w, HOLD_LEN / 4, 77);
-		ok = prefetch(&t, w, HOLD_LEN, ACCMAP_SVM_LOC_DEVICE, &p) &&
-		     CHECK(p.device_bytes == HOLD_LEN, "device_bytes %llu, expected %lu",
-			   ull(p.device_bytes), HOLD_LEN);
+		ok = all_to_device(&t, w, HOLD_LEN, &p, "before rmmod");
 	}
 	svm_close(&t);
 	fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);

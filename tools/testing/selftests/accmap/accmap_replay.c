@@ -208,49 +208,11 @@ static unsigned long long total_line(const char *text, const char *name)
 	return v;
 }
 
-static char *read_text(const char *path)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || !buf)
-		goto fail;
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *p = realloc(buf, 2 * cap + 1);
-
-			if (!p)
-				goto fail;
-			buf = p;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return buf;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
-}
-
 static bool read_counts(struct counts *c)
 {
 	static const char *const tables[] = { "clients", "allocations", "orphans" };
 	size_t *rows[] = { &c->clients, &c->allocations, &c->orphans };
-	char *text = read_text(ACCMAP_DEBUGFS_DIR "/replay");
+	char *text = read_text(ACCMAP_DEBUGFS_DIR "/replay", NULL);
 	bool ok;
 
 	if (!CHECK(text, "read %s/replay: %s", ACCMAP_DEBUGFS_DIR, strerror(errno)))

@@ -38,6 +38,7 @@
 #include "accmap.h"
 #include "accmap_util.h"
 #include "simdrv.h"
+#include "svm_util.h"
 #include "tap.h"
 
 #ifndef MADV_PAGEOUT
@@ -48,8 +49,6 @@
 #endif
 
 #define NOBODY			65534
-#define FORMAT			ACCMAP_PGT_MALI_AARCH64_4K
-#define JOB_TIMEOUT_US		ACCMAP_REPLAY_TIMEOUT_MAX_US
 #define SZ_2M			(2UL << 20)
 /* A run's fault_status: access in bits 9:8, the fault kind in 7:0. */
 #define ACCESS_READ		2
@@ -68,177 +67,6 @@ static unsigned long long ull(uint64_t v)
 static uintptr_t align_up(uintptr_t v, uintptr_t a)
 {
 	return (v + a - 1) & ~(a - 1);
-}
-
-/* ---- the mirrored range: all of this process's user space ---- */
-
-/* Lowest address mirrored: far below the program, a 64 KiB multiple. */
-#define SVM_LOW			0x10000UL
-
-/* The end of the [stack] mapping: the top of what this process uses. */
-static uintptr_t stack_top(void)
-{
-	unsigned long lo, hi, top = 0;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			top = hi;
-	fclose(f);
-	return top;
-}
-
-/*
- * The model's VADD adds at most ACCMAP_SIM_DIM_MAX elements: longer ones
- * run as a chain of jobs, JD_STRIDE bytes apart, at most CHAIN_MAX (2 MiB
- * of int32).
- */
-#define JD_STRIDE		128
-#define CHAIN_MAX		128
-
-/**
- * struct svm - a test's SVM session over its whole address space
- * @dev:   the device
- * @sim:   simdrv's session
- * @desc:  room for CHAIN_MAX job descriptors in malloc'ed memory
- *         (SIMDRV_JD_ALIGN aligned)
- * @jobs:  descriptors of the last chain run
- * @start: first mirrored byte
- * @size:  bytes mirrored
- */
-struct svm {
-	int dev;
-	struct simdrv_svm sim;
-	uint8_t *desc;
-	uint32_t jobs;
-	uint64_t start, size;
-};
-
-static bool svm_open_range(struct svm *t, uint64_t start, uint64_t size)
-{
-	int ret;
-
-	memset(t, 0, sizeof(t[0]));
-	t->dev = am_open();
-	if (t->dev < 0)
-		return false;
-	t->desc = aligned_alloc(SIMDRV_JD_ALIGN, CHAIN_MAX * JD_STRIDE);
-	if (!CHECK(t->desc, "aligned_alloc"))
-		return false;
-	memset(t->desc, 0, CHAIN_MAX * JD_STRIDE);
-	t->start = start;
-	t->size = size;
-	ret = simdrv_svm_open(t->dev, FORMAT, 0, start, size, &t->sim);
-	return CHECK(ret == 0, "SVM session over %#llx+%#llx: %s",
-		     ull(start), ull(size), err_name(ret));
-}
-
-/* The whole of user space this process uses, from SVM_LOW to the stack's end. */
-static bool svm_open(struct svm *t)
-{
-	uintptr_t top = stack_top();
-
-	if (!CHECK(top > SVM_LOW && top % ps == 0, "no [stack] in /proc/self/maps"))
-		return false;
-	return svm_open_range(t, SVM_LOW, top - SVM_LOW);
-}
-
-static void svm_close(struct svm *t)
-{
-	if (t->sim.session)
-		CHECK(simdrv_svm_close(&t->sim) == 0, "REPLAY_DESTROY of the SVM session");
-	free(t->desc);
-	t->desc = NULL;
-	if (t->dev >= 0)
-		close(t->dev);
-	t->dev = -1;
-}
-
-/* ACCMAP_IOC_SVM; 0 or -errno. */
-static int svm_ioctl(int dev, uint32_t session, uint32_t op, uint64_t start, uint64_t size,
-		     uint32_t attrs, struct accmap_svm_op *out)
-{
-	struct accmap_svm_op a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.session = session;
-	a.op = op;
-	a.start = start;
-	a.size = size;
-	a.attrs = attrs;
-	ret = raw_ioctl(dev, ACCMAP_IOC_SVM, &a);
-	if (out)
-		*out = a;
-	return ret;
-}
-
-static bool svm_query(struct svm *t, struct accmap_svm_op *q)
-{
-	int ret = svm_ioctl(t->dev, t->sim.session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, q);
-
-	return CHECK(ret == 0, "SVM QUERY: %s", err_name(ret));
-}
-
-/*
- * Runs @job from t->desc, a VADD longer than the model takes as a chain of
- * jobs over consecutive parts; the run's errno.
- */
-static int svm_job(struct svm *t, const struct accmap_sim_job *job, struct accmap_replay_run *r)
-{
-	uint32_t parts = 1, i;
-
-	if (job->op == ACCMAP_SIM_OP_VADD_I32 && job->n > ACCMAP_SIM_DIM_MAX)
-		parts = (job->n + ACCMAP_SIM_DIM_MAX - 1) / ACCMAP_SIM_DIM_MAX;
-	if (!CHECK(parts <= CHAIN_MAX, "a VADD of %u elements is too long", job->n))
-		parts = CHAIN_MAX;
-	for (i = 0; i < parts; i++) {
-		struct accmap_sim_job part = *job;
-		uint64_t off = (uint64_t)i * ACCMAP_SIM_DIM_MAX * 4;
-		uint8_t *next = i + 1 < parts ? t->desc + (i + 1) * JD_STRIDE : NULL;
-
-		if (parts > 1) {
-			part.n = job->n - i * ACCMAP_SIM_DIM_MAX;
-			if (part.n > ACCMAP_SIM_DIM_MAX)
-				part.n = ACCMAP_SIM_DIM_MAX;
-			part.a += off;
-			part.b += off;
-			part.c += off;
-		}
-		simdrv_encode_job(t->desc + i * JD_STRIDE, &part, (uintptr_t)next);
-	}
-	t->jobs = parts;
-	return simdrv_svm_run(&t->sim, t->desc, JOB_TIMEOUT_US, r);
-}
-
-/* The status of the first job of the last chain that is not DONE, else DONE. */
-static uint32_t job_status(const struct svm *t)
-{
-	for (uint32_t i = 0; i < t->jobs; i++) {
-		const uint8_t *p = t->desc + i * JD_STRIDE + SIMDRV_JD_EXCEPTION_STATUS;
-		uint32_t st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			      (uint32_t)p[3] << 24;
-
-		if (st != SIMDRV_JOB_STATUS_DONE)
-			return st;
-	}
-	return SIMDRV_JOB_STATUS_DONE;
-}
-
-/* A job that must complete: the run succeeds and the status is DONE. */
-static bool job_ok(struct svm *t, const struct accmap_sim_job *job, const char *what)
-{
-	struct accmap_replay_run r;
-	int ret = svm_job(t, job, &r);
-
-	if (!CHECK(ret == 0, "%s: run %s, reason %u, fault at %#llx status %#x", what,
-		   err_name(ret), r.reason, ull(r.fault_addr), r.fault_status))
-		return false;
-	return CHECK(job_status(t) == SIMDRV_JOB_STATUS_DONE, "%s: job status %#x", what,
-		     job_status(t));
 }
 
 /*
@@ -267,67 +95,6 @@ static bool job_faults(struct svm *t, const struct accmap_sim_job *job, uint64_t
 		    kind == FAULT_TRANSLATION ? "translation" :
 		    kind == FAULT_PERMISSION ? "permission" : "translation or permission");
 	return ok;
-}
-
-static struct accmap_sim_job vadd(const void *a, const void *b, void *c, uint32_t n)
-{
-	struct accmap_sim_job job = {
-		.op = ACCMAP_SIM_OP_VADD_I32, .m = 1, .k = 1, .n = n,
-		.a = (uintptr_t)a, .b = (uintptr_t)b, .c = (uintptr_t)c,
-	};
-
-	return job;
-}
-
-static struct accmap_sim_job matmul(const void *a, const void *b, void *c, uint32_t m,
-				    uint32_t n, uint32_t k)
-{
-	struct accmap_sim_job job = {
-		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = m, .n = n, .k = k,
-		.a = (uintptr_t)a, .b = (uintptr_t)b, .c = (uintptr_t)c,
-	};
-
-	return job;
-}
-
-static void *map_anon(size_t len, int prot)
-{
-	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (!CHECK(p != MAP_FAILED, "mmap of %zu anonymous bytes: %s", len, strerror(errno)))
-		return NULL;
-	return p;
-}
-
-/* Word i of pattern @seed. */
-static uint32_t word(uint32_t seed, size_t i)
-{
-	uint32_t x = seed * 0x9e3779b9U ^ (uint32_t)i * 0x85ebca6bU ^ (uint32_t)(i >> 10);
-
-	return x ^ x >> 15;
-}
-
-static void fill_words(uint32_t *p, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = word(seed, i);
-}
-
-/* Index of the first word that is not @seed's + @add, or n. */
-static size_t check_words(const uint32_t *p, size_t n, uint32_t seed, uint32_t add)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != word(seed, i) + add)
-			return i;
-	return n;
-}
-
-static size_t check_value(const uint32_t *p, size_t n, uint32_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return i;
-	return n;
 }
 
 /* ==== anonymous memory ==== */
@@ -672,7 +439,7 @@ static void test_fork_cow(void)
 	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
 	struct accmap_sim_job job;
 	struct accmap_svm_op q0, q;
-	int go[2] = { -1, -1 }, done[2] = { -1, -1 }, status;
+	int go[2] = { -1, -1 }, done[2] = { -1, -1 };
 	struct svm t = { .dev = -1 };
 	char byte;
 	pid_t pid;
@@ -698,7 +465,7 @@ static void test_fork_cow(void)
 		ret = svm_job(&t, &job, &r);
 		CHECK(ret == -EPERM, "a run of the parent's SVM session from the child: %s",
 		      err_name(ret));
-		ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, &cq);
+		ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, &cq);
 		CHECK(ret == -EPERM, "SVM QUERY of the parent's session from the child: %s",
 		      err_name(ret));
 		if (write(done[1], "c", 1) != 1 || read(go[0], &byte, 1) != 1)
@@ -722,17 +489,10 @@ static void test_fork_cow(void)
 		      "invalidations %llu after fork and COW, %llu before",
 		      ull(q.invalidations), ull(q0.invalidations));
 reap:
-	if (write(go[1], "g", 1) != 1)
-		kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited with %#x", status);
+	child_go_reap(pid, go[1]);
 out:
-	for (int i = 0; i < 2; i++) {
-		if (go[i] >= 0)
-			close(go[i]);
-		if (done[i] >= 0)
-			close(done[i]);
-	}
+	close_pair(go);
+	close_pair(done);
 	svm_close(&t);
 }
 
@@ -1703,7 +1463,7 @@ static void test_attr_gpu_ro(void)
 	if (!job_ok(&t, &job, "C += A"))
 		goto out;
 	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)c, len,
-			ACCMAP_SVM_ATTR_GPU_RO, &s);
+			ACCMAP_SVM_ATTR_GPU_RO, 0, &s);
 	if (!CHECK(ret == 0, "SET_ATTR GPU_RO over C: %s", err_name(ret)))
 		goto out;
 	fill_words(c, n, 26);
@@ -1718,7 +1478,8 @@ static void test_attr_gpu_ro(void)
 			;
 		CHECK(i == n, "A[%zu] wrong after reading the GPU_RO range", i);
 	}
-	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)c, len, 0, &s);
+	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)c, len, 0, 0,
+			&s);
 	if (CHECK(ret == 0, "SET_ATTR 0 over C: %s", err_name(ret))) {
 		fill_words(a, n, 25);
 		job = vadd(a, c, c, (uint32_t)n);
@@ -1757,7 +1518,7 @@ static void test_prefetch(void)
 	if (!svm_query(&t, &q0))
 		goto out_desc;
 	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_PREFETCH, (uintptr_t)region, len, 0,
-			&p);
+			0, &p);
 	if (!CHECK(ret == 0, "PREFETCH of %zu bytes: %s", len, err_name(ret)))
 		goto out_desc;
 	CHECK(p.mapped_bytes >= q0.mapped_bytes + len &&
@@ -1782,7 +1543,7 @@ static void test_prefetch(void)
 	if (CHECK_OK(mprotect(region + 12 * ps, ps, PROT_NONE)) &&
 	    CHECK_OK(munmap(region + 14 * ps, ps))) {
 		ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_PREFETCH, (uintptr_t)region,
-				len, 0, &p);
+				len, 0, 0, &p);
 		CHECK(ret == 0, "PREFETCH over a PROT_NONE page and a hole: %s", err_name(ret));
 	}
 out_desc:
@@ -1841,7 +1602,7 @@ static void test_setup_errors(void)
 	if (dev < 0 || !CHECK(accmap_replay_find_target(dev, SIMDRV_TARGET, &target, &info) == 0,
 			      "no sim target"))
 		goto out;
-#define SVM_SETUP(start, size) simdrv_svm_setup(&s, target, FORMAT, 48, (start), (size))
+#define SVM_SETUP(start, size) simdrv_svm_setup(&s, target, SVM_PGT_FORMAT, 48, (start), (size))
 	SVM_SETUP(SVM_LOW + 1, ps);
 	setup_expect(dev, &s, EINVAL, "an unaligned start");
 	SVM_SETUP(SVM_LOW, ps + 4096 * (ps > 4096));
@@ -1853,9 +1614,9 @@ static void test_setup_errors(void)
 	setup_expect(dev, &s, EINVAL, "size 0");
 	SVM_SETUP(-(uint64_t)ps, 2 * ps);
 	setup_expect(dev, &s, EINVAL, "a range that wraps");
-	simdrv_svm_setup(&s, target, FORMAT, 32, 1ULL << 32, ps);
+	simdrv_svm_setup(&s, target, SVM_PGT_FORMAT, 32, 1ULL << 32, ps);
 	setup_expect(dev, &s, EINVAL, "a range above 1 << va_bits (32)");
-	simdrv_svm_setup(&s, target, FORMAT, 32, (1ULL << 32) - ps, 2 * ps);
+	simdrv_svm_setup(&s, target, SVM_PGT_FORMAT, 32, (1ULL << 32) - ps, 2 * ps);
 	setup_expect(dev, &s, EINVAL, "a range across 1 << va_bits (32)");
 	/* x86-64 user space ends below 1 << 47; arm64's at 1 << 48 = 1 << va_bits. */
 	SVM_SETUP((1ULL << 47) - ps, 2 * ps);
@@ -1902,7 +1663,7 @@ static void test_setup_errors(void)
 
 	/* The mmio target has no SVM (nor does a kernel without HMM_MIRROR). */
 	if (CHECK(find_other_target(dev, &other), "no replay target other than the sim")) {
-		simdrv_svm_setup(&s, other, FORMAT, 48, SVM_LOW, 16 * ps);
+		simdrv_svm_setup(&s, other, SVM_PGT_FORMAT, 48, SVM_LOW, 16 * ps);
 		setup_expect(dev, &s, EOPNOTSUPP, "a target without SVM");
 	}
 	SVM_SETUP(SVM_LOW, 16 * ps);
@@ -2003,7 +1764,7 @@ static void test_svm_ioctl_errors(void)
 			for (i = 0; i < big / ps; i += 2) {
 				last = svm_ioctl(t2.dev, t2.sim.session, ACCMAP_SVM_OP_SET_ATTR,
 						 (uintptr_t)br + i * ps, ps,
-						 ACCMAP_SVM_ATTR_GPU_RO, NULL);
+						 ACCMAP_SVM_ATTR_GPU_RO, 0, NULL);
 				if (last)
 					break;
 			}
@@ -2029,7 +1790,7 @@ static void test_svm_ioctl_errors(void)
 		s.maps = (uintptr_t)&m;
 		s.nr_maps = 1;
 		s.target = t.sim.target;
-		s.format = FORMAT;
+		s.format = SVM_PGT_FORMAT;
 		s.va_bits = 48;
 		if (CHECK(raw_ioctl(t.dev, ACCMAP_IOC_REPLAY_SETUP, &s) == 0, "a plain session")) {
 			BASE(ACCMAP_SVM_OP_QUERY, 0, 0);
@@ -2057,7 +1818,7 @@ static void test_svm_ioctl_errors(void)
 			dev = am_open();
 			if (dev < 0)
 				_exit(1);
-			simdrv_svm_setup(&ns, t.sim.target, FORMAT, 48, (uintptr_t)r, len);
+			simdrv_svm_setup(&ns, t.sim.target, SVM_PGT_FORMAT, 48, (uintptr_t)r, len);
 			ret = raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &ns);
 			CHECK(ret == -EPERM, "SETUP(SVM) as nobody: %s", err_name(ret));
 			memset(&a, 0, sizeof(a));
@@ -2103,7 +1864,7 @@ static void test_svm_ioctl_errors(void)
 			session = 0;
 		waitpid(pid, &status, 0);
 		if (CHECK(fd >= 0 && session, "the child's session and fd")) {
-			ret = svm_ioctl(fd, session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, &a);
+			ret = svm_ioctl(fd, session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, &a);
 			CHECK(ret == -ESRCH || ret == -EPERM,
 			      "SVM QUERY of a session whose process exited: %s, expected ESRCH (or EPERM)",
 			      err_name(ret));
@@ -2125,41 +1886,9 @@ out:
 			"invalidations\tpages_mapped\tdevice"
 #define SVM_ROW_FMT	"%u\t%63[^\t]\t%u\t0x%llx\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu"
 
-static char *read_file(const char *path)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0 || !buf)
-		goto fail;
-	while ((r = read(fd, buf + n, cap - n)) > 0) {
-		n += (size_t)r;
-		if (n == cap) {
-			char *p = realloc(buf, 2 * cap + 1);
-
-			if (!p)
-				goto fail;
-			buf = p;
-			cap *= 2;
-		}
-	}
-	if (r < 0)
-		goto fail;
-	close(fd);
-	buf[n] = '\0';
-	return buf;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return NULL;
-}
-
 static bool svm_row_of(pid_t pid, uint32_t session, char *row, size_t len)
 {
-	char *text = read_file(SVM_DEBUGFS), *line, *save = NULL;
+	char *text = read_text(SVM_DEBUGFS, NULL), *line, *save = NULL;
 	bool found = false;
 
 	if (!text)
@@ -2196,7 +1925,7 @@ static void test_debugfs(void)
 	job_ok(&t, &job, "a job before reading debugfs");
 	job = vadd(a, a, none, 1);
 	job_faults(&t, &job, (uintptr_t)none, ACCESS_WRITE, 0, "writing PROT_NONE");
-	text = read_file(SVM_DEBUGFS);
+	text = read_text(SVM_DEBUGFS, NULL);
 	if (!CHECK(text, "%s: %s", SVM_DEBUGFS, strerror(errno)))
 		goto out;
 	CHECK(!strncmp(text, SVM_HEADER "\n", strlen(SVM_HEADER) + 1),

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -213,6 +215,26 @@ int next_fd(void)
 	return fd;
 }
 
+void close_pair(int fds[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+bool child_go_reap(pid_t pid, int go_fd)
+{
+	int status = -1;
+
+	if (write(go_fd, "g", 1) != 1)
+		kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited with %#x",
+		     status);
+}
+
 /* ---- helpers for the ioctls after the first five ---- */
 
 int am_from_fd(int dev, int fd, uint32_t *id)
@@ -401,59 +423,81 @@ int fdinfo_value(int fd, const char *key, char *val, size_t len)
 	return ret;
 }
 
-static char *dbg_slurp(const char *path, size_t *len)
+char *read_text(const char *path, size_t *len)
 {
 	size_t cap = 16384, n = 0;
 	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
+	if (fd < 0 || !buf)
+		goto fail;
 	for (;;) {
 		ssize_t r;
 
 		if (n == cap) {
 			char *bigger = realloc(buf, 2 * cap + 1);
 
-			if (!bigger) {
-				free(buf);
-				close(fd);
-				return NULL;
-			}
+			if (!bigger)
+				goto fail;
 			buf = bigger;
 			cap *= 2;
 		}
 		r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			free(buf);
-			close(fd);
-			return NULL;
-		}
+		if (r < 0)
+			goto fail;
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
 	close(fd);
 	buf[n] = '\0';
-	*len = n;
+	if (len)
+		*len = n;
 	return buf;
+fail:
+	/* The caller reports errno: that of open, read or malloc, not of close. */
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	errno = err;
+	return NULL;
 }
 
-bool dbg_read(const char *name, struct dbg_table *t)
+/*
+ * Cuts the line at *@p into its fields, stored at @out (room for @max);
+ * moves *@p past the newline.  The number of fields, or 0 (a failed
+ * check) if there are more than @max.
+ */
+static size_t dbg_split(char **p, char **out, size_t max, const char *path, size_t line)
+{
+	size_t f = 0;
+
+	for (;;) {
+		char *end = *p + strcspn(*p, "\t\n");
+		char sep = *end;
+
+		if (!CHECK(f < max, "%s: line %zu has more than %zu fields", path, line, max))
+			return 0;
+		out[f++] = *p;
+		*end = '\0';
+		*p = end + 1;
+		if (sep == '\n')
+			return f;
+	}
+}
+
+bool dbg_read_keyed(const char *name, size_t nkeys, struct dbg_table *t)
 {
 	char path[128];
-	size_t len = 0, lines = 0, fields, cell = 0;
+	size_t len = 0, lines = 0, fields;
 	char *p;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(path, sizeof(path), "%s/%s", ACCMAP_DEBUGFS_DIR, name);
-	t->text = dbg_slurp(path, &len);
+	t->text = read_text(path, &len);
 	if (!CHECK(t->text, "read %s: %s", path, strerror(errno)))
 		return false;
 	if (!CHECK(len > 0 && t->text[len - 1] == '\n' && strlen(t->text) == len,
@@ -462,35 +506,35 @@ bool dbg_read(const char *name, struct dbg_table *t)
 
 	for (p = t->text; *p; p++)
 		lines += *p == '\n';
+	if (!CHECK(lines > nkeys, "%s: %zu lines, no header after %zu key lines", path, lines,
+		   nkeys))
+		goto bad;
+	t->nkeys = nkeys;
+	t->keys = calloc(2 * nkeys + 1, sizeof(*t->keys));
+	if (!CHECK(t->keys, "calloc"))
+		goto bad;
+	p = t->text;
+	for (size_t l = 0; l < nkeys; l++) {
+		if (!CHECK(dbg_split(&p, t->keys + 2 * l, 2, path, l + 1) == 2,
+			   "%s: line %zu is not key<TAB>value", path, l + 1))
+			goto bad;
+	}
+
 	fields = 1;
-	for (p = t->text; *p != '\n'; p++)
-		fields += *p == '\t';
+	for (char *h = p; *h != '\n'; h++)
+		fields += *h == '\t';
 	t->ncols = fields;
-	t->nrows = lines - 1;
-	t->cells = calloc(lines * t->ncols, sizeof(*t->cells));
+	t->nrows = lines - nkeys - 1;
+	t->cells = calloc((t->nrows + 1) * t->ncols, sizeof(*t->cells));
 	if (!CHECK(t->cells, "calloc"))
 		goto bad;
+	for (size_t r = 0; r <= t->nrows; r++) {
+		size_t f = dbg_split(&p, t->cells + r * t->ncols, t->ncols, path, nkeys + r + 1);
 
-	p = t->text;
-	for (size_t l = 0; l < lines; l++) {
-		size_t f = 0;
-
-		for (;;) {
-			char *end = p + strcspn(p, "\t\n");
-			char sep = *end;
-
-			if (!CHECK(f < t->ncols, "%s: line %zu has more than %zu fields", path,
-				   l + 1, t->ncols))
-				goto bad;
-			t->cells[cell++] = p;
-			f++;
-			*end = '\0';
-			p = end + 1;
-			if (sep == '\n')
-				break;
-		}
+		if (!f)
+			goto bad;
 		if (!CHECK(f == t->ncols, "%s: line %zu has %zu fields, the header %zu", path,
-			   l + 1, f, t->ncols))
+			   nkeys + r + 1, f, t->ncols))
 			goto bad;
 	}
 	return true;
@@ -499,11 +543,31 @@ bad:
 	return false;
 }
 
+bool dbg_read(const char *name, struct dbg_table *t)
+{
+	return dbg_read_keyed(name, 0, t);
+}
+
 void dbg_free(struct dbg_table *t)
 {
+	free(t->keys);
 	free(t->cells);
 	free(t->text);
 	memset(t, 0, sizeof(*t));
+}
+
+const char *dbg_key(const struct dbg_table *t, size_t i)
+{
+	return i < t->nkeys ? t->keys[2 * i] : "";
+}
+
+const char *dbg_value(const struct dbg_table *t, const char *key)
+{
+	for (size_t i = 0; i < t->nkeys; i++) {
+		if (!strcmp(t->keys[2 * i], key))
+			return t->keys[2 * i + 1];
+	}
+	return NULL;
 }
 
 int dbg_col(const struct dbg_table *t, const char *name)
@@ -524,9 +588,9 @@ const char *dbg_cell(const struct dbg_table *t, size_t row, const char *col)
 	return t->cells[(row + 1) * t->ncols + (size_t)c];
 }
 
-unsigned long long dbg_num(const struct dbg_table *t, size_t row, const char *col)
+/* @s as an unsigned decimal number; ~0ULL if it is not one. */
+static unsigned long long dbg_parse_num(const char *s)
 {
-	const char *s = dbg_cell(t, row, col);
 	char *end;
 	unsigned long long v;
 
@@ -537,6 +601,18 @@ unsigned long long dbg_num(const struct dbg_table *t, size_t row, const char *co
 	if (*end || errno)
 		return ~0ULL;
 	return v;
+}
+
+unsigned long long dbg_num(const struct dbg_table *t, size_t row, const char *col)
+{
+	return dbg_parse_num(dbg_cell(t, row, col));
+}
+
+unsigned long long dbg_value_num(const struct dbg_table *t, const char *key)
+{
+	const char *v = dbg_value(t, key);
+
+	return v ? dbg_parse_num(v) : ~0ULL;
 }
 
 static bool dbg_match(const struct dbg_table *t, size_t row, const char *col1, const char *val1,

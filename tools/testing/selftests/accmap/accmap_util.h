@@ -66,6 +66,14 @@ size_t find_nonzero(const void *buf, size_t len);
 
 /* The number the next new fd would get; a change reveals a leaked fd. */
 int next_fd(void);
+/* Closes both fds of a pipe or socketpair, those that are open (>= 0); sets them to -1. */
+void close_pair(int fds[2]);
+/*
+ * Lets a forked child that waits for a byte on the other end of @go_fd go
+ * (kills it if the byte cannot be written), reaps it, and checks that it
+ * exited with 0; the check's result.
+ */
+bool child_go_reap(pid_t pid, int go_fd);
 
 /* Result of a raw ioctl: 0 or -errno. */
 int raw_ioctl(int fd, unsigned long cmd, void *arg);
@@ -102,6 +110,13 @@ int am_recv_fd(int sock);
 int am_send_byte(int sock, char c);
 int am_recv_byte(int sock, char *c);
 
+/*
+ * The whole of the file at @path, NUL-terminated, in malloc'ed memory;
+ * *@len (if not NULL) gets its length.  NULL with errno set if it cannot
+ * be read.
+ */
+char *read_text(const char *path, size_t *len);
+
 /* MemTotal of /proc/meminfo in bytes, 0 if it cannot be read. */
 uint64_t meminfo_total_bytes(void);
 /* /proc/self/comm without the newline, into a buffer of 16 bytes. */
@@ -122,13 +137,27 @@ int fdinfo_value(int fd, const char *key, char *val, size_t len);
 
 struct dbg_table {
 	char *text;	/* the file, tabs and newlines turned into NULs */
+	size_t nkeys;	/* "key<TAB>value" lines before the header */
+	char **keys;	/* nkeys pairs: key, value */
 	size_t ncols;	/* fields of the header */
 	size_t nrows;	/* data rows, header not counted */
 	char **cells;	/* (nrows + 1) * ncols; row 0 is the header */
 };
 
 bool dbg_read(const char *name, struct dbg_table *t);
+/*
+ * The same for a file that starts with @nkeys lines "key<TAB>value" (the
+ * totals of debugfs devmem, say) before the header; fails the test unless
+ * each of those lines has exactly two fields.
+ */
+bool dbg_read_keyed(const char *name, size_t nkeys, struct dbg_table *t);
 void dbg_free(struct dbg_table *t);
+/* The key of key line @i (0-based, in file order); "" if there is none. */
+const char *dbg_key(const struct dbg_table *t, size_t i);
+/* The value of the first key line with that key, or NULL. */
+const char *dbg_value(const struct dbg_table *t, const char *key);
+/* That value as an unsigned number; ~0ULL if missing or not a decimal number. */
+unsigned long long dbg_value_num(const struct dbg_table *t, const char *key);
 /* Index of the column with that header, or -1. */
 int dbg_col(const struct dbg_table *t, const char *name);
 /* Field of data row (0-based) in the named column; "" if no such column. */
