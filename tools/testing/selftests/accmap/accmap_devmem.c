@@ -825,6 +825,61 @@ static void test_exit(void)
 	}
 }
 
+/*
+ * Device pages a process left are cleared before another gets them: a
+ * child puts a pattern on the device and is killed, then pages this
+ * process never touched are placed there (the pool hands out the slots
+ * freed last first, so the child's) and must read as zero, by the GPU
+ * and by the CPU.
+ */
+static void test_fresh_cleared(void)
+{
+	size_t len = 4 * SZ_1M, n = len / 4, bad;
+	uint64_t used0 = devmem_used();
+	uint32_t *fresh = NULL, *c = NULL;
+	struct accmap_svm_op q;
+	struct svm t = { .dev = -1 };
+	int ready, status;
+	char byte;
+	pid_t pid;
+
+	if (used0 == ~0ULL)
+		return;
+	pid = child_on_device(len, &ready);
+	if (pid < 0)
+		return;
+	CHECK(read(ready, &byte, 1) == 1, "the child did not get its pages moved");
+	close(ready);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	if (!CHECK(devmem_wait_used(used0) == used0, "the child's device pages were not freed"))
+		return;
+
+	fresh = map_anon(len, PROT_READ | PROT_WRITE);
+	c = map_anon(len, PROT_READ | PROT_WRITE);
+	if (!fresh || !c || !svm_open(&t))
+		goto out;
+	memset(c, 0xa5, len);
+	if (!all_to_device(&t, fresh, len, &q, "never-touched pages"))
+		goto out;
+	CHECK(q.to_device == len / ps, "to_device %llu for %zu never-touched pages",
+	      ull(q.to_device), len / ps);
+	if (vadd_all(&t, fresh, fresh, c, n, "the GPU reads never-touched device pages")) {
+		bad = check_value(c, n, 0);
+		CHECK(bad == n, "GPU: word %zu of the new pages is %#x, not 0", bad,
+		      bad < n ? c[bad] : 0);
+	}
+	bad = check_value(fresh, n, 0);
+	CHECK(bad == n, "CPU: word %zu of the new pages is %#x, not 0", bad,
+	      bad < n ? fresh[bad] : 0);
+out:
+	svm_close(&t);
+	if (fresh)
+		munmap(fresh, len);
+	if (c)
+		munmap(c, len);
+}
+
 /* ==== 10. errnos and QUERY_HEAP ==== */
 
 static void test_errnos(void)
@@ -926,6 +981,7 @@ static const struct tap_test devmem_tests[] = {
 	{ "from_va", test_from_va },
 	{ "eviction", test_eviction },
 	{ "exit", test_exit },
+	{ "fresh_cleared", test_fresh_cleared },
 	{ "errnos", test_errnos },
 	{ "old_struct", test_old_struct },
 };
