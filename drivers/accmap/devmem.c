@@ -322,8 +322,9 @@ static struct page *devmem_alloc(struct accmap_devmem *dm,
 	kref_get(&owner->ref);
 	/* Counted until devmem_page_free(), whether it takes or not. */
 	atomic64_inc(&owner->on_device);
-	page->zone_device_data = owner;
+	/* Init first: from 6.18 it rewrites the fields around this one. */
 	zone_device_page_init_compat(page, &dm->pgmap);
+	page->zone_device_data = owner;
 	return page;
 }
 
