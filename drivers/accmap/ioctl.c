@@ -316,6 +316,8 @@ static int accmap_ioctl_query_heap(struct accmap_ioctl_ctx *ctx, void *data)
 	if (arg->pad || id >= ACCMAP_HEAP_MAX)
 		return -EINVAL;
 	if (id == ACCMAP_HEAP_DEVICE) {
+		if (!adev->sim_target.devmem)
+			return -ENODEV;
 		memset(arg, 0, sizeof(*arg));
 		arg->heap = id;
 		return accmap_devmem_query_heap(adev->sim_target.devmem, arg);
@@ -580,6 +582,8 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		     ACCMAP_INFO_SIZE_VER1);
 	BUILD_BUG_ON(offsetofend(struct accmap_replay_setup, pad) !=
 		     ACCMAP_REPLAY_SETUP_SIZE_VER1);
+	BUILD_BUG_ON(offsetofend(struct accmap_svm_op, pages_mapped) !=
+		     ACCMAP_SVM_OP_SIZE_VER1);
 
 	if (_IOC_TYPE(cmd) != ACCMAP_IOCTL_MAGIC || nr >= ARRAY_SIZE(accmap_ioctls))
 		return -ENOTTY;

@@ -707,6 +707,9 @@ struct accmap_svm_op {
 	__u64 not_migrated;
 };
 
+/* The size of the first struct accmap_svm_op, before device memory. */
+#define ACCMAP_SVM_OP_SIZE_VER1		88
+
 /*
  * The software Mali model's own compute job.  A Mali job descriptor whose
  * header (32 bytes, 64-bit descriptor format) has job type

@@ -73,10 +73,13 @@ static void test_heap_no_such_heap(void)
 	/*
 	 * Any id: QUERY_HEAP and ALLOC agree on which heaps exist (ALLOC
 	 * with that heap alone fails with ENODEV exactly when there is none),
-	 * except the user heap, which exists and which only FROM_VA fills.
+	 * except the user heap, which exists and which only FROM_VA fills,
+	 * and the device heap, which SVM migration alone fills and which
+	 * exists where the guest has device memory (ACCMAP_DEVMEM).
 	 */
 	for (uint32_t id = 1; id < ACCMAP_HEAP_MAX; id++) {
 		struct accmap_alloc a = { .heap_mask = 1U << id, .heap = GARBAGE_U32 };
+		bool devmem = am_devmem_expected();
 		struct accmap_heap_info info;
 		int q, al;
 
@@ -88,6 +91,10 @@ static void test_heap_no_such_heap(void)
 			CHECK(q == 0 && al == -ENODEV,
 			      "user heap: QUERY_HEAP says %s, ALLOC says %s", strerror(-q),
 			      strerror(-al));
+		else if (id == ACCMAP_HEAP_DEVICE)
+			CHECK(q == (devmem ? 0 : -ENODEV) && al == -ENODEV,
+			      "device heap (ACCMAP_DEVMEM=%s): QUERY_HEAP says %s, ALLOC says %s",
+			      devmem ? "yes" : "no", strerror(-q), strerror(-al));
 		else
 			CHECK((q == -ENODEV) == (al == -ENODEV),
 			      "heap %u: QUERY_HEAP says %s, ALLOC says %s", id, strerror(-q),

@@ -653,6 +653,13 @@ const char *err_name(int err)
 	return name ? name : "unknown errno";
 }
 
+bool am_devmem_expected(void)
+{
+	const char *e = getenv("ACCMAP_DEVMEM");
+
+	return e && (!strcmp(e, "private") || !strcmp(e, "coherent"));
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -177,6 +177,9 @@ size_t dbg_count(const struct dbg_table *t, const char *col1, const char *val1, 
 /* The errno's name ("ENOENT") for @err or -@err; "0" for 0. */
 const char *err_name(int err);
 
+/* Whether the VM's init says the guest has device memory (ACCMAP_DEVMEM). */
+bool am_devmem_expected(void);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t now_ns(void);
 

@@ -981,6 +981,8 @@ static unsigned int min_size(unsigned long cmd)
 		return ACCMAP_INFO_SIZE_VER1;
 	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_REPLAY_SETUP))
 		return ACCMAP_REPLAY_SETUP_SIZE_VER1;
+	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_SVM))
+		return ACCMAP_SVM_OP_SIZE_VER1;
 	return _IOC_SIZE(cmd);
 }
 
@@ -4545,9 +4547,14 @@ static bool probe_device(void)
 			env.heaps |= 1U << h;
 	}
 	CHECK((env.heaps & (1U << ACCMAP_HEAP_SYSTEM)) && (env.heaps & (1U << ACCMAP_HEAP_USER)) &&
-	      !(env.heaps & 0x7ffe0000U), "heaps %#x: system and user must exist, 17 to 30 not",
+	      !(env.heaps & 0x3ffe0000U), "heaps %#x: system and user must exist, 17 to 29 not",
 	      env.heaps);
-	env.alloc_heaps = env.heaps & ~(1U << ACCMAP_HEAP_USER);
+	/* The device heap (QUERY_HEAP only) exists where the guest has device memory. */
+	CHECK(!!(env.heaps & (1U << ACCMAP_HEAP_DEVICE)) == am_devmem_expected(),
+	      "heaps %#x: device heap %s, ACCMAP_DEVMEM=%s", env.heaps,
+	      env.heaps & (1U << ACCMAP_HEAP_DEVICE) ? "present" : "absent",
+	      getenv("ACCMAP_DEVMEM") ?: "(unset)");
+	env.alloc_heaps = env.heaps & ~(1U << ACCMAP_HEAP_USER | 1U << ACCMAP_HEAP_DEVICE);
 	for (env.ntargets = 0; env.ntargets < 64; env.ntargets++) {
 		int ret;
 
