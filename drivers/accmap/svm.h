@@ -26,6 +26,8 @@
  * svm->lock: reclaim can call the notifier, which takes it.  Page-table
  * pages are made ahead (accmap_pgt_reserve()) and @pages entries stored
  * with GFP_NOWAIT, falling back to a reservation made outside the lock.
+ * Migrations to and from device memory (devmem.c) run under the mmap_lock
+ * and never under svm->lock: they call the notifier too.
  */
 #ifndef _ACCMAP_SVM_H
 #define _ACCMAP_SVM_H
