@@ -553,6 +553,8 @@ int accmap_parse_carveouts(const char *s, struct accmap_carveout_spec *out,
 #if IS_ENABLED(CONFIG_HAS_IOMEM)
 int accmap_carveout_heaps_create(struct accmap_device *adev);
 void accmap_carveout_heaps_destroy(struct accmap_device *adev);
+const char *accmap_carveout_overlaps(struct accmap_device *adev,
+				     phys_addr_t base, u64 size);
 #else
 static inline int accmap_carveout_heaps_create(struct accmap_device *adev)
 {
@@ -561,6 +563,12 @@ static inline int accmap_carveout_heaps_create(struct accmap_device *adev)
 
 static inline void accmap_carveout_heaps_destroy(struct accmap_device *adev)
 {
+}
+
+static inline const char *accmap_carveout_overlaps(struct accmap_device *adev,
+						   phys_addr_t base, u64 size)
+{
+	return NULL;
 }
 #endif
 

@@ -35,6 +35,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
@@ -103,8 +104,9 @@ void accmap_devmem_destroy(struct accmap_devmem *dm)
 
 /* Pages moved per migrate_vma_setup(): the largest SVM granule. */
 #define DEVMEM_STEP_PAGES	(SZ_2M >> PAGE_SHIFT)
-/* Rounds of eviction before an unload gives up on a page. */
-#define DEVMEM_UNLOAD_TRIES	16
+/* Rounds of eviction at unload, and the pause between them. */
+#define DEVMEM_UNLOAD_TRIES	50
+#define DEVMEM_UNLOAD_WAIT_MS	20
 
 /**
  * struct accmap_devmem - a target's device memory
@@ -778,24 +780,22 @@ int accmap_devmem_debugfs_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-/* Parses devmem=<size>@<base>; 2 MiB aligned, no wrap. */
+/*
+ * Parses devmem=<size>@<base> with the carveout parameter's parser (no
+ * silently wrapped number, no range past the address space), then asks
+ * for 2 MiB alignment.
+ */
 static int devmem_parse(const char *s, phys_addr_t *base, u64 *size)
 {
-	char *end;
-	u64 sz, b, last;
+	struct accmap_carveout_spec spec;
+	struct accmap_carveout_error err;
 
-	sz = memparse(s, &end);
-	if (end == s || *end != '@')
+	if (strchr(s, ',') || strchr(s, ':') ||
+	    accmap_parse_carveouts(s, &spec, 1, &err) != 1 ||
+	    !IS_ALIGNED(spec.base | spec.size, SZ_2M))
 		return -EINVAL;
-	s = end + 1;
-	b = memparse(s, &end);
-	if (end == s || *end)
-		return -EINVAL;
-	if (!sz || !IS_ALIGNED(sz | b, SZ_2M) ||
-	    check_add_overflow(b, sz - 1, &last) || last > PHYS_ADDR_MAX)
-		return -EINVAL;
-	*base = b;
-	*size = sz;
+	*base = spec.base;
+	*size = spec.size;
 	return 0;
 }
 
@@ -977,6 +977,11 @@ int accmap_devmem_create(struct accmap_device *adev,
 		       &base, size);
 		return -EINVAL;
 	}
+	if (accmap_carveout_overlaps(adev, base, size)) {
+		pr_err("device memory %pa+%#llx: overlaps carveout '%s'\n", &base,
+		       size, accmap_carveout_overlaps(adev, base, size));
+		return -EINVAL;
+	}
 	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
 	if (!dm)
 		return -ENOMEM;
@@ -1035,9 +1040,22 @@ void accmap_devmem_destroy(struct accmap_devmem *dm)
 
 		if (!used)
 			break;
-		devmem_evict(dm, used);
-		cond_resched();
+		/* A page busy now (locked by a fault) is tried again later. */
+		if (tries)
+			msleep(DEVMEM_UNLOAD_WAIT_MS);
+		while (used) {
+			unsigned long n = min_t(unsigned long, used,
+						DEVMEM_STEP_PAGES);
+
+			devmem_evict(dm, n);
+			used -= n;
+			cond_resched();
+		}
 	}
+	if (accmap_devmem_pool_free(&dm->pool) != dm->nr)
+		pr_warn("unload: %lu device pages still in use, waiting for their processes to let them go\n",
+			dm->nr - accmap_devmem_pool_free(&dm->pool));
+	/* Waits for every page to be freed. */
 	devmem_unmap_pages(dm);
 	devmem_shown = NULL;
 	release_mem_region(dm->base, dm->size);

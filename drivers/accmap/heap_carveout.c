@@ -526,6 +526,35 @@ out_free_specs:
 }
 
 /**
+ * accmap_carveout_overlaps() - whether a range overlaps a carveout heap
+ * @adev: the device, its carveout heaps made
+ * @base: first byte
+ * @size: bytes, not 0, @base + @size not wrapping
+ *
+ * For other users of reserved memory (device memory) at load.
+ *
+ * Return: the name of the first carveout it overlaps, or NULL.
+ */
+const char *accmap_carveout_overlaps(struct accmap_device *adev,
+				     phys_addr_t base, u64 size)
+{
+	u32 id;
+
+	for (id = ACCMAP_HEAP_CARVEOUT_FIRST;
+	     id < ACCMAP_HEAP_CARVEOUT_FIRST + ACCMAP_HEAP_CARVEOUT_MAX; id++) {
+		struct accmap_heap *heap = adev->heaps[id];
+		struct carveout_heap *co;
+
+		if (!heap || heap->ops != &carveout_heap_ops)
+			continue;
+		co = to_carveout(heap);
+		if (base < co->base + co->size && co->base < base + size)
+			return co->name;
+	}
+	return NULL;
+}
+
+/**
  * accmap_carveout_heaps_destroy() - remove and free every carveout heap
  * @adev: the device, no longer registered; no buffer may still use a
  *        carveout

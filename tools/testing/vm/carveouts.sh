@@ -169,12 +169,15 @@ devmem_setup() {
 		devmem_expect=coherent
 	fi
 	# Loads that must fail: device memory the kernel cannot have, a range
-	# not 2 MiB aligned or of System RAM, both devmem= and the node.
+	# not 2 MiB aligned or of System RAM, two ranges, a size past 64 bits,
+	# a range over a carveout, both devmem= and the node.
 	case $arch/$devmem_expect in
 	amd64/none) carveout_bad+=('devmem=32M@0x36000000') ;;
 	amd64/*)
 		carveout_insmod="$carveout_insmod devmem=32M@0x36000000"
-		carveout_bad+=('devmem=3M@0x36000000' 'devmem=32M@0x20000000')
+		carveout_bad+=('devmem=3M@0x36000000' 'devmem=32M@0x20000000'
+			       'devmem=32M@0x36000000,32M@0x3a000000' 'devmem=99999999999999999999@0'
+			       'carveout=64M@0x30000000:x86_memmap devmem=32M@0x32000000')
 		;;
 	arm64/*) carveout_bad+=('devmem=32M@0x78000000') ;;
 	esac

@@ -957,8 +957,17 @@ static void test_old_struct(void)
 	struct svm t = { .dev = -1 };
 	int ret;
 
+	CHECK(old == ACCMAP_SVM_OP_SIZE_VER1, "ACCMAP_SVM_OP_SIZE_VER1 %u, the old struct %zu",
+	      (unsigned int)ACCMAP_SVM_OP_SIZE_VER1, old);
 	if (!svm_open(&t))
 		goto out;
+	/* Shorter than the first version: refused. */
+	memset(&a, 0, sizeof(a));
+	a.session = t.sim.session;
+	a.op = ACCMAP_SVM_OP_QUERY;
+	ret = raw_ioctl(t.dev, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC,
+				    _IOC_NR(ACCMAP_IOC_SVM), old - 8), &a);
+	CHECK(ret == -EINVAL, "QUERY with %zu bytes: %s, expected EINVAL", old - 8, err_name(ret));
 	memset(&a, GARBAGE_BYTE, sizeof(a));
 	memset(&a, 0, old);
 	a.session = t.sim.session;
