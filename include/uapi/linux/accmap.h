@@ -710,6 +710,232 @@ struct accmap_svm_op {
 /* The size of the first struct accmap_svm_op, before device memory. */
 #define ACCMAP_SVM_OP_SIZE_VER1		88
 
+/**
+ * struct accmap_map_offset - ACCMAP_IOC_MAP_OFFSET argument
+ * @id:     in: handle id of an allocated buffer of the caller
+ * @flags:  in: no flags are defined yet, must be 0
+ * @offset: out: the mmap() offset of the buffer's first byte on
+ *          /dev/accmap.  The offset is the buffer's for as long as it
+ *          lives and is the same in every client; mmap() of it succeeds on
+ *          any open file of /dev/accmap whose client holds an id for the
+ *          buffer, writable only through an id that may write it.
+ *
+ * A mapping of /dev/accmap behaves as one of the buffer's dma-buf: shared
+ * only, the buffer's memory attribute, counted in INFO's @maps, and it
+ * keeps the buffer alive after its ids are freed and the file is closed.
+ */
+struct accmap_map_offset {
+	__u32 id;
+	__u32 flags;
+	__u64 offset;
+};
+
+#define ACCMAP_MAP_OFFSET_VALID_FLAGS	0U
+
+/*
+ * Checkpoint and restore (CRIU; see Documentation/userspace-api/accmap.rst,
+ * "Checkpoint and restore", and tools/criu).  Every op needs
+ * CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN.
+ */
+#define ACCMAP_CKPT_OP_STATE		1	/* describe the calling file's client */
+#define ACCMAP_CKPT_OP_DMABUF		2	/* identify the accmap dma-buf @fd */
+#define ACCMAP_CKPT_OP_RESTORE_BEGIN	3	/* start a restore; @token out */
+#define ACCMAP_CKPT_OP_RESTORE_CLIENT	4	/* make this fresh client the dumped one */
+#define ACCMAP_CKPT_OP_RESTORE_BUFFER	5	/* a dumped buffer: id and/or dma-buf fd */
+#define ACCMAP_CKPT_OP_RESTORE_SESSION	6	/* a dumped replay session, made at FINISH */
+#define ACCMAP_CKPT_OP_RESTORE_FINISH	7	/* @pid's address space is final */
+
+/* Flags of struct accmap_ckpt, RESTORE_BUFFER. */
+#define ACCMAP_CKPT_ADD_ID		(1U << 0)	/* at the record's id */
+#define ACCMAP_CKPT_FD_RDONLY		(1U << 1)	/* a read-only dma-buf fd in @fd */
+#define ACCMAP_CKPT_FD_RDWR		(1U << 2)	/* a read-write dma-buf fd in @fd */
+#define ACCMAP_CKPT_FD_CLOEXEC		(1U << 3)	/* the fd is close-on-exec */
+#define ACCMAP_CKPT_VALID_FLAGS		(ACCMAP_CKPT_ADD_ID |		\
+					 ACCMAP_CKPT_FD_RDONLY |	\
+					 ACCMAP_CKPT_FD_RDWR |		\
+					 ACCMAP_CKPT_FD_CLOEXEC)
+
+/* What a dump refused, in struct accmap_ckpt.bad_kind. */
+#define ACCMAP_CKPT_BAD_NONE		0
+#define ACCMAP_CKPT_BAD_SESSION_BUSY	1	/* session @bad_id is running ops */
+#define ACCMAP_CKPT_BAD_SESSION_MMIO	2	/* session @bad_id drives a register window */
+#define ACCMAP_CKPT_BAD_RESTORING	3	/* the client is being restored */
+
+/* Most records one STATE or RESTORE call moves. */
+#define ACCMAP_CKPT_HANDLES_MAX		(1U << 20)
+#define ACCMAP_CKPT_SESSIONS_MAX	4096
+
+/**
+ * struct accmap_ckpt - ACCMAP_IOC_CHECKPOINT argument
+ * @op:       in: ACCMAP_CKPT_OP_*
+ * @flags:    in: RESTORE_BUFFER: ACCMAP_CKPT_* flags; else 0
+ * @token:    RESTORE_BEGIN: out; RESTORE_CLIENT, _BUFFER, _SESSION: in,
+ *            the restore's token; else 0
+ * @data:     in: user pointer: STATE: room for the state; RESTORE_CLIENT:
+ *            a struct accmap_ckpt_client; RESTORE_BUFFER: a struct
+ *            accmap_ckpt_handle; RESTORE_SESSION: a struct
+ *            accmap_ckpt_session followed by its maps and attribute ranges
+ * @size:     STATE: in: bytes at @data; out: bytes the state takes (the
+ *            call fails with -ENOSPC if that is more than given);
+ *            RESTORE_*: in: bytes at @data
+ * @contents: in: RESTORE_BUFFER: user pointer to the buffer's bytes, used
+ *            only if this call creates the buffer (size bytes of the
+ *            record); 0 for a buffer that has no memory or aliases user
+ *            memory (FROM_VA)
+ * @fd:       DMABUF: in: a dma-buf file descriptor; RESTORE_BUFFER: out,
+ *            with a FD flag: the new descriptor; else 0
+ * @pid:      in: RESTORE_FINISH: the restored process; else 0
+ * @serial:   out: DMABUF: the buffer's serial (as in STATE's records)
+ * @dmabuf_size: out: DMABUF: the buffer's size
+ * @dmabuf_mode: out: DMABUF: O_RDONLY or O_RDWR, the dma-buf's access mode
+ * @bad_kind: out: STATE: on failure, ACCMAP_CKPT_BAD_*, what refused
+ * @bad_id:   out: STATE: the id of that object
+ * @done:     out: RESTORE_FINISH: buffers pinned and sessions made
+ * @pad:      must be 0
+ */
+struct accmap_ckpt {
+	__u32 op;
+	__u32 flags;
+	__u64 token;
+	__u64 data;
+	__u64 size;
+	__u64 contents;
+	__s32 fd;
+	__u32 pid;
+	__u64 serial;
+	__u64 dmabuf_size;
+	__u32 dmabuf_mode;
+	__u32 bad_kind;
+	__u32 bad_id;
+	__u32 done;
+	__u64 pad;
+};
+
+#define ACCMAP_CKPT_MAGIC		0x41434b50	/* "ACKP" */
+#define ACCMAP_CKPT_VERSION		1
+
+/**
+ * struct accmap_ckpt_client - the head of a client's state
+ * @magic:        ACCMAP_CKPT_MAGIC
+ * @version:      ACCMAP_CKPT_VERSION
+ * @size:         bytes of the whole state, this head included
+ * @nr_handles:   struct accmap_ckpt_handle records after this head
+ * @nr_sessions:  struct accmap_ckpt_session records after those, each
+ *                followed by its maps and attribute ranges
+ * @next_id:      where the client's next id search starts
+ * @next_session: where its next session id search starts
+ * @pid:          the process that opened the file
+ * @pad:          0
+ */
+struct accmap_ckpt_client {
+	__u32 magic;
+	__u32 version;
+	__u64 size;
+	__u32 nr_handles;
+	__u32 nr_sessions;
+	__u32 next_id;
+	__u32 next_session;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* Kinds of struct accmap_ckpt_handle. */
+#define ACCMAP_CKPT_KIND_EMPTY		0	/* created, no memory yet */
+#define ACCMAP_CKPT_KIND_ALLOC		1	/* memory from a heap */
+#define ACCMAP_CKPT_KIND_FROM_VA	2	/* pins of process memory */
+
+/* State bits of struct accmap_ckpt_handle. */
+#define ACCMAP_CKPT_H_ID_RDONLY		(1U << 0)	/* this id may not write */
+#define ACCMAP_CKPT_H_FROM_VA_WRITE	(1U << 1)	/* FROM_VA with write access */
+#define ACCMAP_CKPT_H_EXPORT_RDONLY	(1U << 2)	/* keeps a read-only dma-buf */
+#define ACCMAP_CKPT_H_EXPORT_RDWR	(1U << 3)	/* keeps a read-write dma-buf */
+#define ACCMAP_CKPT_H_VALID		(ACCMAP_CKPT_H_ID_RDONLY |	\
+					 ACCMAP_CKPT_H_FROM_VA_WRITE |	\
+					 ACCMAP_CKPT_H_EXPORT_RDONLY |	\
+					 ACCMAP_CKPT_H_EXPORT_RDWR)
+
+/**
+ * struct accmap_ckpt_handle - one id of a client
+ * @serial:      the buffer: the same in every record, of any client, that
+ *               names the same buffer; never reused while the module is
+ *               loaded
+ * @size:        bytes
+ * @map_offset:  the buffer's /dev/accmap mmap() offset, 0 if it has none
+ * @va:          FROM_VA: the first byte of the process memory; else 0
+ * @id:          the id
+ * @kind:        ACCMAP_CKPT_KIND_*
+ * @heap:        ALLOC: the heap id; else ACCMAP_HEAP_NONE
+ * @flags:       ALLOC: the ACCMAP_ALLOC_* flags; else 0
+ * @tag:         the tag
+ * @pad:         0
+ * @state:       ACCMAP_CKPT_H_* bits
+ * @origin_pid:  FROM_VA: the process whose memory it pins; else 0
+ * @heap_name:   ALLOC: the heap's name (a carveout comes back in the
+ *               carveout of that name); else empty
+ * @label:       the tag's label, empty if it has none
+ */
+struct accmap_ckpt_handle {
+	__u64 serial;
+	__u64 size;
+	__u64 map_offset;
+	__u64 va;
+	__u32 id;
+	__u32 kind;
+	__u32 heap;
+	__u32 flags;
+	__u16 tag;
+	__u16 pad;
+	__u32 state;
+	__u32 origin_pid;
+	__u32 pad2;
+	char heap_name[ACCMAP_HEAP_NAME_LEN];
+	char label[ACCMAP_LABEL_LEN];
+};
+
+/**
+ * struct accmap_ckpt_svm_attr - one attribute range of an SVM session
+ * @start:    first byte
+ * @size:     bytes
+ * @attrs:    ACCMAP_SVM_ATTR_*
+ * @granule:  log2 of the fault granule
+ * @location: ACCMAP_SVM_LOC_*
+ * @pad:      0
+ */
+struct accmap_ckpt_svm_attr {
+	__u64 start;
+	__u64 size;
+	__u32 attrs;
+	__u32 granule;
+	__u32 location;
+	__u32 pad;
+};
+
+/**
+ * struct accmap_ckpt_session - one replay session of a client
+ * @id:        the session id
+ * @target:    as REPLAY_SETUP's
+ * @format:    as REPLAY_SETUP's
+ * @as:        as REPLAY_SETUP's
+ * @va_bits:   as REPLAY_SETUP's
+ * @flags:     as REPLAY_SETUP's
+ * @nr_maps:   struct accmap_replay_map records right after this one
+ * @nr_attrs:  struct accmap_ckpt_svm_attr records after the maps
+ * @svm_start: as REPLAY_SETUP's
+ * @svm_size:  as REPLAY_SETUP's
+ */
+struct accmap_ckpt_session {
+	__u32 id;
+	__u32 target;
+	__u32 format;
+	__u32 as;
+	__u32 va_bits;
+	__u32 flags;
+	__u32 nr_maps;
+	__u32 nr_attrs;
+	__u64 svm_start;
+	__u64 svm_size;
+};
+
 /*
  * The software Mali model's own compute job.  A Mali job descriptor whose
  * header (32 bytes, 64-bit descriptor format) has job type
@@ -785,5 +1011,7 @@ struct accmap_sim_job {
 #define ACCMAP_IOC_REPLAY_RUN	_IOWR(ACCMAP_IOCTL_MAGIC, 0x10, struct accmap_replay_run)
 #define ACCMAP_IOC_REPLAY_DESTROY _IOW(ACCMAP_IOCTL_MAGIC, 0x11, struct accmap_replay_destroy)
 #define ACCMAP_IOC_SVM		_IOWR(ACCMAP_IOCTL_MAGIC, 0x12, struct accmap_svm_op)
+#define ACCMAP_IOC_MAP_OFFSET	_IOWR(ACCMAP_IOCTL_MAGIC, 0x13, struct accmap_map_offset)
+#define ACCMAP_IOC_CHECKPOINT	_IOWR(ACCMAP_IOCTL_MAGIC, 0x14, struct accmap_ckpt)
 
 #endif /* _UAPI_LINUX_ACCMAP_H */
