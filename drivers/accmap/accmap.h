@@ -92,6 +92,9 @@ struct accmap_cache {
  * @replay_lock: protects @replay_sessions, and serialises additions to
  *               @targets
  * @replay_sessions: every complete replay session (its node), for debugfs
+ * @next_serial: the serial the next handle gets (checkpoint records)
+ * @restores_lock: protects @restores
+ * @restores: restores in progress (struct accmap_ckpt_restore.node)
  */
 struct accmap_device {
 	struct miscdevice misc;
@@ -119,6 +122,10 @@ struct accmap_device {
 
 	struct mutex replay_lock;	/* protects replay_sessions, adding targets */
 	struct list_head replay_sessions;
+
+	atomic64_t next_serial;
+	struct mutex restores_lock;	/* protects restores */
+	struct list_head restores;
 };
 
 /**
@@ -209,6 +216,8 @@ enum accmap_export_mode {
  *          live dma-buf, and its file may be used under @lock
  * @attachments: importers' attachments (struct accmap_attachment)
  * @node: in accmap_device.handles
+ * @serial: the buffer's number in checkpoint records: unique while the
+ *          module is loaded, fixed at creation
  * @creator_pid: thread group id of the process that created the handle
  * @creator_comm: its command name then
  * @hrefs: number of client handle references (struct accmap_href); it
@@ -239,6 +248,7 @@ struct accmap_handle {
 	struct list_head attachments;
 
 	struct list_head node;
+	u64 serial;
 	pid_t creator_pid;
 	char creator_comm[TASK_COMM_LEN];
 
@@ -293,6 +303,13 @@ struct accmap_htable {
  * @handles: this client's handle references
  * @sessions: replay sessions by id (the xarray's own lock protects it)
  * @next_session: where the search for the next session id starts
+ * @ckpt_owned: the restore this client began (RESTORE_BEGIN), or NULL;
+ *              set once, ended when the client goes
+ * @ckpt_restore: while this client is being restored (RESTORE_CLIENT
+ *                until RESTORE_FINISH), the restore, with a reference;
+ *                else NULL.  Protected by @lock
+ * @ckpt_sessions: sessions RESTORE_SESSION queued for RESTORE_FINISH
+ *                 (struct accmap_ckpt_pending.node); protected by @lock
  */
 struct accmap_client {
 	struct accmap_device *adev;
@@ -305,6 +322,10 @@ struct accmap_client {
 
 	struct xarray sessions;
 	u32 next_session;
+
+	struct accmap_ckpt_restore *ckpt_owned;
+	struct accmap_ckpt_restore *ckpt_restore;
+	struct list_head ckpt_sessions;
 };
 
 /**
@@ -425,6 +446,8 @@ int accmap_htable_insert(struct accmap_htable *table, struct accmap_href *ref);
 struct accmap_href *accmap_htable_lookup(struct accmap_htable *table, u32 id);
 void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref);
 struct accmap_href *accmap_htable_first(struct accmap_htable *table);
+int accmap_htable_insert_at(struct accmap_htable *table,
+			    struct accmap_href *ref, u32 id);
 
 /* validate.c */
 int accmap_check_ioctl_size(unsigned int cmd, unsigned int kernel_cmd,
@@ -466,6 +489,11 @@ int accmap_client_add_dmabuf(struct accmap_client *client,
 			     struct accmap_handle *handle,
 			     struct dma_buf *dmabuf, u32 *id);
 int accmap_client_remove_handle(struct accmap_client *client, u32 id);
+int accmap_client_add_handle_at(struct accmap_client *client,
+				struct accmap_handle *handle, bool readonly,
+				u32 id);
+u32 accmap_client_find_id(struct accmap_client *client,
+			  struct accmap_handle *handle);
 
 /* rw.c */
 int accmap_check_rw(const struct accmap_rw *arg, u64 size);
@@ -528,6 +556,15 @@ int accmap_check_from_va(const struct accmap_from_va *arg, u64 task_size,
 			 u64 max_size);
 struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 					    const struct accmap_from_va *arg);
+int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
+			 u64 addr, bool writable, u16 tag);
+bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable);
+
+/* checkpoint.c */
+struct accmap_ckpt_restore;
+int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
+		      struct file **install_file, int *install_fd);
+void accmap_checkpoint_client_fini(struct accmap_client *client);
 struct accmap_heap *accmap_user_heap_create(struct accmap_device *adev);
 void accmap_user_heap_destroy(struct accmap_heap *heap);
 

@@ -32,6 +32,7 @@ struct accmap_client *accmap_client_create(struct accmap_device *adev)
 	mutex_init(&client->lock);
 	accmap_htable_init(&client->handles, &client->lock);
 	accmap_replay_client_init(client);
+	INIT_LIST_HEAD(&client->ckpt_sessions);
 
 	mutex_lock(&adev->clients_lock);
 	list_add_tail(&client->node, &adev->clients);
@@ -52,6 +53,8 @@ void accmap_client_destroy(struct accmap_client *client)
 	list_del(&client->node);
 	mutex_unlock(&adev->clients_lock);
 
+	/* A restore it began or was part of ends here. */
+	accmap_checkpoint_client_fini(client);
 	/* Sessions first: they hold references on the client's buffers. */
 	accmap_replay_client_fini(client);
 
@@ -119,9 +122,10 @@ struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 	return accmap_client_get_handle_ro(client, id, &readonly);
 }
 
+/* @at: the id to insert at (restore), or 0 for the next free one */
 static int accmap_client_add(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,
-			     struct dma_buf *from, u32 *id)
+			     struct dma_buf *from, u32 at, u32 *id)
 {
 	struct accmap_href *ref;
 	int ret;
@@ -133,7 +137,10 @@ static int accmap_client_add(struct accmap_client *client,
 	ref->readonly = readonly;
 
 	mutex_lock(&client->lock);
-	ret = accmap_htable_insert(&client->handles, ref);
+	if (at)
+		ret = accmap_htable_insert_at(&client->handles, ref, at);
+	else
+		ret = accmap_htable_insert(&client->handles, ref);
 	if (!ret) {
 		accmap_handle_get(handle);
 		atomic_inc(&handle->hrefs);
@@ -166,7 +173,56 @@ int accmap_client_add_handle(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,
 			     u32 *id)
 {
-	return accmap_client_add(client, handle, readonly, NULL, id);
+	return accmap_client_add(client, handle, readonly, NULL, 0, id);
+}
+
+/**
+ * accmap_client_add_handle_at() - give a client a reference at a given id
+ * @client: the client
+ * @handle: the handle; the new reference takes one handle reference
+ * @readonly: the new id may not write the buffer
+ * @id: the id, not 0
+ *
+ * For a restore, where ids are the restored program's state.
+ *
+ * Return: 0, -ENOMEM, or -EEXIST if @id is taken.
+ */
+int accmap_client_add_handle_at(struct accmap_client *client,
+				struct accmap_handle *handle, bool readonly,
+				u32 id)
+{
+	u32 got;
+
+	return accmap_client_add(client, handle, readonly, NULL, id, &got);
+}
+
+/**
+ * accmap_client_find_id() - an id of a client that names a handle
+ * @client: the client
+ * @handle: the handle
+ *
+ * Walks every id: for checkpoints, not for fast paths.
+ *
+ * Return: the lowest such id, or 0 if none.
+ */
+u32 accmap_client_find_id(struct accmap_client *client,
+			  struct accmap_handle *handle)
+{
+	struct accmap_href *ref;
+	struct rb_node *node;
+	u32 id = 0;
+
+	mutex_lock(&client->lock);
+	for (ref = accmap_htable_first(&client->handles); ref;
+	     ref = node ? rb_entry(node, struct accmap_href, node) : NULL) {
+		if (ref->handle == handle) {
+			id = ref->id;
+			break;
+		}
+		node = rb_next(&ref->node);
+	}
+	mutex_unlock(&client->lock);
+	return id;
 }
 
 /**
@@ -187,7 +243,7 @@ int accmap_client_add_dmabuf(struct accmap_client *client,
 {
 	return accmap_client_add(client, handle,
 				 !(dmabuf->file->f_mode & FMODE_WRITE), dmabuf,
-				 id);
+				 0, id);
 }
 
 /**

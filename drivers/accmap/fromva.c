@@ -45,11 +45,13 @@
  *      with mmgrab()
  * @pinned: pages pinned, all of them charged to @mm's locked memory
  * @writable: pinned for writing (FOLL_WRITE): unpinning dirties the pages
+ * @addr: the user address of the first page (checkpoint state)
  */
 struct accmap_user_buf {
 	struct mm_struct *mm;
 	unsigned long pinned;
 	bool writable;
+	u64 addr;
 };
 
 /**
@@ -130,13 +132,23 @@ static int accmap_from_va_check(struct mm_struct *mm, unsigned long start,
 	return 0;
 }
 
-/* pin_user_pages() lost its vmas argument in 6.5. */
-static long accmap_pin_locked(unsigned long addr, unsigned long npages,
-			      unsigned int gup_flags, struct page **pages)
+/*
+ * pin_user_pages() and pin_user_pages_remote() lost their vmas argument
+ * in 6.5.  A restore (checkpoint.c) pins another process's memory.
+ */
+static long accmap_pin_locked(struct mm_struct *mm, unsigned long addr,
+			      unsigned long npages, unsigned int gup_flags,
+			      struct page **pages)
 {
 #ifdef ACCMAP_HAVE_PIN_USER_PAGES_VMAS
+	if (mm != current->mm)
+		return pin_user_pages_remote(mm, addr, npages, gup_flags, pages,
+					     NULL, NULL);
 	return pin_user_pages(addr, npages, gup_flags, pages, NULL);
 #else
+	if (mm != current->mm)
+		return pin_user_pages_remote(mm, addr, npages, gup_flags, pages,
+					     NULL);
 	return pin_user_pages(addr, npages, gup_flags, pages);
 #endif
 }
@@ -193,12 +205,11 @@ static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
  * pages with -EFAULT or, in a mixed map, -EEXIST, which we report as
  * -EFAULT as well.
  */
-static int accmap_from_va_pin(struct accmap_devmem *dm, unsigned long addr,
-			      unsigned long npages, bool writable,
-			      struct page **pages)
+static int accmap_from_va_pin(struct accmap_devmem *dm, struct mm_struct *mm,
+			      unsigned long addr, unsigned long npages,
+			      bool writable, struct page **pages)
 {
 	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
-	struct mm_struct *mm = current->mm;
 	unsigned long pinned = 0;
 	int ret = 0;
 
@@ -221,7 +232,7 @@ static int accmap_from_va_pin(struct accmap_devmem *dm, unsigned long addr,
 		if (!ret)
 			ret = accmap_devmem_range_to_system(dm, mm, start,
 							    start + (batch << PAGE_SHIFT));
-		got = ret ? 0 : accmap_pin_locked(start, batch, flags,
+		got = ret ? 0 : accmap_pin_locked(mm, start, batch, flags,
 						  pages + pinned);
 		mmap_read_unlock(mm);
 		if (ret)
@@ -237,6 +248,101 @@ static int accmap_from_va_pin(struct accmap_devmem *dm, unsigned long addr,
 
 	if (ret)
 		unpin_user_pages(pages, pinned);
+	return ret;
+}
+
+/**
+ * accmap_handle_pin_va() - give an empty handle pins of process memory
+ * @handle: a handle without memory, of @addr's size; its readonly flag
+ *          is set to !@writable here
+ * @mm: the address space, current's or (restore) another live one's,
+ *      held by the caller with mmget()
+ * @addr: first byte, page aligned and checked (accmap_check_from_va())
+ * @writable: pin for writing
+ * @tag: the handle's tag
+ *
+ * The handle gets heap ACCMAP_HEAP_USER, cached.
+ *
+ * Return: 0, -EEXIST if @handle has memory, or an errno as
+ * accmap_handle_from_va()'s.  On error nothing stays pinned or charged.
+ */
+int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
+			 u64 addr, bool writable, u16 tag)
+{
+	struct accmap_device *adev = handle->adev;
+	struct accmap_heap *heap = adev->heaps[ACCMAP_HEAP_USER];
+	unsigned long npages = handle->size >> PAGE_SHIFT;
+	struct accmap_user_buf *buf;
+	struct page **pages;
+	int ret;
+
+	if (WARN_ON_ONCE(!heap))
+		return -ENODEV;
+	if (accmap_handle_allocated(handle))
+		return -EEXIST;
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	/* Over the cgroup's limit: ENOMEM, not its OOM killer (heap_system.c). */
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT |
+			       __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto err_free_buf;
+	}
+
+	/*
+	 * The kind of memory first, then the charge, so that neither a
+	 * refused range nor a request over the limit pins anything.
+	 */
+	buf->mm = mm;
+	if (mmap_read_lock_killable(buf->mm)) {
+		ret = -EINTR;
+		goto err_free_pages;
+	}
+	ret = accmap_from_va_check(buf->mm, addr, addr + handle->size);
+	mmap_read_unlock(buf->mm);
+	if (ret)
+		goto err_free_pages;
+	ret = account_locked_vm(buf->mm, npages, true);
+	if (ret)
+		goto err_free_pages;
+	mmgrab(buf->mm);
+
+	ret = accmap_from_va_pin(adev->sim_target.devmem, mm, addr, npages,
+				 writable, pages);
+	if (ret)
+		goto err_refund;
+	buf->pinned = npages;
+	buf->writable = writable;
+	buf->addr = addr;
+
+	mutex_lock(&handle->lock);
+	if (handle->heap) {
+		mutex_unlock(&handle->lock);
+		ret = -EEXIST;
+		goto err_unpin;
+	}
+	handle->pages = pages;
+	handle->npages = npages;
+	handle->heap_priv = buf;
+	handle->readonly = !writable;
+	handle->tag = tag;
+	handle->heap = heap;
+	atomic64_add(handle->size, &heap->used);
+	mutex_unlock(&handle->lock);
+	return 0;
+
+err_unpin:
+	unpin_user_pages(pages, npages);
+err_refund:
+	account_locked_vm(buf->mm, npages, false);
+	mmdrop(buf->mm);
+err_free_pages:
+	kvfree(pages);
+err_free_buf:
+	kfree(buf);
 	return ret;
 }
 
@@ -258,13 +364,8 @@ static int accmap_from_va_pin(struct accmap_devmem *dm, unsigned long addr,
 struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 					    const struct accmap_from_va *arg)
 {
-	struct accmap_heap *heap = adev->heaps[ACCMAP_HEAP_USER];
-	bool writable = arg->flags & ACCMAP_FROM_VA_WRITE;
 	struct accmap_from_va req = *arg;
 	struct accmap_handle *handle;
-	struct accmap_user_buf *buf;
-	unsigned long npages;
-	struct page **pages;
 	int ret;
 
 	/* A tagged pointer (arm64 top byte) names the same memory. */
@@ -275,74 +376,44 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 		return ERR_PTR(ret);
 	if (!access_ok(u64_to_user_ptr(req.addr), req.size))
 		return ERR_PTR(-EINVAL);
-	if (WARN_ON_ONCE(!heap))
-		return ERR_PTR(-ENODEV);
-	npages = req.size >> PAGE_SHIFT;
-
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
-	if (!buf)
-		return ERR_PTR(-ENOMEM);
-	/* Over the cgroup's limit: ENOMEM, not its OOM killer (heap_system.c). */
-	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT |
-			       __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-	if (!pages) {
-		ret = -ENOMEM;
-		goto err_free_buf;
-	}
-
-	/*
-	 * The kind of memory first, then the charge, so that neither a
-	 * refused range nor a request over the limit pins anything.
-	 */
-	buf->mm = current->mm;
-	if (mmap_read_lock_killable(buf->mm)) {
-		ret = -EINTR;
-		goto err_free_pages;
-	}
-	ret = accmap_from_va_check(buf->mm, req.addr, req.addr + req.size);
-	mmap_read_unlock(buf->mm);
-	if (ret)
-		goto err_free_pages;
-	ret = account_locked_vm(buf->mm, npages, true);
-	if (ret)
-		goto err_free_pages;
-	mmgrab(buf->mm);
-
-	ret = accmap_from_va_pin(adev->sim_target.devmem, req.addr, npages,
-				 writable, pages);
-	if (ret)
-		goto err_refund;
-	buf->pinned = npages;
-	buf->writable = writable;
+	if (!current->mm)
+		return ERR_PTR(-EFAULT);
 
 	handle = accmap_handle_create(adev, req.size);
-	if (!handle) {
-		ret = -ENOMEM;
-		goto err_unpin;
+	if (!handle)
+		return ERR_PTR(-ENOMEM);
+	ret = accmap_handle_pin_va(handle, current->mm, req.addr,
+				   req.flags & ACCMAP_FROM_VA_WRITE, req.tag);
+	if (ret) {
+		accmap_handle_put(handle);
+		return ERR_PTR(ret);
 	}
-
-	/* Allocated from birth: ALLOC on it fails with -EEXIST. */
-	mutex_lock(&handle->lock);
-	handle->pages = pages;
-	handle->npages = npages;
-	handle->heap_priv = buf;
-	handle->readonly = !writable;
-	handle->tag = req.tag;
-	handle->heap = heap;
-	atomic64_add(handle->size, &heap->used);
-	mutex_unlock(&handle->lock);
 	return handle;
+}
 
-err_unpin:
-	unpin_user_pages(pages, npages);
-err_refund:
-	account_locked_vm(buf->mm, npages, false);
-	mmdrop(buf->mm);
-err_free_pages:
-	kvfree(pages);
-err_free_buf:
-	kfree(buf);
-	return ERR_PTR(ret);
+/**
+ * accmap_handle_va() - where a FROM_VA buffer's memory is
+ * @handle: a handle
+ * @addr: set to the user address of its first page
+ * @writable: set to whether it was pinned for writing
+ *
+ * Return: true if @handle holds pins of process memory (heap
+ * ACCMAP_HEAP_USER), else false and nothing set.
+ */
+bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable)
+{
+	struct accmap_user_buf *buf;
+	bool ret = false;
+
+	mutex_lock(&handle->lock);
+	if (handle->heap && handle->heap->id == ACCMAP_HEAP_USER) {
+		buf = handle->heap_priv;
+		*addr = buf->addr;
+		*writable = buf->writable;
+		ret = true;
+	}
+	mutex_unlock(&handle->lock);
+	return ret;
 }
 
 static void user_heap_free(struct accmap_heap *heap,

@@ -38,6 +38,7 @@ struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
 	atomic_set(&handle->hrefs, 0);
 	atomic_set(&handle->maps, 0);
 	atomic_set(&handle->nattach, 0);
+	handle->serial = atomic64_inc_return(&adev->next_serial);
 	handle->creator_pid = task_tgid_nr(current);
 	accmap_get_comm(handle->creator_comm);
 

@@ -163,6 +163,47 @@ void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref)
 }
 
 /**
+ * accmap_htable_insert_at() - add a reference at a given id
+ * @table: the table
+ * @ref: the reference; its id is set to @id
+ * @id: the id, not 0
+ *
+ * The next id search does not move: a restore sets it itself.
+ *
+ * Return: 0, -EINVAL for id 0, -ENOSPC if the table is full, or -EEXIST
+ * if @id is taken.
+ */
+int accmap_htable_insert_at(struct accmap_htable *table,
+			    struct accmap_href *ref, u32 id)
+{
+	struct rb_node **link = &table->root.rb_node;
+	struct rb_node *parent = NULL;
+
+	lockdep_assert_held(table->lock);
+
+	if (!id)
+		return -EINVAL;
+	if (table->count == U32_MAX)
+		return -ENOSPC;
+	while (*link) {
+		struct accmap_href *cur = rb_entry(*link, struct accmap_href, node);
+
+		parent = *link;
+		if (id < cur->id)
+			link = &parent->rb_left;
+		else if (id > cur->id)
+			link = &parent->rb_right;
+		else
+			return -EEXIST;
+	}
+	ref->id = id;
+	rb_link_node(&ref->node, parent, link);
+	rb_insert_color(&ref->node, &table->root);
+	table->count++;
+	return 0;
+}
+
+/**
  * accmap_htable_first() - the reference with the lowest id
  * @table: the table
  *

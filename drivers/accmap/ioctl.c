@@ -66,6 +66,7 @@ union accmap_ioctl_arg {
 	struct accmap_replay_run replay_run;
 	struct accmap_replay_destroy replay_destroy;
 	struct accmap_svm_op svm;
+	struct accmap_ckpt ckpt;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
@@ -493,6 +494,14 @@ static int accmap_ioctl_svm(struct accmap_ioctl_ctx *ctx, void *data)
 	return accmap_replay_svm(ctx->client, data);
 }
 
+static int accmap_ioctl_checkpoint(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	/* STATE says how much room it needs, and what refused the dump. */
+	ctx->copy_on_error = true;
+	return accmap_checkpoint(ctx->client, data, &ctx->install_file,
+				 &ctx->install_fd);
+}
+
 /**
  * struct accmap_ioctl_desc - one ioctl of the table
  * @cmd: the command with this kernel's argument size
@@ -556,6 +565,8 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 			 struct accmap_replay_destroy, pad),
 	ACCMAP_IOCTL_DEF(0x12, ACCMAP_IOC_SVM, accmap_ioctl_svm,
 			 struct accmap_svm_op, pages_mapped),
+	ACCMAP_IOCTL_DEF(0x14, ACCMAP_IOC_CHECKPOINT, accmap_ioctl_checkpoint,
+			 struct accmap_ckpt, pad),
 };
 
 /**

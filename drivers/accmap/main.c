@@ -96,6 +96,9 @@ static int __init accmap_init(void)
 	INIT_LIST_HEAD(&adev->handles);
 	mutex_init(&adev->tags_lock);
 	xa_init(&adev->tag_labels);
+	atomic64_set(&adev->next_serial, 1);
+	mutex_init(&adev->restores_lock);
+	INIT_LIST_HEAD(&adev->restores);
 
 	ret = accmap_dma_device_create(adev);
 	if (ret)

@@ -334,7 +334,11 @@ static void accmap_replay_session_release(struct kref *ref)
 	accmap_replay_session_free(s);
 }
 
-static void accmap_replay_session_put(struct accmap_replay_session *s)
+/**
+ * accmap_replay_session_put() - drop a reference on a session
+ * @s: the session
+ */
+void accmap_replay_session_put(struct accmap_replay_session *s)
 {
 	kref_put(&s->ref, accmap_replay_session_release);
 }
@@ -438,63 +442,37 @@ static bool accmap_replay_map_in_svm(const struct accmap_replay_map *map,
 	       arg->svm_start < map->gpu_va + map->length;
 }
 
-/**
- * accmap_replay_setup() - REPLAY_SETUP: build a session
- * @client: the calling client
- * @arg: the argument, in kernel memory
- * @news: on success, the new session, with a reference for the caller
- *        that accmap_replay_setup_done() drops; else NULL
- *
- * The session's address space is @arg->as, fixed for its life.
- *
- * Return: 0 with @arg->session set, or a negative errno as documented for
- * ACCMAP_IOC_REPLAY_SETUP; @arg->failed_map names the mapping at fault.
+/*
+ * The body of REPLAY_SETUP and of a restored session: @maps are in kernel
+ * memory, @mm is the address space an SVM session mirrors, and @at is the
+ * id to give the session (a restore), or 0 for the next free one.
  */
-int accmap_replay_setup(struct accmap_client *client,
-			struct accmap_replay_setup *arg,
-			struct accmap_replay_session **news)
+static int accmap_replay_setup_core(struct accmap_client *client,
+				    struct accmap_replay_setup *arg,
+				    struct accmap_replay_target *target,
+				    const struct accmap_replay_map *maps,
+				    struct mm_struct *mm, u32 at,
+				    struct accmap_replay_session **news)
 {
 	struct accmap_device *adev = client->adev;
-	struct accmap_replay_target *target;
 	struct accmap_replay_session *s;
-	struct accmap_replay_map *maps;
 	unsigned long pages;
 	u32 i;
 	int ret;
 
-	*news = NULL;
-	arg->failed_map = U32_MAX;
-	arg->session = 0;
-	arg->table_pages = 0;
-	if (!accmap_replay_capable())
-		return -EPERM;
-	ret = accmap_replay_check_setup(adev, arg, &target);
-	if (ret)
-		return ret;
-
-	maps = kvmalloc_array(max(arg->nr_maps, 1U), sizeof(*maps), GFP_KERNEL);
-	if (!maps)
-		return -ENOMEM;
-	if (copy_from_user(maps, u64_to_user_ptr(arg->maps),
-			   array_size(arg->nr_maps, sizeof(*maps)))) {
-		ret = -EFAULT;
-		goto err_free_maps;
-	}
 	for (i = 0; i < arg->nr_maps; i++) {
 		ret = accmap_replay_check_map(&maps[i], arg->va_bits);
 		if (!ret && accmap_replay_map_in_svm(&maps[i], arg))
 			ret = -EINVAL;
 		if (ret) {
 			arg->failed_map = i;
-			goto err_free_maps;
+			return ret;
 		}
 	}
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
-	if (!s) {
-		ret = -ENOMEM;
-		goto err_free_maps;
-	}
+	if (!s)
+		return -ENOMEM;
 	kref_init(&s->ref);
 	s->adev = adev;
 	INIT_LIST_HEAD(&s->node);
@@ -503,8 +481,13 @@ int accmap_replay_setup(struct accmap_client *client,
 	s->as = arg->as;
 	s->va_bits = arg->va_bits;
 	mutex_init(&s->run_lock);
-	s->pid = task_tgid_nr(current);
-	accmap_get_comm(s->comm);
+	if (at) {
+		s->pid = client->pid;
+		memcpy(s->comm, client->comm, sizeof(s->comm));
+	} else {
+		s->pid = task_tgid_nr(current);
+		accmap_get_comm(s->comm);
+	}
 	atomic_inc(&target->sessions);
 	/* From here on the release function undoes whatever was done. */
 
@@ -542,7 +525,7 @@ int accmap_replay_setup(struct accmap_client *client,
 	if (arg->flags & ACCMAP_REPLAY_SETUP_SVM) {
 		struct accmap_svm *svm;
 
-		svm = accmap_svm_create(s, arg->svm_start, arg->svm_size);
+		svm = accmap_svm_create(s, arg->svm_start, arg->svm_size, mm);
 		if (IS_ERR(svm)) {
 			ret = PTR_ERR(svm);
 			goto err_put_session;
@@ -562,11 +545,17 @@ int accmap_replay_setup(struct accmap_client *client,
 	list_add_tail(&s->node, &adev->replay_sessions);
 	mutex_unlock(&adev->replay_lock);
 	kref_get(&s->ref);
-	ret = xa_alloc_cyclic(&client->sessions, &s->id, s,
-			      XA_LIMIT(1, ACCMAP_REPLAY_SESSIONS_MAX),
-			      &client->next_session, GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
+	if (at) {
+		s->id = at;
+		ret = xa_insert(&client->sessions, at, s, GFP_KERNEL_ACCOUNT);
+		ret = ret == -EBUSY ? -EEXIST : ret;
+	} else {
+		ret = xa_alloc_cyclic(&client->sessions, &s->id, s,
+				      XA_LIMIT(1, ACCMAP_REPLAY_SESSIONS_MAX),
+				      &client->next_session, GFP_KERNEL_ACCOUNT);
 		ret = ret == -EBUSY ? -ENOSPC : ret;
+	}
+	if (ret < 0) {
 		accmap_replay_session_put(s);
 		goto err_put_session;
 	}
@@ -575,13 +564,132 @@ int accmap_replay_setup(struct accmap_client *client,
 		accmap_svm_set_session(s->svm, s->id);
 	arg->table_pages = pages;
 	*news = s;
-	kvfree(maps);
 	return 0;
 
 err_put_session:
 	accmap_replay_session_put(s);
-err_free_maps:
+	return ret;
+}
+
+/**
+ * accmap_replay_setup() - REPLAY_SETUP: build a session
+ * @client: the calling client
+ * @arg: the argument, in kernel memory
+ * @news: on success, the new session, with a reference for the caller
+ *        that accmap_replay_setup_done() drops; else NULL
+ *
+ * The session's address space is @arg->as, fixed for its life.
+ *
+ * Return: 0 with @arg->session set, or a negative errno as documented for
+ * ACCMAP_IOC_REPLAY_SETUP; @arg->failed_map names the mapping at fault.
+ */
+int accmap_replay_setup(struct accmap_client *client,
+			struct accmap_replay_setup *arg,
+			struct accmap_replay_session **news)
+{
+	struct accmap_replay_target *target;
+	struct accmap_replay_map *maps;
+	int ret;
+
+	*news = NULL;
+	arg->failed_map = U32_MAX;
+	arg->session = 0;
+	arg->table_pages = 0;
+	if (!accmap_replay_capable())
+		return -EPERM;
+	ret = accmap_replay_check_setup(client->adev, arg, &target);
+	if (ret)
+		return ret;
+
+	maps = kvmalloc_array(max(arg->nr_maps, 1U), sizeof(*maps), GFP_KERNEL);
+	if (!maps)
+		return -ENOMEM;
+	if (copy_from_user(maps, u64_to_user_ptr(arg->maps),
+			   array_size(arg->nr_maps, sizeof(*maps))))
+		ret = -EFAULT;
+	else
+		ret = accmap_replay_setup_core(client, arg, target, maps,
+					       current->mm, 0, news);
 	kvfree(maps);
+	return ret;
+}
+
+/**
+ * accmap_replay_map_record() - describe one mapping of a session
+ * @s: the session, held still by its run_lock
+ * @i: the mapping's index, below @s->nr_maps
+ * @out: set to the mapping as REPLAY_SETUP took it, id 0
+ *
+ * Return: the mapped buffer (the session's reference stays the session's).
+ */
+struct accmap_handle *accmap_replay_map_record(struct accmap_replay_session *s,
+					       u32 i, struct accmap_replay_map *out)
+{
+	const struct accmap_replay_mapping *m = &s->maps[i];
+
+	lockdep_assert_held(&s->run_lock);
+	*out = (struct accmap_replay_map) {
+		.gpu_va = m->gpu_va,
+		.offset = m->offset,
+		.length = m->length,
+		.flags = m->flags,
+		.attr = m->attr,
+	};
+	return m->handle;
+}
+
+/**
+ * accmap_replay_restore() - make a checkpointed session again
+ * @client: the client being restored
+ * @rec: the session's record; its id must be free in @client
+ * @maps: its @rec->nr_maps mappings, ids of @client, in kernel memory
+ * @attrs: its @rec->nr_attrs SVM attribute ranges, in kernel memory
+ * @mm: the address space of the restored process (an SVM session
+ *      mirrors it), held by the caller
+ *
+ * Return: 0, or a negative errno as REPLAY_SETUP's and SVM SET_ATTR's;
+ * -EEXIST if the id is taken, -EINVAL for an id outside the session ids.
+ */
+int accmap_replay_restore(struct accmap_client *client,
+			  const struct accmap_ckpt_session *rec,
+			  const struct accmap_replay_map *maps,
+			  const struct accmap_ckpt_svm_attr *attrs,
+			  struct mm_struct *mm)
+{
+	struct accmap_replay_setup arg = {
+		.nr_maps = rec->nr_maps,
+		.target = rec->target,
+		.format = rec->format,
+		.as = rec->as,
+		.va_bits = rec->va_bits,
+		.flags = rec->flags,
+		.svm_start = rec->svm_start,
+		.svm_size = rec->svm_size,
+	};
+	struct accmap_replay_target *target;
+	struct accmap_replay_session *s;
+	u32 i;
+	int ret;
+
+	if (!accmap_replay_capable())
+		return -EPERM;
+	if (!rec->id || rec->id > ACCMAP_REPLAY_SESSIONS_MAX)
+		return -EINVAL;
+	if (rec->nr_attrs && !(rec->flags & ACCMAP_REPLAY_SETUP_SVM))
+		return -EINVAL;
+	ret = accmap_replay_check_setup(client->adev, &arg, &target);
+	if (ret)
+		return ret;
+	ret = accmap_replay_setup_core(client, &arg, target, maps, mm, rec->id,
+				       &s);
+	if (ret)
+		return ret;
+	for (i = 0; i < rec->nr_attrs && !ret; i++)
+		ret = accmap_svm_restore_attr(s->svm, attrs[i].start,
+					      attrs[i].size, attrs[i].attrs,
+					      attrs[i].granule,
+					      attrs[i].location);
+	accmap_replay_setup_done(client, s, !ret);
 	return ret;
 }
 

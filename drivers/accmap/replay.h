@@ -294,6 +294,14 @@ int accmap_replay_setup(struct accmap_client *client,
 			struct accmap_replay_session **news);
 void accmap_replay_setup_done(struct accmap_client *client,
 			      struct accmap_replay_session *s, bool told);
+void accmap_replay_session_put(struct accmap_replay_session *s);
+struct accmap_handle *accmap_replay_map_record(struct accmap_replay_session *s,
+					       u32 i, struct accmap_replay_map *out);
+int accmap_replay_restore(struct accmap_client *client,
+			  const struct accmap_ckpt_session *rec,
+			  const struct accmap_replay_map *maps,
+			  const struct accmap_ckpt_svm_attr *attrs,
+			  struct mm_struct *mm);
 int accmap_replay_run(struct accmap_client *client,
 		      struct accmap_replay_run *arg);
 int accmap_replay_destroy(struct accmap_client *client,

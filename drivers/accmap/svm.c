@@ -71,8 +71,10 @@ int accmap_svm_check_range(u64 start, u64 size, u32 va_bits)
  *         ahead (accmap_pgt_reserve_only())
  * @start: first byte, checked with accmap_svm_check_range()
  * @size:  bytes
- * @be:    the backend, or NULL to attach the HMM backend of current
+ * @be:    the backend, or NULL to attach the HMM backend of @mm
  * @bpriv: the backend's state (with @be)
+ * @mm:    without @be: the address space to mirror (current's, or a
+ *         restored process's), or NULL: none, -ESRCH
  *
  * The target must offer svm_enable.  The caller sets @s->svm and
  * @s->mmu_irq.
@@ -83,7 +85,7 @@ int accmap_svm_check_range(u64 start, u64 size, u32 va_bits)
 struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 					  u64 start, u64 size,
 					  const struct accmap_svm_backend *be,
-					  void *bpriv)
+					  void *bpriv, struct mm_struct *mm)
 {
 	const struct accmap_replay_target_ops *ops = s->target->ops;
 	struct accmap_svm *svm;
@@ -118,7 +120,7 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 		svm->backend = be;
 		svm->bpriv = bpriv;
 	} else {
-		ret = accmap_svm_hmm_attach(svm);
+		ret = accmap_svm_hmm_attach(svm, mm);
 		if (ret)
 			goto err_attr;
 	}
@@ -140,17 +142,18 @@ err_free:
 }
 
 /**
- * accmap_svm_create() - mirror the calling process over a range
+ * accmap_svm_create() - mirror a process over a range through HMM
  * @s:     the session
  * @start: first byte, checked with accmap_svm_check_range()
  * @size:  bytes
+ * @mm:    the address space: the caller's, or a restored process's
  *
  * Return: as accmap_svm_create_with().
  */
 struct accmap_svm *accmap_svm_create(struct accmap_replay_session *s,
-				     u64 start, u64 size)
+				     u64 start, u64 size, struct mm_struct *mm)
 {
-	return accmap_svm_create_with(s, start, size, NULL, NULL);
+	return accmap_svm_create_with(s, start, size, NULL, NULL, mm);
 }
 
 /**
@@ -631,6 +634,36 @@ static int svm_prefetch(struct accmap_svm *svm, struct accmap_svm_op *arg)
 		a = next;
 	}
 	return 0;
+}
+
+/**
+ * accmap_svm_restore_attr() - set a checkpointed attribute range again
+ * @svm: the mirror of a session being restored
+ * @start: as SET_ATTR's
+ * @size: as SET_ATTR's
+ * @attrs: as SET_ATTR's
+ * @granule: as SET_ATTR's
+ * @location: as SET_ATTR's
+ *
+ * SET_ATTR without its same-process check: the restore runs in CRIU.
+ *
+ * Return: 0 or an errno as SET_ATTR's.
+ */
+int accmap_svm_restore_attr(struct accmap_svm *svm, u64 start, u64 size,
+			    u32 attrs, u32 granule, u32 location)
+{
+	struct accmap_svm_op op = {
+		.op = ACCMAP_SVM_OP_SET_ATTR,
+		.start = start,
+		.size = size,
+		.attrs = attrs,
+		.granule = granule,
+		.location = location,
+	};
+	int ret;
+
+	ret = svm_check_subrange(svm, start, size);
+	return ret ? ret : svm_set_attr(svm, &op);
 }
 
 /**

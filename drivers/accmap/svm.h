@@ -151,11 +151,13 @@ struct accmap_svm {
 /* svm.c */
 int accmap_svm_check_range(u64 start, u64 size, u32 va_bits);
 struct accmap_svm *accmap_svm_create(struct accmap_replay_session *s,
-				     u64 start, u64 size);
+				     u64 start, u64 size, struct mm_struct *mm);
 struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 					  u64 start, u64 size,
 					  const struct accmap_svm_backend *be,
-					  void *bpriv);
+					  void *bpriv, struct mm_struct *mm);
+int accmap_svm_restore_attr(struct accmap_svm *svm, u64 start, u64 size,
+			    u32 attrs, u32 granule, u32 location);
 void accmap_svm_destroy(struct accmap_svm *svm);
 void accmap_svm_set_session(struct accmap_svm *svm, u32 id);
 int accmap_svm_install(struct accmap_svm *svm, u64 start,
@@ -181,9 +183,10 @@ int accmap_svm_attr_set(struct accmap_svm *svm, struct accmap_svm_range *out,
 
 /* svm_hmm.c, or -EOPNOTSUPP without HMM_MIRROR */
 #if IS_ENABLED(CONFIG_HMM_MIRROR) && IS_ENABLED(CONFIG_MMU_NOTIFIER)
-int accmap_svm_hmm_attach(struct accmap_svm *svm);
+int accmap_svm_hmm_attach(struct accmap_svm *svm, struct mm_struct *mm);
 #else
-static inline int accmap_svm_hmm_attach(struct accmap_svm *svm)
+static inline int accmap_svm_hmm_attach(struct accmap_svm *svm,
+					struct mm_struct *mm)
 {
 	return -EOPNOTSUPP;
 }

@@ -365,24 +365,26 @@ static const struct accmap_svm_backend svm_hmm_backend = {
 };
 
 /**
- * accmap_svm_hmm_attach() - mirror the calling process through HMM
+ * accmap_svm_hmm_attach() - mirror a process through HMM
  * @svm: the mirror, its range set
+ * @mm: the address space: the caller's, or a restored process's (the
+ *      notifier keeps its own hold on it)
  *
- * Return: 0 with @svm's backend set, -ESRCH for a caller without an
- * address space (a kernel thread), or -ENOMEM.
+ * Return: 0 with @svm's backend set, -ESRCH without an address space (a
+ * kernel thread), or -ENOMEM.
  */
-int accmap_svm_hmm_attach(struct accmap_svm *svm)
+int accmap_svm_hmm_attach(struct accmap_svm *svm, struct mm_struct *mm)
 {
 	struct svm_hmm *h;
 	int ret;
 
-	if (!current->mm)
+	if (!mm)
 		return -ESRCH;
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
 		return -ENOMEM;
 	h->svm = svm;
-	h->mm = current->mm;
+	h->mm = mm;
 	ret = mmu_interval_notifier_insert(&h->notifier, h->mm, svm->start,
 					   svm->end - svm->start,
 					   &svm_hmm_notifier_ops);

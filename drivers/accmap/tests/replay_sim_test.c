@@ -1787,7 +1787,7 @@ static int fake_mm_init(struct kunit_resource *res, void *context)
 			goto err;
 	}
 	fm->svm = accmap_svm_create_with(&fx->s, SVM_BASE, SVM_END - SVM_BASE,
-					 &fake_backend, fm);
+					 &fake_backend, fm, NULL);
 	if (IS_ERR(fm->svm))
 		goto err;
 	fx->s.svm = fm->svm;

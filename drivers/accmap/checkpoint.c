@@ -1,0 +1,1011 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap: checkpoint and restore of clients (ACCMAP_IOC_CHECKPOINT), for
+ * CRIU's accmap plugin (tools/criu).
+ *
+ * This file owns the STATE encoder, the restores in progress (struct
+ * accmap_ckpt_restore) and the replay sessions queued for RESTORE_FINISH.
+ * It calls the client, handle, heap, tag, dma-buf, FROM_VA
+ * (accmap_handle_pin_va()) and replay (accmap_replay_restore()) code; only
+ * the ioctl table and client teardown call into it.
+ *
+ * A restore: CRIU's main process begins it (RESTORE_BEGIN) before it forks
+ * the restored tree, and it ends when that file is closed.  In each
+ * restored process the plugin opens /dev/accmap, makes the new client the
+ * dumped one (RESTORE_CLIENT) and puts back its ids (RESTORE_BUFFER).
+ * Buffers are found by their dumped serial in the restore's table: the
+ * first process that names a buffer creates it, with the dumped contents,
+ * and every later one (another process's id, a dma-buf passed over a
+ * socket) gets the same buffer, so what was shared comes back shared, once.
+ * Until the table lets go of a buffer it counts as one of the buffer's ids
+ * (hrefs), so that its dma-bufs can be made as for any buffer with ids.
+ * FROM_VA buffers and replay sessions need the restored process's memory
+ * at its final addresses: they wait for RESTORE_FINISH, which CRIU's main
+ * process issues per process when the tree is about to resume.
+ */
+
+#include <linux/capability.h>
+#include <linux/dma-buf.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "accmap.h"
+#include "svm.h"
+
+/**
+ * struct accmap_ckpt_restore - one restore in progress
+ * @ref: references: the list's (until the beginning file goes), and one
+ *       per client being restored into it
+ * @node: in accmap_device.restores
+ * @adev: the device
+ * @token: what the restore's other calls name it by; random, not 0
+ * @lock: protects @bufs and @dead
+ * @bufs: dumped serial -> struct accmap_ckpt_buf
+ * @dead: the beginning file is gone: no more buffers
+ */
+struct accmap_ckpt_restore {
+	struct kref ref;
+	struct list_head node;
+	struct accmap_device *adev;
+	u64 token;
+	struct mutex lock;	/* protects bufs, dead */
+	struct xarray bufs;
+	bool dead;
+};
+
+/**
+ * struct accmap_ckpt_buf - a buffer a restore made
+ * @handle: the buffer, with a reference and an id reference (hrefs)
+ * @va: FROM_VA: the first byte of the process memory
+ * @origin_pid: FROM_VA: the process whose memory it pins
+ * @tag: FROM_VA: the tag to give it
+ * @from_va: a FROM_VA buffer, pinned by RESTORE_FINISH of @origin_pid
+ * @writable: FROM_VA: pin for writing
+ * @pinned: FROM_VA: pinned already
+ */
+struct accmap_ckpt_buf {
+	struct accmap_handle *handle;
+	u64 va;
+	u32 origin_pid;
+	u16 tag;
+	bool from_va;
+	bool writable;
+	bool pinned;
+};
+
+/**
+ * struct accmap_ckpt_pending - a replay session waiting for RESTORE_FINISH
+ * @node: in accmap_client.ckpt_sessions
+ * @rec: its record
+ * @maps: its @rec.nr_maps mappings
+ * @attrs: its @rec.nr_attrs SVM attribute ranges
+ */
+struct accmap_ckpt_pending {
+	struct list_head node;
+	struct accmap_ckpt_session rec;
+	struct accmap_replay_map *maps;
+	struct accmap_ckpt_svm_attr *attrs;
+};
+
+static bool accmap_ckpt_capable(void)
+{
+	return capable(CAP_CHECKPOINT_RESTORE) || capable(CAP_SYS_ADMIN);
+}
+
+static void accmap_ckpt_restore_release(struct kref *ref)
+{
+	struct accmap_ckpt_restore *r =
+		container_of(ref, struct accmap_ckpt_restore, ref);
+
+	xa_destroy(&r->bufs);
+	mutex_destroy(&r->lock);
+	kfree(r);
+}
+
+static void accmap_ckpt_restore_put(struct accmap_ckpt_restore *r)
+{
+	kref_put(&r->ref, accmap_ckpt_restore_release);
+}
+
+/* The restore named @token, with a reference, or NULL. */
+static struct accmap_ckpt_restore *
+accmap_ckpt_restore_get(struct accmap_device *adev, u64 token)
+{
+	struct accmap_ckpt_restore *r, *found = NULL;
+
+	mutex_lock(&adev->restores_lock);
+	list_for_each_entry(r, &adev->restores, node) {
+		if (r->token == token) {
+			kref_get(&r->ref);
+			found = r;
+			break;
+		}
+	}
+	mutex_unlock(&adev->restores_lock);
+	return found;
+}
+
+static void accmap_ckpt_pending_free(struct accmap_ckpt_pending *p)
+{
+	kvfree(p->maps);
+	kvfree(p->attrs);
+	kfree(p);
+}
+
+/* Ends a restore: its table lets go of every buffer. */
+static void accmap_ckpt_restore_end(struct accmap_ckpt_restore *r)
+{
+	struct accmap_device *adev = r->adev;
+	struct accmap_ckpt_buf *b;
+	unsigned long serial;
+
+	mutex_lock(&adev->restores_lock);
+	list_del(&r->node);
+	mutex_unlock(&adev->restores_lock);
+
+	mutex_lock(&r->lock);
+	r->dead = true;
+	xa_for_each(&r->bufs, serial, b) {
+		xa_erase(&r->bufs, serial);
+		accmap_handle_put_id(b->handle);
+		accmap_handle_put(b->handle);
+		kfree(b);
+	}
+	mutex_unlock(&r->lock);
+	accmap_ckpt_restore_put(r);
+}
+
+/**
+ * accmap_checkpoint_client_fini() - end a client's part in restores
+ * @client: a client whose file is being released
+ *
+ * A restore the client began ends; sessions it queued are dropped.
+ */
+void accmap_checkpoint_client_fini(struct accmap_client *client)
+{
+	struct accmap_ckpt_pending *p, *next;
+
+	if (client->ckpt_owned)
+		accmap_ckpt_restore_end(client->ckpt_owned);
+	list_for_each_entry_safe(p, next, &client->ckpt_sessions, node) {
+		list_del(&p->node);
+		accmap_ckpt_pending_free(p);
+	}
+	if (client->ckpt_restore)
+		accmap_ckpt_restore_put(client->ckpt_restore);
+}
+
+/* Fills @rec from @handle; the id's fields are the caller's. */
+static void accmap_ckpt_fill_handle(struct accmap_device *adev,
+				    struct accmap_handle *handle,
+				    struct accmap_ckpt_handle *rec)
+{
+	bool writable;
+	u64 va;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->serial = handle->serial;
+	rec->size = handle->size;
+	rec->heap = ACCMAP_HEAP_NONE;
+	if (accmap_handle_va(handle, &va, &writable)) {
+		rec->kind = ACCMAP_CKPT_KIND_FROM_VA;
+		rec->va = va;
+		rec->origin_pid = handle->creator_pid;
+		if (writable)
+			rec->state |= ACCMAP_CKPT_H_FROM_VA_WRITE;
+	}
+
+	mutex_lock(&handle->lock);
+	rec->tag = handle->tag;
+	if (handle->heap && rec->kind != ACCMAP_CKPT_KIND_FROM_VA) {
+		rec->kind = ACCMAP_CKPT_KIND_ALLOC;
+		rec->heap = handle->heap->id;
+		rec->flags = handle->flags;
+		strscpy(rec->heap_name, handle->heap->name,
+			sizeof(rec->heap_name));
+	}
+	if (handle->dmabuf[ACCMAP_EXPORT_RDONLY])
+		rec->state |= ACCMAP_CKPT_H_EXPORT_RDONLY;
+	if (handle->dmabuf[ACCMAP_EXPORT_RDWR])
+		rec->state |= ACCMAP_CKPT_H_EXPORT_RDWR;
+	mutex_unlock(&handle->lock);
+	accmap_tag_get_label(adev, rec->tag, rec->label);
+}
+
+/*
+ * The ids of @client, at most @max of them, into @out; -EAGAIN if the
+ * client has more ids by now than when the caller counted.
+ */
+static int accmap_ckpt_fill_ids(struct accmap_client *client,
+				struct accmap_ckpt_handle *out, u32 max)
+{
+	struct accmap_href *ref;
+	struct rb_node *node;
+	u32 n = 0;
+	int ret = 0;
+
+	mutex_lock(&client->lock);
+	if (client->handles.count != max)
+		ret = -EAGAIN;
+	for (ref = accmap_htable_first(&client->handles); ref && !ret;
+	     ref = node ? rb_entry(node, struct accmap_href, node) : NULL) {
+		accmap_ckpt_fill_handle(client->adev, ref->handle, &out[n]);
+		out[n].id = ref->id;
+		if (ref->readonly)
+			out[n].state |= ACCMAP_CKPT_H_ID_RDONLY;
+		n++;
+		node = rb_next(&ref->node);
+	}
+	mutex_unlock(&client->lock);
+	return ret;
+}
+
+/*
+ * Appends session @s's record, maps and attribute ranges at @p, which has
+ * room; returns the bytes written, or a negative errno for a mapping whose
+ * buffer the client has no id for any more.
+ */
+static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
+					struct accmap_replay_session *s,
+					void *p)
+{
+	struct accmap_ckpt_session *rec = p;
+	struct accmap_replay_map *maps = (void *)(rec + 1);
+	struct accmap_ckpt_svm_attr *attrs;
+	u32 i;
+
+	rec->id = s->id;
+	rec->target = 0;	/* the model, always target 0: no other is dumped */
+	rec->format = s->format;
+	rec->as = s->as;
+	rec->va_bits = s->va_bits;
+	rec->nr_maps = s->nr_maps;
+	for (i = 0; i < s->nr_maps; i++) {
+		struct accmap_handle *handle;
+
+		handle = accmap_replay_map_record(s, i, &maps[i]);
+		maps[i].id = accmap_client_find_id(client, handle);
+		if (!maps[i].id)
+			return -ENOENT;
+	}
+	attrs = (void *)(maps + s->nr_maps);
+	if (s->svm) {
+		struct accmap_svm *svm = s->svm;
+
+		rec->flags = ACCMAP_REPLAY_SETUP_SVM;
+		rec->svm_start = svm->start;
+		rec->svm_size = svm->end - svm->start;
+		mutex_lock(&svm->lock);
+		rec->nr_attrs = svm->nr_ranges;
+		for (i = 0; i < svm->nr_ranges; i++)
+			attrs[i] = (struct accmap_ckpt_svm_attr) {
+				.start = svm->ranges[i].start,
+				.size = svm->ranges[i].end - svm->ranges[i].start,
+				.attrs = svm->ranges[i].attrs,
+				.granule = svm->ranges[i].granule,
+				.location = svm->ranges[i].location,
+			};
+		mutex_unlock(&svm->lock);
+	}
+	return (void *)(attrs + rec->nr_attrs) - p;
+}
+
+/* Bytes session @s's record takes; @s is held still by its run_lock. */
+static size_t accmap_ckpt_session_size(struct accmap_replay_session *s)
+{
+	size_t n = sizeof(struct accmap_ckpt_session) +
+		   s->nr_maps * sizeof(struct accmap_replay_map);
+
+	if (s->svm) {
+		mutex_lock(&s->svm->lock);
+		n += s->svm->nr_ranges * sizeof(struct accmap_ckpt_svm_attr);
+		mutex_unlock(&s->svm->lock);
+	}
+	return n;
+}
+
+static int accmap_ckpt_state(struct accmap_client *client,
+			     struct accmap_ckpt *arg)
+{
+	struct accmap_replay_session *sessions[ACCMAP_REPLAY_SESSIONS_MAX];
+	struct accmap_device *adev = client->adev;
+	struct accmap_ckpt_client *head;
+	struct accmap_replay_session *s;
+	u32 nr_sessions = 0, nr_locked = 0, nr_handles, i;
+	unsigned long idx;
+	size_t size;
+	void *buf, *p;
+	ssize_t n;
+	int ret = 0;
+
+	if (arg->flags || arg->token || arg->contents || arg->fd || arg->pid)
+		return -EINVAL;
+
+	mutex_lock(&client->lock);
+	nr_handles = client->handles.count;
+	if (client->ckpt_restore || client->ckpt_owned)
+		ret = -EBUSY;
+	mutex_unlock(&client->lock);
+	if (ret) {
+		arg->bad_kind = ACCMAP_CKPT_BAD_RESTORING;
+		return ret;
+	}
+	if (nr_handles > ACCMAP_CKPT_HANDLES_MAX)
+		return -E2BIG;
+
+	/* Every session held still for the whole call: no run may start. */
+	xa_lock(&client->sessions);
+	xa_for_each(&client->sessions, idx, s) {
+		if (nr_sessions == ARRAY_SIZE(sessions))
+			break;
+		kref_get(&s->ref);
+		sessions[nr_sessions++] = s;
+	}
+	xa_unlock(&client->sessions);
+
+	size = sizeof(*head) + nr_handles * sizeof(struct accmap_ckpt_handle);
+	for (i = 0; i < nr_sessions; i++) {
+		s = sessions[i];
+		if (!mutex_trylock(&s->run_lock)) {
+			arg->bad_kind = ACCMAP_CKPT_BAD_SESSION_BUSY;
+			arg->bad_id = s->id;
+			ret = -EBUSY;
+			goto out_unlock;
+		}
+		nr_locked++;
+		if (s->target != &adev->sim_target) {
+			arg->bad_kind = ACCMAP_CKPT_BAD_SESSION_MMIO;
+			arg->bad_id = s->id;
+			ret = -EOPNOTSUPP;
+			goto out_unlock;
+		}
+		size += accmap_ckpt_session_size(s);
+	}
+	if (arg->size < size) {
+		arg->size = size;
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
+	arg->size = size;
+
+	buf = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	head = buf;
+	head->magic = ACCMAP_CKPT_MAGIC;
+	head->version = ACCMAP_CKPT_VERSION;
+	head->size = size;
+	head->nr_handles = nr_handles;
+	head->nr_sessions = nr_sessions;
+	head->pid = client->pid;
+	head->next_session = client->next_session;
+	mutex_lock(&client->lock);
+	head->next_id = client->handles.next_id;
+	mutex_unlock(&client->lock);
+	ret = accmap_ckpt_fill_ids(client, (void *)(head + 1), nr_handles);
+	p = (void *)(head + 1) + nr_handles * sizeof(struct accmap_ckpt_handle);
+	for (i = 0; i < nr_sessions && !ret; i++) {
+		n = accmap_ckpt_fill_session(client, sessions[i], p);
+		if (n < 0) {
+			arg->bad_kind = ACCMAP_CKPT_BAD_SESSION_BUSY;
+			arg->bad_id = sessions[i]->id;
+			ret = n;
+			break;
+		}
+		p += n;
+	}
+	if (!ret && copy_to_user(u64_to_user_ptr(arg->data), buf, size))
+		ret = -EFAULT;
+	kvfree(buf);
+
+out_unlock:
+	for (i = 0; i < nr_locked; i++)
+		mutex_unlock(&sessions[i]->run_lock);
+	for (i = 0; i < nr_sessions; i++)
+		accmap_replay_session_put(sessions[i]);
+	return ret;
+}
+
+static int accmap_ckpt_dmabuf(struct accmap_client *client,
+			      struct accmap_ckpt *arg)
+{
+	struct accmap_ckpt_handle rec;
+	struct accmap_handle *handle;
+	struct dma_buf *dmabuf;
+	int ret = 0;
+
+	if (arg->flags || arg->token || arg->contents || arg->pid)
+		return -EINVAL;
+	if (arg->data && arg->size < sizeof(rec))
+		return -ENOSPC;
+
+	dmabuf = dma_buf_get(arg->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	handle = accmap_dmabuf_handle(dmabuf);
+	if (!handle || handle->adev != client->adev) {
+		ret = -EXDEV;
+		goto out_put;
+	}
+	accmap_ckpt_fill_handle(client->adev, handle, &rec);
+	arg->serial = rec.serial;
+	arg->dmabuf_size = rec.size;
+	arg->dmabuf_mode = dmabuf->file->f_mode & FMODE_WRITE ? O_RDWR :
+								O_RDONLY;
+	if (arg->data) {
+		arg->size = sizeof(rec);
+		if (copy_to_user(u64_to_user_ptr(arg->data), &rec, sizeof(rec)))
+			ret = -EFAULT;
+	}
+out_put:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
+static int accmap_ckpt_begin(struct accmap_client *client,
+			     struct accmap_ckpt *arg)
+{
+	struct accmap_device *adev = client->adev;
+	struct accmap_ckpt_restore *r;
+
+	if (arg->flags || arg->token || arg->data || arg->size ||
+	    arg->contents || arg->fd || arg->pid)
+		return -EINVAL;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	kref_init(&r->ref);
+	r->adev = adev;
+	mutex_init(&r->lock);
+	xa_init(&r->bufs);
+	do {
+		r->token = get_random_u64();
+	} while (!r->token);
+
+	mutex_lock(&client->lock);
+	if (client->ckpt_owned || client->ckpt_restore) {
+		mutex_unlock(&client->lock);
+		accmap_ckpt_restore_put(r);
+		return -EBUSY;
+	}
+	client->ckpt_owned = r;
+	mutex_unlock(&client->lock);
+
+	mutex_lock(&adev->restores_lock);
+	list_add_tail(&r->node, &adev->restores);
+	mutex_unlock(&adev->restores_lock);
+	arg->token = r->token;
+	return 0;
+}
+
+static int accmap_ckpt_restore_client(struct accmap_client *client,
+				      struct accmap_ckpt *arg)
+{
+	struct accmap_ckpt_client head;
+	struct accmap_ckpt_restore *r;
+	int ret = 0;
+
+	if (arg->flags || arg->contents || arg->fd || arg->pid)
+		return -EINVAL;
+	if (arg->size != sizeof(head))
+		return -EINVAL;
+	if (copy_from_user(&head, u64_to_user_ptr(arg->data), sizeof(head)))
+		return -EFAULT;
+	if (head.magic != ACCMAP_CKPT_MAGIC ||
+	    head.version != ACCMAP_CKPT_VERSION || head.pad ||
+	    !head.next_id || head.next_session > ACCMAP_REPLAY_SESSIONS_MAX)
+		return -EINVAL;
+
+	r = accmap_ckpt_restore_get(client->adev, arg->token);
+	if (!r)
+		return -ENOENT;
+	mutex_lock(&client->lock);
+	if (client->ckpt_restore || client->ckpt_owned ||
+	    client->handles.count || !xa_empty(&client->sessions)) {
+		ret = -EBUSY;
+	} else {
+		client->handles.next_id = head.next_id;
+		client->next_session = head.next_session;
+		/* The client keeps the reference until RESTORE_FINISH. */
+		client->ckpt_restore = r;
+	}
+	mutex_unlock(&client->lock);
+	if (ret)
+		accmap_ckpt_restore_put(r);
+	return ret;
+}
+
+/* Checks a record from user space; the serial is checked by the caller. */
+static int accmap_ckpt_check_handle(const struct accmap_ckpt_handle *rec)
+{
+	struct accmap_tag_label label = { .tag = rec->tag };
+	u64 end;
+
+	if (!rec->size || !PAGE_ALIGNED(rec->size) ||
+	    rec->size > ((u64)totalram_pages() << PAGE_SHIFT))
+		return -EINVAL;
+	if (rec->pad || rec->pad2 || rec->state & ~ACCMAP_CKPT_H_VALID)
+		return -EINVAL;
+	if (!memchr(rec->heap_name, '\0', sizeof(rec->heap_name)))
+		return -EINVAL;
+	memcpy(label.label, rec->label, sizeof(label.label));
+	if (accmap_check_tag_label(&label))
+		return -EINVAL;
+
+	switch (rec->kind) {
+	case ACCMAP_CKPT_KIND_EMPTY:
+		if (rec->va || rec->flags || rec->origin_pid ||
+		    rec->state & ~ACCMAP_CKPT_H_ID_RDONLY)
+			return -EINVAL;
+		break;
+	case ACCMAP_CKPT_KIND_ALLOC:
+		if (rec->va || rec->origin_pid ||
+		    rec->flags & ~ACCMAP_ALLOC_VALID_FLAGS ||
+		    rec->state & ACCMAP_CKPT_H_FROM_VA_WRITE)
+			return -EINVAL;
+		break;
+	case ACCMAP_CKPT_KIND_FROM_VA:
+		if (rec->flags || !rec->origin_pid || !PAGE_ALIGNED(rec->va) ||
+		    check_add_overflow(rec->va, rec->size, &end) ||
+		    end > TASK_SIZE)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The heap @rec's buffer came from: the one of the same name. */
+static struct accmap_heap *accmap_ckpt_heap(struct accmap_device *adev,
+					    const struct accmap_ckpt_handle *rec)
+{
+	int id;
+
+	for (id = 0; id < ACCMAP_HEAP_MAX; id++) {
+		struct accmap_heap *heap = adev->heaps[id];
+
+		if (heap && heap->ops->alloc &&
+		    !strcmp(heap->name, rec->heap_name))
+			return heap;
+	}
+	return NULL;
+}
+
+/*
+ * Makes @rec's buffer and enters it in @r's table; the caller holds
+ * @r->lock.  @contents: user pointer to its bytes, or 0.
+ */
+static struct accmap_ckpt_buf *
+accmap_ckpt_buf_create(struct accmap_ckpt_restore *r,
+		       const struct accmap_ckpt_handle *rec, u64 contents)
+{
+	struct accmap_device *adev = r->adev;
+	struct accmap_handle *handle;
+	struct accmap_ckpt_buf *b;
+	struct accmap_heap *heap;
+	int ret;
+
+	lockdep_assert_held(&r->lock);
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return ERR_PTR(-ENOMEM);
+	handle = accmap_handle_create(adev, rec->size);
+	if (!handle) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	b->handle = handle;
+	atomic_inc(&handle->hrefs);
+
+	switch (rec->kind) {
+	case ACCMAP_CKPT_KIND_ALLOC:
+		heap = accmap_ckpt_heap(adev, rec);
+		if (!heap) {
+			ret = -ENODEV;
+			goto err_put;
+		}
+		ret = accmap_handle_alloc(handle, heap, rec->flags, 0, rec->tag);
+		if (ret)
+			goto err_put;
+		if (contents) {
+			struct accmap_rw rw = {
+				.addr = contents,
+				.elem_size = rec->size,
+				.count = 1,
+			};
+
+			ret = accmap_handle_rw(handle, &rw, true);
+			if (ret)
+				goto err_put;
+		}
+		break;
+	case ACCMAP_CKPT_KIND_FROM_VA:
+		if (contents) {
+			ret = -EINVAL;
+			goto err_put;
+		}
+		handle->readonly = !(rec->state & ACCMAP_CKPT_H_FROM_VA_WRITE);
+		b->from_va = true;
+		b->writable = !handle->readonly;
+		b->va = rec->va;
+		b->origin_pid = rec->origin_pid;
+		b->tag = rec->tag;
+		break;
+	default:
+		if (contents) {
+			ret = -EINVAL;
+			goto err_put;
+		}
+		break;
+	}
+	if (rec->label[0]) {
+		ret = accmap_tag_set_label(adev, rec->tag, rec->label);
+		if (ret)
+			goto err_put;
+	}
+	ret = xa_insert(&r->bufs, rec->serial, b, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_put;
+	return b;
+
+err_put:
+	accmap_handle_put_id(handle);
+	accmap_handle_put(handle);
+err_free:
+	kfree(b);
+	return ERR_PTR(ret);
+}
+
+/* The kind of a buffer the table holds, to match a later record against. */
+static u32 accmap_ckpt_buf_kind(struct accmap_ckpt_buf *b)
+{
+	if (b->from_va)
+		return ACCMAP_CKPT_KIND_FROM_VA;
+	return accmap_handle_allocated(b->handle) ? ACCMAP_CKPT_KIND_ALLOC :
+						    ACCMAP_CKPT_KIND_EMPTY;
+}
+
+/* Adds @rec's id to @client, with the dma-bufs the dumped handle kept. */
+static int accmap_ckpt_add_id(struct accmap_client *client,
+			      struct accmap_handle *handle,
+			      const struct accmap_ckpt_handle *rec)
+{
+	static const u32 bits[ACCMAP_EXPORT_MODES] = {
+		[ACCMAP_EXPORT_RDONLY] = ACCMAP_CKPT_H_EXPORT_RDONLY,
+		[ACCMAP_EXPORT_RDWR] = ACCMAP_CKPT_H_EXPORT_RDWR,
+	};
+	struct file *file;
+	int mode, ret;
+
+	if (!rec->id)
+		return -EINVAL;
+	ret = accmap_client_add_handle_at(client, handle,
+					  rec->state & ACCMAP_CKPT_H_ID_RDONLY,
+					  rec->id);
+	if (ret)
+		return ret;
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++) {
+		if (!(rec->state & bits[mode]))
+			continue;
+		/* The handle keeps it (its slot): ours goes again. */
+		file = accmap_dmabuf_get_file(handle, mode);
+		if (IS_ERR(file)) {
+			accmap_client_remove_handle(client, rec->id);
+			return PTR_ERR(file);
+		}
+		fput(file);
+	}
+	return 0;
+}
+
+static int accmap_ckpt_restore_buffer(struct accmap_client *client,
+				      struct accmap_ckpt *arg,
+				      struct file **install_file,
+				      int *install_fd)
+{
+	u32 fd_flags = arg->flags & (ACCMAP_CKPT_FD_RDONLY | ACCMAP_CKPT_FD_RDWR);
+	struct accmap_ckpt_handle rec;
+	struct accmap_handle *handle;
+	struct accmap_ckpt_restore *r;
+	struct accmap_ckpt_buf *b;
+	struct file *file;
+	int fd, ret;
+
+	if (arg->flags & ~ACCMAP_CKPT_VALID_FLAGS || arg->fd || arg->pid ||
+	    fd_flags == (ACCMAP_CKPT_FD_RDONLY | ACCMAP_CKPT_FD_RDWR) ||
+	    (!fd_flags && !(arg->flags & ACCMAP_CKPT_ADD_ID)) ||
+	    (!fd_flags && arg->flags & ACCMAP_CKPT_FD_CLOEXEC))
+		return -EINVAL;
+	if (arg->size != sizeof(rec))
+		return -EINVAL;
+	if (copy_from_user(&rec, u64_to_user_ptr(arg->data), sizeof(rec)))
+		return -EFAULT;
+	ret = accmap_ckpt_check_handle(&rec);
+	if (ret)
+		return ret;
+	if (!rec.serial || rec.serial > ULONG_MAX)
+		return -EINVAL;
+
+	r = accmap_ckpt_restore_get(client->adev, arg->token);
+	if (!r)
+		return -ENOENT;
+	if (arg->flags & ACCMAP_CKPT_ADD_ID) {
+		mutex_lock(&client->lock);
+		ret = client->ckpt_restore == r ? 0 : -EINVAL;
+		mutex_unlock(&client->lock);
+		if (ret)
+			goto out_put_restore;
+	}
+
+	mutex_lock(&r->lock);
+	b = r->dead ? ERR_PTR(-ENOENT) : xa_load(&r->bufs, rec.serial);
+	if (!b)
+		b = accmap_ckpt_buf_create(r, &rec, arg->contents);
+	else if (!IS_ERR(b) && (b->handle->size != rec.size ||
+				accmap_ckpt_buf_kind(b) != rec.kind))
+		b = ERR_PTR(-EINVAL);
+	if (IS_ERR(b)) {
+		mutex_unlock(&r->lock);
+		ret = PTR_ERR(b);
+		goto out_put_restore;
+	}
+	handle = b->handle;
+	accmap_handle_get(handle);
+	mutex_unlock(&r->lock);
+
+	if (arg->flags & ACCMAP_CKPT_ADD_ID) {
+		ret = accmap_ckpt_add_id(client, handle, &rec);
+		if (ret)
+			goto out_put_handle;
+	}
+	if (fd_flags) {
+		fd = get_unused_fd_flags(arg->flags & ACCMAP_CKPT_FD_CLOEXEC ?
+					 O_CLOEXEC : 0);
+		if (fd < 0) {
+			ret = fd;
+			goto out_remove_id;
+		}
+		file = accmap_dmabuf_get_file(handle,
+					      fd_flags & ACCMAP_CKPT_FD_RDWR ?
+					      ACCMAP_EXPORT_RDWR :
+					      ACCMAP_EXPORT_RDONLY);
+		if (IS_ERR(file)) {
+			put_unused_fd(fd);
+			ret = PTR_ERR(file);
+			goto out_remove_id;
+		}
+		/* Installed by the dispatcher once user space has the number. */
+		*install_file = file;
+		*install_fd = fd;
+		arg->fd = fd;
+	}
+	ret = 0;
+	goto out_put_handle;
+
+out_remove_id:
+	if (arg->flags & ACCMAP_CKPT_ADD_ID)
+		accmap_client_remove_handle(client, rec.id);
+out_put_handle:
+	accmap_handle_put(handle);
+out_put_restore:
+	accmap_ckpt_restore_put(r);
+	return ret;
+}
+
+static int accmap_ckpt_restore_session(struct accmap_client *client,
+				       struct accmap_ckpt *arg)
+{
+	struct accmap_ckpt_pending *p, *q;
+	void __user *src = u64_to_user_ptr(arg->data);
+	size_t maps_size, attrs_size;
+	int ret = 0;
+
+	if (arg->flags || arg->contents || arg->fd || arg->pid)
+		return -EINVAL;
+	if (arg->size < sizeof(p->rec))
+		return -EINVAL;
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return -ENOMEM;
+	if (copy_from_user(&p->rec, src, sizeof(p->rec))) {
+		ret = -EFAULT;
+		goto err_free;
+	}
+	if (p->rec.nr_maps > ACCMAP_REPLAY_MAPS_MAX ||
+	    p->rec.nr_attrs > ACCMAP_SVM_ATTR_RANGES_MAX) {
+		ret = -EINVAL;
+		goto err_free;
+	}
+	maps_size = p->rec.nr_maps * sizeof(*p->maps);
+	attrs_size = p->rec.nr_attrs * sizeof(*p->attrs);
+	if (arg->size != sizeof(p->rec) + maps_size + attrs_size) {
+		ret = -EINVAL;
+		goto err_free;
+	}
+	p->maps = kvmalloc(max_t(size_t, maps_size, 1), GFP_KERNEL_ACCOUNT);
+	p->attrs = kvmalloc(max_t(size_t, attrs_size, 1), GFP_KERNEL_ACCOUNT);
+	if (!p->maps || !p->attrs) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	if (copy_from_user(p->maps, src + sizeof(p->rec), maps_size) ||
+	    copy_from_user(p->attrs, src + sizeof(p->rec) + maps_size,
+			   attrs_size)) {
+		ret = -EFAULT;
+		goto err_free;
+	}
+	if (!p->rec.id || p->rec.id > ACCMAP_REPLAY_SESSIONS_MAX) {
+		ret = -EINVAL;
+		goto err_free;
+	}
+
+	mutex_lock(&client->lock);
+	if (!client->ckpt_restore || client->ckpt_restore->token != arg->token)
+		ret = -EINVAL;
+	list_for_each_entry(q, &client->ckpt_sessions, node)
+		if (q->rec.id == p->rec.id)
+			ret = -EEXIST;
+	if (!ret)
+		list_add_tail(&p->node, &client->ckpt_sessions);
+	mutex_unlock(&client->lock);
+	if (ret)
+		goto err_free;
+	return 0;
+
+err_free:
+	accmap_ckpt_pending_free(p);
+	return ret;
+}
+
+/* Pins the FROM_VA buffers of process @pid that @r made. */
+static int accmap_ckpt_pin(struct accmap_ckpt_restore *r, u32 pid,
+			   struct mm_struct *mm, u32 *done)
+{
+	struct accmap_ckpt_buf *b;
+	unsigned long serial;
+	int ret = 0;
+
+	mutex_lock(&r->lock);
+	xa_for_each(&r->bufs, serial, b) {
+		if (!b->from_va || b->pinned || b->origin_pid != pid)
+			continue;
+		ret = accmap_handle_pin_va(b->handle, mm, b->va, b->writable,
+					   b->tag);
+		if (ret)
+			break;
+		b->pinned = true;
+		(*done)++;
+	}
+	mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* Makes the queued sessions of @pid's clients in @r; they leave @r. */
+static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, u32 pid,
+				struct mm_struct *mm, u32 *done)
+{
+	struct accmap_device *adev = r->adev;
+	struct accmap_ckpt_pending *p, *next;
+	struct accmap_client *c;
+	int ret = 0;
+
+	mutex_lock(&adev->clients_lock);
+	list_for_each_entry(c, &adev->clients, node) {
+		LIST_HEAD(todo);
+
+		mutex_lock(&c->lock);
+		if (c->ckpt_restore != r || c->pid != pid) {
+			mutex_unlock(&c->lock);
+			continue;
+		}
+		list_splice_init(&c->ckpt_sessions, &todo);
+		c->ckpt_restore = NULL;
+		mutex_unlock(&c->lock);
+
+		list_for_each_entry_safe(p, next, &todo, node) {
+			if (!ret) {
+				ret = accmap_replay_restore(c, &p->rec, p->maps,
+							    p->attrs, mm);
+				if (!ret)
+					(*done)++;
+			}
+			list_del(&p->node);
+			accmap_ckpt_pending_free(p);
+		}
+		/* The client's reference; the caller's keeps @r. */
+		accmap_ckpt_restore_put(r);
+	}
+	mutex_unlock(&adev->clients_lock);
+	return ret;
+}
+
+static int accmap_ckpt_finish(struct accmap_client *client,
+			      struct accmap_ckpt *arg)
+{
+	struct accmap_ckpt_restore *r;
+	struct task_struct *task;
+	struct mm_struct *mm;
+	int ret;
+
+	if (arg->flags || arg->data || arg->size || arg->contents || arg->fd ||
+	    !arg->pid)
+		return -EINVAL;
+	r = client->ckpt_owned;
+	if (!r || r->token != arg->token)
+		return -EINVAL;
+
+	rcu_read_lock();
+	task = pid_task(find_vpid(arg->pid), PIDTYPE_PID);
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
+	if (!task)
+		return -ESRCH;
+	mm = get_task_mm(task);
+	put_task_struct(task);
+	if (!mm)
+		return -ESRCH;
+
+	arg->done = 0;
+	ret = accmap_ckpt_pin(r, arg->pid, mm, &arg->done);
+	if (!ret)
+		ret = accmap_ckpt_sessions(r, arg->pid, mm, &arg->done);
+	mmput(mm);
+	return ret;
+}
+
+/**
+ * accmap_checkpoint() - ACCMAP_IOC_CHECKPOINT
+ * @client: the calling file's client
+ * @arg: the argument, in kernel memory; copied back on failure too
+ * @install_file: set to a dma-buf file to install as @install_fd
+ *                (RESTORE_BUFFER with a FD flag)
+ * @install_fd: set to the reserved descriptor for it
+ *
+ * Return: 0 or a negative errno as documented for ACCMAP_IOC_CHECKPOINT.
+ */
+int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
+		      struct file **install_file, int *install_fd)
+{
+	u32 op = arg->op;
+
+	if (!accmap_ckpt_capable())
+		return -EPERM;
+	if (arg->pad)
+		return -EINVAL;
+	arg->bad_kind = ACCMAP_CKPT_BAD_NONE;
+	arg->bad_id = 0;
+	arg->done = 0;
+
+	switch (op) {
+	case ACCMAP_CKPT_OP_STATE:
+		return accmap_ckpt_state(client, arg);
+	case ACCMAP_CKPT_OP_DMABUF:
+		return accmap_ckpt_dmabuf(client, arg);
+	case ACCMAP_CKPT_OP_RESTORE_BEGIN:
+		return accmap_ckpt_begin(client, arg);
+	case ACCMAP_CKPT_OP_RESTORE_CLIENT:
+		return accmap_ckpt_restore_client(client, arg);
+	case ACCMAP_CKPT_OP_RESTORE_BUFFER:
+		return accmap_ckpt_restore_buffer(client, arg, install_file,
+						  install_fd);
+	case ACCMAP_CKPT_OP_RESTORE_SESSION:
+		return accmap_ckpt_restore_session(client, arg);
+	case ACCMAP_CKPT_OP_RESTORE_FINISH:
+		return accmap_ckpt_finish(client, arg);
+	default:
+		return -EINVAL;
+	}
+}
