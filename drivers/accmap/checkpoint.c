@@ -1005,6 +1005,8 @@ int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
 		return accmap_ckpt_restore_session(client, arg);
 	case ACCMAP_CKPT_OP_RESTORE_FINISH:
 		return accmap_ckpt_finish(client, arg);
+	case ACCMAP_CKPT_OP_RESTORE_OFFSET:
+		return -EOPNOTSUPP;	/* with the /dev/accmap mmap path */
 	default:
 		return -EINVAL;
 	}

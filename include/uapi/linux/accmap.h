@@ -744,6 +744,7 @@ struct accmap_map_offset {
 #define ACCMAP_CKPT_OP_RESTORE_BUFFER	5	/* a dumped buffer: id and/or dma-buf fd */
 #define ACCMAP_CKPT_OP_RESTORE_SESSION	6	/* a dumped replay session, made at FINISH */
 #define ACCMAP_CKPT_OP_RESTORE_FINISH	7	/* @pid's address space is final */
+#define ACCMAP_CKPT_OP_RESTORE_OFFSET	8	/* a restored buffer's mmap() offset */
 
 /* Flags of struct accmap_ckpt, RESTORE_BUFFER. */
 #define ACCMAP_CKPT_ADD_ID		(1U << 0)	/* at the record's id */
@@ -785,12 +786,17 @@ struct accmap_map_offset {
  * @fd:       DMABUF: in: a dma-buf file descriptor; RESTORE_BUFFER: out,
  *            with a FD flag: the new descriptor; else 0
  * @pid:      in: RESTORE_FINISH: the restored process; else 0
- * @serial:   out: DMABUF: the buffer's serial (as in STATE's records)
+ * @serial:   out: DMABUF: the buffer's serial (as in STATE's records);
+ *            in: RESTORE_OFFSET: a dumped serial
  * @dmabuf_size: out: DMABUF: the buffer's size
  * @dmabuf_mode: out: DMABUF: O_RDONLY or O_RDWR, the dma-buf's access mode
  * @bad_kind: out: STATE: on failure, ACCMAP_CKPT_BAD_*, what refused
  * @bad_id:   out: STATE: the id of that object
  * @done:     out: RESTORE_FINISH: buffers pinned and sessions made
+ * @map_offset: out: RESTORE_OFFSET: the /dev/accmap mmap() offset of the
+ *            buffer the restore made for dumped serial @serial (in); the
+ *            calling client, one being restored by that restore, may map
+ *            it until RESTORE_FINISH even without an id for it
  * @pad:      must be 0
  */
 struct accmap_ckpt {
@@ -808,6 +814,7 @@ struct accmap_ckpt {
 	__u32 bad_kind;
 	__u32 bad_id;
 	__u32 done;
+	__u64 map_offset;
 	__u64 pad;
 };
 
