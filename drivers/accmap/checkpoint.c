@@ -70,6 +70,8 @@ struct accmap_ckpt_restore {
  * @from_va: a FROM_VA buffer, pinned by RESTORE_FINISH of @origin_pid
  * @writable: FROM_VA: pin for writing
  * @pinned: FROM_VA: pinned already
+ * @exports: FROM_VA: ACCMAP_CKPT_H_EXPORT_* bits of the ids added before
+ *           it was pinned: the dma-bufs it keeps, made when it is
  */
 struct accmap_ckpt_buf {
 	struct accmap_handle *handle;
@@ -79,6 +81,7 @@ struct accmap_ckpt_buf {
 	bool from_va;
 	bool writable;
 	bool pinned;
+	u32 exports;
 };
 
 /**
@@ -503,8 +506,7 @@ static int accmap_ckpt_restore_client(struct accmap_client *client,
 	if (copy_from_user(&head, u64_to_user_ptr(arg->data), sizeof(head)))
 		return -EFAULT;
 	if (head.magic != ACCMAP_CKPT_MAGIC ||
-	    head.version != ACCMAP_CKPT_VERSION || head.pad ||
-	    !head.next_id || head.next_session > ACCMAP_REPLAY_SESSIONS_MAX)
+	    head.version != ACCMAP_CKPT_VERSION || head.pad || !head.next_id)
 		return -EINVAL;
 
 	r = accmap_ckpt_restore_get(client->adev, arg->token);
@@ -677,17 +679,43 @@ static u32 accmap_ckpt_buf_kind(struct accmap_ckpt_buf *b)
 						    ACCMAP_CKPT_KIND_EMPTY;
 }
 
-/* Adds @rec's id to @client, with the dma-bufs the dumped handle kept. */
-static int accmap_ckpt_add_id(struct accmap_client *client,
-			      struct accmap_handle *handle,
-			      const struct accmap_ckpt_handle *rec)
+/* Makes the dma-bufs of @exports (ACCMAP_CKPT_H_EXPORT_*) @handle keeps. */
+static int accmap_ckpt_keep_exports(struct accmap_handle *handle, u32 exports)
 {
 	static const u32 bits[ACCMAP_EXPORT_MODES] = {
 		[ACCMAP_EXPORT_RDONLY] = ACCMAP_CKPT_H_EXPORT_RDONLY,
 		[ACCMAP_EXPORT_RDWR] = ACCMAP_CKPT_H_EXPORT_RDWR,
 	};
 	struct file *file;
-	int mode, ret;
+	int mode;
+
+	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++) {
+		if (!(exports & bits[mode]))
+			continue;
+		/* The handle keeps it (its slot): ours goes again. */
+		file = accmap_dmabuf_get_file(handle, mode);
+		if (IS_ERR(file))
+			return PTR_ERR(file);
+		fput(file);
+	}
+	return 0;
+}
+
+/*
+ * Adds @rec's id for @handle to @client, with the dma-bufs the dumped
+ * handle kept; a FROM_VA buffer gets those when it is pinned
+ * (@b->exports).  @b is @r's entry for @handle, reached only under
+ * @r->lock while @r is not dead (its end frees the entries).
+ */
+static int accmap_ckpt_add_id(struct accmap_client *client,
+			      struct accmap_ckpt_restore *r,
+			      struct accmap_ckpt_buf *b,
+			      struct accmap_handle *handle,
+			      const struct accmap_ckpt_handle *rec)
+{
+	u32 exports = rec->state & (ACCMAP_CKPT_H_EXPORT_RDONLY |
+				    ACCMAP_CKPT_H_EXPORT_RDWR);
+	int ret;
 
 	if (!rec->id)
 		return -EINVAL;
@@ -696,18 +724,19 @@ static int accmap_ckpt_add_id(struct accmap_client *client,
 					  rec->id);
 	if (ret)
 		return ret;
-	for (mode = 0; mode < ACCMAP_EXPORT_MODES; mode++) {
-		if (!(rec->state & bits[mode]))
-			continue;
-		/* The handle keeps it (its slot): ours goes again. */
-		file = accmap_dmabuf_get_file(handle, mode);
-		if (IS_ERR(file)) {
-			accmap_client_remove_handle(client, rec->id);
-			return PTR_ERR(file);
-		}
-		fput(file);
+	mutex_lock(&r->lock);
+	if (r->dead) {
+		ret = -ENOENT;
+	} else if (b->from_va && !b->pinned) {
+		b->exports |= exports;
+		exports = 0;
 	}
-	return 0;
+	mutex_unlock(&r->lock);
+	if (!ret)
+		ret = accmap_ckpt_keep_exports(handle, exports);
+	if (ret)
+		accmap_client_remove_handle(client, rec->id);
+	return ret;
 }
 
 static int accmap_ckpt_restore_buffer(struct accmap_client *client,
@@ -766,7 +795,7 @@ static int accmap_ckpt_restore_buffer(struct accmap_client *client,
 	mutex_unlock(&r->lock);
 
 	if (arg->flags & ACCMAP_CKPT_ADD_ID) {
-		ret = accmap_ckpt_add_id(client, handle, &rec);
+		ret = accmap_ckpt_add_id(client, r, b, handle, &rec);
 		if (ret)
 			goto out_put_handle;
 	}
@@ -883,6 +912,8 @@ static int accmap_ckpt_pin(struct accmap_ckpt_restore *r, u32 pid,
 			continue;
 		ret = accmap_handle_pin_va(b->handle, mm, b->va, b->writable,
 					   b->tag);
+		if (!ret)
+			ret = accmap_ckpt_keep_exports(b->handle, b->exports);
 		if (ret)
 			break;
 		b->pinned = true;
@@ -942,7 +973,9 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 	if (arg->flags || arg->data || arg->size || arg->contents || arg->fd ||
 	    !arg->pid)
 		return -EINVAL;
+	mutex_lock(&client->lock);
 	r = client->ckpt_owned;
+	mutex_unlock(&client->lock);
 	if (!r || r->token != arg->token)
 		return -EINVAL;
 
