@@ -92,6 +92,12 @@ struct accmap_cache {
  * @replay_lock: protects @replay_sessions, and serialises additions to
  *               @targets
  * @replay_sessions: every complete replay session (its node), for debugfs
+ * @offsets_lock: protects @offsets and @offsets_next
+ * @offsets: the buffers that have a /dev/accmap mmap() offset
+ *           (struct accmap_handle.offset_node), keyed by their first page
+ *           offset; the ranges never overlap
+ * @offsets_next: the page offset the next buffer given an mmap() offset
+ *                starts at; it only grows (see mmap_offset.c)
  */
 struct accmap_device {
 	struct miscdevice misc;
@@ -119,6 +125,10 @@ struct accmap_device {
 
 	struct mutex replay_lock;	/* protects replay_sessions, adding targets */
 	struct list_head replay_sessions;
+
+	struct mutex offsets_lock;	/* protects offsets, offsets_next */
+	struct rb_root offsets;
+	u64 offsets_next;
 };
 
 /**
@@ -216,6 +226,13 @@ enum accmap_export_mode {
  * @nexports: number of live dma-bufs of the handle, kept in @dmabuf or not
  * @maps: number of CPU mappings (vmas) of the buffer
  * @nattach: number of importer attachments
+ * @map_pgoff: the page offset of the buffer's first page in mmap() of
+ *             /dev/accmap, 0 until the first ACCMAP_IOC_MAP_OFFSET; set
+ *             once, under accmap_device.offsets_lock, and unchanged until
+ *             the handle is released, so whoever found the handle in
+ *             accmap_device.offsets, or holds a vma of it, reads it freely
+ * @offset_node: in accmap_device.offsets while @map_pgoff is set; under
+ *               accmap_device.offsets_lock
  */
 struct accmap_handle {
 	struct kref ref;
@@ -246,6 +263,9 @@ struct accmap_handle {
 	atomic_t nexports;
 	atomic_t maps;
 	atomic_t nattach;
+
+	u64 map_pgoff;
+	struct rb_node offset_node;
 };
 
 /**
@@ -459,6 +479,8 @@ struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 					       u32 id);
 struct accmap_handle *accmap_client_get_handle_ro(struct accmap_client *client,
 						  u32 id, bool *readonly);
+int accmap_client_handle_access(struct accmap_client *client,
+				struct accmap_handle *handle, bool *readonly);
 int accmap_client_add_handle(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,
 			     u32 *id);
@@ -505,6 +527,16 @@ void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf);
 void accmap_handle_put_id(struct accmap_handle *handle);
 unsigned int accmap_handle_exports(struct accmap_handle *handle);
 unsigned int accmap_handle_mapped_attachments(struct accmap_handle *handle);
+
+/* vma.c */
+int accmap_vma_map(struct accmap_handle *handle, struct vm_area_struct *vma,
+		   unsigned long first, bool readonly);
+
+/* mmap_offset.c */
+void accmap_offsets_init(struct accmap_device *adev);
+int accmap_handle_map_offset(struct accmap_handle *handle, u64 *offset);
+void accmap_handle_offset_remove(struct accmap_handle *handle);
+int accmap_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* pool.c */
 struct accmap_pool *accmap_pool_create(u64 cap,

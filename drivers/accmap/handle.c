@@ -121,6 +121,7 @@ static void accmap_handle_release(struct kref *ref)
 	mutex_lock(&adev->handles_lock);
 	list_del(&handle->node);
 	mutex_unlock(&adev->handles_lock);
+	accmap_handle_offset_remove(handle);
 
 	/* Every export and every mapping held a reference: none is left. */
 	WARN_ON(!list_empty(&handle->attachments));

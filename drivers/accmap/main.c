@@ -45,6 +45,7 @@ static const struct file_operations accmap_fops = {
 	.owner = THIS_MODULE,
 	.open = accmap_open,
 	.release = accmap_release,
+	.mmap = accmap_mmap,
 	.unlocked_ioctl = accmap_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -96,6 +97,7 @@ static int __init accmap_init(void)
 	INIT_LIST_HEAD(&adev->handles);
 	mutex_init(&adev->tags_lock);
 	xa_init(&adev->tag_labels);
+	accmap_offsets_init(adev);
 
 	ret = accmap_dma_device_create(adev);
 	if (ret)
