@@ -972,7 +972,7 @@ static void rec_forget(struct fz_cl *cl, uint32_t id)
 /* ---- ioctls in a mutated envelope ---- */
 
 /* The first ioctl number past the device's last. */
-#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_SVM) + 1)
+#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_MAP_OFFSET) + 1)
 
 /* First published argument sizes (Documentation/userspace-api/accmap.rst). */
 static unsigned int min_size(unsigned long cmd)
@@ -1196,7 +1196,7 @@ static const unsigned long fz_cmds[] = {
 	ACCMAP_IOC_SET_TAG_LABEL, ACCMAP_IOC_QUERY_HEAP, ACCMAP_IOC_QUERY_POOL,
 	ACCMAP_IOC_CACHE, ACCMAP_IOC_CACHE_LIST, ACCMAP_IOC_FROM_VA, ACCMAP_IOC_REPLAY_QUERY,
 	ACCMAP_IOC_REPLAY_SETUP, ACCMAP_IOC_REPLAY_RUN, ACCMAP_IOC_REPLAY_DESTROY,
-	ACCMAP_IOC_SVM,
+	ACCMAP_IOC_SVM, ACCMAP_IOC_MAP_OFFSET,
 };
 
 static bool op_badcmd(struct fz_thread *t)
