@@ -2220,7 +2220,7 @@ static void test_map_id(void)
 	if (LIB_IS(accmap_map_id(dev, id, pages(2), PROT_READ | PROT_WRITE, (void **)&p), 0)) {
 		memcpy(p + pages(1), "through the dev", 16);
 		if (LIB_IS(accmap_read(dev, id, pages(1), out, 16), 0))
-			CHECK(!memcmp(out, "through the dev", 16), "READ misses the mapping's write");
+			CHECK(!memcmp(out, "through the dev", 16), "READ misses the write");
 		LIB_IS(accmap_unmap(p, pages(2)), 0);
 	}
 	p = (uint8_t *)1;

@@ -46,6 +46,15 @@ static uint64_t must_offset(int dev, uint32_t id)
 	return ret ? 0 : off;
 }
 
+/* A buffer (CREATE, ALLOC) and its offset; false (a failed test) if not. */
+static bool new_offset(int dev, uint64_t size, uint32_t flags, uint32_t *id, uint64_t *off)
+{
+	if (am_buffer(dev, size, flags, id, false) < 0)
+		return false;
+	*off = must_offset(dev, *id);
+	return *off != 0;
+}
+
 /* mmap(MAP_SHARED) of /dev/accmap; the result or MAP_FAILED, errno kept. */
 static void *dev_mmap(int dev, uint64_t offset, size_t len, int prot, int flags)
 {
@@ -66,18 +75,18 @@ static int mmap_err(int dev, uint64_t offset, size_t len, int prot, int flags)
 /* Aligned 64-bit stores and loads only: safe on uncached memory. */
 static void fill64(void *dst, size_t len, uint64_t seed)
 {
-	volatile uint64_t *p = dst;
+	uint64_t *p = dst;
 
 	for (size_t i = 0; i < len / 8; i++)
-		p[i] = seed * 0x9e3779b97f4a7c15ULL + i;
+		__atomic_store_n(&p[i], seed * 0x9e3779b97f4a7c15ULL + i, __ATOMIC_RELAXED);
 }
 
 static size_t check64(const void *src, size_t len, uint64_t seed)
 {
-	const volatile uint64_t *p = src;
+	const uint64_t *p = src;
 
 	for (size_t i = 0; i < len / 8; i++)
-		if (p[i] != seed * 0x9e3779b97f4a7c15ULL + i)
+		if (__atomic_load_n(&p[i], __ATOMIC_RELAXED) != seed * 0x9e3779b97f4a7c15ULL + i)
 			return i * 8;
 	return len;
 }
@@ -150,7 +159,9 @@ static void test_errnos(void)
 	CHECK(map_offset(dev, 0, &off) == -ENOENT, "id 0: ENOENT");
 	CHECK(map_offset(dev, id + 1000, &off) == -ENOENT, "id never issued: ENOENT");
 	for (unsigned int bit = 0; bit < 32; bit++) {
-		a = (struct accmap_map_offset){ .id = id, .flags = 1U << bit, .offset = GARBAGE_U64 };
+		a = (struct accmap_map_offset){
+			.id = id, .flags = 1U << bit, .offset = GARBAGE_U64,
+		};
 		CHECK(raw_ioctl(dev, ACCMAP_IOC_MAP_OFFSET, &a) == -EINVAL, "flags bit %u: EINVAL",
 		      bit);
 		CHECK(a.offset == GARBAGE_U64, "a failed call wrote offset");
@@ -200,7 +211,7 @@ static void test_contents_match_read(void)
 
 	if (dev < 0 || !CHECK(buf, "malloc"))
 		goto out;
-	if (am_buffer(dev, len, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, len, 0, &id, &off))
 		goto out;
 	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
 	if (!p)
@@ -238,7 +249,7 @@ static void test_partial_range_fault_around(void)
 
 	if (dev < 0 || !CHECK(buf, "malloc"))
 		goto out;
-	if (am_buffer(dev, len, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, len, 0, &id, &off))
 		goto out;
 	fill_pattern(buf, len, 0, 21);
 	if (!CHECK(am_write(dev, id, 0, buf, len) == 0, "WRITE"))
@@ -257,7 +268,7 @@ static void test_partial_range_fault_around(void)
 		uint8_t *got = malloc(len);
 
 		if (CHECK(got, "malloc") && CHECK(am_read(dev, id, 0, got, len) == 0, "READ"))
-			CHECK(!memcmp(got, buf, len), "READ after writes through a partial mapping");
+			CHECK(!memcmp(got, buf, len), "READ after writes through a part");
 		free(got);
 	}
 out:
@@ -279,7 +290,10 @@ static void test_two_clients(void)
 	if (dev1 < 0 || dev2 < 0)
 		goto out;
 	fd = am_buffer(dev1, len, 0, &id1, true);
-	if (fd < 0 || !(off = must_offset(dev1, id1)))
+	if (fd < 0)
+		goto out;
+	off = must_offset(dev1, id1);
+	if (!off)
 		goto out;
 	if (!CHECK(am_from_fd(dev2, fd, &id2) == 0, "FROM_FD"))
 		goto out;
@@ -316,7 +330,10 @@ static void test_no_id_eacces(void)
 	if (dev1 < 0 || dev2 < 0)
 		goto out;
 	fd = am_buffer(dev1, pg, 0, &id, true);
-	if (fd < 0 || !(off = must_offset(dev1, id)))
+	if (fd < 0)
+		goto out;
+	off = must_offset(dev1, id);
+	if (!off)
 		goto out;
 	CHECK(mmap_err(dev2, off, pg, PROT_READ, MAP_SHARED) == EACCES,
 	      "a client without an id: EACCES");
@@ -352,7 +369,10 @@ static void test_readonly_id(void)
 	if (dev1 < 0 || dev2 < 0)
 		goto out;
 	fd_rw = am_buffer(dev1, len, 0, &id, true);
-	if (fd_rw < 0 || !(off = must_offset(dev1, id)))
+	if (fd_rw < 0)
+		goto out;
+	off = must_offset(dev1, id);
+	if (!off)
 		goto out;
 	fd_ro = am_get_fd(dev1, id, O_RDONLY | O_CLOEXEC);
 	if (!CHECK(fd_ro >= 0, "GET_FD O_RDONLY") ||
@@ -407,7 +427,7 @@ static void test_readonly_device_file(void)
 
 	if (!CHECK(dev >= 0, "open O_RDONLY: %s", strerror(errno)))
 		return;
-	if (am_buffer(dev, pg, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, pg, 0, &id, &off))
 		goto out;
 	CHECK(mmap_err(dev, off, pg, PROT_READ | PROT_WRITE, MAP_SHARED) == EACCES,
 	      "PROT_WRITE on an O_RDONLY /dev/accmap: EACCES");
@@ -427,7 +447,7 @@ static void test_bad_ranges(void)
 
 	if (dev < 0)
 		return;
-	if (am_buffer(dev, len, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, len, 0, &id, &off))
 		goto out;
 	CHECK(mmap_err(dev, off, len, PROT_READ, MAP_PRIVATE) == EINVAL, "MAP_PRIVATE: EINVAL");
 	CHECK(mmap_err(dev, off, len + pg, PROT_READ, MAP_SHARED) == EINVAL,
@@ -443,7 +463,7 @@ static void test_bad_ranges(void)
 	      "an offset never handed out: EINVAL");
 
 	/* A released buffer's offset names nothing, and is not reused. */
-	if (am_buffer(dev, pg, 0, &gone, false) < 0 || !(off_gone = must_offset(dev, gone)))
+	if (!new_offset(dev, pg, 0, &gone, &off_gone))
 		goto out;
 	CHECK(am_free(dev, gone) == 0, "FREE");
 	CHECK(mmap_err(dev, off_gone, pg, PROT_READ, MAP_SHARED) == EINVAL,
@@ -467,7 +487,7 @@ static void test_outlives_id_and_file(void)
 
 	if (dev < 0)
 		return;
-	if (am_buffer(dev, len, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, len, 0, &id, &off))
 		goto out;
 	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
 	q = map_shared(dev, 2 * pg, PROT_READ, off + 2 * pg);
@@ -501,7 +521,7 @@ static void test_fork_shares(void)
 
 	if (dev < 0)
 		return;
-	if (am_buffer(dev, len, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, len, 0, &id, &off))
 		goto out;
 	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
 	if (!p)
@@ -548,7 +568,7 @@ static void test_unmap_frees_memory(void)
 		return;
 	if (!heap_used(dev, ACCMAP_HEAP_SYSTEM, &before))
 		goto out;
-	if (am_buffer(dev, len, 0, &id, false) < 0 || !(off = must_offset(dev, id)))
+	if (!new_offset(dev, len, 0, &id, &off))
 		goto out;
 	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
 	if (!p)
@@ -622,7 +642,9 @@ static void test_carveout(void)
 	for (uint32_t heap = ACCMAP_HEAP_CARVEOUT_FIRST;
 	     heap < ACCMAP_HEAP_CARVEOUT_FIRST + ACCMAP_HEAP_CARVEOUT_MAX; heap++) {
 		struct accmap_heap_info info;
-		struct accmap_alloc a = { .heap_mask = 1U << heap, .flags = WC, .heap = GARBAGE_U32 };
+		struct accmap_alloc a = {
+			.heap_mask = 1U << heap, .flags = WC, .heap = GARBAGE_U32,
+		};
 		char what[64];
 		int ret;
 
