@@ -73,7 +73,7 @@ static void accmap_offsets_insert(struct accmap_device *adev,
  * keeps until it is released; later calls return the same.
  *
  * Return: 0; -EINVAL if @handle has no memory; -ENOSPC if the offsets
- * are used up (not before 2^63 bytes of buffers were given one).
+ * are used up (ACCMAP_OFFSETS_END: 2^63 bytes of buffers on 64-bit).
  */
 int accmap_handle_map_offset(struct accmap_handle *handle, u64 *offset)
 {
