@@ -18,6 +18,7 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <uapi/linux/accmap.h>
@@ -98,6 +99,10 @@ struct accmap_cache {
  *           offset; the ranges never overlap
  * @offsets_next: the page offset the next buffer given an mmap() offset
  *                starts at; it only grows (see mmap_offset.c)
+ * @put_wq: where the last reference of a buffer whose heap has
+ *          free_locks_mm goes when a CPU mapping (or mmap()) drops it, so
+ *          that the release runs without that mmap_lock
+ *          (accmap_handle_put_mm()); drained at unload before the heaps go
  */
 struct accmap_device {
 	struct miscdevice misc;
@@ -129,6 +134,8 @@ struct accmap_device {
 	struct mutex offsets_lock;	/* protects offsets, offsets_next */
 	struct rb_root offsets;
 	u64 offsets_next;
+
+	struct workqueue_struct *put_wq;
 };
 
 /**
@@ -157,6 +164,9 @@ struct accmap_heap_ops {
  * @ops: the backend
  * @no_cached: the heap cannot give cached buffers (its memory has no
  *             struct pages, so CPU caches cannot be maintained for it)
+ * @free_locks_mm: @ops->free takes an mmap_lock (the user heap gives back
+ *                 the pinning process's locked_vm): a release with one
+ *                 held is left to a worker (accmap_handle_put_mm())
  * @adev: the device the heap belongs to
  * @used: bytes handed out and not yet given back
  */
@@ -165,6 +175,7 @@ struct accmap_heap {
 	const char *name;
 	const struct accmap_heap_ops *ops;
 	bool no_cached;
+	bool free_locks_mm;
 	struct accmap_device *adev;
 	atomic64_t used;
 };
@@ -233,6 +244,8 @@ enum accmap_export_mode {
  *             accmap_device.offsets, or holds a vma of it, reads it freely
  * @offset_node: in accmap_device.offsets while @map_pgoff is set; under
  *               accmap_device.offsets_lock
+ * @put_work: drops the last reference on accmap_device.put_wq; queued only
+ *            by the holder of the last reference, so never twice at once
  */
 struct accmap_handle {
 	struct kref ref;
@@ -266,6 +279,8 @@ struct accmap_handle {
 
 	u64 map_pgoff;
 	struct rb_node offset_node;
+
+	struct work_struct put_work;
 };
 
 /**
@@ -464,6 +479,7 @@ int accmap_handle_alloc(struct accmap_handle *handle, struct accmap_heap *heap,
 bool accmap_handle_allocated(struct accmap_handle *handle);
 void accmap_handle_get(struct accmap_handle *handle);
 void accmap_handle_put(struct accmap_handle *handle);
+void accmap_handle_put_mm(struct accmap_handle *handle);
 
 /* heap.c */
 int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap);

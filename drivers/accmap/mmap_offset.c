@@ -180,7 +180,10 @@ int accmap_mmap(struct file *file, struct vm_area_struct *vma)
 	ret = accmap_client_handle_access(client, handle, &readonly);
 	if (!ret)
 		ret = accmap_vma_map(handle, vma, handle->map_pgoff, readonly);
-	/* The mapping took its own reference, if it was made. */
-	accmap_handle_put(handle);
+	/*
+	 * The mapping took its own reference, if it was made.  Ours may be
+	 * the last by now (the ids went meanwhile), under the mmap_lock.
+	 */
+	accmap_handle_put_mm(handle);
 	return ret;
 }

@@ -32,12 +32,17 @@ static void accmap_vm_open(struct vm_area_struct *vma)
 	atomic_inc(&handle->maps);
 }
 
+/*
+ * The mapping's reference may be the buffer's last (a /dev/accmap mapping
+ * outlives the ids it was made through), dropped under munmap()'s
+ * mmap_lock.
+ */
 static void accmap_vm_close(struct vm_area_struct *vma)
 {
 	struct accmap_handle *handle = vma->vm_private_data;
 
 	atomic_dec(&handle->maps);
-	accmap_handle_put(handle);
+	accmap_handle_put_mm(handle);
 }
 
 /* Bytes of virtual address space one fault fills, at most. */

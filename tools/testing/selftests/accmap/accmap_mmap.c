@@ -588,6 +588,57 @@ out:
 	close(dev);
 }
 
+/*
+ * A FROM_VA buffer's release gives back the pinning process's locked_vm,
+ * which takes that process's mmap_lock: when munmap() of a /dev/accmap
+ * mapping drops the last reference, the release must not run under
+ * munmap()'s own mmap_lock (the call would never return).  The pins go
+ * soon after, in a worker.
+ */
+static void test_fromva_last_unmap(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	struct accmap_from_va a = { .flags = ACCMAP_FROM_VA_WRITE, .id = GARBAGE_U32 };
+	uint64_t before = 0, now = 0, off;
+	uint8_t *mem, *p;
+	int dev = am_open(), ret, i;
+
+	if (dev < 0)
+		return;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(mem != MAP_FAILED, "mmap of anonymous memory") ||
+	    !heap_used(dev, ACCMAP_HEAP_USER, &before))
+		goto out;
+	memset(mem, 0, len);
+	a.addr = (uintptr_t)mem;
+	a.size = len;
+	ret = raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &a);
+	if (!CHECK(ret == 0, "FROM_VA: %s", strerror(-ret)))
+		goto out_unmap;
+	off = must_offset(dev, a.id);
+	if (!off)
+		goto out_unmap;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out_unmap;
+	fill_pattern(p, len, 0, 81);
+	check_pattern(mem, len, 0, 81, "the process's memory, written through /dev/accmap");
+	CHECK(am_free(dev, a.id) == 0, "FREE");
+	CHECK(munmap(p, len) == 0, "munmap of the last mapping of a FROM_VA buffer");
+	/* Released by a worker: wait for it, 2 s at most. */
+	for (i = 0; i < 200; i++) {
+		if (!heap_used(dev, ACCMAP_HEAP_USER, &now) || now == before)
+			break;
+		usleep(10000);
+	}
+	CHECK(now == before, "user heap: used %llu, %llu before the buffer",
+	      (unsigned long long)now, (unsigned long long)before);
+out_unmap:
+	munmap(mem, len);
+out:
+	close(dev);
+}
+
 /* ---- memory kinds ---- */
 
 /* Maps @id of @len bytes, writes and reads 64-bit words both ways. */
@@ -684,6 +735,7 @@ static const struct tap_test tests[] = {
 	{ "outlives_id_and_file", test_outlives_id_and_file },
 	{ "fork_shares", test_fork_shares },
 	{ "unmap_frees_memory", test_unmap_frees_memory },
+	{ "fromva_last_unmap", test_fromva_last_unmap },
 	{ "wc_uncached", test_wc_uncached },
 	{ "carveout", test_carveout },
 };
