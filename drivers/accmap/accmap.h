@@ -18,6 +18,7 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <uapi/linux/accmap.h>
@@ -95,6 +96,16 @@ struct accmap_cache {
  * @next_serial: the serial the next handle gets (checkpoint records)
  * @restores_lock: protects @restores
  * @restores: restores in progress (struct accmap_ckpt_restore.node)
+ * @offsets_lock: protects @offsets and @offsets_next
+ * @offsets: the buffers that have a /dev/accmap mmap() offset
+ *           (struct accmap_handle.offset_node), keyed by their first page
+ *           offset; the ranges never overlap
+ * @offsets_next: the page offset the next buffer given an mmap() offset
+ *                starts at; it only grows (see mmap_offset.c)
+ * @put_wq: where the last reference of a buffer whose heap has
+ *          free_locks_mm goes when a CPU mapping (or mmap()) drops it, so
+ *          that the release runs without that mmap_lock
+ *          (accmap_handle_put_mm()); drained at unload before the heaps go
  */
 struct accmap_device {
 	struct miscdevice misc;
@@ -126,6 +137,11 @@ struct accmap_device {
 	atomic64_t next_serial;
 	struct mutex restores_lock;	/* protects restores */
 	struct list_head restores;
+	struct mutex offsets_lock;	/* protects offsets, offsets_next */
+	struct rb_root offsets;
+	u64 offsets_next;
+
+	struct workqueue_struct *put_wq;
 };
 
 /**
@@ -154,6 +170,9 @@ struct accmap_heap_ops {
  * @ops: the backend
  * @no_cached: the heap cannot give cached buffers (its memory has no
  *             struct pages, so CPU caches cannot be maintained for it)
+ * @free_locks_mm: @ops->free takes an mmap_lock (the user heap gives back
+ *                 the pinning process's locked_vm): a release with one
+ *                 held is left to a worker (accmap_handle_put_mm())
  * @adev: the device the heap belongs to
  * @used: bytes handed out and not yet given back
  */
@@ -162,6 +181,7 @@ struct accmap_heap {
 	const char *name;
 	const struct accmap_heap_ops *ops;
 	bool no_cached;
+	bool free_locks_mm;
 	struct accmap_device *adev;
 	atomic64_t used;
 };
@@ -225,6 +245,15 @@ enum accmap_export_mode {
  * @nexports: number of live dma-bufs of the handle, kept in @dmabuf or not
  * @maps: number of CPU mappings (vmas) of the buffer
  * @nattach: number of importer attachments
+ * @map_pgoff: the page offset of the buffer's first page in mmap() of
+ *             /dev/accmap, 0 until the first ACCMAP_IOC_MAP_OFFSET; set
+ *             once, under accmap_device.offsets_lock, and unchanged until
+ *             the handle is released, so whoever found the handle in
+ *             accmap_device.offsets, or holds a vma of it, reads it freely
+ * @offset_node: in accmap_device.offsets while @map_pgoff is set; under
+ *               accmap_device.offsets_lock
+ * @put_work: drops the last reference on accmap_device.put_wq; queued only
+ *            by the holder of the last reference, so never twice at once
  */
 struct accmap_handle {
 	struct kref ref;
@@ -256,6 +285,11 @@ struct accmap_handle {
 	atomic_t nexports;
 	atomic_t maps;
 	atomic_t nattach;
+
+	u64 map_pgoff;
+	struct rb_node offset_node;
+
+	struct work_struct put_work;
 };
 
 /**
@@ -467,6 +501,7 @@ int accmap_handle_alloc(struct accmap_handle *handle, struct accmap_heap *heap,
 bool accmap_handle_allocated(struct accmap_handle *handle);
 void accmap_handle_get(struct accmap_handle *handle);
 void accmap_handle_put(struct accmap_handle *handle);
+void accmap_handle_put_mm(struct accmap_handle *handle);
 
 /* heap.c */
 int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap);
@@ -482,6 +517,8 @@ struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 					       u32 id);
 struct accmap_handle *accmap_client_get_handle_ro(struct accmap_client *client,
 						  u32 id, bool *readonly);
+int accmap_client_handle_access(struct accmap_client *client,
+				struct accmap_handle *handle, bool *readonly);
 int accmap_client_add_handle(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,
 			     u32 *id);
@@ -533,6 +570,16 @@ void accmap_dmabuf_adopt(struct accmap_handle *handle, struct dma_buf *dmabuf);
 void accmap_handle_put_id(struct accmap_handle *handle);
 unsigned int accmap_handle_exports(struct accmap_handle *handle);
 unsigned int accmap_handle_mapped_attachments(struct accmap_handle *handle);
+
+/* vma.c */
+int accmap_vma_map(struct accmap_handle *handle, struct vm_area_struct *vma,
+		   unsigned long first, bool readonly);
+
+/* mmap_offset.c */
+void accmap_offsets_init(struct accmap_device *adev);
+int accmap_handle_map_offset(struct accmap_handle *handle, u64 *offset);
+void accmap_handle_offset_remove(struct accmap_handle *handle);
+int accmap_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* pool.c */
 struct accmap_pool *accmap_pool_create(u64 cap,

@@ -122,6 +122,42 @@ struct accmap_handle *accmap_client_get_handle(struct accmap_client *client,
 	return accmap_client_get_handle_ro(client, id, &readonly);
 }
 
+/**
+ * accmap_client_handle_access() - whether a client holds an id for a buffer
+ * @client: the client
+ * @handle: the handle; the caller holds a reference
+ * @readonly: set to whether no id of @client for @handle may write it,
+ *            if there is one
+ *
+ * The table is keyed by id, so this walks all of the client's ids: O(ids),
+ * paid once per mmap() of /dev/accmap, not per fault.  A second index by
+ * handle would make it O(log ids) for a node per id.
+ *
+ * Return: 0, or -EACCES if @client holds no id for @handle.
+ */
+int accmap_client_handle_access(struct accmap_client *client,
+				struct accmap_handle *handle, bool *readonly)
+{
+	struct accmap_href *ref;
+	struct rb_node *node;
+	int ret = -EACCES;
+
+	*readonly = true;
+	mutex_lock(&client->lock);
+	for (node = rb_first(&client->handles.root); node; node = rb_next(node)) {
+		ref = rb_entry(node, struct accmap_href, node);
+		if (ref->handle != handle)
+			continue;
+		ret = 0;
+		if (!ref->readonly && !handle->readonly) {
+			*readonly = false;
+			break;
+		}
+	}
+	mutex_unlock(&client->lock);
+	return ret;
+}
+
 /* @at: the id to insert at (restore), or 0 for the next free one */
 static int accmap_client_add(struct accmap_client *client,
 			     struct accmap_handle *handle, bool readonly,

@@ -1,25 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accmap: dma-buf export of handles, and CPU mappings of them.
+ * accmap: dma-buf export of handles.
  *
  * While a handle has an id, it keeps the dma-buf it exported for each
  * file access mode (accmap_handle.dmabuf), holding a reference on it, and
  * every GET_FD of that mode hands out a new file descriptor for the same
  * dma-buf, so that importers which compare dma-bufs see one buffer.  Each
- * dma-buf and each vma holds a reference on the handle.
+ * dma-buf holds a reference on the handle, and so does each vma of it
+ * (vma.c, which maps dma-bufs and /dev/accmap alike).
  *
  * A dma-buf opened read-only stays read-only wherever it goes: importers
  * may map it only for DMA_TO_DEVICE, no mapping of it (ours or an
  * importer's through dma_buf_mmap()) can be writable, and CPU access
  * through it never invalidates.
- *
- * User mappings are filled lazily: a fault inserts, as PFNs with the
- * mapping's memory attribute, the pages of the faulting address's 2 MiB
- * block of virtual addresses (one page table's worth on 4 KiB pages)
- * that the mapping covers.  Buffers are mostly written whole by the CPU,
- * so this takes one fault where page-at-a-time takes 512, as a
- * transparent huge page does for anonymous memory; a page already
- * present is left as it is.
  */
 
 #include <linux/dma-buf.h>
@@ -33,7 +26,6 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -245,119 +237,22 @@ static int accmap_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 	return 0;
 }
 
-static void accmap_vm_open(struct vm_area_struct *vma)
-{
-	struct accmap_handle *handle = vma->vm_private_data;
-
-	accmap_handle_get(handle);
-	atomic_inc(&handle->maps);
-}
-
-static void accmap_vm_close(struct vm_area_struct *vma)
-{
-	struct accmap_handle *handle = vma->vm_private_data;
-
-	atomic_dec(&handle->maps);
-	accmap_handle_put(handle);
-}
-
-/* Bytes of virtual address space one fault fills, at most. */
-#define ACCMAP_FAULT_AROUND	SZ_2M
-
 /*
- * Maps one page of the buffer at @addr.  In a writable mapping the entry
- * is made young and dirty up front, even for a read fault: nothing writes
- * these pages back, and CPUs that track dirtiness in software would
- * otherwise fault once more on the first write to every page.
- */
-static vm_fault_t accmap_insert(struct vm_fault *vmf, unsigned long addr,
-				unsigned long pfn)
-{
-	if (vmf->vma->vm_flags & VM_WRITE)
-		return accmap_insert_pfn_dirty(vmf->vma, addr, pfn);
-	return vmf_insert_pfn(vmf->vma, addr, pfn);
-}
-
-static vm_fault_t accmap_vm_fault(struct vm_fault *vmf)
-{
-	struct vm_area_struct *vma = vmf->vma;
-	struct accmap_handle *handle = vma->vm_private_data;
-	unsigned long start, end, addr, pgoff;
-	vm_fault_t ret;
-
-	/* vm_pgoff is the offset into the buffer; mmap checked the range. */
-	if (vmf->pgoff >= handle->npages)
-		return VM_FAULT_SIGBUS;
-
-	/* The faulting page first: its result is the fault's result. */
-	ret = accmap_insert(vmf, vmf->address & PAGE_MASK,
-			    accmap_handle_pfn(handle, vmf->pgoff));
-	if (ret != VM_FAULT_NOPAGE)
-		return ret;
-
-	/*
-	 * Then the rest of the block around it.  A failure here (no memory
-	 * for a page table) is not the fault's: the page will fault itself.
-	 */
-	start = max(vma->vm_start, ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND));
-	end = min(vma->vm_end, ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND) +
-		  ACCMAP_FAULT_AROUND);
-	pgoff = vma->vm_pgoff + ((start - vma->vm_start) >> PAGE_SHIFT);
-	for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
-		if (addr == (vmf->address & PAGE_MASK))
-			continue;
-		if (accmap_insert(vmf, addr, accmap_handle_pfn(handle, pgoff)) !=
-		    VM_FAULT_NOPAGE)
-			break;
-	}
-	return VM_FAULT_NOPAGE;
-}
-
-static const struct vm_operations_struct accmap_vm_ops = {
-	.open = accmap_vm_open,
-	.close = accmap_vm_close,
-	.fault = accmap_vm_fault,
-};
-
-/*
- * Sets up a user mapping of @dmabuf's buffer; vm_pgoff is the page offset
- * into the buffer.  Returns 0, -EINVAL for a private mapping or a range
- * outside the buffer, or -EACCES for a writable mapping of a read-only
- * dma-buf.
+ * Sets up a user mapping of @dmabuf's buffer (vma.c); vm_pgoff is the page
+ * offset into the buffer.  Returns 0, -EINVAL for a private mapping or a
+ * range outside the buffer, or -EACCES for a writable mapping of a
+ * read-only dma-buf.
  */
 static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
 				 struct vm_area_struct *vma)
 {
-	struct accmap_handle *handle = dmabuf->priv;
-	unsigned long pages = vma_pages(vma);
-
-	/*
-	 * VM_MAYSHARE, not VM_SHARED: a shared mapping of a read-only file
-	 * has VM_SHARED cleared by mmap, and is still not copy-on-write.
-	 */
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EINVAL;
-	if (vma->vm_pgoff >= handle->npages ||
-	    pages > handle->npages - vma->vm_pgoff)
-		return -EINVAL;
 	/*
 	 * mmap() of our own read-only file already refuses to write; an
 	 * importer's file (dma_buf_mmap()) may be open for writing, so the
-	 * dma-buf's own access mode decides, and mprotect() may not add
-	 * write access later either.
+	 * dma-buf's own access mode decides.
 	 */
-	if (accmap_dmabuf_readonly(dmabuf)) {
-		if (vma->vm_flags & VM_WRITE)
-			return -EACCES;
-		vm_flags_clear(vma, VM_MAYWRITE);
-	}
-
-	vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_page_prot = accmap_pgprot(handle, vma->vm_page_prot);
-	vma->vm_ops = &accmap_vm_ops;
-	vma->vm_private_data = handle;
-	accmap_vm_open(vma);
-	return 0;
+	return accmap_vma_map(dmabuf->priv, vma, 0,
+			      accmap_dmabuf_readonly(dmabuf));
 }
 
 /* A kernel mapping of the whole buffer, or NULL without memory for one. */

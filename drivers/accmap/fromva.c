@@ -425,10 +425,11 @@ static void user_heap_free(struct accmap_heap *heap,
 	unpin_user_pages_dirty_lock(handle->pages, handle->npages,
 				    buf->writable);
 	/*
-	 * This takes the mmap_lock of the pinning process.  No caller holds
-	 * an mmap_lock here: the last reference is never a CPU mapping's,
-	 * because a mapping's file is a dma-buf of this handle, released
-	 * (deferred, from task work or a worker) after the mapping closes.
+	 * This takes the mmap_lock of the pinning process (free_locks_mm).
+	 * No caller holds an mmap_lock here: a CPU mapping (and mmap()) hands
+	 * the last reference to a worker (accmap_handle_put_mm()), and a
+	 * dma-buf mapping's file, released after the mapping closes, holds
+	 * one anyway.
 	 */
 	account_locked_vm(buf->mm, buf->pinned, false);
 	mmdrop(buf->mm);
@@ -465,6 +466,7 @@ struct accmap_heap *accmap_user_heap_create(struct accmap_device *adev)
 	heap->id = ACCMAP_HEAP_USER;
 	heap->name = "user";
 	heap->ops = &user_heap_ops;
+	heap->free_locks_mm = true;
 	heap->adev = adev;
 	atomic64_set(&heap->used, 0);
 	return heap;

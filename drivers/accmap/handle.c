@@ -11,8 +11,11 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "accmap.h"
+
+static void accmap_handle_put_work(struct work_struct *work);
 
 /**
  * accmap_handle_create() - create a handle with no memory yet
@@ -39,6 +42,7 @@ struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
 	atomic_set(&handle->maps, 0);
 	atomic_set(&handle->nattach, 0);
 	handle->serial = atomic64_inc_return(&adev->next_serial);
+	INIT_WORK(&handle->put_work, accmap_handle_put_work);
 	handle->creator_pid = task_tgid_nr(current);
 	accmap_get_comm(handle->creator_comm);
 
@@ -122,6 +126,7 @@ static void accmap_handle_release(struct kref *ref)
 	mutex_lock(&adev->handles_lock);
 	list_del(&handle->node);
 	mutex_unlock(&adev->handles_lock);
+	accmap_handle_offset_remove(handle);
 
 	/* Every export and every mapping held a reference: none is left. */
 	WARN_ON(!list_empty(&handle->attachments));
@@ -146,4 +151,33 @@ static void accmap_handle_release(struct kref *ref)
 void accmap_handle_put(struct accmap_handle *handle)
 {
 	kref_put(&handle->ref, accmap_handle_release);
+}
+
+static void accmap_handle_put_work(struct work_struct *work)
+{
+	accmap_handle_put(container_of(work, struct accmap_handle, put_work));
+}
+
+/**
+ * accmap_handle_put_mm() - drop a reference with an mmap_lock held
+ * @handle: an allocated handle
+ *
+ * For a vma's close and for mmap(): the release of a buffer whose heap
+ * takes an mmap_lock to free it (free_locks_mm: FROM_VA buffers give back
+ * the locked_vm of the process that pinned them, maybe the caller's own)
+ * cannot run here.  Such a buffer's last reference is handed to a worker,
+ * which owns it from then on: nobody else holds one, so the work cannot
+ * be queued again before it ran.  Other buffers are released at once, so
+ * that their memory is back when munmap() returns.
+ */
+void accmap_handle_put_mm(struct accmap_handle *handle)
+{
+	/* Set once at allocation, before any mapping or mmap() offset. */
+	if (!handle->heap->free_locks_mm) {
+		accmap_handle_put(handle);
+		return;
+	}
+	if (refcount_dec_not_one(&handle->ref.refcount))
+		return;
+	queue_work(handle->adev->put_wq, &handle->put_work);
 }

@@ -66,6 +66,7 @@ union accmap_ioctl_arg {
 	struct accmap_replay_run replay_run;
 	struct accmap_replay_destroy replay_destroy;
 	struct accmap_svm_op svm;
+	struct accmap_map_offset map_offset;
 	struct accmap_ckpt ckpt;
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
@@ -494,6 +495,22 @@ static int accmap_ioctl_svm(struct accmap_ioctl_ctx *ctx, void *data)
 	return accmap_replay_svm(ctx->client, data);
 }
 
+static int accmap_ioctl_map_offset(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_map_offset *arg = data;
+	struct accmap_handle *handle;
+	int ret;
+
+	if (arg->flags & ~ACCMAP_MAP_OFFSET_VALID_FLAGS)
+		return -EINVAL;
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+	ret = accmap_handle_map_offset(handle, &arg->offset);
+	accmap_handle_put(handle);
+	return ret;
+}
+
 static int accmap_ioctl_checkpoint(struct accmap_ioctl_ctx *ctx, void *data)
 {
 	/* STATE says how much room it needs, and what refused the dump. */
@@ -565,6 +582,8 @@ static const struct accmap_ioctl_desc accmap_ioctls[] = {
 			 struct accmap_replay_destroy, pad),
 	ACCMAP_IOCTL_DEF(0x12, ACCMAP_IOC_SVM, accmap_ioctl_svm,
 			 struct accmap_svm_op, pages_mapped),
+	ACCMAP_IOCTL_DEF(0x13, ACCMAP_IOC_MAP_OFFSET, accmap_ioctl_map_offset,
+			 struct accmap_map_offset, offset),
 	ACCMAP_IOCTL_DEF(0x14, ACCMAP_IOC_CHECKPOINT, accmap_ioctl_checkpoint,
 			 struct accmap_ckpt, pad),
 };

@@ -45,6 +45,7 @@ static const struct file_operations accmap_fops = {
 	.owner = THIS_MODULE,
 	.open = accmap_open,
 	.release = accmap_release,
+	.mmap = accmap_mmap,
 	.unlocked_ioctl = accmap_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -99,10 +100,15 @@ static int __init accmap_init(void)
 	atomic64_set(&adev->next_serial, 1);
 	mutex_init(&adev->restores_lock);
 	INIT_LIST_HEAD(&adev->restores);
+	accmap_offsets_init(adev);
+	/* Not reclaim's: a release may sleep on an mmap_lock. */
+	adev->put_wq = alloc_workqueue("accmap_put", 0, 0);
+	if (!adev->put_wq)
+		return -ENOMEM;
 
 	ret = accmap_dma_device_create(adev);
 	if (ret)
-		return ret;
+		goto err_destroy_wq;
 
 	heap = accmap_system_heap_create(adev);
 	if (!heap) {
@@ -160,6 +166,8 @@ err_destroy_heap:
 err_dma_device:
 	root_device_unregister(adev->dev);
 	adev->dev = NULL;
+err_destroy_wq:
+	destroy_workqueue(adev->put_wq);
 	accmap_tags_destroy(adev);
 	return ret;
 }
@@ -170,6 +178,8 @@ static void __exit accmap_exit(void)
 
 	/* Open files, exports and mappings all hold the module. */
 	misc_deregister(&adev->misc);
+	/* Releases a mapping handed to the worker, before the heaps go. */
+	destroy_workqueue(adev->put_wq);
 	accmap_debugfs_fini(adev);
 	accmap_mmio_targets_destroy(adev);
 	accmap_replay_fini(adev);

@@ -346,6 +346,41 @@ int accmap_query_pool(int fd, struct accmap_pool_info *info);
 int accmap_map(int dmabuf_fd, size_t size, int prot, void **addr);
 
 /**
+ * accmap_map_offset() - a buffer's mmap() offset on the device
+ *                       (ACCMAP_IOC_MAP_OFFSET)
+ * @fd: accmap device file descriptor
+ * @id: handle id of a handle that has memory
+ * @offset: set to the offset on success
+ *
+ * The offset is the buffer's for as long as it lives, the same in every
+ * client; mmap(2) of it on any accmap device file whose client holds an
+ * id for the buffer maps the buffer with no dma-buf file (see
+ * accmap_map_id()).
+ *
+ * Return: 0, -EINVAL if @offset is NULL, or the ioctl's negative errno
+ * (-ENOENT for an unknown id, -EINVAL for a handle without memory).
+ */
+int accmap_map_offset(int fd, uint32_t id, uint64_t *offset);
+
+/**
+ * accmap_map_id() - map a buffer through the device file
+ * @fd: accmap device file descriptor
+ * @id: handle id of a handle that has memory
+ * @size: bytes to map from the start of the buffer
+ * @prot: PROT_READ, optionally with PROT_WRITE (needs an id that may
+ *        write the buffer)
+ * @addr: set to the address of the shared mapping on success
+ *
+ * accmap_map_offset() then a shared mmap(2) of @fd at that offset.  The
+ * mapping behaves as one of a dma-buf of the buffer; undo it with
+ * accmap_unmap().
+ *
+ * Return: 0, -EINVAL if @addr is NULL, or the negative errno of the ioctl
+ * or of mmap(2).
+ */
+int accmap_map_id(int fd, uint32_t id, size_t size, int prot, void **addr);
+
+/**
  * accmap_unmap() - undo accmap_map()
  * @addr: the address accmap_map() returned
  * @size: the size given to accmap_map()

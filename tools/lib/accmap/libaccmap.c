@@ -339,6 +339,47 @@ int accmap_map(int dmabuf_fd, size_t size, int prot, void **addr)
 	return 0;
 }
 
+int accmap_map_offset(int fd, uint32_t id, uint64_t *offset)
+{
+	struct accmap_map_offset arg;
+	int ret;
+
+	if (!offset)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.id = id;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_MAP_OFFSET, &arg);
+	if (ret)
+		return ret;
+
+	*offset = arg.offset;
+	return 0;
+}
+
+int accmap_map_id(int fd, uint32_t id, size_t size, int prot, void **addr)
+{
+	uint64_t offset;
+	void *p;
+	int ret;
+
+	if (!addr)
+		return -EINVAL;
+
+	ret = accmap_map_offset(fd, id, &offset);
+	if (ret)
+		return ret;
+	/* A 32-bit off_t (no _FILE_OFFSET_BITS=64) cannot reach every offset. */
+	if ((uint64_t)(off_t)offset != offset)
+		return -EOVERFLOW;
+	p = mmap(NULL, size, prot, MAP_SHARED, fd, (off_t)offset);
+	if (p == MAP_FAILED)
+		return neg_errno();
+
+	*addr = p;
+	return 0;
+}
+
 int accmap_unmap(void *addr, size_t size)
 {
 	if (munmap(addr, size) == -1)

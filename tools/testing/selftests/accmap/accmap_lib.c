@@ -2200,6 +2200,42 @@ static int filter_calls(int fd_a, int fd_b, uint32_t action)
 	return (int)ret;
 }
 
+static void test_map_id(void)
+{
+	uint64_t off = GARBAGE_U64, off2 = 0;
+	uint8_t *p = NULL, out[16];
+	uint32_t id, empty;
+	int dev = -1;
+
+	if (!LIB_IS(accmap_open(&dev), 0))
+		return;
+	id = new_buffer(dev, pages(2), 0, 0);
+	if (!id || !LIB_IS(accmap_map_offset(dev, id, &off), 0))
+		goto out;
+	CHECK(off != GARBAGE_U64 && off % pages(1) == 0, "offset %#llx",
+	      (unsigned long long)off);
+	LIB_IS(accmap_map_offset(dev, id, &off2), 0);
+	CHECK(off2 == off, "a second accmap_map_offset() gives %#llx, not %#llx",
+	      (unsigned long long)off2, (unsigned long long)off);
+	if (LIB_IS(accmap_map_id(dev, id, pages(2), PROT_READ | PROT_WRITE, (void **)&p), 0)) {
+		memcpy(p + pages(1), "through the dev", 16);
+		if (LIB_IS(accmap_read(dev, id, pages(1), out, 16), 0))
+			CHECK(!memcmp(out, "through the dev", 16), "READ misses the write");
+		LIB_IS(accmap_unmap(p, pages(2)), 0);
+	}
+	p = (uint8_t *)1;
+	LIB_IS(accmap_map_id(dev, id, pages(3), PROT_READ, (void **)&p), -EINVAL);
+	LIB_IS(accmap_map_id(dev, id + 1000, pages(1), PROT_READ, (void **)&p), -ENOENT);
+	LIB_IS(accmap_map_id(dev, id, pages(1), PROT_READ, NULL), -EINVAL);
+	CHECK(p == (uint8_t *)1, "failed accmap_map_id wrote the address");
+	LIB_IS(accmap_map_offset(dev, id, NULL), -EINVAL);
+	LIB_IS(accmap_map_offset(dev, id + 1000, &off2), -ENOENT);
+	if (LIB_IS(accmap_create(dev, pages(1), &empty), 0))
+		LIB_IS(accmap_map_offset(dev, empty, &off2), -EINVAL);
+out:
+	accmap_close(dev);
+}
+
 static void test_checks_without_syscall(void)
 {
 	char too_long[ACCMAP_LABEL_LEN + 8];
@@ -2404,6 +2440,7 @@ int main(void)
 		{ "lib_device_memory", test_device_memory },
 		{ "lib_query_pool", test_query_pool },
 		{ "lib_map_sync", test_map_sync },
+		{ "lib_map_id", test_map_id },
 		{ "lib_from_va", test_from_va },
 		{ "lib_cache", test_cache },
 		{ "lib_cache_list", test_cache_list },

@@ -5,7 +5,8 @@
  *
  * What it does
  *   Every ioctl of <linux/accmap.h> (the replay ones on the "sim" target
- *   included), mmap/munmap/touch of accmap dma-bufs, DMA_BUF_IOCTL_SYNC,
+ *   included), mmap/munmap/touch of accmap dma-bufs and of /dev/accmap at
+ *   a buffer's offset (MAP_OFFSET), DMA_BUF_IOCTL_SYNC,
  *   FROM_FD of accmap and of foreign dma-bufs (vgem, /dev/dma_heap/system,
  *   /dev/udmabuf: each used when the kernel has it), FROM_VA of user
  *   ranges of every kind (writable, read-only, PROT_NONE, shared memfd,
@@ -210,7 +211,7 @@ enum fz_op {
 	OP_RW, OP_VERIFY, OP_CACHE, OP_CLIST, OP_GETFD, OP_FROMFD, OP_CLOSEFD, OP_SYNC,
 	OP_MMAP, OP_TOUCH, OP_MUNMAP, OP_FROMVA, OP_RQUERY, OP_RSETUP, OP_RRUN,
 	OP_RDESTROY, OP_FOREIGN, OP_VGEM, OP_SEND, OP_RECV, OP_FORK, OP_REOPEN,
-	OP_FDINFO, OP_BIG, OP_COUNT
+	OP_FDINFO, OP_BIG, OP_MAPOFF, OP_COUNT
 };
 
 struct fz_thread;
@@ -972,7 +973,7 @@ static void rec_forget(struct fz_cl *cl, uint32_t id)
 /* ---- ioctls in a mutated envelope ---- */
 
 /* The first ioctl number past the device's last. */
-#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_SVM) + 1)
+#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_MAP_OFFSET) + 1)
 
 /* First published argument sizes (Documentation/userspace-api/accmap.rst). */
 static unsigned int min_size(unsigned long cmd)
@@ -1196,7 +1197,7 @@ static const unsigned long fz_cmds[] = {
 	ACCMAP_IOC_SET_TAG_LABEL, ACCMAP_IOC_QUERY_HEAP, ACCMAP_IOC_QUERY_POOL,
 	ACCMAP_IOC_CACHE, ACCMAP_IOC_CACHE_LIST, ACCMAP_IOC_FROM_VA, ACCMAP_IOC_REPLAY_QUERY,
 	ACCMAP_IOC_REPLAY_SETUP, ACCMAP_IOC_REPLAY_RUN, ACCMAP_IOC_REPLAY_DESTROY,
-	ACCMAP_IOC_SVM,
+	ACCMAP_IOC_SVM, ACCMAP_IOC_MAP_OFFSET,
 };
 
 static bool op_badcmd(struct fz_thread *t)
@@ -2441,6 +2442,97 @@ static bool op_mmap(struct fz_thread *t)
 	if (t->nmaps == FZ_MAPS_MAX)
 		map_drop(t, (unsigned int)below(t, t->nmaps));
 	t->maps[t->nmaps++] = m;
+	return true;
+}
+
+/*
+ * MAP_OFFSET, then (in the private client, whose ids no other thread
+ * frees) a mapping of /dev/accmap at that offset, kept like a dma-buf's.
+ */
+static bool op_mapoff(struct fz_thread *t)
+{
+	size_t npages, first, len;
+	struct accmap_map_offset a;
+	int prot, flags = MAP_SHARED, want = 0;
+	struct fz_exp x;
+	struct fz_idk k;
+	struct fz_cl cl;
+	struct fz_map m;
+	bool intact;
+	void *p;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	pick_id(t, &cl, &k, true);
+	memset(&a, 0, sizeof(a));
+	a.id = k.id;
+	a.offset = GARBAGE_U64;
+	if (one_in(t, 24))
+		a.flags = 1U << below(t, 32);
+	exp_init(&x);
+	fault_if(&x, EINVAL, a.flags);
+	fault(&x, ENOENT, tri_not(k.exists));
+	fault(&x, EINVAL, tri_and(k.exists, tri_not(k.alloc)));
+	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_MAP_OFFSET, &a, exp_allowed(&x), "MAP_OFFSET",
+		       &intact);
+	if (ret || !intact)
+		goto out;
+	if (a.offset % env.page || a.offset < (1ULL << 30) || a.offset > INT64_MAX) {
+		FZ_FAIL(t, "MAP_OFFSET %u: offset %#llx", k.id, (unsigned long long)a.offset);
+		goto out;
+	}
+	if (!cl.priv || !k.h || !k.size)
+		goto out;
+
+	npages = k.size / env.page;
+	first = below(t, npages);
+	len = range(t, 1, npages - first < 16 ? npages - first : 16) * env.page;
+	/* A FROM_VA buffer is this thread's scratch memory: read it only. */
+	prot = k.readonly == YES || k.h->fromva || one_in(t, 4) ?
+	       PROT_READ : PROT_READ | PROT_WRITE;
+	if (one_in(t, 4)) {
+		switch (below(t, 3)) {
+		case 0:
+			flags = MAP_PRIVATE;
+			break;
+		case 1:
+			len = (npages - first + range(t, 1, 2)) * env.page;
+			break;
+		default:
+			first = npages;		/* the unused page after the buffer */
+			len = env.page;
+			break;
+		}
+		want = EINVAL;
+	} else if (k.readonly == YES && one_in(t, 4)) {
+		/*
+		 * EACCES, unless the client holds a writable id for the same
+		 * buffer too (FROM_FD of its own two exports): the model does
+		 * not know which of its ids share a buffer.
+		 */
+		prot |= PROT_WRITE;
+		want = EACCES;
+	}
+	p = mmap(NULL, len, prot, flags, cl.fd, (off_t)(a.offset + first * env.page));
+	fz_expect(t, "mmap of /dev/accmap", p == MAP_FAILED ? -errno : 0,
+		  want == EACCES ? RES_E(EACCES) | RES_OK :
+		  want ? RES_E(want) : RES_OK | RES_E(ENOMEM));
+	if (p == MAP_FAILED)
+		goto out;
+	if (want) {
+		munmap(p, len);
+		goto out;
+	}
+	k.h->shared = true;
+	m = (struct fz_map){ .addr = p, .len = len, .writable = prot & PROT_WRITE,
+			     .accmap = true };
+	map_touch(t, &m, 0, 16);
+	if (t->nmaps == FZ_MAPS_MAX)
+		map_drop(t, (unsigned int)below(t, t->nmaps));
+	t->maps[t->nmaps++] = m;
+out:
+	cl_put(&cl);
 	return true;
 }
 
@@ -4314,6 +4406,7 @@ static const struct fz_opdesc fz_ops[OP_COUNT] = {
 	[OP_REOPEN] = { "reopen", 20, op_reopen },
 	[OP_FDINFO] = { "fdinfo", 30, op_fdinfo },
 	[OP_BIG] = { "big", 10, op_big },
+	[OP_MAPOFF] = { "map_offset", 200, op_mapoff },
 };
 
 static enum fz_op pick_op(struct fz_thread *t)

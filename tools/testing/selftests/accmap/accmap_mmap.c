@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmap() of /dev/accmap at a buffer's offset (ACCMAP_IOC_MAP_OFFSET): the
+ * offset itself and every errno of the ioctl, contents against READ and
+ * WRITE, sharing between clients and across fork(), access (no id,
+ * read-only id), ranges, lifetime after FREE and close, heap usage, and
+ * the memory kinds (write-combined, uncached, carveout).
+ *
+ * Uncached memory is touched only with aligned 64-bit loads and stores
+ * (see accmap_carveout.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "accmap_util.h"
+#include "tap.h"
+
+#define WC	ACCMAP_ALLOC_WRITECOMBINE
+#define UC	ACCMAP_ALLOC_UNCACHED
+
+/* MAP_OFFSET with the output pre-filled with garbage; 0 or -errno. */
+static int map_offset(int dev, uint32_t id, uint64_t *offset)
+{
+	struct accmap_map_offset a = { .id = id, .flags = 0, .offset = GARBAGE_U64 };
+	int ret = raw_ioctl(dev, ACCMAP_IOC_MAP_OFFSET, &a);
+
+	if (!ret)
+		*offset = a.offset;
+	return ret;
+}
+
+/* MAP_OFFSET that must succeed; 0 (and a failed test) if it does not. */
+static uint64_t must_offset(int dev, uint32_t id)
+{
+	uint64_t off = 0;
+	int ret = map_offset(dev, id, &off);
+
+	CHECK(ret == 0, "MAP_OFFSET(id %u): %s", id, strerror(-ret));
+	return ret ? 0 : off;
+}
+
+/* A buffer (CREATE, ALLOC) and its offset; false (a failed test) if not. */
+static bool new_offset(int dev, uint64_t size, uint32_t flags, uint32_t *id, uint64_t *off)
+{
+	if (am_buffer(dev, size, flags, id, false) < 0)
+		return false;
+	*off = must_offset(dev, *id);
+	return *off != 0;
+}
+
+/* mmap(MAP_SHARED) of /dev/accmap; the result or MAP_FAILED, errno kept. */
+static void *dev_mmap(int dev, uint64_t offset, size_t len, int prot, int flags)
+{
+	return mmap(NULL, len, prot, flags, dev, (off_t)offset);
+}
+
+/* The errno of a refused mmap(), 0 if it succeeded (and is undone). */
+static int mmap_err(int dev, uint64_t offset, size_t len, int prot, int flags)
+{
+	void *p = dev_mmap(dev, offset, len, prot, flags);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, len);
+	return 0;
+}
+
+/* Aligned 64-bit stores and loads only: safe on uncached memory. */
+static void fill64(void *dst, size_t len, uint64_t seed)
+{
+	uint64_t *p = dst;
+
+	for (size_t i = 0; i < len / 8; i++)
+		__atomic_store_n(&p[i], seed * 0x9e3779b97f4a7c15ULL + i, __ATOMIC_RELAXED);
+}
+
+static size_t check64(const void *src, size_t len, uint64_t seed)
+{
+	const uint64_t *p = src;
+
+	for (size_t i = 0; i < len / 8; i++)
+		if (__atomic_load_n(&p[i], __ATOMIC_RELAXED) != seed * 0x9e3779b97f4a7c15ULL + i)
+			return i * 8;
+	return len;
+}
+
+static bool check_pattern(const void *p, size_t len, size_t start, unsigned int seed,
+			  const char *what)
+{
+	size_t bad = find_pattern_mismatch(p, len, start, seed);
+
+	return CHECK(bad == len, "%s: byte %zu of %zu differs", what, bad, len);
+}
+
+/* READ of the whole buffer compared with the pattern (start 0). */
+static bool check_read(int dev, uint32_t id, size_t len, unsigned int seed, const char *what)
+{
+	uint8_t *buf = malloc(len);
+	bool ok;
+	int ret;
+
+	if (!CHECK(buf, "malloc(%zu)", len))
+		return false;
+	ret = am_read(dev, id, 0, buf, len);
+	ok = CHECK(ret == 0, "%s: READ: %s", what, strerror(-ret)) &&
+	     check_pattern(buf, len, 0, seed, what);
+	free(buf);
+	return ok;
+}
+
+/* ---- the offset ---- */
+
+static void test_offset_stable_and_apart(void)
+{
+	size_t pg = page_size();
+	uint32_t a, b;
+	uint64_t oa, ob;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (am_buffer(dev, 3 * pg, 0, &a, false) < 0 || am_buffer(dev, pg, 0, &b, false) < 0)
+		goto out;
+	oa = must_offset(dev, a);
+	ob = must_offset(dev, b);
+	CHECK(oa && oa % pg == 0 && oa >= (1ULL << 30), "offset %#llx: page aligned, >= 1 GiB",
+	      (unsigned long long)oa);
+	CHECK(must_offset(dev, a) == oa, "a second MAP_OFFSET gives the same offset");
+	/* Handed out in order, one unused page between two buffers. */
+	CHECK(ob >= oa + 4 * pg, "offsets %#llx (3 pages) and %#llx overlap or touch",
+	      (unsigned long long)oa, (unsigned long long)ob);
+	/* The page after a buffer names nothing. */
+	CHECK(mmap_err(dev, oa + 3 * pg, pg, PROT_READ, MAP_SHARED) == EINVAL,
+	      "mmap of the gap page after a buffer");
+out:
+	close(dev);
+}
+
+static void test_errnos(void)
+{
+	size_t pg = page_size();
+	struct accmap_map_offset a;
+	uint32_t id, empty;
+	uint64_t off;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (am_buffer(dev, pg, 0, &id, false) < 0)
+		goto out;
+
+	CHECK(map_offset(dev, 0, &off) == -ENOENT, "id 0: ENOENT");
+	CHECK(map_offset(dev, id + 1000, &off) == -ENOENT, "id never issued: ENOENT");
+	for (unsigned int bit = 0; bit < 32; bit++) {
+		a = (struct accmap_map_offset){
+			.id = id, .flags = 1U << bit, .offset = GARBAGE_U64,
+		};
+		CHECK(raw_ioctl(dev, ACCMAP_IOC_MAP_OFFSET, &a) == -EINVAL, "flags bit %u: EINVAL",
+		      bit);
+		CHECK(a.offset == GARBAGE_U64, "a failed call wrote offset");
+	}
+	if (CHECK(am_create(dev, pg, &empty) == 0, "CREATE")) {
+		CHECK(map_offset(dev, empty, &off) == -EINVAL, "id without memory: EINVAL");
+		/* Its memory came later: now it has an offset. */
+		if (CHECK(am_alloc(dev, empty, 0, 0) == 0, "ALLOC"))
+			CHECK(map_offset(dev, empty, &off) == 0, "after ALLOC: MAP_OFFSET works");
+	}
+
+	/* The envelope (ABI rules): direction, sizes, pointers. */
+	a = (struct accmap_map_offset){ .id = id };
+	CHECK(raw_ioctl(dev, _IOW(ACCMAP_IOCTL_MAGIC, 0x13, struct accmap_map_offset), &a) ==
+	      -ENOTTY, "_IOW: ENOTTY");
+	CHECK(raw_ioctl(dev, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC, 0x13, 8), &a) ==
+	      -EINVAL, "8 bytes (below the first version): EINVAL");
+	{
+		uint64_t big[4] = { 0 };
+
+		memcpy(big, &a, sizeof(a));
+		CHECK(raw_ioctl(dev, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC, 0x13,
+					  sizeof(big)), big) == 0, "larger, zero tail: works");
+		CHECK(big[1] == must_offset(dev, id), "larger: the offset is written");
+		big[3] = 1;
+		CHECK(raw_ioctl(dev, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC, 0x13,
+					  sizeof(big)), big) == -E2BIG, "non-zero tail: E2BIG");
+	}
+	CHECK(raw_ioctl(dev, ACCMAP_IOC_MAP_OFFSET, NULL) == -EFAULT, "NULL: EFAULT");
+
+	/* A freed id is stale. */
+	CHECK(am_free(dev, id) == 0, "FREE");
+	CHECK(map_offset(dev, id, &off) == -ENOENT, "freed id: ENOENT");
+out:
+	close(dev);
+}
+
+/* ---- contents ---- */
+
+static void test_contents_match_read(void)
+{
+	size_t pg = page_size(), len = 8 * pg;
+	uint8_t *p, *buf = malloc(len);
+	uint32_t id;
+	uint64_t off;
+	int dev = am_open();
+
+	if (dev < 0 || !CHECK(buf, "malloc"))
+		goto out;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out;
+
+	/* Fresh memory reads as zero. */
+	CHECK(find_nonzero(p, len) == len, "a fresh buffer maps as zero");
+	/* The mapping's writes, seen by READ. */
+	fill_pattern(p, len, 0, 11);
+	check_read(dev, id, len, 11, "mapping -> READ");
+	/* WRITE's, seen by the mapping. */
+	fill_pattern(buf, len, 0, 12);
+	CHECK(am_write(dev, id, 0, buf, len) == 0, "WRITE");
+	check_pattern(p, len, 0, 12, "WRITE -> mapping");
+	CHECK(check_counts(dev, id, 1, 0, 1, 0, "mapped once"), "counts");
+	munmap(p, len);
+	CHECK(check_counts(dev, id, 1, 0, 0, 0, "unmapped"), "counts");
+out:
+	free(buf);
+	if (dev >= 0)
+		close(dev);
+}
+
+/*
+ * A mapping that starts inside the buffer, over 2 MiB (one fault fills
+ * up to 2 MiB around the address): every page lands where it belongs.
+ */
+static void test_partial_range_fault_around(void)
+{
+	size_t pg = page_size(), len = 4 << 20, skip = 5 * pg, mlen = len - skip - 3 * pg;
+	uint8_t *p, *buf = malloc(len);
+	uint32_t id;
+	uint64_t off;
+	int dev = am_open();
+
+	if (dev < 0 || !CHECK(buf, "malloc"))
+		goto out;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	fill_pattern(buf, len, 0, 21);
+	if (!CHECK(am_write(dev, id, 0, buf, len) == 0, "WRITE"))
+		goto out;
+	p = map_shared(dev, mlen, PROT_READ | PROT_WRITE, off + skip);
+	if (!p)
+		goto out;
+	/* First touch in the middle, then everything. */
+	CHECK(p[mlen / 2 + 7] == buf[skip + mlen / 2 + 7], "the first page touched");
+	check_pattern(p, mlen, skip, 21, "a mapping from page 5");
+	fill_pattern(p, mlen, skip, 22);
+	memcpy(buf + skip, p, mlen);
+	munmap(p, mlen);
+	/* READ sees the new bytes at the same places, the rest unchanged. */
+	{
+		uint8_t *got = malloc(len);
+
+		if (CHECK(got, "malloc") && CHECK(am_read(dev, id, 0, got, len) == 0, "READ"))
+			CHECK(!memcmp(got, buf, len), "READ after writes through a part");
+		free(got);
+	}
+out:
+	free(buf);
+	if (dev >= 0)
+		close(dev);
+}
+
+/* ---- sharing and access ---- */
+
+static void test_two_clients(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	uint8_t *p1 = NULL, *p2 = NULL;
+	uint32_t id1, id2;
+	uint64_t off;
+	int dev1 = am_open(), dev2 = am_open(), fd = -1;
+
+	if (dev1 < 0 || dev2 < 0)
+		goto out;
+	fd = am_buffer(dev1, len, 0, &id1, true);
+	if (fd < 0)
+		goto out;
+	off = must_offset(dev1, id1);
+	if (!off)
+		goto out;
+	if (!CHECK(am_from_fd(dev2, fd, &id2) == 0, "FROM_FD"))
+		goto out;
+	CHECK(must_offset(dev2, id2) == off, "the offset is the same in both clients");
+	p1 = map_shared(dev1, len, PROT_READ | PROT_WRITE, off);
+	p2 = map_shared(dev2, len, PROT_READ | PROT_WRITE, off);
+	if (!p1 || !p2)
+		goto out;
+	fill_pattern(p1, len, 0, 31);
+	check_pattern(p2, len, 0, 31, "client 1 writes, client 2 reads");
+	fill_pattern(p2, len, 0, 32);
+	check_pattern(p1, len, 0, 32, "client 2 writes, client 1 reads");
+	CHECK(check_counts(dev1, id1, 2, 1, 2, 0, "two mappings"), "counts");
+out:
+	if (p1)
+		munmap(p1, len);
+	if (p2)
+		munmap(p2, len);
+	if (fd >= 0)
+		close(fd);
+	if (dev1 >= 0)
+		close(dev1);
+	if (dev2 >= 0)
+		close(dev2);
+}
+
+static void test_no_id_eacces(void)
+{
+	size_t pg = page_size();
+	uint32_t id, other, id2;
+	uint64_t off;
+	int dev1 = am_open(), dev2 = am_open(), fd = -1;
+
+	if (dev1 < 0 || dev2 < 0)
+		goto out;
+	fd = am_buffer(dev1, pg, 0, &id, true);
+	if (fd < 0)
+		goto out;
+	off = must_offset(dev1, id);
+	if (!off)
+		goto out;
+	CHECK(mmap_err(dev2, off, pg, PROT_READ, MAP_SHARED) == EACCES,
+	      "a client without an id: EACCES");
+	/* An id for another buffer does not help. */
+	if (am_buffer(dev2, pg, 0, &other, false) < 0)
+		goto out;
+	CHECK(mmap_err(dev2, off, pg, PROT_READ, MAP_SHARED) == EACCES,
+	      "a client with an id for another buffer only: EACCES");
+	/* With an id it maps; once the id is freed, no more. */
+	if (!CHECK(am_from_fd(dev2, fd, &id2) == 0, "FROM_FD"))
+		goto out;
+	CHECK(mmap_err(dev2, off, pg, PROT_READ, MAP_SHARED) == 0, "with an id: works");
+	CHECK(am_free(dev2, id2) == 0, "FREE");
+	CHECK(mmap_err(dev2, off, pg, PROT_READ, MAP_SHARED) == EACCES,
+	      "after its id was freed: EACCES");
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dev1 >= 0)
+		close(dev1);
+	if (dev2 >= 0)
+		close(dev2);
+}
+
+static void test_readonly_id(void)
+{
+	size_t pg = page_size(), len = 2 * pg;
+	uint32_t id, ro, rw;
+	uint64_t off;
+	uint8_t *p;
+	int dev1 = am_open(), dev2 = am_open(), fd_ro = -1, fd_rw = -1;
+
+	if (dev1 < 0 || dev2 < 0)
+		goto out;
+	fd_rw = am_buffer(dev1, len, 0, &id, true);
+	if (fd_rw < 0)
+		goto out;
+	off = must_offset(dev1, id);
+	if (!off)
+		goto out;
+	fd_ro = am_get_fd(dev1, id, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(fd_ro >= 0, "GET_FD O_RDONLY") ||
+	    !CHECK(am_from_fd(dev2, fd_ro, &ro) == 0, "FROM_FD of the O_RDONLY dma-buf"))
+		goto out;
+	p = map_shared(dev1, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out;
+	fill_pattern(p, len, 0, 41);
+	munmap(p, len);
+
+	CHECK(must_offset(dev2, ro) == off, "MAP_OFFSET through a read-only id");
+	CHECK(mmap_err(dev2, off, len, PROT_READ | PROT_WRITE, MAP_SHARED) == EACCES,
+	      "PROT_WRITE through a read-only id: EACCES");
+	p = map_shared(dev2, len, PROT_READ, off);
+	if (p) {
+		check_pattern(p, len, 0, 41, "a read-only mapping");
+		CHECK_ERR(mprotect(p, len, PROT_READ | PROT_WRITE), EACCES);
+		munmap(p, len);
+	}
+	/* A writable id of the same client for the same buffer allows writing. */
+	if (!CHECK(am_from_fd(dev2, fd_rw, &rw) == 0, "FROM_FD of the O_RDWR dma-buf"))
+		goto out;
+	p = map_shared(dev2, len, PROT_READ | PROT_WRITE, off);
+	if (p) {
+		fill_pattern(p, len, 0, 42);
+		munmap(p, len);
+		check_read(dev1, id, len, 42, "written through the client's writable id");
+	}
+	/* The writable id gone, the read-only one is what is left. */
+	CHECK(am_free(dev2, rw) == 0, "FREE of the writable id");
+	CHECK(mmap_err(dev2, off, len, PROT_READ | PROT_WRITE, MAP_SHARED) == EACCES,
+	      "PROT_WRITE after the writable id went: EACCES");
+out:
+	if (fd_ro >= 0)
+		close(fd_ro);
+	if (fd_rw >= 0)
+		close(fd_rw);
+	if (dev1 >= 0)
+		close(dev1);
+	if (dev2 >= 0)
+		close(dev2);
+}
+
+/* /dev/accmap opened O_RDONLY cannot map for writing (the file's mode). */
+static void test_readonly_device_file(void)
+{
+	size_t pg = page_size();
+	uint32_t id;
+	uint64_t off;
+	int dev = open(ACCMAP_DEV_PATH, O_RDONLY | O_CLOEXEC);
+
+	if (!CHECK(dev >= 0, "open O_RDONLY: %s", strerror(errno)))
+		return;
+	if (!new_offset(dev, pg, 0, &id, &off))
+		goto out;
+	CHECK(mmap_err(dev, off, pg, PROT_READ | PROT_WRITE, MAP_SHARED) == EACCES,
+	      "PROT_WRITE on an O_RDONLY /dev/accmap: EACCES");
+	CHECK(mmap_err(dev, off, pg, PROT_READ, MAP_SHARED) == 0, "PROT_READ works");
+out:
+	close(dev);
+}
+
+/* ---- ranges ---- */
+
+static void test_bad_ranges(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	uint32_t id, gone;
+	uint64_t off, off_gone;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	CHECK(mmap_err(dev, off, len, PROT_READ, MAP_PRIVATE) == EINVAL, "MAP_PRIVATE: EINVAL");
+	CHECK(mmap_err(dev, off, len + pg, PROT_READ, MAP_SHARED) == EINVAL,
+	      "one page past the end: EINVAL");
+	CHECK(mmap_err(dev, off + 3 * pg, 2 * pg, PROT_READ, MAP_SHARED) == EINVAL,
+	      "from the last page, two pages: EINVAL");
+	CHECK(mmap_err(dev, off + 3 * pg, pg, PROT_READ, MAP_SHARED) == 0,
+	      "the last page alone works");
+	CHECK(mmap_err(dev, 0, pg, PROT_READ, MAP_SHARED) == EINVAL, "offset 0: EINVAL");
+	CHECK(mmap_err(dev, (1ULL << 30) - pg, pg, PROT_READ, MAP_SHARED) == EINVAL,
+	      "below the first offset: EINVAL");
+	CHECK(mmap_err(dev, 1ULL << 46, pg, PROT_READ, MAP_SHARED) == EINVAL,
+	      "an offset never handed out: EINVAL");
+
+	/* A released buffer's offset names nothing, and is not reused. */
+	if (!new_offset(dev, pg, 0, &gone, &off_gone))
+		goto out;
+	CHECK(am_free(dev, gone) == 0, "FREE");
+	CHECK(mmap_err(dev, off_gone, pg, PROT_READ, MAP_SHARED) == EINVAL,
+	      "the offset of a released buffer: EINVAL");
+	if (am_buffer(dev, pg, 0, &gone, false) < 0)
+		goto out;
+	CHECK(must_offset(dev, gone) > off_gone, "a new buffer gets a new offset");
+out:
+	close(dev);
+}
+
+/* ---- lifetime ---- */
+
+static void test_outlives_id_and_file(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	uint8_t *p, *q;
+	uint32_t id;
+	uint64_t off;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	q = map_shared(dev, 2 * pg, PROT_READ, off + 2 * pg);
+	if (!p || !q)
+		goto out;
+	CHECK(check_counts(dev, id, 1, 0, 2, 0, "two mappings"), "counts");
+	fill_pattern(p, 2 * pg, 0, 51);	/* the rest not touched yet */
+	CHECK(am_free(dev, id) == 0, "FREE");
+	close(dev);
+	dev = -1;
+	/* Pages touched before, and never touched, both still there. */
+	check_pattern(p, 2 * pg, 0, 51, "after FREE and close");
+	fill_pattern(p + 2 * pg, 2 * pg, 2 * pg, 52);
+	check_pattern(q, 2 * pg, 2 * pg, 52, "the second mapping sees the first's writes");
+	munmap(p, len);
+	check_pattern(q, 2 * pg, 2 * pg, 52, "the last mapping alone");
+	munmap(q, 2 * pg);
+out:
+	if (dev >= 0)
+		close(dev);
+}
+
+static void test_fork_shares(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	uint32_t id;
+	uint64_t off;
+	uint8_t *p;
+	pid_t pid;
+	int status, dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out;
+	fill_pattern(p, len, 0, 61);
+	pid = fork();
+	if (pid == 0) {
+		bool ok = find_pattern_mismatch(p, len, 0, 61) == len;
+
+		fill_pattern(p, len, 0, 62);
+		_exit(ok ? 0 : 1);
+	}
+	if (CHECK(pid > 0, "fork: %s", strerror(errno))) {
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0, "the child saw the parent's bytes");
+		check_pattern(p, len, 0, 62, "the parent sees the child's bytes");
+	}
+	CHECK(check_counts(dev, id, 1, 0, 1, 0, "after the child exited"), "counts");
+	munmap(p, len);
+out:
+	close(dev);
+}
+
+static bool heap_used(int dev, uint32_t heap, uint64_t *used)
+{
+	struct accmap_heap_info info;
+	int ret = am_query_heap(dev, heap, &info);
+
+	if (!CHECK(ret == 0, "QUERY_HEAP %u: %s", heap, strerror(-ret)))
+		return false;
+	*used = info.used;
+	return true;
+}
+
+static void test_unmap_frees_memory(void)
+{
+	size_t len = 1 << 20;
+	uint64_t before, now, off;
+	uint32_t id;
+	uint8_t *p;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!heap_used(dev, ACCMAP_HEAP_SYSTEM, &before))
+		goto out;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out;
+	memset(p, 0x5a, len);
+	CHECK(am_free(dev, id) == 0, "FREE");
+	if (heap_used(dev, ACCMAP_HEAP_SYSTEM, &now))
+		CHECK(now == before + len, "mapped, no id: used %llu, expected %llu",
+		      (unsigned long long)now, (unsigned long long)(before + len));
+	munmap(p, len);
+	if (heap_used(dev, ACCMAP_HEAP_SYSTEM, &now))
+		CHECK(now == before, "after munmap: used %llu, expected %llu",
+		      (unsigned long long)now, (unsigned long long)before);
+	CHECK(mmap_err(dev, off, len, PROT_READ, MAP_SHARED) == EINVAL,
+	      "the freed buffer's offset: EINVAL");
+out:
+	close(dev);
+}
+
+/*
+ * A FROM_VA buffer's release gives back the pinning process's locked_vm,
+ * which takes that process's mmap_lock: when munmap() of a /dev/accmap
+ * mapping drops the last reference, the release must not run under
+ * munmap()'s own mmap_lock (the call would never return).  The pins go
+ * soon after, in a worker.
+ */
+static void test_fromva_last_unmap(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	struct accmap_from_va a = { .flags = ACCMAP_FROM_VA_WRITE, .id = GARBAGE_U32 };
+	uint64_t before = 0, now = 0, off;
+	uint8_t *mem, *p;
+	int dev = am_open(), ret, i;
+
+	if (dev < 0)
+		return;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(mem != MAP_FAILED, "mmap of anonymous memory") ||
+	    !heap_used(dev, ACCMAP_HEAP_USER, &before))
+		goto out;
+	memset(mem, 0, len);
+	a.addr = (uintptr_t)mem;
+	a.size = len;
+	ret = raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &a);
+	if (!CHECK(ret == 0, "FROM_VA: %s", strerror(-ret)))
+		goto out_unmap;
+	off = must_offset(dev, a.id);
+	if (!off)
+		goto out_unmap;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out_unmap;
+	fill_pattern(p, len, 0, 81);
+	check_pattern(mem, len, 0, 81, "the process's memory, written through /dev/accmap");
+	CHECK(am_free(dev, a.id) == 0, "FREE");
+	CHECK(munmap(p, len) == 0, "munmap of the last mapping of a FROM_VA buffer");
+	/* Released by a worker: wait for it, 2 s at most. */
+	for (i = 0; i < 200; i++) {
+		if (!heap_used(dev, ACCMAP_HEAP_USER, &now) || now == before)
+			break;
+		usleep(10000);
+	}
+	CHECK(now == before, "user heap: used %llu, %llu before the buffer",
+	      (unsigned long long)now, (unsigned long long)before);
+out_unmap:
+	munmap(mem, len);
+out:
+	close(dev);
+}
+
+/* ---- memory kinds ---- */
+
+/* Maps @id of @len bytes, writes and reads 64-bit words both ways. */
+static void map_roundtrip(int dev, uint32_t id, size_t len, const char *what)
+{
+	uint64_t off = must_offset(dev, id), *buf = malloc(len);
+	void *p;
+
+	if (!off || !CHECK(buf, "malloc"))
+		goto out;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out;
+	fill64(p, len, 71);
+	if (CHECK(am_read(dev, id, 0, buf, len) == 0, "%s: READ", what))
+		CHECK(check64(buf, len, 71) == len, "%s: mapping -> READ", what);
+	fill64(buf, len, 72);
+	if (CHECK(am_write(dev, id, 0, buf, len) == 0, "%s: WRITE", what))
+		CHECK(check64(p, len, 72) == len, "%s: WRITE -> mapping", what);
+	munmap(p, len);
+out:
+	free(buf);
+}
+
+static void test_wc_uncached(void)
+{
+	static const uint32_t kinds[] = { WC, UC };
+	size_t len = 4 * page_size();
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(kinds); i++) {
+		uint32_t id;
+
+		if (am_buffer(dev, len, kinds[i], &id, false) < 0)
+			continue;
+		map_roundtrip(dev, id, len, kinds[i] == WC ? "write-combined" : "uncached");
+	}
+	close(dev);
+}
+
+static void test_carveout(void)
+{
+	size_t len = 4 * page_size();
+	const char *env = getenv("ACCMAP_CARVEOUTS");
+	unsigned int found = 0;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	for (uint32_t heap = ACCMAP_HEAP_CARVEOUT_FIRST;
+	     heap < ACCMAP_HEAP_CARVEOUT_FIRST + ACCMAP_HEAP_CARVEOUT_MAX; heap++) {
+		struct accmap_heap_info info;
+		struct accmap_alloc a = {
+			.heap_mask = 1U << heap, .flags = WC, .heap = GARBAGE_U32,
+		};
+		char what[64];
+		int ret;
+
+		if (am_query_heap(dev, heap, &info) == -ENODEV)
+			continue;
+		found++;
+		if (!CHECK(am_create(dev, len, &a.id) == 0, "CREATE"))
+			continue;
+		ret = raw_ioctl(dev, ACCMAP_IOC_ALLOC, &a);
+		if (!CHECK(ret == 0 && a.heap == heap, "write-combined ALLOC from carveout %u: %s",
+			   heap, strerror(-ret)))
+			continue;
+		snprintf(what, sizeof(what), "carveout '%.31s'", info.name);
+		map_roundtrip(dev, a.id, len, what);
+		am_free(dev, a.id);
+	}
+	if (!found) {
+		/* The VM run always configures carveouts and says so. */
+		if (env && *env)
+			CHECK(false, "no carveout heap, ACCMAP_CARVEOUTS=%s", env);
+		else
+			tap_skip("no carveout heap on this machine");
+	}
+	close(dev);
+}
+
+static const struct tap_test tests[] = {
+	{ "offset_stable_and_apart", test_offset_stable_and_apart },
+	{ "errnos", test_errnos },
+	{ "contents_match_read", test_contents_match_read },
+	{ "partial_range_fault_around", test_partial_range_fault_around },
+	{ "two_clients", test_two_clients },
+	{ "no_id_eacces", test_no_id_eacces },
+	{ "readonly_id", test_readonly_id },
+	{ "readonly_device_file", test_readonly_device_file },
+	{ "bad_ranges", test_bad_ranges },
+	{ "outlives_id_and_file", test_outlives_id_and_file },
+	{ "fork_shares", test_fork_shares },
+	{ "unmap_frees_memory", test_unmap_frees_memory },
+	{ "fromva_last_unmap", test_fromva_last_unmap },
+	{ "wc_uncached", test_wc_uncached },
+	{ "carveout", test_carveout },
+};
+
+int main(void)
+{
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}
