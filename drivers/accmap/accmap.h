@@ -238,6 +238,8 @@ enum accmap_export_mode {
  * @node: in accmap_device.handles
  * @serial: the buffer's number in checkpoint records: unique while the
  *          module is loaded, fixed at creation
+ * @ckpt_token: the token of the restore that made the buffer, else 0;
+ *              fixed before the buffer is reachable
  * @creator_pid: thread group id of the process that created the handle
  * @creator_comm: its command name then
  * @hrefs: number of client handle references (struct accmap_href); it
@@ -278,6 +280,7 @@ struct accmap_handle {
 
 	struct list_head node;
 	u64 serial;
+	u64 ckpt_token;
 	pid_t creator_pid;
 	char creator_comm[TASK_COMM_LEN];
 
@@ -612,6 +615,8 @@ struct accmap_ckpt_restore;
 int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
 		      struct file **install_file, int *install_fd);
 void accmap_checkpoint_client_fini(struct accmap_client *client);
+bool accmap_checkpoint_may_map(struct accmap_client *client,
+			       struct accmap_handle *handle);
 struct accmap_heap *accmap_user_heap_create(struct accmap_device *adev);
 void accmap_user_heap_destroy(struct accmap_heap *heap);
 

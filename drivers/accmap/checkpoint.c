@@ -220,6 +220,10 @@ static void accmap_ckpt_fill_handle(struct accmap_device *adev,
 	if (handle->dmabuf[ACCMAP_EXPORT_RDWR])
 		rec->state |= ACCMAP_CKPT_H_EXPORT_RDWR;
 	mutex_unlock(&handle->lock);
+	/* Set once under the offsets' lock: read under it. */
+	mutex_lock(&adev->offsets_lock);
+	rec->map_offset = (u64)handle->map_pgoff << PAGE_SHIFT;
+	mutex_unlock(&adev->offsets_lock);
 	accmap_tag_get_label(adev, rec->tag, rec->label);
 }
 
@@ -609,6 +613,7 @@ accmap_ckpt_buf_create(struct accmap_ckpt_restore *r,
 		goto err_free;
 	}
 	b->handle = handle;
+	handle->ckpt_token = r->token;
 	atomic_inc(&handle->hrefs);
 
 	switch (rec->kind) {
@@ -999,6 +1004,85 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 	return ret;
 }
 
+/*
+ * The buffer @r made for dumped serial @serial, with a reference, if
+ * @client is being restored by @r; else NULL.
+ */
+static struct accmap_handle *accmap_ckpt_restored(struct accmap_client *client,
+						  u64 serial)
+{
+	struct accmap_handle *handle = NULL;
+	struct accmap_ckpt_restore *r;
+	struct accmap_ckpt_buf *b;
+
+	mutex_lock(&client->lock);
+	r = client->ckpt_restore;
+	if (r)
+		kref_get(&r->ref);
+	mutex_unlock(&client->lock);
+	if (!r)
+		return NULL;
+
+	mutex_lock(&r->lock);
+	b = r->dead || serial > ULONG_MAX ? NULL : xa_load(&r->bufs, serial);
+	if (b) {
+		handle = b->handle;
+		accmap_handle_get(handle);
+	}
+	mutex_unlock(&r->lock);
+	accmap_ckpt_restore_put(r);
+	return handle;
+}
+
+static int accmap_ckpt_restore_offset(struct accmap_client *client,
+				      struct accmap_ckpt *arg)
+{
+	struct accmap_handle *handle;
+	int ret;
+
+	if (arg->flags || arg->data || arg->size || arg->contents || arg->fd ||
+	    arg->pid)
+		return -EINVAL;
+	mutex_lock(&client->lock);
+	ret = client->ckpt_restore && client->ckpt_restore->token == arg->token ?
+	      0 : -EINVAL;
+	mutex_unlock(&client->lock);
+	if (ret)
+		return ret;
+	handle = accmap_ckpt_restored(client, arg->serial);
+	if (!handle)
+		return -ENOENT;
+	ret = accmap_handle_map_offset(handle, &arg->map_offset);
+	accmap_handle_put(handle);
+	return ret;
+}
+
+/**
+ * accmap_checkpoint_may_map() - whether a client being restored may map
+ * a buffer it has no id for
+ * @client: the client
+ * @handle: the buffer
+ *
+ * A mapping can outlive the ids of its buffer; its restore goes through
+ * a file of the restored process that is being restored, which may map
+ * any buffer its restore made, until RESTORE_FINISH.  Called under the
+ * mmap_lock, so it takes no restore's lock (those are held around
+ * copies from user space and pinning).
+ *
+ * Return: true if @client is being restored and its restore made @handle.
+ */
+bool accmap_checkpoint_may_map(struct accmap_client *client,
+			       struct accmap_handle *handle)
+{
+	u64 token = 0;
+
+	mutex_lock(&client->lock);
+	if (client->ckpt_restore)
+		token = client->ckpt_restore->token;
+	mutex_unlock(&client->lock);
+	return token && handle->ckpt_token == token;
+}
+
 /**
  * accmap_checkpoint() - ACCMAP_IOC_CHECKPOINT
  * @client: the calling file's client
@@ -1039,7 +1123,7 @@ int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
 	case ACCMAP_CKPT_OP_RESTORE_FINISH:
 		return accmap_ckpt_finish(client, arg);
 	case ACCMAP_CKPT_OP_RESTORE_OFFSET:
-		return -EOPNOTSUPP;	/* with the /dev/accmap mmap path */
+		return accmap_ckpt_restore_offset(client, arg);
 	default:
 		return -EINVAL;
 	}

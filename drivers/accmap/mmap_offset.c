@@ -178,6 +178,11 @@ int accmap_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	ret = accmap_client_handle_access(client, handle, &readonly);
+	/* A restore maps what it made, ids or not (checkpoint.c). */
+	if (ret && accmap_checkpoint_may_map(client, handle)) {
+		readonly = handle->readonly;
+		ret = 0;
+	}
 	if (!ret)
 		ret = accmap_vma_map(handle, vma, handle->map_pgoff, readonly);
 	/*
