@@ -46,7 +46,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include <criu-plugin.h>
+#include <criu/criu-plugin.h>
 #include <linux/accmap.h>
 
 #define ACCMAP_DEV		"/dev/accmap"
