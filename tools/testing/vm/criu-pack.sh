@@ -154,7 +154,7 @@ criu_pack() {
 		say "building the CRIU plugin ($cc)"
 		mkdir -p "$plugdir"
 		timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/criu" CC="$cc" \
-			CRIU_INCLUDE="$CACHE/criu/include" OUTPUT="$plugdir/" \
+			CRIU_INCLUDE="$CACHE/criu/include" OUTPUT="$plugdir" \
 			>"$work/criu-plugin-build.log" 2>&1 ||
 			{ tail -n 40 "$work/criu-plugin-build.log" >&2; die "CRIU plugin build failed"; }
 		for p in "$plugdir"/*.so "$work/src/tools/criu"/*.so; do

@@ -61,6 +61,8 @@ wait_count() {
 }
 
 echo "1..$plan"
+libdir=${ACCMAP_CRIU_LIBDIR:-/usr/lib/criu}
+echo "# criu plugins in $libdir: $(find "$libdir" -name '*.so' 2>/dev/null | tr '\n' ' ')"
 [ -n "${ACCMAP_CRIU:-}" ] ||
 	bail "criu works here: /init found no working criu (see criu check above)"
 
