@@ -45,10 +45,11 @@ esac
 # and veth (probed for network namespaces; without them criu check
 # prints errors it does not fail on).
 # What criu 3.17 cannot start without (criu check stops in its probes
-# of the kernel): checkpoint/restore itself, nftables (it asks about set
-# concatenation in a network namespace of its own), TCP (its TCP repair
-# probe over the loopback) and pseudo-terminals.
-criu_kconfig=(CHECKPOINT_RESTORE NF_TABLES NET_NS INET UNIX98_PTYS)
+# of the kernel): checkpoint/restore itself, nftables with the inet
+# family (it makes an inet table and asks about set concatenation in a
+# network namespace of its own), TCP (its TCP repair probe over the
+# loopback) and pseudo-terminals.
+criu_kconfig=(CHECKPOINT_RESTORE NF_TABLES NF_TABLES_INET NET_NS INET UNIX98_PTYS)
 criu_modules_wanted=(unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag
 		     crc32c_generic nf_tables tun veth)
 
