@@ -1790,7 +1790,8 @@ static bool checkpoint_client(int fd, int target_fd, uint64_t *bytes)
 		free(st);
 		fail(ret, "fd %d: a dump would fail", target_fd);
 		if (arg.bad_kind == ACCMAP_CKPT_BAD_SESSION_BUSY)
-			note("replay session %u is running, or maps a buffer with no id", arg.bad_id);
+			note("replay session %u is running, or maps a buffer with no id",
+			     arg.bad_id);
 		else if (arg.bad_kind == ACCMAP_CKPT_BAD_SESSION_MMIO)
 			note("replay session %u drives a register window", arg.bad_id);
 		else if (ret == -EPERM)
@@ -1855,8 +1856,8 @@ static bool checkpoint_maps(uint32_t pid)
 	}
 	fclose(f);
 	if (!ok)
-		note("CRIU cannot restore mappings of dma-buf files: map accmap buffers through "
-		     "/dev/accmap (ACCMAP_IOC_MAP_OFFSET)");
+		note("CRIU cannot restore mappings of dma-buf files");
+		note("map accmap buffers through /dev/accmap (ACCMAP_IOC_MAP_OFFSET)");
 	return ok;
 }
 
@@ -1925,7 +1926,8 @@ static int cmd_checkpoint(int argc, char **argv)
 		} else {
 			arg.fd = fd;
 			if (ioctl(dev, ACCMAP_IOC_CHECKPOINT, &arg)) {
-				printf("fd %u: a dma-buf of another exporter: a dump would fail\n", tfd);
+				printf("fd %u: a dma-buf of another exporter: a dump would fail\n",
+				       tfd);
 				ok = false;
 			} else {
 				printf("fd %u: dma-buf (%s) of buffer serial %llu, %s\n", tfd,

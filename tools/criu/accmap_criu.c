@@ -47,6 +47,7 @@
 #include <dirent.h>
 
 #include <criu/criu-plugin.h>
+#include "criu_log.h"
 #include <linux/accmap.h>
 
 #define ACCMAP_DEV		"/dev/accmap"
@@ -84,16 +85,7 @@ static int own_fd = -1;
 static struct accmap_ckpt_handle *known;
 static size_t nr_known;
 
-/*
- * CRIU's logger (criu/log.h), exported by the criu binary: what we say
- * lands in its log (-o) with its own lines.  Weak, so that a criu without
- * it still loads us; we write to stderr then.
- */
-#define CRIU_LOG_ERROR	1
-extern void print_on_level(unsigned int loglevel, const char *format, ...)
-	__attribute__((weak, format(printf, 2, 3)));
-
-__attribute__((format(printf, 1, 2)))
+__printf(1, 2)
 static void say(const char *fmt, ...)
 {
 	char msg[512];
@@ -258,11 +250,11 @@ static void say_refused(const struct accmap_ckpt *arg, int err)
 {
 	switch (arg->bad_kind) {
 	case ACCMAP_CKPT_BAD_SESSION_BUSY:
-		say("cannot checkpoint: replay session %u is running (or maps a buffer the file has no id for)",
+		say("cannot checkpoint: replay session %u is running, or maps a freed buffer",
 		    arg->bad_id);
 		break;
 	case ACCMAP_CKPT_BAD_SESSION_MMIO:
-		say("cannot checkpoint: replay session %u drives a register window, whose hardware state cannot be saved",
+		say("cannot checkpoint: replay session %u drives a register window",
 		    arg->bad_id);
 		break;
 	case ACCMAP_CKPT_BAD_RESTORING:
@@ -325,7 +317,8 @@ static int dump_dmabuf(int fd, int id, const struct accmap_ckpt *arg,
 	int ret;
 
 	if (rec->kind == ACCMAP_CKPT_KIND_FROM_VA) {
-		say("cannot checkpoint fd %d: a dma-buf of a FROM_VA buffer (process memory at %#llx) cannot be made again before that memory is back",
+		/* Its memory is back only at RESUME_DEVICES_LATE. */
+		say("cannot checkpoint fd %d: a dma-buf of FROM_VA memory at %#llx",
 		    fd, (unsigned long long)rec->va);
 		return -EOPNOTSUPP;
 	}
@@ -366,6 +359,7 @@ static int accmap_dump_file(int fd, int id)
 		    fd, exp);
 	return -ENOTSUP;
 }
+
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, accmap_dump_file)
 
 static int accmap_handle_vma(int fd, const struct stat *st)
@@ -375,12 +369,13 @@ static int accmap_handle_vma(int fd, const struct stat *st)
 	if (is_accmap_dev(st))
 		return 0;
 	if (dev_open() >= 0 && !ckpt(own_fd, &arg)) {
-		say("cannot checkpoint a mapping of an accmap dma-buf file (buffer of %llu bytes): CRIU cannot map it again; map buffers through /dev/accmap (ACCMAP_IOC_MAP_OFFSET)",
+		say("cannot checkpoint a mapping of an accmap dma-buf (%llu bytes)",
 		    (unsigned long long)arg.dmabuf_size);
 		return -EOPNOTSUPP;
 	}
 	return -ENOTSUP;
 }
+
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, accmap_handle_vma)
 
 /* Reads accmap-file-<id>.img: its head, and its body in *@body (malloc). */
@@ -605,6 +600,7 @@ static int accmap_restore_file(int id)
 	free(body);
 	return fd;
 }
+
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, accmap_restore_file)
 
 /*
@@ -689,6 +685,7 @@ static int accmap_update_vma(const char *path, const uint64_t addr,
 	*plugin_fd = fd;
 	return 1;
 }
+
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, accmap_update_vma)
 
 static int accmap_resume_late(int pid)
@@ -708,6 +705,7 @@ static int accmap_resume_late(int pid)
 		    strerror(-ret));
 	return ret;
 }
+
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, accmap_resume_late)
 
 static int accmap_init(int stage)
@@ -738,7 +736,8 @@ static void accmap_fini(int stage, int ret)
 		close(restore_fd);
 	if (own_fd >= 0)
 		close(own_fd);
-	restore_fd = own_fd = -1;
+	restore_fd = -1;
+	own_fd = -1;
 	free(known);
 	known = NULL;
 	nr_known = 0;

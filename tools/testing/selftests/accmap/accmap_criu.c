@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -67,14 +68,21 @@ static int app_fail(int line, const char *what)
 	return 1;
 }
 
-static volatile sig_atomic_t app_go;
+static sig_atomic_t app_go;
+
+/* The handler sets it, the loops read it: atomics, not volatile. */
+static bool app_going(void)
+{
+	return __atomic_load_n(&app_go, __ATOMIC_RELAXED);
+}
+
 static FILE *app_out;
 static unsigned int app_bad;
 
 static void app_on_usr1(int sig)
 {
 	(void)sig;
-	app_go = 1;
+	__atomic_store_n(&app_go, 1, __ATOMIC_RELAXED);
 }
 
 __printf(2, 3)
@@ -122,8 +130,10 @@ static void *app_map(int dev, uint32_t id, uint64_t size, int prot)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* A buffer of @size from the heaps of @mask, its bytes a pattern (carveouts
- * without struct pages give only write-combined or uncached memory). */
+/*
+ * A buffer of @size from the heaps of @mask, its bytes a pattern (carveouts
+ * without struct pages give only write-combined or uncached memory).
+ */
 static bool app_alloc(int dev, struct app_buf *b, uint32_t mask,
 		      uint32_t flags, unsigned int seed)
 {
@@ -247,20 +257,24 @@ static int app_child(const char *dir, int sock)
 	    am_send_byte(sock, 's'))
 		return app_fail(__LINE__, "the set-up handshake");
 
-	while (!app_go)
+	while (!app_going())
 		pause();
 
 	snprintf(path, sizeof(path), "%s/child.result", dir);
 	app_out = fopen(path, "w");
 	if (!app_out)
 		return 1;
-	app_result(app_info_same(dev, &b), "child: shared id %u has its size, heap, flags, tag, state and counts", b.id);
-	app_result(app_bytes_ok(dev, &b), "child: the shared buffer's bytes, READ and mapped, are the dumped ones");
+	app_result(app_info_same(dev, &b),
+		   "child: shared id %u has its size, heap, flags, tag, state and counts",
+		   b.id);
+	app_result(app_bytes_ok(dev, &b),
+		   "child: the shared buffer's bytes, READ and mapped, are the dumped ones");
 	app_result(app_info_same(dev, &ro) && app_bytes_ok(dev, &ro),
 		   "child: read-only import (id %u): same state and bytes", ro.id);
 	app_result(am_write(dev, ro.id, 0, "x", 1) == -EACCES,
 		   "child: read-only import: WRITE still refused");
-	app_result(mprotect(ro.map, ro.size, PROT_READ | PROT_WRITE) == -1 && errno == EACCES,
+	app_result(mprotect(ro.map, ro.size, PROT_READ | PROT_WRITE) == -1 &&
+		   errno == EACCES,
 		   "child: read-only mapping: mprotect to write still refused");
 	/* A new pattern, for the parent to read: the buffer is still one. */
 	fill_pattern(b.map, b.size, 0, 42);
@@ -305,7 +319,7 @@ static int app_main(const char *dir, enum app_extra extra)
 	struct svm t = { .dev = -1 };
 	int32_t *a, *b, *c, expect_sum = 0;
 	struct accmap_sim_job job;
-	volatile uint64_t *counter;
+	uint64_t *counter;
 	uint64_t local = 0, at_go;
 	bool counter_ok = true;
 	int dev, sv[2], ro_fd, shared_fd, co;
@@ -315,10 +329,10 @@ static int app_main(const char *dir, enum app_extra extra)
 
 	signal(SIGUSR1, app_on_usr1);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return app_fail(__LINE__, "socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)");
+		return app_fail(__LINE__, "socketpair");
 	child = fork();
 	if (child < 0)
-		return app_fail(__LINE__, "child < 0");
+		return app_fail(__LINE__, "fork");
 	if (!child) {
 		close(sv[0]);
 		_exit(app_child(dir, sv[1]));
@@ -327,38 +341,38 @@ static int app_main(const char *dir, enum app_extra extra)
 
 	dev = open("/dev/accmap", O_RDWR | O_CLOEXEC);
 	if (dev < 0 || am_set_label(dev, TAG, LABEL))
-		return app_fail(__LINE__, "dev < 0 || am_set_label(dev, TAG, LABEL)");
+		return app_fail(__LINE__, "opening /dev/accmap and naming the tag");
 	if (!app_alloc(dev, &bufs[B_SYS], ACCMAP_HEAP_MASK_SYSTEM, 0, 11) ||
 	    !app_alloc(dev, &bufs[B_WC], ACCMAP_HEAP_MASK_SYSTEM,
 		       ACCMAP_ALLOC_WRITECOMBINE, 12) ||
 	    !app_alloc(dev, &bufs[B_SHARED], ACCMAP_HEAP_MASK_SYSTEM, 0, 14) ||
 	    !app_alloc(dev, &bufs[B_CNT], ACCMAP_HEAP_MASK_SYSTEM, 0, 15))
-		return app_fail(__LINE__, "!app_alloc(dev, &bufs[B_SYS], ACCMAP_HEAP_MASK_SYSTEM, 0, 11) || !app_alloc(dev, &bufs[B_WC], ACCMAP_HEAP_MASK_SYSTEM, ACCMAP_ALLOC_WRITECOMBINE, 12) || !app_alloc(dev, &bufs[B_SHARED], ACCMAP_HEAP_MASK_SYSTEM, 0, 14) || !app_alloc(dev, &bufs[B_CNT], ACCMAP_HEAP_MASK_SYSTEM, 0, 15)");
+		return app_fail(__LINE__, "allocating the system buffers");
 	co = app_carveout(dev, bufs[B_CO].size);
-	if (co >= 0 && !app_alloc(dev, &bufs[B_CO], 1u << co,
-				 ACCMAP_ALLOC_WRITECOMBINE, 13))
-		return app_fail(__LINE__, "co >= 0 && !app_alloc(dev, &bufs[B_CO], 1u << co, 0, 13)");
+	if (co >= 0 &&
+	    !app_alloc(dev, &bufs[B_CO], 1u << co, ACCMAP_ALLOC_WRITECOMBINE, 13))
+		return app_fail(__LINE__, "allocating the carveout buffer");
 	if (co < 0)
 		bufs[B_CO].size = 0;
 	if (am_create(dev, empty.size, &empty.id))
-		return app_fail(__LINE__, "am_create(dev, empty.size, &empty.id)");
+		return app_fail(__LINE__, "CREATE");
 
 	/* FROM_VA: the process's own memory, written by both sides. */
 	vamem = map_anon(va.size, PROT_READ | PROT_WRITE);
 	if (!vamem)
-		return app_fail(__LINE__, "!vamem");
+		return app_fail(__LINE__, "mmap of the FROM_VA memory");
 	fill_pattern(vamem, va.size, 0, 16);
 	va.seed = 16;
 	fv.addr = (uintptr_t)vamem;
 	fv.size = va.size;
 	if (raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &fv))
-		return app_fail(__LINE__, "raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &fv)");
+		return app_fail(__LINE__, "FROM_VA");
 	va.id = fv.id;
 
 	/* A read-only import of the system buffer, its dma-buf kept open. */
 	ro_fd = am_get_fd(dev, bufs[B_SYS].id, O_RDONLY | O_CLOEXEC);
 	if (ro_fd < 0 || am_from_fd(dev, ro_fd, &ro.id))
-		return app_fail(__LINE__, "ro_fd < 0 || am_from_fd(dev, ro_fd, &ro.id)");
+		return app_fail(__LINE__, "the read-only import");
 	ro.size = bufs[B_SYS].size;
 	ro.seed = bufs[B_SYS].seed;
 
@@ -374,7 +388,7 @@ static int app_main(const char *dir, enum app_extra extra)
 		char r;
 
 		if (am_recv_byte(sv[0], &r))
-			return app_fail(__LINE__, "am_recv_byte(sv[0], &r)");
+			return app_fail(__LINE__, "the child's handshake");
 	}
 	bufs[B_SHARED].seed = 41;
 
@@ -384,23 +398,23 @@ static int app_main(const char *dir, enum app_extra extra)
 		bufs[i].map = app_map(dev, bufs[i].id, bufs[i].size,
 				      PROT_READ | PROT_WRITE);
 		if (!bufs[i].map)
-			return app_fail(__LINE__, "!bufs[i].map");
+			return app_fail(__LINE__, "mapping a buffer");
 	}
 	ro.map = app_map(dev, ro.id, ro.size, PROT_READ);
 	if (!ro.map)
-		return app_fail(__LINE__, "!ro.map");
-	counter = (volatile uint64_t *)bufs[B_CNT].map;
-	counter[0] = 0;
+		return app_fail(__LINE__, "mapping the read-only import");
+	counter = (uint64_t *)bufs[B_CNT].map;
+	__atomic_store_n(counter, 0, __ATOMIC_RELAXED);
 	bufs[B_CNT].seed = 0;
 
 	/* The GPU job on malloc'ed memory, through the SVM session. */
 	if (!svm_open(&t))
-		return app_fail(__LINE__, "!svm_open(&t)");
+		return app_fail(__LINE__, "the SVM session");
 	a = malloc(VADD_N * 4);
 	b = malloc(VADD_N * 4);
 	c = calloc(VADD_N, 4);
 	if (!a || !b || !c)
-		return app_fail(__LINE__, "!a || !b || !c");
+		return app_fail(__LINE__, "malloc");
 	for (int i = 0; i < VADD_N; i++) {
 		a[i] = i * 3;
 		b[i] = 1000 - i;
@@ -408,7 +422,7 @@ static int app_main(const char *dir, enum app_extra extra)
 	}
 	job = vadd(a, b, c, VADD_N);
 	if (!job_ok(&t, &job, "VADD before the dump"))
-		return app_fail(__LINE__, "!job_ok(&t, &job, 'VADD before the dump')");
+		return app_fail(__LINE__, "the GPU job before the dump");
 
 	switch (extra) {
 	case EXTRA_VGEM: {
@@ -450,11 +464,11 @@ static int app_main(const char *dir, enum app_extra extra)
 		/* The first register window: every target after the model. */
 		ti.index = 1;
 		if (raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &ti) || !ti.formats)
-			return app_fail(__LINE__, "raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &ti) || !ti.formats");
+			return app_fail(__LINE__, "finding a register window");
 		s.target = ti.index;
 		s.format = __builtin_ctz(ti.formats);
 		if (raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &s))
-			return app_fail(__LINE__, "raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &s)");
+			return app_fail(__LINE__, "a session on the register window");
 		break;
 	}
 	default:
@@ -470,19 +484,19 @@ static int app_main(const char *dir, enum app_extra extra)
 	}
 	for (int i = 0; i < NR_BUFS; i++)
 		if (bufs[i].size && am_info(dev, bufs[i].id, &bufs[i].info))
-			return app_fail(__LINE__, "bufs[i].size && am_info(dev, bufs[i].id, &bufs[i].info)");
+			return app_fail(__LINE__, "INFO of a buffer");
 	if (am_info(dev, ro.id, &ro.info) || am_info(dev, va.id, &va.info) ||
 	    am_info(dev, empty.id, &empty.info))
-		return app_fail(__LINE__, "am_info(dev, ro.id, &ro.info) || am_info(dev, va.id, &va.info) || am_info(dev, empty.id, &empty.info)");
+		return app_fail(__LINE__, "INFO of the imports");
 	app_touch(dir, "ready");
 
 	/* The counter loop: the buffer and the register stay in step. */
-	while (!app_go) {
-		uint64_t v = counter[0];
+	while (!app_going()) {
+		uint64_t v = __atomic_load_n(counter, __ATOMIC_RELAXED);
 
 		if (v != local)
 			counter_ok = false;
-		counter[0] = v + 1;
+		__atomic_store_n(counter, v + 1, __ATOMIC_RELAXED);
 		local++;
 	}
 	at_go = local;
@@ -490,8 +504,9 @@ static int app_main(const char *dir, enum app_extra extra)
 	snprintf(path, sizeof(path), "%s/parent.result", dir);
 	app_out = fopen(path, "w");
 	if (!app_out)
-		return app_fail(__LINE__, "!app_out");
-	app_result(counter_ok && at_go > 0 && counter[0] == local,
+		return app_fail(__LINE__, "opening the result file");
+	app_result(counter_ok && at_go > 0 &&
+		   __atomic_load_n(counter, __ATOMIC_RELAXED) == local,
 		   "the counter loop went on in step with its mapped buffer (%llu)",
 		   (unsigned long long)local);
 	for (int i = 0; i < NR_BUFS; i++) {
@@ -678,7 +693,7 @@ static bool totals(char *out, size_t len)
 	return true;
 }
 
-static bool dump(struct tree *tr, bool expect_ok)
+static bool criu_dump(struct tree *tr, bool expect_ok)
 {
 	int rc = run("%s dump -t %d -D %s -o dump.log -v4 >/dev/null 2>&1",
 		     criu_bin(), tr->pid, tr->dir);
@@ -690,7 +705,7 @@ static bool dump(struct tree *tr, bool expect_ok)
 	return rc == 0;
 }
 
-static bool restore(const char *dir, bool expect_ok)
+static bool criu_restore(const char *dir, bool expect_ok)
 {
 	int rc = run("%s restore -d -D %s -o restore.log -v4 --pidfile %s/pid >/dev/null 2>&1",
 		     criu_bin(), dir, dir);
@@ -753,7 +768,7 @@ static void check_and_restore(bool reload)
 	if (!tree_start(&tr, EXTRA_NONE))
 		goto out;
 	CHECK(totals(before, sizeof(before)), "no debugfs totals");
-	if (!dump(&tr, true))
+	if (!criu_dump(&tr, true))
 		goto out;
 	pid = tr.pid;
 	CHECK(waitpid(pid, NULL, 0) == pid, "the dumped tree did not exit");
@@ -770,7 +785,7 @@ static void check_and_restore(bool reload)
 	      "with the tree gone, the debugfs totals are back to the start:\n%s\n%s", base, gone);
 	if (reload && !reload_module())
 		goto out;
-	if (!restore(tr.dir, true))
+	if (!criu_restore(tr.dir, true))
 		goto out;
 	tr.pid = pid;
 	CHECK(kill(pid, 0) == 0, "the restored process is not there");
@@ -815,7 +830,7 @@ static void check_refused(enum app_extra extra, const char *msg)
 		free(addr);
 		msg = want;
 	}
-	CHECK(!dump(&tr, false), "criu dump succeeded");
+	CHECK(!criu_dump(&tr, false), "criu dump succeeded");
 	if (!CHECK(run("grep -q '%s' %s/dump.log", msg, tr.dir) == 0,
 		   "criu's log does not say \"%s\"; its errors:", msg))
 		run("grep -E 'Error|accmap_criu' %s/dump.log | tail -n 15 | sed 's/^/# /'",
@@ -848,19 +863,87 @@ static void test_refuse_mmio(void)
 	check_refused(EXTRA_MMIO, "drives a register window");
 }
 
+/*
+ * The image to damage in @dir: the largest accmap-file image (the
+ * parent's client) or, with @buf, the first accmap-buf image.
+ */
+static bool damage_target(const char *dir, bool buf, char *path, size_t len)
+{
+	char pattern[200];
+	struct stat st;
+	off_t best = -1;
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/accmap-%s-*.img", dir, buf ? "buf" : "file");
+	if (glob(pattern, 0, NULL, &g))
+		return false;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		if (stat(g.gl_pathv[i], &st) || st.st_size <= best)
+			continue;
+		best = st.st_size;
+		snprintf(path, len, "%s", g.gl_pathv[i]);
+		if (buf)
+			break;
+	}
+	globfree(&g);
+	return best >= 0;
+}
+
+/* Writes @len bytes of @bytes at @off of the image damage_target() picks. */
+static bool damage_write(const char *dir, off_t off, const void *bytes, size_t len)
+{
+	char path[256];
+	bool ok;
+	int fd;
+
+	if (!damage_target(dir, false, path, sizeof(path)))
+		return false;
+	fd = open(path, O_WRONLY);
+	ok = fd >= 0 && pwrite(fd, bytes, len, off) == (ssize_t)len;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * The parent's client image: its first handle record follows the file
+ * head (24 bytes) and the client head (40); its size is at +8, its id at
+ * +32.
+ */
+#define FIRST_RECORD	(24 + 40)
+
+static bool damage_truncate(const char *dir)
+{
+	char path[256];
+
+	return damage_target(dir, true, path, sizeof(path)) && !truncate(path, 4096);
+}
+
+static bool damage_size(const char *dir)
+{
+	static const uint8_t one = 1;
+
+	/* The size's third byte: 64 KiB more than the saved bytes. */
+	return damage_write(dir, FIRST_RECORD + 8 + 2, &one, 1);
+}
+
+static bool damage_id(const char *dir)
+{
+	static const uint32_t zero;
+
+	return damage_write(dir, FIRST_RECORD + 32, &zero, sizeof(zero));
+}
+
 /* A damaged copy of a good dump must fail the restore and leak nothing. */
 static void test_damaged_images(void)
 {
 	static const struct {
-		const char *what, *edit;
+		const char *what;
+		bool (*damage)(const char *dir);
 	} damage[] = {
-		{ "a truncated buffer image",
-		  "f=$(ls %s/accmap-buf-*.img | head -n1); truncate -s 4096 $f" },
-		{ "a buffer record with a wrong size",
-		  /* size of the first handle record: after the file head (24) and client head (40) */
-		  "f=$(ls -S %s/accmap-file-*.img | head -n1); printf '\\001' | dd of=$f bs=1 seek=$((24 + 40 + 8 + 2)) conv=notrunc 2>/dev/null" },
-		{ "an id of 0",
-		  "f=$(ls -S %s/accmap-file-*.img | head -n1); dd if=/dev/zero of=$f bs=1 seek=$((24 + 40 + 32)) count=4 conv=notrunc 2>/dev/null" },
+		{ "a truncated buffer image", damage_truncate },
+		{ "a buffer record with a wrong size", damage_size },
+		{ "an id of 0", damage_id },
 	};
 	char base[4096], now[4096], copy[128];
 	struct tree tr = { .pid = -1 };
@@ -868,20 +951,17 @@ static void test_damaged_images(void)
 
 	if (!CHECK(totals(base, sizeof(base)), "no debugfs totals"))
 		return;
-	if (!tree_start(&tr, EXTRA_NONE) || !dump(&tr, true))
+	if (!tree_start(&tr, EXTRA_NONE) || !criu_dump(&tr, true))
 		goto out;
 	pid = tr.pid;
 	while (waitpid(-1, NULL, 0) > 0)
 		;
 	tr.pid = -1;
 	for (size_t i = 0; i < TAP_ARRAY_SIZE(damage); i++) {
-		char edit[512];
-
 		snprintf(copy, sizeof(copy), "%s/damaged", tr.dir);
 		run("rm -rf %s && mkdir %s && cp -a %s/*.img %s/", copy, copy, tr.dir, copy);
-		snprintf(edit, sizeof(edit), damage[i].edit, copy);
-		CHECK(run("%s", edit) == 0, "could not damage the image (%s)", damage[i].what);
-		CHECK(!restore(copy, false), "a restore from %s succeeded", damage[i].what);
+		CHECK(damage[i].damage(copy), "could not damage the image (%s)", damage[i].what);
+		CHECK(!criu_restore(copy, false), "a restore from %s succeeded", damage[i].what);
 		CHECK(run("grep -q accmap_criu %s/restore.log", copy) == 0,
 		      "the plugin said nothing about %s", damage[i].what);
 		reap_all();
@@ -890,7 +970,7 @@ static void test_damaged_images(void)
 		      damage[i].what, base, now);
 	}
 	/* And the undamaged image still restores. */
-	if (restore(tr.dir, true)) {
+	if (criu_restore(tr.dir, true)) {
 		tr.pid = pid;
 		tree_verify(&tr);
 	}
