@@ -870,6 +870,89 @@ out:
 	check_used(used0, "after the restore");
 }
 
+/*
+ * A FROM_VA buffer exported (GET_FD kept open) is restored with its id
+ * before RESTORE_FINISH, when it has no memory yet; its dma-buf comes
+ * with the pin.
+ */
+static void test_restore_fromva_exported(void)
+{
+	struct accmap_ckpt_client *st = NULL, *st2 = NULL;
+	uint64_t used0 = heaps_used(), token;
+	struct accmap_ckpt_handle *r;
+	int a = -1, b = -1, fd = -1, fd2 = -1, ret;
+	uint8_t *mem = NULL, *got = NULL;
+	size_t size, size2;
+	uint32_t id, done;
+
+	a = am_open();
+	mem = map_anon(2 * ps, PROT_READ | PROT_WRITE);
+	got = malloc(2 * ps);
+	if (a < 0 || !mem || !CHECK(got, "malloc"))
+		goto out;
+	fill_pattern(mem, 2 * ps, 0, SEED_VA);
+	ret = accmap_from_va(a, mem, 2 * ps, ACCMAP_FROM_VA_WRITE, TAG_VA, &id);
+	if (!CHECK(ret == 0, "FROM_VA: %s", err_name(ret)))
+		goto out;
+	fd = am_get_fd(a, id, O_RDWR | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "GET_FD of the FROM_VA buffer: %s", err_name(fd)))
+		goto out;
+	ret = state_get(a, &st, &size);
+	if (!CHECK(ret == 0 && st->nr_handles == 1, "STATE: %s", err_name(ret)))
+		goto out;
+	r = &recs(st)[0];
+	CHECK(r->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+	      r->state == (ACCMAP_CKPT_H_FROM_VA_WRITE | ACCMAP_CKPT_H_EXPORT_RDWR),
+	      "record of the exported FROM_VA buffer: kind %u state %#x", r->kind, r->state);
+
+	token = restore_begin(a);
+	b = am_open();
+	if (!token || b < 0)
+		goto out;
+	ret = restore_client(b, token, st);
+	if (!CHECK(ret == 0, "RESTORE_CLIENT: %s", err_name(ret)))
+		goto out;
+	ret = restore_buffer(b, token, ACCMAP_CKPT_ADD_ID, r, NULL, NULL);
+	CHECK(ret == 0, "RESTORE_BUFFER ADD_ID of the exported FROM_VA record: %s",
+	      err_name(ret));
+	ret = restore_finish(a, token, getpid(), &done);
+	CHECK(ret == 0 && done == 1, "RESTORE_FINISH: %s, done %u", err_name(ret), done);
+
+	/* The pin made the kept dma-buf: STATE says so, GET_FD hands it out. */
+	ret = state_get(b, &st2, &size2);
+	if (CHECK(ret == 0, "STATE of the restored client: %s", err_name(ret)) &&
+	    CHECK(st2->nr_handles == 1, "%u records", st2->nr_handles))
+		CHECK(recs(st2)[0].id == id && recs(st2)[0].state == r->state &&
+		      recs(st2)[0].va == r->va,
+		      "restored record: id %u state %#x va %#llx, expected %u %#x %#llx",
+		      recs(st2)[0].id, recs(st2)[0].state, ull(recs(st2)[0].va), id, r->state,
+		      ull(r->va));
+	check_counts(b, id, 2, 0, 0, 0, "restored exported FROM_VA id");
+	fd2 = am_get_fd(b, id, O_RDWR | O_CLOEXEC);
+	if (CHECK(fd2 >= 0, "GET_FD of the restored id: %s", err_name(fd2))) {
+		check_counts(b, id, 2, 1, 0, 0, "restored exported FROM_VA id with an fd");
+		ret = am_read(b, id, 0, got, 2 * ps);
+		CHECK(ret == 0 && find_pattern_mismatch(got, 2 * ps, 0, SEED_VA) == 2 * ps,
+		      "READ of the restored FROM_VA id: %s, or not the process's memory",
+		      err_name(ret));
+	}
+out:
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd >= 0)
+		close(fd);
+	if (b >= 0)
+		close(b);
+	if (a >= 0)
+		close(a);
+	if (mem)
+		munmap(mem, 2 * ps);
+	free(got);
+	free(st);
+	free(st2);
+	check_used(used0, "after the restore");
+}
+
 /* Drops CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN from the effective set. */
 static int drop_caps(void)
 {
@@ -1263,6 +1346,7 @@ static const struct tap_test tests[] = {
 	{ "state_ids", test_state_ids },
 	{ "state_sessions", test_state_sessions },
 	{ "restore_same_process", test_restore },
+	{ "restore_fromva_exported", test_restore_fromva_exported },
 	{ "no_capability", test_no_capability },
 	{ "op_errors", test_op_errors },
 	{ "restore_errors", test_restore_errors },
