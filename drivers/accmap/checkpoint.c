@@ -843,6 +843,7 @@ static int accmap_ckpt_restore_session(struct accmap_client *client,
 {
 	struct accmap_ckpt_pending *p, *q;
 	void __user *src = u64_to_user_ptr(arg->data);
+	struct accmap_ckpt_restore *r;
 	size_t maps_size, attrs_size;
 	int ret = 0;
 
@@ -885,8 +886,14 @@ static int accmap_ckpt_restore_session(struct accmap_client *client,
 		goto err_free;
 	}
 
+	/* As for the other ops: no such restore, then not this client's. */
+	r = accmap_ckpt_restore_get(client->adev, arg->token);
+	if (!r) {
+		ret = -ENOENT;
+		goto err_free;
+	}
 	mutex_lock(&client->lock);
-	if (!client->ckpt_restore || client->ckpt_restore->token != arg->token)
+	if (client->ckpt_restore != r)
 		ret = -EINVAL;
 	list_for_each_entry(q, &client->ckpt_sessions, node)
 		if (q->rec.id == p->rec.id)
@@ -894,6 +901,7 @@ static int accmap_ckpt_restore_session(struct accmap_client *client,
 	if (!ret)
 		list_add_tail(&p->node, &client->ckpt_sessions);
 	mutex_unlock(&client->lock);
+	accmap_ckpt_restore_put(r);
 	if (ret)
 		goto err_free;
 	return 0;
@@ -981,8 +989,14 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 	mutex_lock(&client->lock);
 	r = client->ckpt_owned;
 	mutex_unlock(&client->lock);
-	if (!r || r->token != arg->token)
+	if (!r || r->token != arg->token) {
+		/* No such restore, or one another client began. */
+		r = accmap_ckpt_restore_get(client->adev, arg->token);
+		if (!r)
+			return -ENOENT;
+		accmap_ckpt_restore_put(r);
 		return -EINVAL;
+	}
 
 	rcu_read_lock();
 	task = pid_task(find_vpid(arg->pid), PIDTYPE_PID);
@@ -1037,16 +1051,21 @@ static struct accmap_handle *accmap_ckpt_restored(struct accmap_client *client,
 static int accmap_ckpt_restore_offset(struct accmap_client *client,
 				      struct accmap_ckpt *arg)
 {
+	struct accmap_ckpt_restore *r;
 	struct accmap_handle *handle;
 	int ret;
 
 	if (arg->flags || arg->data || arg->size || arg->contents || arg->fd ||
 	    arg->pid)
 		return -EINVAL;
+	/* As for the other ops: no such restore, then not this client's. */
+	r = accmap_ckpt_restore_get(client->adev, arg->token);
+	if (!r)
+		return -ENOENT;
 	mutex_lock(&client->lock);
-	ret = client->ckpt_restore && client->ckpt_restore->token == arg->token ?
-	      0 : -EINVAL;
+	ret = client->ckpt_restore == r ? 0 : -EINVAL;
 	mutex_unlock(&client->lock);
+	accmap_ckpt_restore_put(r);
 	if (ret)
 		return ret;
 	handle = accmap_ckpt_restored(client, arg->serial);

@@ -972,8 +972,8 @@ static void rec_forget(struct fz_cl *cl, uint32_t id)
 
 /* ---- ioctls in a mutated envelope ---- */
 
-/* The first ioctl number past the device's last. */
-#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_MAP_OFFSET) + 1)
+/* The first ioctl number past the device's last (CHECKPOINT). */
+#define FZ_NR_END	(_IOC_NR(ACCMAP_IOC_CHECKPOINT) + 1)
 
 /* First published argument sizes (Documentation/userspace-api/accmap.rst). */
 static unsigned int min_size(unsigned long cmd)

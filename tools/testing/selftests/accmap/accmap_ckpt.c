@@ -1,0 +1,1360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ACCMAP_IOC_CHECKPOINT, the kernel side of checkpoint and restore, driven
+ * directly in one process (as root), without CRIU: STATE of a client with
+ * every kind of id (system, write-combined, empty, FROM_VA, a read-only
+ * id of a shared buffer, a labelled tag, a kept export) and with replay
+ * sessions (SVM with attribute ranges, and one mapping a buffer); a
+ * restore of that state into a fresh client of the same process (same
+ * ids, contents, dma-bufs, next id, sessions, FROM_VA pins) that gives
+ * every byte back when closed; and every errno of the ops.
+ *
+ * Sizes follow sysconf(_SC_PAGESIZE): the test runs with 4 and 16 KiB
+ * CPU pages.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include "accmap.h"
+#include "accmap_util.h"
+#include "simdrv.h"
+#include "svm_util.h"
+#include "tap.h"
+
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE	40
+#endif
+
+/* Tags of the test client: one plain, one labelled, the FROM_VA one's. */
+#define TAG_SYS			0x0c01
+#define TAG_LBL			0x0c02
+#define TAG_VA			0x0c03
+#define LABEL			"ckpt-test"
+/* Where the plain session maps the system buffer. */
+#define PLAIN_GPU_VA		0x100000ULL
+#define PLAIN_VA_BITS		32
+/* A pid above PID_MAX_LIMIT: no process has it. */
+#define NO_PID			((1U << 22) + 1)
+
+static size_t ps;
+
+/* For printing: uint64_t is not unsigned long long everywhere. */
+static unsigned long long ull(uint64_t v)
+{
+	return v;
+}
+
+/* ---- the ioctl ---- */
+
+static void ckpt_init(struct accmap_ckpt *a, uint32_t op)
+{
+	memset(a, 0, sizeof(*a));
+	a->op = op;
+}
+
+static int ckpt(int dev, struct accmap_ckpt *a)
+{
+	return raw_ioctl(dev, ACCMAP_IOC_CHECKPOINT, a);
+}
+
+/*
+ * STATE of @dev's client into malloc'ed memory (*@state, *@size): asks
+ * the size first (which must fail with ENOSPC and say it), then the
+ * state.  0 or -errno; fails the test on an unexpected first answer.
+ */
+static int state_get(int dev, struct accmap_ckpt_client **state, size_t *size)
+{
+	struct accmap_ckpt a;
+	void *buf;
+	int ret;
+
+	*state = NULL;
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	ret = ckpt(dev, &a);
+	if (!CHECK(ret == -ENOSPC && a.size >= sizeof(**state),
+		   "STATE with no room: %s, size %llu", err_name(ret), ull(a.size)))
+		return ret ? ret : -EPROTO;
+	buf = calloc(1, a.size);
+	if (!CHECK(buf, "calloc(%llu)", ull(a.size)))
+		return -ENOMEM;
+	a.data = (uintptr_t)buf;
+	ret = ckpt(dev, &a);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*state = buf;
+	*size = a.size;
+	return 0;
+}
+
+static struct accmap_ckpt_handle *recs(const struct accmap_ckpt_client *st)
+{
+	return (struct accmap_ckpt_handle *)(st + 1);
+}
+
+/* The record of id @id, or NULL (a failed check). */
+static struct accmap_ckpt_handle *rec_of(const struct accmap_ckpt_client *st, uint32_t id)
+{
+	for (uint32_t i = 0; i < st->nr_handles; i++)
+		if (recs(st)[i].id == id)
+			return &recs(st)[i];
+	CHECK(0, "STATE has no record of id %u", id);
+	return NULL;
+}
+
+static size_t session_bytes(const struct accmap_ckpt_session *s)
+{
+	return sizeof(*s) + s->nr_maps * sizeof(struct accmap_replay_map) +
+	       s->nr_attrs * sizeof(struct accmap_ckpt_svm_attr);
+}
+
+/* Session record @n of @st (the caller checked nr_sessions). */
+static struct accmap_ckpt_session *session_rec(const struct accmap_ckpt_client *st, uint32_t n)
+{
+	uint8_t *p = (uint8_t *)(recs(st) + st->nr_handles);
+
+	while (n--)
+		p += session_bytes((struct accmap_ckpt_session *)p);
+	return (struct accmap_ckpt_session *)p;
+}
+
+static struct accmap_replay_map *session_maps(struct accmap_ckpt_session *s)
+{
+	return (struct accmap_replay_map *)(s + 1);
+}
+
+static struct accmap_ckpt_svm_attr *session_attrs(struct accmap_ckpt_session *s)
+{
+	return (struct accmap_ckpt_svm_attr *)(session_maps(s) + s->nr_maps);
+}
+
+/* RESTORE_BUFFER of @rec; the fd in *@fd if asked for.  0 or -errno. */
+static int restore_buffer(int dev, uint64_t token, uint32_t flags,
+			  const struct accmap_ckpt_handle *rec, const void *contents, int *fd)
+{
+	struct accmap_ckpt a;
+	int ret;
+
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_BUFFER);
+	a.flags = flags;
+	a.token = token;
+	a.data = (uintptr_t)rec;
+	a.size = sizeof(*rec);
+	a.contents = (uintptr_t)contents;
+	ret = ckpt(dev, &a);
+	if (!(flags & (ACCMAP_CKPT_FD_RDONLY | ACCMAP_CKPT_FD_RDWR)) || ret)
+		a.fd = -1;
+	if (fd)
+		*fd = a.fd;
+	else if (a.fd >= 0)
+		close(a.fd);
+	return ret;
+}
+
+static int restore_client(int dev, uint64_t token, const struct accmap_ckpt_client *head)
+{
+	struct accmap_ckpt a;
+
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_CLIENT);
+	a.token = token;
+	a.data = (uintptr_t)head;
+	a.size = sizeof(*head);
+	return ckpt(dev, &a);
+}
+
+static int restore_session(int dev, uint64_t token, const struct accmap_ckpt_session *s,
+			   uint64_t size)
+{
+	struct accmap_ckpt a;
+
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_SESSION);
+	a.token = token;
+	a.data = (uintptr_t)s;
+	a.size = size;
+	return ckpt(dev, &a);
+}
+
+static int restore_finish(int dev, uint64_t token, uint32_t pid, uint32_t *done)
+{
+	struct accmap_ckpt a;
+	int ret;
+
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_FINISH);
+	a.token = token;
+	a.pid = pid;
+	a.done = GARBAGE_U32;
+	ret = ckpt(dev, &a);
+	if (done)
+		*done = a.done;
+	return ret;
+}
+
+/* RESTORE_BEGIN that must succeed; the token, 0 after a failure. */
+static uint64_t restore_begin(int dev)
+{
+	struct accmap_ckpt a;
+	int ret;
+
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_BEGIN);
+	ret = ckpt(dev, &a);
+	if (!CHECK(ret == 0 && a.token, "RESTORE_BEGIN: %s, token %#llx", err_name(ret),
+		   ull(a.token)))
+		return 0;
+	return a.token;
+}
+
+/* Bytes the system and user heaps hold, summed; ~0 if unknown. */
+static uint64_t heaps_used(void)
+{
+	struct accmap_heap_info sys, user;
+	int dev = am_open(), ret1, ret2;
+
+	if (dev < 0)
+		return ~0ULL;
+	ret1 = am_query_heap(dev, ACCMAP_HEAP_SYSTEM, &sys);
+	ret2 = am_query_heap(dev, ACCMAP_HEAP_USER, &user);
+	close(dev);
+	if (!CHECK(ret1 == 0 && ret2 == 0, "QUERY_HEAP: %s, %s", err_name(ret1), err_name(ret2)))
+		return ~0ULL;
+	return sys.used + user.used;
+}
+
+static void check_used(uint64_t before, const char *when)
+{
+	uint64_t now = heaps_used();
+
+	CHECK(now == before, "%s: the heaps hold %llu bytes, %llu before", when, ull(now),
+	      ull(before));
+}
+
+/* ---- the client under test ---- */
+
+/**
+ * struct cli - a client with every kind of id
+ * @dev:    its file
+ * @sys:    system heap, 4 pages, pattern 1, tag TAG_SYS
+ * @ro:     a read-only id of @sys (FROM_FD of an O_RDONLY dma-buf)
+ * @wc:     write-combined, 2 pages, pattern 2
+ * @empty:  CREATE only, 3 pages
+ * @va_id:  FROM_VA, writable, of @va (2 pages, pattern 4), tag TAG_VA
+ * @exp:    1 page, pattern 3, tag TAG_LBL (labelled), exported read-write
+ * @exp_fd: that export, kept open
+ * @freed:  an id made and freed last: the next id search starts after it
+ * @va:     the FROM_VA memory
+ */
+struct cli {
+	int dev;
+	uint32_t sys, ro, wc, empty, va_id, exp, freed;
+	int exp_fd;
+	uint8_t *va;
+};
+
+enum { SEED_SYS = 1, SEED_WC, SEED_EXP, SEED_VA };
+
+/* A buffer of @pages pages with @flags and @tag, filled with pattern @seed. */
+static uint32_t filled(int dev, size_t pages, uint32_t flags, uint16_t tag, unsigned int seed)
+{
+	size_t len = pages * ps;
+	uint8_t *buf = malloc(len);
+	uint32_t id = 0;
+	int ret;
+
+	if (!CHECK(buf, "malloc"))
+		return 0;
+	ret = am_create(dev, len, &id);
+	if (CHECK(ret == 0, "CREATE: %s", err_name(ret)))
+		ret = am_alloc(dev, id, flags, tag);
+	if (CHECK(ret == 0, "ALLOC(flags %#x, tag %#x): %s", flags, tag, err_name(ret))) {
+		fill_pattern(buf, len, 0, seed);
+		ret = am_write(dev, id, 0, buf, len);
+		CHECK(ret == 0, "WRITE: %s", err_name(ret));
+	}
+	free(buf);
+	return id;
+}
+
+/* Gives @dev's client every kind of id; false (a failed check) if it could not. */
+static bool cli_build(struct cli *c, int dev)
+{
+	int fd, ret;
+
+	memset(c, 0, sizeof(*c));
+	c->dev = dev;
+	c->exp_fd = -1;
+	c->sys = filled(dev, 4, 0, TAG_SYS, SEED_SYS);
+	fd = am_get_fd(dev, c->sys, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "GET_FD O_RDONLY: %s", err_name(fd)))
+		return false;
+	ret = am_from_fd(dev, fd, &c->ro);
+	close(fd);
+	if (!CHECK(ret == 0, "FROM_FD of the O_RDONLY dma-buf: %s", err_name(ret)))
+		return false;
+	c->wc = filled(dev, 2, ACCMAP_ALLOC_WRITECOMBINE, 0, SEED_WC);
+	ret = am_create(dev, 3 * ps, &c->empty);
+	if (!CHECK(ret == 0, "CREATE: %s", err_name(ret)))
+		return false;
+
+	c->va = map_anon(2 * ps, PROT_READ | PROT_WRITE);
+	if (!c->va)
+		return false;
+	fill_pattern(c->va, 2 * ps, 0, SEED_VA);
+	ret = accmap_from_va(dev, c->va, 2 * ps, ACCMAP_FROM_VA_WRITE, TAG_VA, &c->va_id);
+	if (!CHECK(ret == 0, "FROM_VA: %s", err_name(ret)))
+		return false;
+
+	ret = am_set_label(dev, TAG_LBL, LABEL);
+	if (!CHECK(ret == 0, "SET_TAG_LABEL: %s", err_name(ret)))
+		return false;
+	c->exp = filled(dev, 1, 0, TAG_LBL, SEED_EXP);
+	c->exp_fd = am_get_fd(dev, c->exp, O_RDWR | O_CLOEXEC);
+	if (!CHECK(c->exp_fd >= 0, "GET_FD O_RDWR: %s", err_name(c->exp_fd)))
+		return false;
+
+	ret = am_create(dev, ps, &c->freed);
+	if (CHECK(ret == 0, "CREATE: %s", err_name(ret)))
+		ret = am_free(dev, c->freed);
+	return CHECK(ret == 0, "FREE: %s", err_name(ret)) && c->sys && c->wc && c->exp;
+}
+
+static void cli_release(struct cli *c)
+{
+	if (c->exp_fd >= 0)
+		close(c->exp_fd);
+	c->exp_fd = -1;
+	if (c->va)
+		munmap(c->va, 2 * ps);
+	c->va = NULL;
+}
+
+/* What one record must say. */
+struct expect {
+	uint32_t id;
+	uint64_t size;
+	uint32_t kind, heap, flags, state;
+	uint16_t tag;
+	const char *heap_name, *label;
+	uint64_t va;
+	uint32_t origin_pid;
+};
+
+static size_t cli_expect(const struct cli *c, struct expect *e)
+{
+	const uint32_t A = ACCMAP_CKPT_KIND_ALLOC, S = ACCMAP_HEAP_SYSTEM;
+	const uint32_t RO = ACCMAP_CKPT_H_EXPORT_RDONLY;
+	size_t n = 0;
+
+	e[n++] = (struct expect){ c->sys, 4 * ps, A, S, 0, RO, TAG_SYS, "system", "", 0, 0 };
+	e[n++] = (struct expect){ c->ro, 4 * ps, A, S, 0, RO | ACCMAP_CKPT_H_ID_RDONLY, TAG_SYS,
+				  "system", "", 0, 0 };
+	e[n++] = (struct expect){ c->wc, 2 * ps, A, S, ACCMAP_ALLOC_WRITECOMBINE, 0, 0, "system",
+				  "", 0, 0 };
+	e[n++] = (struct expect){ c->empty, 3 * ps, ACCMAP_CKPT_KIND_EMPTY, ACCMAP_HEAP_NONE, 0,
+				  0, 0, "", "", 0, 0 };
+	e[n++] = (struct expect){ c->va_id, 2 * ps, ACCMAP_CKPT_KIND_FROM_VA, ACCMAP_HEAP_NONE,
+				  0, ACCMAP_CKPT_H_FROM_VA_WRITE, TAG_VA, "", "",
+				  (uintptr_t)c->va, (uint32_t)getpid() };
+	e[n++] = (struct expect){ c->exp, ps, A, S, 0, ACCMAP_CKPT_H_EXPORT_RDWR, TAG_LBL,
+				  "system", LABEL, 0, 0 };
+	return n;
+}
+
+/*
+ * Every record of @st is what @c's ids say, in id order, and only the two
+ * ids of the system buffer share a serial.
+ */
+static void check_records(const struct accmap_ckpt_client *st, const struct cli *c,
+			  const char *when)
+{
+	struct expect e[8];
+	size_t n = cli_expect(c, e);
+
+	if (!CHECK(st->nr_handles == n, "%s: %u records, expected %zu", when, st->nr_handles,
+		   n))
+		return;
+	for (uint32_t i = 0; i + 1 < st->nr_handles; i++)
+		CHECK(recs(st)[i].id < recs(st)[i + 1].id, "%s: record %u (id %u) before id %u",
+		      when, i, recs(st)[i].id, recs(st)[i + 1].id);
+	for (size_t i = 0; i < n; i++) {
+		const struct accmap_ckpt_handle *r = rec_of(st, e[i].id);
+
+		if (!r)
+			continue;
+		CHECK(r->size == e[i].size && r->kind == e[i].kind && r->heap == e[i].heap &&
+		      r->flags == e[i].flags && r->tag == e[i].tag && r->state == e[i].state,
+		      "%s: id %u: size/kind/heap/flags/tag/state %llu %u %#x %#x %#x %#x, not %llu %u %#x %#x %#x %#x",
+		      when, r->id, ull(r->size), r->kind,
+		      r->heap, r->flags, r->tag, r->state, ull(e[i].size), e[i].kind, e[i].heap,
+		      e[i].flags, e[i].tag, e[i].state);
+		CHECK(r->va == e[i].va && r->origin_pid == e[i].origin_pid,
+		      "%s: id %u: va %#llx origin_pid %u, expected %#llx %u", when, r->id,
+		      ull(r->va), r->origin_pid, ull(e[i].va), e[i].origin_pid);
+		CHECK(!strcmp(r->heap_name, e[i].heap_name) && !strcmp(r->label, e[i].label),
+		      "%s: id %u: heap_name \"%.16s\" label \"%.32s\", expected \"%s\" \"%s\"",
+		      when, r->id, r->heap_name, r->label, e[i].heap_name, e[i].label);
+		CHECK(r->serial && !r->map_offset && !r->pad && !r->pad2,
+		      "%s: id %u: serial %llu map_offset %#llx pad %#x pad2 %#x", when, r->id,
+		      ull(r->serial), ull(r->map_offset), r->pad, r->pad2);
+		for (size_t j = 0; j < i; j++) {
+			const struct accmap_ckpt_handle *o = rec_of(st, e[j].id);
+			bool same = e[i].id == c->ro && e[j].id == c->sys;
+
+			if (o)
+				CHECK((o->serial == r->serial) == same,
+				      "%s: ids %u and %u: serials %llu and %llu", when, o->id,
+				      r->id, ull(o->serial), ull(r->serial));
+		}
+	}
+}
+
+static void check_head(const struct accmap_ckpt_client *st, size_t size, uint32_t nr_handles,
+		       uint32_t nr_sessions, uint32_t next_id, const char *when)
+{
+	CHECK(st->magic == ACCMAP_CKPT_MAGIC && st->version == ACCMAP_CKPT_VERSION &&
+	      st->size == size && !st->pad,
+	      "%s: head magic %#x version %u size %llu (call said %zu) pad %#x", when, st->magic,
+	      st->version, ull(st->size), size, st->pad);
+	CHECK(st->nr_handles == nr_handles && st->nr_sessions == nr_sessions &&
+	      st->next_id == next_id && st->pid == (uint32_t)getpid(),
+	      "%s: head nr_handles %u nr_sessions %u next_id %u pid %u, expected %u %u %u %d",
+	      when, st->nr_handles, st->nr_sessions, st->next_id, st->pid, nr_handles,
+	      nr_sessions, next_id, getpid());
+}
+
+/* ---- sessions ---- */
+
+/* A session of @dev mapping all of buffer @id (@len bytes) read-write; its id or 0. */
+static uint32_t plain_session(int dev, uint32_t id, uint64_t len, struct accmap_replay_map *m)
+{
+	struct accmap_replay_setup s;
+	uint32_t target;
+	int ret;
+
+	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &target, NULL);
+	if (!CHECK(ret == 0, "no target %s: %s", SIMDRV_TARGET, err_name(ret)))
+		return 0;
+	memset(m, 0, sizeof(*m));
+	m->gpu_va = PLAIN_GPU_VA;
+	m->length = len;
+	m->id = id;
+	m->flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE;
+	memset(&s, 0, sizeof(s));
+	s.maps = (uintptr_t)m;
+	s.nr_maps = 1;
+	s.target = target;
+	s.format = SVM_PGT_FORMAT;
+	s.va_bits = PLAIN_VA_BITS;
+	ret = accmap_replay_setup(dev, &s);
+	if (!CHECK(ret == 0, "REPLAY_SETUP of a plain session: %s", err_name(ret)))
+		return 0;
+	return s.session;
+}
+
+/**
+ * struct sessions - an SVM session with an attribute range, and a plain one
+ * @t:        the SVM session (its file is the client's)
+ * @plain:    the plain session's id
+ * @map:      its one mapping
+ * @attr_at:  the start of the SET_ATTR range (mapped memory of 4 pages)
+ */
+struct sessions {
+	struct svm t;
+	uint32_t plain;
+	struct accmap_replay_map map;
+	uint8_t *attr_at;
+};
+
+#define ATTR_SET	(ACCMAP_SVM_ATTR_GPU_RO | ACCMAP_SVM_ATTR_NO_EXEC)
+
+/* Opens the client with its SVM session, SET_ATTR over 4 pages. */
+static bool sessions_open(struct sessions *ss)
+{
+	int ret;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!svm_open(&ss->t))
+		return false;
+	ss->attr_at = map_anon(4 * ps, PROT_READ | PROT_WRITE);
+	if (!ss->attr_at)
+		return false;
+	ret = svm_ioctl(ss->t.dev, ss->t.sim.session, ACCMAP_SVM_OP_SET_ATTR,
+			(uintptr_t)ss->attr_at, 4 * ps, ATTR_SET, ACCMAP_SVM_LOC_SYSTEM, NULL);
+	return CHECK(ret == 0, "SVM SET_ATTR: %s", err_name(ret));
+}
+
+/* The plain session, mapping buffer @id of @len bytes. */
+static bool sessions_plain(struct sessions *ss, uint32_t id, uint64_t len)
+{
+	ss->plain = plain_session(ss->t.dev, id, len, &ss->map);
+	return ss->plain != 0;
+}
+
+static void sessions_close(struct sessions *ss)
+{
+	if (ss->plain)
+		CHECK(accmap_replay_destroy(ss->t.dev, ss->plain) == 0, "REPLAY_DESTROY");
+	ss->plain = 0;
+	svm_close(&ss->t);
+	if (ss->attr_at)
+		munmap(ss->attr_at, 4 * ps);
+	ss->attr_at = NULL;
+}
+
+/*
+ * The session records of @st are @ss's two sessions, SVM first; @map_id
+ * the id the plain one's mapping names in that client.
+ */
+static void check_sessions(const struct accmap_ckpt_client *st, const struct sessions *ss,
+			   uint32_t map_id, const char *when)
+{
+	uint64_t at = (uintptr_t)ss->attr_at, end = ss->t.start + ss->t.size;
+	const struct accmap_ckpt_svm_attr want[3] = {
+		{ ss->t.start, at - ss->t.start, 0, ACCMAP_SVM_GRANULE_DEFAULT,
+		  ACCMAP_SVM_LOC_SYSTEM, 0 },
+		{ at, 4 * ps, ATTR_SET, ACCMAP_SVM_GRANULE_DEFAULT, ACCMAP_SVM_LOC_SYSTEM, 0 },
+		{ at + 4 * ps, end - at - 4 * ps, 0, ACCMAP_SVM_GRANULE_DEFAULT,
+		  ACCMAP_SVM_LOC_SYSTEM, 0 },
+	};
+	struct accmap_ckpt_session *s;
+	struct accmap_replay_map m;
+
+	if (!CHECK(st->nr_sessions == 2, "%s: %u sessions, expected 2", when, st->nr_sessions))
+		return;
+	s = session_rec(st, 0);
+	CHECK(s->id == ss->t.sim.session && s->target == 0 && s->format == SVM_PGT_FORMAT &&
+	      s->as == 0 && s->va_bits == SIMDRV_VA_BITS && s->flags == ACCMAP_REPLAY_SETUP_SVM &&
+	      s->nr_maps == 0 && s->nr_attrs == 3,
+	      "%s: SVM session id/target/format/as/va_bits/flags/maps/attrs %u %u %u %u %u %#x %u %u, not %u 0 %u 0 %u %#x 0 3",
+	      when, s->id, s->target, s->format, s->as,
+	      s->va_bits, s->flags, s->nr_maps, s->nr_attrs, ss->t.sim.session, SVM_PGT_FORMAT,
+	      SIMDRV_VA_BITS, ACCMAP_REPLAY_SETUP_SVM);
+	CHECK(s->svm_start == ss->t.start && s->svm_size == ss->t.size,
+	      "%s: SVM range %#llx+%#llx, expected %#llx+%#llx", when, ull(s->svm_start),
+	      ull(s->svm_size), ull(ss->t.start), ull(ss->t.size));
+	for (uint32_t i = 0; i < 3 && s->nr_attrs == 3; i++) {
+		const struct accmap_ckpt_svm_attr *a = &session_attrs(s)[i];
+
+		CHECK(!memcmp(a, &want[i], sizeof(*a)),
+		      "%s: attribute range %u: %#llx+%#llx attrs %#x granule %u location %u pad %#x, not %#llx+%#llx %#x %u %u",
+		      when, i, ull(a->start),
+		      ull(a->size), a->attrs, a->granule, a->location, a->pad,
+		      ull(want[i].start), ull(want[i].size), want[i].attrs, want[i].granule,
+		      want[i].location);
+	}
+
+	s = session_rec(st, 1);
+	CHECK(s->id == ss->plain && s->target == 0 && s->format == SVM_PGT_FORMAT && s->as == 0 &&
+	      s->va_bits == PLAIN_VA_BITS && s->flags == 0 && s->nr_maps == 1 &&
+	      s->nr_attrs == 0 && s->svm_start == 0 && s->svm_size == 0,
+	      "%s: plain session id/target/format/as/va_bits/flags/maps/attrs %u %u %u %u %u %#x %u %u, svm %#llx+%#llx",
+	      when, s->id, s->target, s->format, s->as, s->va_bits,
+	      s->flags, s->nr_maps, s->nr_attrs, ull(s->svm_start), ull(s->svm_size));
+	m = ss->map;
+	m.id = map_id;
+	if (s->nr_maps == 1)
+		CHECK(!memcmp(session_maps(s), &m, sizeof(m)),
+		      "%s: plain session's map: va %#llx offset %#llx length %#llx id %u flags %#x attr %u, not id %u",
+		      when, ull(session_maps(s)->gpu_va),
+		      ull(session_maps(s)->offset), ull(session_maps(s)->length),
+		      session_maps(s)->id, session_maps(s)->flags, session_maps(s)->attr, map_id);
+	CHECK((uint8_t *)session_rec(st, 2) - (uint8_t *)st == (ptrdiff_t)st->size,
+	      "%s: the records end %td bytes in, the head says %llu", when,
+	      (uint8_t *)session_rec(st, 2) - (uint8_t *)st, ull(st->size));
+}
+
+/* ==== the tests ==== */
+
+static void test_state_ids(void)
+{
+	struct accmap_ckpt_client *st;
+	struct accmap_ckpt a;
+	struct cli c;
+	size_t size;
+	int dev, ret;
+
+	dev = am_open();
+	if (dev < 0)
+		return;
+	if (!cli_build(&c, dev))
+		goto out;
+	ret = state_get(dev, &st, &size);
+	if (!CHECK(ret == 0, "STATE: %s", err_name(ret)))
+		goto out;
+	CHECK(size == sizeof(*st) + 6 * sizeof(struct accmap_ckpt_handle),
+	      "STATE size %zu, expected %zu", size,
+	      sizeof(*st) + 6 * sizeof(struct accmap_ckpt_handle));
+	check_head(st, size, 6, 0, c.freed + 1, "STATE");
+	check_records(st, &c, "STATE");
+
+	/* One byte short: ENOSPC, the size needed, nothing written. */
+	memset(st, GARBAGE_BYTE, size);
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	a.data = (uintptr_t)st;
+	a.size = size - 1;
+	ret = ckpt(dev, &a);
+	CHECK(ret == -ENOSPC && a.size == size, "STATE one byte short: %s, size %llu (needs %zu)",
+	      err_name(ret), ull(a.size), size);
+	a.size = sizeof(*st);
+	ret = ckpt(dev, &a);
+	CHECK(ret == -ENOSPC && a.size == size, "STATE with room for the head: %s, size %llu",
+	      err_name(ret), ull(a.size));
+	CHECK(((uint8_t *)st)[0] == GARBAGE_BYTE && ((uint8_t *)st)[size - 1] == GARBAGE_BYTE,
+	      "a refused STATE wrote its buffer");
+	free(st);
+out:
+	cli_release(&c);
+	close(dev);
+}
+
+static void test_state_sessions(void)
+{
+	struct accmap_ckpt_client *st;
+	struct sessions ss;
+	uint32_t id = 0;
+	size_t size;
+	int ret;
+
+	if (!sessions_open(&ss))
+		goto out;
+	id = filled(ss.t.dev, 2, 0, 0, SEED_SYS);
+	if (!id || !sessions_plain(&ss, id, 2 * ps))
+		goto out;
+	ret = state_get(ss.t.dev, &st, &size);
+	if (!CHECK(ret == 0, "STATE: %s", err_name(ret)))
+		goto out;
+	check_head(st, size, 1, 2, id + 1, "STATE with sessions");
+	check_sessions(st, &ss, id, "STATE");
+	free(st);
+out:
+	sessions_close(&ss);
+}
+
+/*
+ * The contents of every ALLOC record of @st, read through @dev's ids,
+ * one malloc'ed copy per record (NULL for the others).
+ */
+static void **read_contents(int dev, const struct accmap_ckpt_client *st)
+{
+	void **out = calloc(st->nr_handles, sizeof(*out));
+
+	for (uint32_t i = 0; out && i < st->nr_handles; i++) {
+		const struct accmap_ckpt_handle *r = &recs(st)[i];
+		int ret;
+
+		if (r->kind != ACCMAP_CKPT_KIND_ALLOC)
+			continue;
+		out[i] = malloc(r->size);
+		if (!CHECK(out[i], "malloc"))
+			continue;
+		ret = am_read(dev, r->id, 0, out[i], r->size);
+		CHECK(ret == 0, "READ of id %u: %s", r->id, err_name(ret));
+	}
+	return out;
+}
+
+static void free_contents(void **c, uint32_t n)
+{
+	for (uint32_t i = 0; c && i < n; i++)
+		free(c[i]);
+	free(c);
+}
+
+/* INFO of @id in @dev against what it was in the original (@want). */
+static void check_like(int dev, uint32_t id, const struct accmap_info *want, uint32_t state,
+		       const char *when)
+{
+	check_info(dev, id, want->size, want->heap, want->flags, state, want->tag, when);
+}
+
+/*
+ * Restores @st (the state of client @orig, which began the restore,
+ * @token) into @dev, with the ids' contents; checks each id as it comes.
+ */
+static void restore_ids(int dev, int orig, uint64_t token, const struct accmap_ckpt_client *st,
+			void **contents)
+{
+	for (uint32_t i = 0; i < st->nr_handles; i++) {
+		const struct accmap_ckpt_handle *r = &recs(st)[i];
+		struct accmap_info want;
+		uint8_t *got;
+		int ret;
+
+		ret = restore_buffer(dev, token, ACCMAP_CKPT_ADD_ID, r, contents[i], NULL);
+		if (!CHECK(ret == 0, "RESTORE_BUFFER of id %u (kind %u): %s", r->id, r->kind,
+			   err_name(ret)))
+			continue;
+		ret = am_info(orig, r->id, &want);
+		if (!CHECK(ret == 0, "INFO: %s", err_name(ret)))
+			continue;
+		if (r->kind == ACCMAP_CKPT_KIND_FROM_VA) {
+			/* Memory only at RESTORE_FINISH; the tag comes with it. */
+			check_info(dev, r->id, r->size, ACCMAP_HEAP_NONE, 0, 0, 0,
+				   "restored FROM_VA id before FINISH");
+			continue;
+		}
+		/* No fd holds the restored dma-bufs: not EXPORTED. */
+		check_like(dev, r->id, &want, want.state & ~ACCMAP_STATE_EXPORTED, "restored id");
+		if (r->kind != ACCMAP_CKPT_KIND_ALLOC)
+			continue;
+		got = malloc(r->size);
+		if (!CHECK(got, "malloc"))
+			continue;
+		ret = am_read(dev, r->id, 0, got, r->size);
+		CHECK(ret == 0 && !memcmp(got, contents[i], r->size),
+		      "READ of restored id %u: %s, or other bytes", r->id, err_name(ret));
+		free(got);
+	}
+}
+
+/*
+ * A dma-buf fd of the restored buffer of @r (RESTORE_BUFFER FD_RDWR
+ * only), FROM_FD into @dev: the same memory as @r's id there.
+ */
+static void check_fd_restore(int dev, uint64_t token, const struct accmap_ckpt_handle *r)
+{
+	uint8_t *buf = malloc(ps), *back = malloc(ps);
+	uint32_t id = 0;
+	int fd = -1, ret;
+
+	if (!CHECK(buf && back, "malloc"))
+		goto out;
+	ret = restore_buffer(dev, token, ACCMAP_CKPT_FD_RDWR | ACCMAP_CKPT_FD_CLOEXEC, r, NULL,
+			     &fd);
+	if (!CHECK(ret == 0 && fd >= 0, "RESTORE_BUFFER FD_RDWR of serial %llu: %s, fd %d",
+		   ull(r->serial), err_name(ret), fd))
+		goto out;
+	CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR,
+	      "restored fd: flags %#x, mode %#x", fcntl(fd, F_GETFD), fcntl(fd, F_GETFL));
+	ret = am_from_fd(dev, fd, &id);
+	if (!CHECK(ret == 0, "FROM_FD of the restored fd: %s", err_name(ret)))
+		goto out;
+	fill_pattern(buf, ps, 0, 77);
+	ret = am_write(dev, id, ps, buf, ps);
+	if (CHECK(ret == 0, "WRITE through the FROM_FD id: %s", err_name(ret)))
+		ret = am_read(dev, r->id, ps, back, ps);
+	CHECK(ret == 0 && !memcmp(buf, back, ps),
+	      "a write through the fd's id is not seen through id %u: %s", r->id, err_name(ret));
+	fill_pattern(buf, ps, 0, 78);
+	ret = am_write(dev, r->id, 0, buf, ps);
+	if (CHECK(ret == 0, "WRITE through id %u: %s", r->id, err_name(ret)))
+		ret = am_read(dev, id, 0, back, ps);
+	CHECK(ret == 0 && !memcmp(buf, back, ps),
+	      "a write through id %u is not seen through the fd's id: %s", r->id, err_name(ret));
+	CHECK(am_free(dev, id) == 0, "FREE of the FROM_FD id");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(back);
+}
+
+static void test_restore(void)
+{
+	struct accmap_ckpt_client *st = NULL, *st2 = NULL;
+	uint64_t used0 = heaps_used(), token;
+	struct accmap_info want;
+	void **contents = NULL;
+	uint8_t *got = NULL;
+	struct sessions ss;
+	size_t size, size2;
+	uint32_t done, id;
+	int b = -1, ret;
+	struct cli c;
+
+	memset(&c, 0, sizeof(c));
+	c.exp_fd = -1;
+	if (!sessions_open(&ss) || !cli_build(&c, ss.t.dev) || !sessions_plain(&ss, c.sys, 4 * ps))
+		goto out;
+	ret = state_get(c.dev, &st, &size);
+	if (!CHECK(ret == 0, "STATE: %s", err_name(ret)))
+		goto out;
+	check_head(st, size, 6, 2, c.freed + 1, "STATE");
+	check_records(st, &c, "STATE");
+	check_sessions(st, &ss, c.sys, "STATE");
+	contents = read_contents(c.dev, st);
+	if (!CHECK(contents, "calloc"))
+		goto out;
+
+	token = restore_begin(c.dev);
+	b = am_open();
+	if (!token || b < 0)
+		goto out;
+	ret = restore_client(b, token, st);
+	if (!CHECK(ret == 0, "RESTORE_CLIENT: %s", err_name(ret)))
+		goto out;
+	restore_ids(b, c.dev, token, st, contents);
+
+	for (uint32_t i = 0; i < st->nr_sessions; i++) {
+		struct accmap_ckpt_session *s = session_rec(st, i);
+
+		ret = restore_session(b, token, s, session_bytes(s));
+		CHECK(ret == 0, "RESTORE_SESSION %u: %s", s->id, err_name(ret));
+	}
+	/* Nothing made before FINISH: the session ids are still free. */
+	ret = svm_ioctl(b, ss.t.sim.session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, NULL);
+	CHECK(ret == -ENOENT, "SVM QUERY before FINISH: %s", err_name(ret));
+	ret = svm_ioctl(b, ss.plain, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, NULL);
+	CHECK(ret == -ENOENT, "SVM QUERY of the plain session before FINISH: %s", err_name(ret));
+	ret = restore_finish(c.dev, token, getpid(), &done);
+	CHECK(ret == 0 && done == 3, "RESTORE_FINISH: %s, done %u (1 pin, 2 sessions)",
+	      err_name(ret), done);
+
+	/* The FROM_VA id pins the same memory now. */
+	ret = am_info(c.dev, c.va_id, &want);
+	if (CHECK(ret == 0, "INFO: %s", err_name(ret)))
+		check_like(b, c.va_id, &want, ACCMAP_STATE_ALLOCATED, "FROM_VA id after FINISH");
+	CHECK(want.heap == ACCMAP_HEAP_USER, "FROM_VA heap %u", want.heap);
+	got = malloc(2 * ps);
+	if (CHECK(got, "malloc")) {
+		ret = am_read(b, c.va_id, 0, got, 2 * ps);
+		CHECK(ret == 0 && find_pattern_mismatch(got, 2 * ps, 0, SEED_VA) == 2 * ps,
+		      "READ of the restored FROM_VA id: %s, or not the process's memory",
+		      err_name(ret));
+		memset(got, 0x3c, ps);
+		ret = am_write(b, c.va_id, ps, got, ps);
+		CHECK(ret == 0 && c.va[ps] == 0x3c && c.va[2 * ps - 1] == 0x3c,
+		      "WRITE through the restored FROM_VA id: %s, or not in the process's memory",
+		      err_name(ret));
+	}
+
+	/* The sessions are there, at their ids, and work. */
+	ret = svm_ioctl(b, ss.t.sim.session, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, NULL);
+	CHECK(ret == 0, "SVM QUERY of restored session %u: %s", ss.t.sim.session, err_name(ret));
+	/* A session that is not SVM: EOPNOTSUPP, not ENOENT. */
+	ret = svm_ioctl(b, ss.plain, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, NULL);
+	CHECK(ret == -EOPNOTSUPP, "SVM QUERY of the restored plain session: %s", err_name(ret));
+
+	/* B's state is A's, but for the serials. */
+	ret = state_get(b, &st2, &size2);
+	if (CHECK(ret == 0, "STATE of the restored client: %s", err_name(ret))) {
+		check_head(st2, size2, 6, 2, c.freed + 1, "restored STATE");
+		check_records(st2, &c, "restored STATE");
+		check_sessions(st2, &ss, c.sys, "restored STATE");
+		for (uint32_t i = 0; i < st2->nr_handles && st2->nr_handles == 6; i++)
+			CHECK(recs(st2)[i].serial != recs(st)[i].serial,
+			      "restored id %u has the original's serial", recs(st2)[i].id);
+	}
+
+	/* The next CREATE takes the dumped next id, not the free one below. */
+	ret = am_create(b, ps, &id);
+	CHECK(ret == 0 && id == st->next_id, "CREATE after the restore: %s, id %u, expected %u",
+	      err_name(ret), id, st->next_id);
+	if (!ret)
+		am_free(b, id);
+
+	check_fd_restore(b, token, rec_of(st, c.wc));
+
+	/* A and B gone (the SVM session with A): every byte back. */
+	close(b);
+	b = -1;
+out:
+	if (b >= 0)
+		close(b);
+	free(got);
+	if (st)
+		free_contents(contents, st->nr_handles);
+	free(st);
+	free(st2);
+	cli_release(&c);
+	sessions_close(&ss);
+	check_used(used0, "after the restore");
+}
+
+/*
+ * A FROM_VA buffer exported (GET_FD kept open) is restored with its id
+ * before RESTORE_FINISH, when it has no memory yet; its dma-buf comes
+ * with the pin.
+ */
+static void test_restore_fromva_exported(void)
+{
+	struct accmap_ckpt_client *st = NULL, *st2 = NULL;
+	uint64_t used0 = heaps_used(), token;
+	struct accmap_ckpt_handle *r;
+	int a = -1, b = -1, fd = -1, fd2 = -1, ret;
+	uint8_t *mem = NULL, *got = NULL;
+	size_t size, size2;
+	uint32_t id, done;
+
+	a = am_open();
+	mem = map_anon(2 * ps, PROT_READ | PROT_WRITE);
+	got = malloc(2 * ps);
+	if (a < 0 || !mem || !CHECK(got, "malloc"))
+		goto out;
+	fill_pattern(mem, 2 * ps, 0, SEED_VA);
+	ret = accmap_from_va(a, mem, 2 * ps, ACCMAP_FROM_VA_WRITE, TAG_VA, &id);
+	if (!CHECK(ret == 0, "FROM_VA: %s", err_name(ret)))
+		goto out;
+	fd = am_get_fd(a, id, O_RDWR | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "GET_FD of the FROM_VA buffer: %s", err_name(fd)))
+		goto out;
+	ret = state_get(a, &st, &size);
+	if (!CHECK(ret == 0 && st->nr_handles == 1, "STATE: %s", err_name(ret)))
+		goto out;
+	r = &recs(st)[0];
+	CHECK(r->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+	      r->state == (ACCMAP_CKPT_H_FROM_VA_WRITE | ACCMAP_CKPT_H_EXPORT_RDWR),
+	      "record of the exported FROM_VA buffer: kind %u state %#x", r->kind, r->state);
+
+	token = restore_begin(a);
+	b = am_open();
+	if (!token || b < 0)
+		goto out;
+	ret = restore_client(b, token, st);
+	if (!CHECK(ret == 0, "RESTORE_CLIENT: %s", err_name(ret)))
+		goto out;
+	ret = restore_buffer(b, token, ACCMAP_CKPT_ADD_ID, r, NULL, NULL);
+	CHECK(ret == 0, "RESTORE_BUFFER ADD_ID of the exported FROM_VA record: %s",
+	      err_name(ret));
+	ret = restore_finish(a, token, getpid(), &done);
+	CHECK(ret == 0 && done == 1, "RESTORE_FINISH: %s, done %u", err_name(ret), done);
+
+	/* The pin made the kept dma-buf: STATE says so, GET_FD hands it out. */
+	ret = state_get(b, &st2, &size2);
+	if (CHECK(ret == 0, "STATE of the restored client: %s", err_name(ret)) &&
+	    CHECK(st2->nr_handles == 1, "%u records", st2->nr_handles))
+		CHECK(recs(st2)[0].id == id && recs(st2)[0].state == r->state &&
+		      recs(st2)[0].va == r->va,
+		      "restored record: id %u state %#x va %#llx, expected %u %#x %#llx",
+		      recs(st2)[0].id, recs(st2)[0].state, ull(recs(st2)[0].va), id, r->state,
+		      ull(r->va));
+	check_counts(b, id, 2, 0, 0, 0, "restored exported FROM_VA id");
+	fd2 = am_get_fd(b, id, O_RDWR | O_CLOEXEC);
+	if (CHECK(fd2 >= 0, "GET_FD of the restored id: %s", err_name(fd2))) {
+		check_counts(b, id, 2, 1, 0, 0, "restored exported FROM_VA id with an fd");
+		ret = am_read(b, id, 0, got, 2 * ps);
+		CHECK(ret == 0 && find_pattern_mismatch(got, 2 * ps, 0, SEED_VA) == 2 * ps,
+		      "READ of the restored FROM_VA id: %s, or not the process's memory",
+		      err_name(ret));
+	}
+out:
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd >= 0)
+		close(fd);
+	if (b >= 0)
+		close(b);
+	if (a >= 0)
+		close(a);
+	if (mem)
+		munmap(mem, 2 * ps);
+	free(got);
+	free(st);
+	free(st2);
+	check_used(used0, "after the restore");
+}
+
+/* Drops CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN from the effective set. */
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	d[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].effective &= ~CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+static void test_no_capability(void)
+{
+	int dev = am_open(), status = 0;
+	pid_t pid;
+
+	if (dev < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		static const uint32_t ops[] = {
+			ACCMAP_CKPT_OP_STATE, ACCMAP_CKPT_OP_DMABUF, ACCMAP_CKPT_OP_RESTORE_BEGIN,
+			ACCMAP_CKPT_OP_RESTORE_CLIENT, ACCMAP_CKPT_OP_RESTORE_BUFFER,
+			ACCMAP_CKPT_OP_RESTORE_SESSION, ACCMAP_CKPT_OP_RESTORE_FINISH,
+		};
+		struct accmap_ckpt a;
+		int ret = drop_caps();
+
+		if (CHECK(ret == 0, "capset: %s", err_name(ret))) {
+			for (size_t i = 0; i < TAP_ARRAY_SIZE(ops); i++) {
+				ckpt_init(&a, ops[i]);
+				ret = ckpt(dev, &a);
+				CHECK(ret == -EPERM, "op %u without the capabilities: %s", ops[i],
+				      err_name(ret));
+			}
+		}
+		_exit(0);
+	}
+	if (CHECK(pid > 0, "fork: %s", strerror(errno)))
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0, "child status %#x", status);
+	close(dev);
+}
+
+static void test_op_errors(void)
+{
+	struct accmap_ckpt_client head;
+	struct accmap_ckpt a;
+	int dev = am_open(), ret;
+
+	if (dev < 0)
+		return;
+	ckpt_init(&a, 0);
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	ckpt_init(&a, 99);
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	a.pad = 1;
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	/* STATE and BEGIN take no other input. */
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	a.token = 1;
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_BEGIN);
+	a.pid = 1;
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+
+	/* No restore has token 1 (a restore's token is random). */
+	memset(&head, 0, sizeof(head));
+	head.magic = ACCMAP_CKPT_MAGIC;
+	head.version = ACCMAP_CKPT_VERSION;
+	head.size = sizeof(head);
+	head.next_id = 1;
+	ret = restore_client(dev, 1, &head);
+	CHECK(ret == -ENOENT, "RESTORE_CLIENT with an unknown token: %s", err_name(ret));
+	close(dev);
+}
+
+/* A client with one system buffer, its state, and a second client for a restore. */
+struct err_fix {
+	int a, b;
+	uint32_t id;
+	uint64_t token;
+	struct accmap_ckpt_client *st;
+	size_t size;
+	void *contents;
+};
+
+static bool err_fix_open(struct err_fix *f)
+{
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->b = -1;
+	f->a = am_open();
+	if (f->a < 0)
+		return false;
+	f->id = filled(f->a, 2, 0, 0, SEED_SYS);
+	if (!f->id)
+		return false;
+	ret = state_get(f->a, &f->st, &f->size);
+	if (!CHECK(ret == 0 && f->st->nr_handles == 1, "STATE: %s", err_name(ret)))
+		return false;
+	f->contents = malloc(2 * ps);
+	if (!CHECK(f->contents, "malloc"))
+		return false;
+	fill_pattern(f->contents, 2 * ps, 0, SEED_SYS);
+	f->token = restore_begin(f->a);
+	f->b = am_open();
+	if (!f->token || f->b < 0)
+		return false;
+	ret = restore_client(f->b, f->token, f->st);
+	return CHECK(ret == 0, "RESTORE_CLIENT: %s", err_name(ret));
+}
+
+static void err_fix_close(struct err_fix *f)
+{
+	if (f->b >= 0)
+		close(f->b);
+	if (f->a >= 0)
+		close(f->a);
+	free(f->st);
+	free(f->contents);
+}
+
+/* RESTORE_BUFFER of a changed copy of @f's record must fail with @err. */
+static void bad_buffer(struct err_fix *f, uint32_t flags, const struct accmap_ckpt_handle *r,
+		       const void *contents, int err, const char *what)
+{
+	int next = next_fd(), fd = -1;
+	int ret = restore_buffer(f->b, f->token, flags, r, contents, &fd);
+
+	CHECK(ret == -err, "RESTORE_BUFFER with %s: %s, expected %s", what, err_name(ret),
+	      err_name(err));
+	if (!ret && fd >= 0)
+		close(fd);
+	CHECK(next_fd() == next, "RESTORE_BUFFER with %s left an fd open", what);
+}
+
+static void test_restore_errors(void)
+{
+	uint64_t used0 = heaps_used();
+	struct accmap_ckpt_session *s;
+	struct accmap_ckpt_client head;
+	struct accmap_ckpt_handle r;
+	struct accmap_ckpt a;
+	struct err_fix f;
+	uint32_t id;
+	int c = -1, ret;
+
+	if (!err_fix_open(&f))
+		goto out;
+
+	/* The client that began a restore cannot be dumped nor restored. */
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	ret = ckpt(f.a, &a);
+	CHECK(ret == -EBUSY && a.bad_kind == ACCMAP_CKPT_BAD_RESTORING,
+	      "STATE of a client that began a restore: %s, bad_kind %u", err_name(ret),
+	      a.bad_kind);
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	ret = ckpt(f.b, &a);
+	CHECK(ret == -EBUSY && a.bad_kind == ACCMAP_CKPT_BAD_RESTORING,
+	      "STATE of a client being restored: %s, bad_kind %u", err_name(ret), a.bad_kind);
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_BEGIN);
+	CHECK_ERR(ioctl(f.a, ACCMAP_IOC_CHECKPOINT, &a), EBUSY);
+
+	/* RESTORE_CLIENT: a client with ids, one restored already, a bad head. */
+	c = am_open();
+	if (c < 0)
+		goto out;
+	ret = am_create(c, ps, &id);
+	CHECK(ret == 0, "CREATE: %s", err_name(ret));
+	ret = restore_client(c, f.token, f.st);
+	CHECK(ret == -EBUSY, "RESTORE_CLIENT of a client with ids: %s", err_name(ret));
+	ret = restore_client(f.b, f.token, f.st);
+	CHECK(ret == -EBUSY, "RESTORE_CLIENT twice: %s", err_name(ret));
+	close(c);
+	c = am_open();
+	if (c < 0)
+		goto out;
+	head = *f.st;
+	head.magic ^= 1;
+	ret = restore_client(c, f.token, &head);
+	CHECK(ret == -EINVAL, "RESTORE_CLIENT with a bad magic: %s", err_name(ret));
+	head = *f.st;
+	head.next_id = 0;
+	ret = restore_client(c, f.token, &head);
+	CHECK(ret == -EINVAL, "RESTORE_CLIENT with next_id 0: %s", err_name(ret));
+	ret = restore_client(c, f.token + 1, f.st);
+	CHECK(ret == -ENOENT, "RESTORE_CLIENT with a wrong token: %s", err_name(ret));
+
+	/* RESTORE_BUFFER: every field of a tampered record. */
+	r = recs(f.st)[0];
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, f.contents, 0, "the dumped record");
+	r.size = 0;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, NULL, EINVAL, "size 0");
+	r.size = ps + 1;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, NULL, EINVAL, "a size not page aligned");
+	r.size = 1ULL << 60;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, NULL, EINVAL, "a huge size");
+	r = recs(f.st)[0];
+	r.kind = 7;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, NULL, EINVAL, "an unknown kind");
+	r = recs(f.st)[0];
+	r.id = 0;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, NULL, EINVAL, "id 0");
+	r = recs(f.st)[0];
+	r.serial += 1000;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, f.contents, EEXIST, "an id taken");
+	r = recs(f.st)[0];
+	r.size += ps;
+	bad_buffer(&f, ACCMAP_CKPT_FD_RDWR, &r, NULL, EINVAL, "its serial at another size");
+	r = recs(f.st)[0];
+	r.serial += 2000;
+	r.id += 1;
+	strcpy(r.heap_name, "no-such-heap");
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, NULL, ENODEV, "an unknown heap_name");
+	r = recs(f.st)[0];
+	r.serial += 3000;
+	r.id += 1;
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID, &r, (void *)8, EFAULT, "a bad contents pointer");
+	r = recs(f.st)[0];
+	bad_buffer(&f, ACCMAP_CKPT_FD_RDWR | ACCMAP_CKPT_FD_RDONLY, &r, NULL, EINVAL,
+		   "both FD flags");
+	bad_buffer(&f, 0, &r, NULL, EINVAL, "no flag");
+	bad_buffer(&f, ACCMAP_CKPT_FD_CLOEXEC, &r, NULL, EINVAL, "only CLOEXEC");
+	r.pad = 1;
+	bad_buffer(&f, ACCMAP_CKPT_FD_RDWR, &r, NULL, EINVAL, "nonzero pad");
+	r = recs(f.st)[0];
+	r.state = 1U << 31;
+	bad_buffer(&f, ACCMAP_CKPT_FD_RDWR, &r, NULL, EINVAL, "an unknown state bit");
+	r = recs(f.st)[0];
+	ret = restore_buffer(f.b, f.token + 1, ACCMAP_CKPT_FD_RDWR, &r, NULL, NULL);
+	CHECK(ret == -ENOENT, "RESTORE_BUFFER with a wrong token: %s", err_name(ret));
+	/* ADD_ID into a client that is not being restored. */
+	ret = restore_buffer(c, f.token, ACCMAP_CKPT_ADD_ID, &r, NULL, NULL);
+	CHECK(ret == -EINVAL, "RESTORE_BUFFER ADD_ID into another client: %s", err_name(ret));
+	/* What failed left the buffer whole: its contents are the dumped ones. */
+	{
+		uint8_t *got = malloc(2 * ps);
+
+		if (CHECK(got, "malloc")) {
+			ret = am_read(f.b, r.id, 0, got, 2 * ps);
+			CHECK(ret == 0 && !memcmp(got, f.contents, 2 * ps),
+			      "restored id after failed calls: %s, or other bytes", err_name(ret));
+			free(got);
+		}
+	}
+
+	/* RESTORE_OFFSET: a wrong token, another client, an unknown serial; one that works. */
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_OFFSET);
+	a.token = f.token + 1;
+	a.serial = r.serial;
+	CHECK_ERR(ioctl(f.b, ACCMAP_IOC_CHECKPOINT, &a), ENOENT);
+	a.token = f.token;
+	CHECK_ERR(ioctl(c, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	a.serial = r.serial + 5000;
+	CHECK_ERR(ioctl(f.b, ACCMAP_IOC_CHECKPOINT, &a), ENOENT);
+	a.serial = r.serial;
+	a.map_offset = 0;
+	ret = ckpt(f.b, &a);
+	CHECK(ret == 0 && a.map_offset && a.map_offset % ps == 0,
+	      "RESTORE_OFFSET of a restored serial: %s, offset %#llx", err_name(ret),
+	      ull(a.map_offset));
+
+	/* RESTORE_SESSION: a size that is not the counts', id 0, a wrong token. */
+	s = calloc(1, sizeof(*s) + sizeof(struct accmap_replay_map));
+	if (!CHECK(s, "calloc"))
+		goto out;
+	s->id = 1;
+	s->format = SVM_PGT_FORMAT;
+	s->va_bits = PLAIN_VA_BITS;
+	s->nr_maps = 1;
+	ret = restore_session(f.b, f.token, s, sizeof(*s));
+	CHECK(ret == -EINVAL, "RESTORE_SESSION shorter than its maps: %s", err_name(ret));
+	ret = restore_session(f.b, f.token, s, sizeof(*s) + 2 * sizeof(struct accmap_replay_map));
+	CHECK(ret == -EINVAL, "RESTORE_SESSION longer than its maps: %s", err_name(ret));
+	s->id = 0;
+	ret = restore_session(f.b, f.token, s, session_bytes(s));
+	CHECK(ret == -EINVAL, "RESTORE_SESSION with id 0: %s", err_name(ret));
+	s->id = 1;
+	ret = restore_session(f.b, f.token + 1, s, session_bytes(s));
+	CHECK(ret == -ENOENT, "RESTORE_SESSION with a wrong token: %s", err_name(ret));
+	ret = restore_session(c, f.token, s, session_bytes(s));
+	CHECK(ret == -EINVAL, "RESTORE_SESSION into a client not being restored: %s",
+	      err_name(ret));
+	free(s);
+
+	/* RESTORE_FINISH: no such process, a wrong token, not the beginner. */
+	ret = restore_finish(f.a, f.token, NO_PID, NULL);
+	CHECK(ret == -ESRCH, "RESTORE_FINISH of a pid no process has: %s", err_name(ret));
+	ret = restore_finish(f.a, f.token + 1, getpid(), NULL);
+	CHECK(ret == -ENOENT, "RESTORE_FINISH with a wrong token: %s", err_name(ret));
+	ret = restore_finish(f.b, f.token, getpid(), NULL);
+	CHECK(ret == -EINVAL, "RESTORE_FINISH from a client that did not begin: %s",
+	      err_name(ret));
+	ret = restore_finish(f.a, f.token, 0, NULL);
+	CHECK(ret == -EINVAL, "RESTORE_FINISH of pid 0: %s", err_name(ret));
+out:
+	if (c >= 0)
+		close(c);
+	err_fix_close(&f);
+	check_used(used0, "after the failed restore calls");
+}
+
+static void test_dmabuf_op(void)
+{
+	struct accmap_ckpt_client *st = NULL;
+	struct accmap_ckpt_handle rec;
+	int dev = am_open(), fds[2] = { -1, -1 }, mfd = -1, fd = -1, ro = -1, ret;
+	struct accmap_ckpt a;
+	uint32_t id = 0;
+	size_t size;
+
+	if (dev < 0)
+		return;
+	if (!CHECK(pipe(fds) == 0, "pipe: %s", strerror(errno)))
+		goto out;
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = fds[0];
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	mfd = memfd_create("ckpt", MFD_CLOEXEC);
+	if (!CHECK(mfd >= 0, "memfd_create: %s", strerror(errno)))
+		goto out;
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = mfd;
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EINVAL);
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = next_fd();
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), EBADF);
+
+	fd = am_buffer(dev, 3 * ps, 0, &id, true);
+	if (fd < 0)
+		goto out;
+	ro = am_get_fd(dev, id, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(ro >= 0, "GET_FD O_RDONLY: %s", err_name(ro)))
+		goto out;
+	ret = state_get(dev, &st, &size);
+	if (!CHECK(ret == 0 && st->nr_handles == 1, "STATE: %s", err_name(ret)))
+		goto out;
+
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = fd;
+	a.serial = GARBAGE_U64;
+	a.dmabuf_size = GARBAGE_U64;
+	a.dmabuf_mode = GARBAGE_U32;
+	ret = ckpt(dev, &a);
+	CHECK(ret == 0 && a.serial == recs(st)[0].serial && a.dmabuf_size == 3 * ps &&
+	      a.dmabuf_mode == O_RDWR,
+	      "DMABUF of the O_RDWR export: %s, serial %llu (STATE says %llu), size %llu, mode %#x",
+	      err_name(ret), ull(a.serial), ull(recs(st)[0].serial), ull(a.dmabuf_size),
+	      a.dmabuf_mode);
+
+	memset(&rec, GARBAGE_BYTE, sizeof(rec));
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = ro;
+	a.data = (uintptr_t)&rec;
+	a.size = sizeof(rec);
+	ret = ckpt(dev, &a);
+	CHECK(ret == 0 && a.serial == recs(st)[0].serial && a.dmabuf_size == 3 * ps &&
+	      a.dmabuf_mode == O_RDONLY && a.size == sizeof(rec),
+	      "DMABUF of the O_RDONLY export: %s, serial %llu, size %llu, mode %#x", err_name(ret),
+	      ull(a.serial), ull(a.dmabuf_size), a.dmabuf_mode);
+	/* The record is the id's, without the id's own fields. */
+	CHECK(rec.serial == recs(st)[0].serial && rec.size == 3 * ps && rec.id == 0 &&
+	      rec.kind == ACCMAP_CKPT_KIND_ALLOC && rec.heap == ACCMAP_HEAP_SYSTEM &&
+	      !strcmp(rec.heap_name, "system") &&
+	      rec.state == (ACCMAP_CKPT_H_EXPORT_RDONLY | ACCMAP_CKPT_H_EXPORT_RDWR),
+	      "DMABUF record: serial %llu size %llu id %u kind %u heap %#x state %#x",
+	      ull(rec.serial), ull(rec.size), rec.id, rec.kind, rec.heap, rec.state);
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = ro;
+	a.data = (uintptr_t)&rec;
+	a.size = sizeof(rec) - 1;
+	CHECK_ERR(ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a), ENOSPC);
+out:
+	free(st);
+	close_pair(fds);
+	if (mfd >= 0)
+		close(mfd);
+	if (fd > 0)
+		close(fd);
+	if (ro >= 0)
+		close(ro);
+	close(dev);
+}
+
+static const struct tap_test tests[] = {
+	{ "state_ids", test_state_ids },
+	{ "state_sessions", test_state_sessions },
+	{ "restore_same_process", test_restore },
+	{ "restore_fromva_exported", test_restore_fromva_exported },
+	{ "no_capability", test_no_capability },
+	{ "op_errors", test_op_errors },
+	{ "restore_errors", test_restore_errors },
+	{ "dmabuf_op", test_dmabuf_op },
+};
+
+int main(void)
+{
+	ps = page_size();
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}
