@@ -167,6 +167,49 @@ fetch "$CACHE/arm64/headers" "linux-headers-$abi-arm64:arm64"
 fetch "$CACHE/arm64/busybox" "busybox-static:arm64"
 link_kbuild "$CACHE/arm64/headers" "$abi-arm64"
 
+# CRIU for the test guests (issue 16): Debian's criu and the shared
+# libraries it loads, for both guest architectures, unpacked together
+# into $CACHE/<arch>/criu (never installed; run.sh packs the binary and
+# the libraries it needs into the initramfs, resolved from NEEDED there).
+# The libc is Debian's own too: the guests carry none (their programs are
+# static).  One download per architecture; later runs see .unpacked.
+# The plugin header, criu-plugin.h, is the same in both: $CACHE/criu/include
+# points at the amd64 copy, for building tools/criu (CRIU_INCLUDE=).
+criu_pkgs=(criu libc6 libgcc-s1 libbsd0 libmd0 libgnutls30 libp11-kit0 libffi8
+	   libidn2-0 libunistring2 libtasn1-6 libnettle8 libhogweed6 libgmp10
+	   libnet1 libnftables1 libmnl0 libnftnl11 libjansson4 libxtables12
+	   libnl-3-200 libprotobuf-c1)
+fetch_criu() {
+	local arch=$1 dest=$CACHE/$1/criu tmp deb
+	[ -e "$dest/.unpacked" ] && return 0
+	tmp=$(mktemp -d)
+	if ! (cd "$tmp" && apt-get download -q "${criu_pkgs[@]/%/:$arch}" >/dev/null 2>&1); then
+		rm -rf "$tmp"
+		echo "install-deps: apt cannot download criu for $arch (${criu_pkgs[*]})" >&2
+		return 1
+	fi
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	for deb in "$tmp"/*.deb; do
+		dpkg -x "$deb" "$dest" || {
+			rm -rf "$tmp" "$dest"
+			echo "install-deps: cannot unpack $deb into $dest" >&2
+			return 1
+		}
+	done
+	rm -rf "$tmp"
+	[ -x "$dest/usr/sbin/criu" ] || { echo "install-deps: no usr/sbin/criu in $dest" >&2; return 1; }
+	touch "$dest/.unpacked"
+}
+fetch_criu amd64
+fetch_criu arm64
+if [ "$(readlink "$CACHE/criu/include" 2>/dev/null)" != ../amd64/criu/usr/include ]; then
+	mkdir -p "$CACHE/criu"
+	ln -sfn ../amd64/criu/usr/include "$CACHE/criu/include"
+fi
+[ -f "$CACHE/criu/include/criu/criu-plugin.h" ] ||
+	{ echo "install-deps: no criu-plugin.h under $CACHE/criu/include" >&2; exit 1; }
+
 # The newest kernel headers Debian 12 offers (6.12 line), for the build
 # check that keeps the compatibility layer (drivers/accmap/compat.h) honest.
 compat=$(cat "$CACHE/compat-kver" 2>/dev/null || true)

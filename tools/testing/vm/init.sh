@@ -47,6 +47,52 @@ while read -r m; do
 	fi
 done </lib/modules/load-order
 
+# CRIU (issue 16): run.sh packed criu, with the socket-diag modules it
+# needs, where the kernel has CONFIG_CHECKPOINT_RESTORE, or wrote why not
+# into /etc/accmap-criu.  "criu check" decides whether the tests get it:
+# ACCMAP_CRIU is its path then, else empty and the reason is on the
+# console.
+criu_reason=$(cat /etc/accmap-criu 2>/dev/null)
+ACCMAP_CRIU=
+if [ -z "$criu_reason" ]; then
+	while read -r m; do
+		[ -n "$m" ] || continue
+		if insmod "/lib/modules/$m"; then
+			mark "criu-modload ok $m"
+		else
+			mark "criu-modload failed $m"
+		fi
+	done </lib/modules/criu-load-order
+	# criu keeps what it learnt of the kernel in /run; it probes TCP
+	# repair mode over the loopback interface, and pseudo-terminals
+	# (/dev/ptmx opens only with devpts at /dev/pts).
+	mkdir -p /run /dev/pts
+	ip link set lo up
+	mount -t devpts devpts /dev/pts
+	mark "criu-check-begin"
+	# The kernel log's time stamps tell how long criu's start-up takes.
+	echo "accmap-vm: criu check" >/dev/kmsg
+	/usr/sbin/criu check 2>&1 </dev/null
+	rc=$?
+	echo "accmap-vm: criu check done" >/dev/kmsg
+	mark "criu-check-end rc=$rc"
+	if [ "$rc" = 0 ]; then
+		ACCMAP_CRIU=/usr/sbin/criu
+		# What criu would use beyond the basics (information only).
+		mark "criu-check-all-begin"
+		/usr/sbin/criu check --all 2>&1 </dev/null
+		mark "criu-check-all-end rc=$?"
+	else
+		criu_reason="criu check failed (status $rc, output above)"
+	fi
+fi
+if [ -n "$ACCMAP_CRIU" ]; then
+	mark "criu ok $ACCMAP_CRIU"
+else
+	mark "criu unavailable: $criu_reason"
+fi
+export ACCMAP_CRIU
+
 # Carveout parameters that must fail the load, then the real ones and
 # what accmap_carveout should find.
 # A load that fails must never have shown /dev/accmap on the way.

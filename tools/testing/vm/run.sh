@@ -172,6 +172,10 @@ esac
 . "$ACCMAP_ROOT/tools/testing/vm/carveouts.sh"
 carveout_setup
 devmem_setup "$kdir/.config"
+# CRIU in the guest where the kernel can checkpoint (criu-pack.sh).
+# shellcheck source=tools/testing/vm/criu-pack.sh
+. "$ACCMAP_ROOT/tools/testing/vm/criu-pack.sh"
+criu_setup "$kdir/.config"
 
 # --- accmap.ko ----------------------------------------------------------
 say "building accmap.ko for $kver (tree copy in $work/src)"
@@ -250,6 +254,19 @@ else
 	if [ "$arch" = arm64 ]; then
 		compat32_tests "$image/boot/config-$kver"
 	fi
+	# criu_basic (a shell test, tools/testing/vm/criu_basic.sh): criu
+	# dumps and restores a counter process, where the kernel can.
+	if [ -z "$criu_reason" ]; then
+		cp "$ACCMAP_ROOT/tools/testing/vm/criu_basic.sh" "$work/bin/criu_basic"
+		chmod 755 "$work/bin/criu_basic"
+		timeout "$BUILD_TIMEOUT" "$cc" -static -O2 -Wall -Wextra -Werror \
+			-o "$work/bin/accmap_criu_counter" \
+			"$ACCMAP_ROOT/tools/testing/vm/criu-counter.c" ||
+			die "accmap_criu_counter build failed"
+		all_tests+=(criu_basic)
+	else
+		say "criu: $criu_reason; not run: criu_basic"
+	fi
 	if [ "$mode" = tests ]; then
 		progs=("${all_tests[@]}")
 	else
@@ -271,6 +288,7 @@ timeout "$BUILD_TIMEOUT" "$cc" -static -O2 -Wall -Wextra -Werror \
 	die "accmap_devwatch build failed"
 for p in "${progs[@]}"; do
 	[ -x "$work/bin/$p" ] || die "$work/bin/$p missing"
+	[ "$p" != criu_basic ] || continue
 	desc=$(file -b "$work/bin/$p")
 	case $desc in
 	*"statically linked"* | *"static-pie linked"*) ;;
@@ -297,6 +315,7 @@ if [ -n "$moddir" ]; then
 	done
 	load+=("${vgem_line%%:*}")
 fi
+criu_modules
 
 # --- initramfs ------------------------------------------------------------
 root=$work/initramfs
@@ -326,6 +345,10 @@ for p in "${progs[@]}"; do
 	cp "$work/bin/$p" "$root/tests/$p"
 done
 printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
+criu_pack "$root"
+if printf '%s\n' "${progs[@]}" | grep -qx criu_basic; then
+	cp "$work/bin/accmap_criu_counter" "$root/tests/accmap_criu_counter"
+fi
 # accmap_gpureplay imports GPUReplay's MNIST recording from
 # /data/gpureplay-mnist.  It is kept outside the repository, in
 # ../shared/recordings beside it (or beside the directory of a worktree);
@@ -362,6 +385,7 @@ echo "$devmem_expect" >"$root/etc/accmap-devmem"
 printf '%s\n' "${carveout_bad[@]}" >"$root/etc/accmap-bad-insmod"
 initrd=$work/initramfs.cpio
 (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$initrd"
+say "initramfs: $(($(stat -c %s "$initrd") / 1024)) KiB${criu_reason:+ (no criu: $criu_reason)}"
 
 # --- boot -------------------------------------------------------------------
 say "booting $vmlinuz under qemu TCG (timeout ${QEMU_TIMEOUT} s, console log $log)"
@@ -397,6 +421,10 @@ grep -q '^@@accmap-vm end$' "$log" ||
 if grep -q '^@@accmap-vm modload failed' "$log"; then
 	fail "importer module(s) did not load: $(sed -n 's/^@@accmap-vm modload failed //p' "$log" | tr '\n' ' ')"
 fi
+if grep -q '^@@accmap-vm criu-modload failed' "$log"; then
+	fail "criu's modules did not load: $(sed -n 's/^@@accmap-vm criu-modload failed //p' "$log" | tr '\n' ' ')"
+fi
+say "$(sed -n 's/^@@accmap-vm \(criu ok\|criu unavailable\)/\1/p' "$log" | head -n 1)"
 grep -q '^@@accmap-vm insmod ok' "$log" || fail "insmod accmap.ko failed"
 # Each bad carveout parameter set must have failed the load: one result each.
 refused=$(grep -c '^@@accmap-vm bad-insmod refused' "$log" || true)
