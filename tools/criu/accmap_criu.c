@@ -46,7 +46,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include <criu-plugin.h>
+#include <criu/criu-plugin.h>
 #include <linux/accmap.h>
 
 #define ACCMAP_DEV		"/dev/accmap"
@@ -84,15 +84,28 @@ static int own_fd = -1;
 static struct accmap_ckpt_handle *known;
 static size_t nr_known;
 
+/*
+ * CRIU's logger (criu/log.h), exported by the criu binary: what we say
+ * lands in its log (-o) with its own lines.  Weak, so that a criu without
+ * it still loads us; we write to stderr then.
+ */
+#define CRIU_LOG_ERROR	1
+extern void print_on_level(unsigned int loglevel, const char *format, ...)
+	__attribute__((weak, format(printf, 2, 3)));
+
+__attribute__((format(printf, 1, 2)))
 static void say(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
-	fprintf(stderr, "accmap_criu: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (print_on_level)
+		print_on_level(CRIU_LOG_ERROR, "accmap_criu: %s\n", msg);
+	else
+		fprintf(stderr, "accmap_criu: %s\n", msg);
 }
 
 static int ckpt(int fd, struct accmap_ckpt *arg)
