@@ -609,13 +609,15 @@ CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, accmap_restore_file)
 
 /*
  * The restored buffer's new offset, through an accmap file of this
- * process that is being restored (or a new one made for it).
+ * process that is being restored (or a new one made for it).  CRIU's
+ * "pgoff" is the mapping's file offset in bytes, as /proc/PID/maps shows
+ * it, both ways.
  */
 static int accmap_update_vma(const char *path, const uint64_t addr,
 			     const uint64_t old_pgoff, uint64_t *new_pgoff,
 			     int *plugin_fd)
 {
-	uint64_t page = sysconf(_SC_PAGESIZE), old = old_pgoff * page;
+	uint64_t old = old_pgoff;
 	const struct accmap_ckpt_handle *rec = NULL;
 	struct accmap_ckpt arg = {
 		.op = ACCMAP_CKPT_OP_RESTORE_OFFSET,
@@ -683,7 +685,7 @@ static int accmap_update_vma(const char *path, const uint64_t addr,
 			return -EIO;
 		}
 	}
-	*new_pgoff = (arg.map_offset + (old - rec->map_offset)) / page;
+	*new_pgoff = arg.map_offset + (old - rec->map_offset);
 	*plugin_fd = fd;
 	return 1;
 }

@@ -877,6 +877,7 @@ struct accmap_ckpt_client {
  * @pad:         0
  * @state:       ACCMAP_CKPT_H_* bits
  * @origin_pid:  FROM_VA: the process whose memory it pins; else 0
+ * @pad2:        0
  * @heap_name:   ALLOC: the heap's name (a carveout comes back in the
  *               carveout of that name); else empty
  * @label:       the tag's label, empty if it has none

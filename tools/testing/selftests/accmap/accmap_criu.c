@@ -1,0 +1,926 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accmap_criu: a process tree that uses accmap, checkpointed and restored
+ * with CRIU and the accmap plugin (tools/criu).
+ *
+ * The tree is this program run again as "--app DIR": a parent and a child
+ * that share a dma-buf over a socket, with buffers in the system heap, a
+ * carveout (where the guest has one), FROM_VA memory, a read-only import,
+ * a tag with a label, mappings of /dev/accmap, an SVM session whose GPU
+ * job reads the parent's malloc'ed memory, and a counter loop writing into
+ * a mapped buffer.  The tests dump it (criu dump), check it is gone,
+ * restore it (criu restore, also after reloading the module), and have it
+ * check itself: it kept what it had before the dump in its own memory,
+ * which CRIU brings back, and writes one result line per check to a file.
+ * Other tests check that what cannot be checkpointed fails the dump and
+ * leaves the tree running, and that a damaged image fails the restore and
+ * leaks nothing.
+ *
+ * Needs ACCMAP_CRIU (the criu binary; the VM harness sets it where criu
+ * works on the guest's kernel) and the plugin in criu's plugin directory.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/accmap.h>
+
+#include "accmap_util.h"
+#include "svm_util.h"
+#include "tap.h"
+#include "vgem_util.h"
+
+#define LABEL		"criu-test"
+#define TAG		7
+#define APP_TIMEOUT_MS	30000
+#define VADD_N		1024
+
+/* What the app makes; the unsupported variants add one thing each. */
+enum app_extra {
+	EXTRA_NONE,
+	EXTRA_VGEM,		/* holds a dma-buf of vgem */
+	EXTRA_DMABUF_MAP,	/* maps an accmap dma-buf file */
+	EXTRA_MMIO,		/* a replay session on a register window */
+};
+
+/* ---------------------------------------------------------------- app */
+
+/* Says in the app's log which step failed; returns the exit status. */
+static int app_fail(int line, const char *what)
+{
+	fprintf(stderr, "accmap_criu app: line %d: %s failed (errno %d: %s)\n",
+		line, what, errno, strerror(errno));
+	return 1;
+}
+
+static volatile sig_atomic_t app_go;
+static FILE *app_out;
+static unsigned int app_bad;
+
+static void app_on_usr1(int sig)
+{
+	(void)sig;
+	app_go = 1;
+}
+
+__printf(2, 3)
+static void app_result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(app_out, "%s ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vfprintf(app_out, fmt, ap);
+	va_end(ap);
+	fputc('\n', app_out);
+	fflush(app_out);
+	if (!ok)
+		app_bad++;
+}
+
+/* One buffer of the app, and what it knew about it before the dump. */
+struct app_buf {
+	const char *name;
+	uint32_t id;
+	uint64_t size;
+	unsigned int seed;	/* its bytes are fill_pattern(seed); 0: none */
+	uint8_t *map;		/* its /dev/accmap mapping, or NULL */
+	struct accmap_info info;
+};
+
+static int app_map_offset(int dev, uint32_t id, uint64_t *off)
+{
+	struct accmap_map_offset arg = { .id = id };
+	int ret = raw_ioctl(dev, ACCMAP_IOC_MAP_OFFSET, &arg);
+
+	*off = arg.offset;
+	return ret;
+}
+
+static void *app_map(int dev, uint32_t id, uint64_t size, int prot)
+{
+	uint64_t off;
+	void *p;
+
+	if (app_map_offset(dev, id, &off))
+		return NULL;
+	p = mmap(NULL, size, prot, MAP_SHARED, dev, off);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A buffer of @size from the heaps of @mask, its bytes a pattern (carveouts
+ * without struct pages give only write-combined or uncached memory). */
+static bool app_alloc(int dev, struct app_buf *b, uint32_t mask,
+		      uint32_t flags, unsigned int seed)
+{
+	struct accmap_alloc a = { .heap_mask = mask, .flags = flags, .tag = TAG };
+	uint8_t *tmp;
+	int ret;
+
+	if (am_create(dev, b->size, &b->id))
+		return false;
+	a.id = b->id;
+	if (raw_ioctl(dev, ACCMAP_IOC_ALLOC, &a))
+		return false;
+	b->seed = seed;
+	tmp = malloc(b->size);
+	if (!tmp)
+		return false;
+	fill_pattern(tmp, b->size, 0, seed);
+	ret = am_write(dev, b->id, 0, tmp, b->size);
+	free(tmp);
+	return !ret;
+}
+
+/* The buffer's bytes (READ) and its mapping still hold its pattern. */
+static bool app_bytes_ok(int dev, const struct app_buf *b)
+{
+	uint8_t *tmp = malloc(b->size);
+	bool ok;
+
+	if (!tmp)
+		return false;
+	ok = !am_read(dev, b->id, 0, tmp, b->size) &&
+	     find_pattern_mismatch(tmp, b->size, 0, b->seed) == b->size;
+	if (ok && b->map)
+		ok = find_pattern_mismatch(b->map, b->size, 0, b->seed) == b->size;
+	free(tmp);
+	return ok;
+}
+
+static bool app_info_same(int dev, const struct app_buf *b)
+{
+	struct accmap_info now;
+
+	if (am_info(dev, b->id, &now))
+		return false;
+	return now.size == b->info.size && now.heap == b->info.heap &&
+	       now.flags == b->info.flags && now.tag == b->info.tag &&
+	       now.state == b->info.state &&
+	       now.handle_refs == b->info.handle_refs &&
+	       now.exports == b->info.exports && now.maps == b->info.maps;
+}
+
+static bool app_label_ok(void)
+{
+	char *text = read_text("/sys/kernel/debug/accmap/tags", NULL);
+	char want[64];
+	bool ok;
+
+	snprintf(want, sizeof(want), "\n%u\t%s\t", TAG, LABEL);
+	ok = text && strstr(text, want);
+	free(text);
+	return ok;
+}
+
+static bool app_wait_file(const char *path, unsigned int ms)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	for (unsigned int i = 0; i < ms / 10; i++) {
+		if (!access(path, F_OK))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static void app_touch(const char *dir, const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The child: its own client, with the parent's shared buffer (read-write)
+ * and its system buffer (read-only) by dma-bufs sent over a socket, both
+ * mapped.
+ */
+static int app_child(const char *dir, int sock)
+{
+	struct app_buf b = { .name = "shared" };
+	struct app_buf ro = { .name = "read-only import" };
+	int dev, dmabuf, ro_fd;
+	char path[256], r;
+	uint8_t *tmp;
+
+	dev = open("/dev/accmap", O_RDWR | O_CLOEXEC);
+	dmabuf = am_recv_fd(sock);
+	ro_fd = am_recv_fd(sock);
+	if (dev < 0 || dmabuf < 0 || ro_fd < 0)
+		return app_fail(__LINE__, "receiving the dma-bufs");
+	if (am_from_fd(dev, dmabuf, &b.id) || am_info(dev, b.id, &b.info) ||
+	    am_from_fd(dev, ro_fd, &ro.id) || am_info(dev, ro.id, &ro.info))
+		return app_fail(__LINE__, "FROM_FD");
+	b.size = b.info.size;
+	ro.size = ro.info.size;
+	ro.seed = 11;
+	b.map = app_map(dev, b.id, b.size, PROT_READ | PROT_WRITE);
+	ro.map = app_map(dev, ro.id, ro.size, PROT_READ);
+	if (!b.map || !ro.map)
+		return app_fail(__LINE__, "mapping through /dev/accmap");
+	/* The child writes the shared buffer through its mapping. */
+	fill_pattern(b.map, b.size, 0, 41);
+	b.seed = 41;
+	/* Mapped, then told the parent is done too: the counts are final. */
+	if (am_send_byte(sock, 'r') || am_recv_byte(sock, &r) ||
+	    am_info(dev, b.id, &b.info) || am_info(dev, ro.id, &ro.info) ||
+	    am_send_byte(sock, 's'))
+		return app_fail(__LINE__, "the set-up handshake");
+
+	while (!app_go)
+		pause();
+
+	snprintf(path, sizeof(path), "%s/child.result", dir);
+	app_out = fopen(path, "w");
+	if (!app_out)
+		return 1;
+	app_result(app_info_same(dev, &b), "child: shared id %u has its size, heap, flags, tag, state and counts", b.id);
+	app_result(app_bytes_ok(dev, &b), "child: the shared buffer's bytes, READ and mapped, are the dumped ones");
+	app_result(app_info_same(dev, &ro) && app_bytes_ok(dev, &ro),
+		   "child: read-only import (id %u): same state and bytes", ro.id);
+	app_result(am_write(dev, ro.id, 0, "x", 1) == -EACCES,
+		   "child: read-only import: WRITE still refused");
+	app_result(mprotect(ro.map, ro.size, PROT_READ | PROT_WRITE) == -1 && errno == EACCES,
+		   "child: read-only mapping: mprotect to write still refused");
+	/* A new pattern, for the parent to read: the buffer is still one. */
+	fill_pattern(b.map, b.size, 0, 42);
+	tmp = malloc(b.size);
+	app_result(tmp && !am_read(dev, b.id, 0, tmp, b.size) &&
+		   find_pattern_mismatch(tmp, b.size, 0, 42) == b.size,
+		   "child: a write through the mapping is what READ sees");
+	free(tmp);
+	app_result(fcntl(dmabuf, F_GETFD) >= 0 && fcntl(ro_fd, F_GETFD) >= 0,
+		   "child: its dma-buf fds are back");
+	fclose(app_out);
+	app_touch(dir, "child.done");
+	return app_bad ? 1 : 0;
+}
+
+/* Carveout heap to use, or -1: the first one with room for @size. */
+static int app_carveout(int dev, uint64_t size)
+{
+	for (uint32_t h = ACCMAP_HEAP_CARVEOUT_FIRST; h < ACCMAP_HEAP_CARVEOUT_MAX; h++) {
+		struct accmap_heap_info info;
+
+		if (!am_query_heap(dev, h, &info) && info.largest_free >= size)
+			return h;
+	}
+	return -1;
+}
+
+static int app_main(const char *dir, enum app_extra extra)
+{
+	struct app_buf bufs[] = {
+		{ .name = "system", .size = 1 << 20 },
+		{ .name = "writecombine", .size = 64 << 10 },
+		{ .name = "carveout", .size = 256 << 10 },
+		{ .name = "shared", .size = 128 << 10 },
+		{ .name = "counter", .size = 4096 },
+	};
+	enum { B_SYS, B_WC, B_CO, B_SHARED, B_CNT, NR_BUFS };
+	struct app_buf ro = { .name = "read-only import" };
+	struct app_buf va = { .name = "FROM_VA", .size = 64 << 10 };
+	struct app_buf empty = { .name = "empty", .size = 8192 };
+	struct accmap_from_va fv = { .flags = ACCMAP_FROM_VA_WRITE, .tag = TAG };
+	struct svm t = { .dev = -1 };
+	int32_t *a, *b, *c, expect_sum = 0;
+	struct accmap_sim_job job;
+	volatile uint64_t *counter;
+	uint64_t local = 0, at_go;
+	bool counter_ok = true;
+	int dev, sv[2], ro_fd, shared_fd, co;
+	char path[256];
+	uint8_t *vamem, *tmp;
+	pid_t child;
+
+	signal(SIGUSR1, app_on_usr1);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return app_fail(__LINE__, "socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)");
+	child = fork();
+	if (child < 0)
+		return app_fail(__LINE__, "child < 0");
+	if (!child) {
+		close(sv[0]);
+		_exit(app_child(dir, sv[1]));
+	}
+	close(sv[1]);
+
+	dev = open("/dev/accmap", O_RDWR | O_CLOEXEC);
+	if (dev < 0 || am_set_label(dev, TAG, LABEL))
+		return app_fail(__LINE__, "dev < 0 || am_set_label(dev, TAG, LABEL)");
+	if (!app_alloc(dev, &bufs[B_SYS], ACCMAP_HEAP_MASK_SYSTEM, 0, 11) ||
+	    !app_alloc(dev, &bufs[B_WC], ACCMAP_HEAP_MASK_SYSTEM,
+		       ACCMAP_ALLOC_WRITECOMBINE, 12) ||
+	    !app_alloc(dev, &bufs[B_SHARED], ACCMAP_HEAP_MASK_SYSTEM, 0, 14) ||
+	    !app_alloc(dev, &bufs[B_CNT], ACCMAP_HEAP_MASK_SYSTEM, 0, 15))
+		return app_fail(__LINE__, "!app_alloc(dev, &bufs[B_SYS], ACCMAP_HEAP_MASK_SYSTEM, 0, 11) || !app_alloc(dev, &bufs[B_WC], ACCMAP_HEAP_MASK_SYSTEM, ACCMAP_ALLOC_WRITECOMBINE, 12) || !app_alloc(dev, &bufs[B_SHARED], ACCMAP_HEAP_MASK_SYSTEM, 0, 14) || !app_alloc(dev, &bufs[B_CNT], ACCMAP_HEAP_MASK_SYSTEM, 0, 15)");
+	co = app_carveout(dev, bufs[B_CO].size);
+	if (co >= 0 && !app_alloc(dev, &bufs[B_CO], 1u << co,
+				 ACCMAP_ALLOC_WRITECOMBINE, 13))
+		return app_fail(__LINE__, "co >= 0 && !app_alloc(dev, &bufs[B_CO], 1u << co, 0, 13)");
+	if (co < 0)
+		bufs[B_CO].size = 0;
+	if (am_create(dev, empty.size, &empty.id))
+		return app_fail(__LINE__, "am_create(dev, empty.size, &empty.id)");
+
+	/* FROM_VA: the process's own memory, written by both sides. */
+	vamem = map_anon(va.size, PROT_READ | PROT_WRITE);
+	if (!vamem)
+		return app_fail(__LINE__, "!vamem");
+	fill_pattern(vamem, va.size, 0, 16);
+	va.seed = 16;
+	fv.addr = (uintptr_t)vamem;
+	fv.size = va.size;
+	if (raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &fv))
+		return app_fail(__LINE__, "raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &fv)");
+	va.id = fv.id;
+
+	/* A read-only import of the system buffer, its dma-buf kept open. */
+	ro_fd = am_get_fd(dev, bufs[B_SYS].id, O_RDONLY | O_CLOEXEC);
+	if (ro_fd < 0 || am_from_fd(dev, ro_fd, &ro.id))
+		return app_fail(__LINE__, "ro_fd < 0 || am_from_fd(dev, ro_fd, &ro.id)");
+	ro.size = bufs[B_SYS].size;
+	ro.seed = bufs[B_SYS].seed;
+
+	/*
+	 * The shared buffer goes to the child, which maps it and writes it,
+	 * and the system buffer, read-only.
+	 */
+	shared_fd = am_get_fd(dev, bufs[B_SHARED].id, O_RDWR | O_CLOEXEC);
+	if (shared_fd < 0 || am_send_fd(sv[0], shared_fd) || am_send_fd(sv[0], ro_fd))
+		return app_fail(__LINE__, "sending the dma-bufs");
+	close(shared_fd);
+	{
+		char r;
+
+		if (am_recv_byte(sv[0], &r))
+			return app_fail(__LINE__, "am_recv_byte(sv[0], &r)");
+	}
+	bufs[B_SHARED].seed = 41;
+
+	for (int i = 0; i < NR_BUFS; i++) {
+		if (!bufs[i].size)
+			continue;
+		bufs[i].map = app_map(dev, bufs[i].id, bufs[i].size,
+				      PROT_READ | PROT_WRITE);
+		if (!bufs[i].map)
+			return app_fail(__LINE__, "!bufs[i].map");
+	}
+	ro.map = app_map(dev, ro.id, ro.size, PROT_READ);
+	if (!ro.map)
+		return app_fail(__LINE__, "!ro.map");
+	counter = (volatile uint64_t *)bufs[B_CNT].map;
+	counter[0] = 0;
+	bufs[B_CNT].seed = 0;
+
+	/* The GPU job on malloc'ed memory, through the SVM session. */
+	if (!svm_open(&t))
+		return app_fail(__LINE__, "!svm_open(&t)");
+	a = malloc(VADD_N * 4);
+	b = malloc(VADD_N * 4);
+	c = calloc(VADD_N, 4);
+	if (!a || !b || !c)
+		return app_fail(__LINE__, "!a || !b || !c");
+	for (int i = 0; i < VADD_N; i++) {
+		a[i] = i * 3;
+		b[i] = 1000 - i;
+		expect_sum += a[i] + b[i];
+	}
+	job = vadd(a, b, c, VADD_N);
+	if (!job_ok(&t, &job, "VADD before the dump"))
+		return app_fail(__LINE__, "!job_ok(&t, &job, 'VADD before the dump')");
+
+	switch (extra) {
+	case EXTRA_VGEM: {
+		/* Only the dma-buf stays: vgem's device file is CRIU's own matter. */
+		int vg = vgem_open();
+		uint32_t h;
+
+		if (vg < 0 || vgem_foreign_dmabuf(vg, 4096, &h) < 0)
+			return app_fail(__LINE__, "a dma-buf of vgem");
+		close(vg);
+		break;
+	}
+	case EXTRA_DMABUF_MAP: {
+		int fd = am_get_fd(dev, bufs[B_SYS].id, O_RDWR | O_CLOEXEC);
+		void *p = fd < 0 ? NULL : map_shared(fd, 4096, PROT_READ, 0);
+		FILE *f;
+
+		if (!p)
+			return app_fail(__LINE__, "a mapping of an accmap dma-buf");
+		/* The test looks for it in CRIU's log. */
+		snprintf(path, sizeof(path), "%s/dmabuf-map", dir);
+		f = fopen(path, "w");
+		if (!f)
+			return app_fail(__LINE__, "writing the mapping's address");
+		fprintf(f, "%lx\n", (unsigned long)p);
+		fclose(f);
+		break;
+	}
+	case EXTRA_MMIO: {
+		struct accmap_replay_map m = {
+			.length = 4096, .id = bufs[B_CNT].id,
+			.flags = ACCMAP_REPLAY_MAP_READ,
+		};
+		struct accmap_replay_setup s = {
+			.maps = (uintptr_t)&m, .nr_maps = 1, .va_bits = 48,
+		};
+		struct accmap_replay_target_info ti = { 0 };
+
+		/* The first register window: every target after the model. */
+		ti.index = 1;
+		if (raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &ti) || !ti.formats)
+			return app_fail(__LINE__, "raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &ti) || !ti.formats");
+		s.target = ti.index;
+		s.format = __builtin_ctz(ti.formats);
+		if (raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &s))
+			return app_fail(__LINE__, "raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &s)");
+		break;
+	}
+	default:
+		break;
+	}
+
+	/* What the restore must bring back, kept in this process's memory. */
+	{
+		char r;
+
+		if (am_send_byte(sv[0], 'g') || am_recv_byte(sv[0], &r))
+			return app_fail(__LINE__, "the set-up handshake");
+	}
+	for (int i = 0; i < NR_BUFS; i++)
+		if (bufs[i].size && am_info(dev, bufs[i].id, &bufs[i].info))
+			return app_fail(__LINE__, "bufs[i].size && am_info(dev, bufs[i].id, &bufs[i].info)");
+	if (am_info(dev, ro.id, &ro.info) || am_info(dev, va.id, &va.info) ||
+	    am_info(dev, empty.id, &empty.info))
+		return app_fail(__LINE__, "am_info(dev, ro.id, &ro.info) || am_info(dev, va.id, &va.info) || am_info(dev, empty.id, &empty.info)");
+	app_touch(dir, "ready");
+
+	/* The counter loop: the buffer and the register stay in step. */
+	while (!app_go) {
+		uint64_t v = counter[0];
+
+		if (v != local)
+			counter_ok = false;
+		counter[0] = v + 1;
+		local++;
+	}
+	at_go = local;
+
+	snprintf(path, sizeof(path), "%s/parent.result", dir);
+	app_out = fopen(path, "w");
+	if (!app_out)
+		return app_fail(__LINE__, "!app_out");
+	app_result(counter_ok && at_go > 0 && counter[0] == local,
+		   "the counter loop went on in step with its mapped buffer (%llu)",
+		   (unsigned long long)local);
+	for (int i = 0; i < NR_BUFS; i++) {
+		if (!bufs[i].size)
+			continue;
+		app_result(app_info_same(dev, &bufs[i]),
+			   "%s (id %u): same size, heap, flags, tag, state and counts",
+			   bufs[i].name, bufs[i].id);
+		if (bufs[i].seed && i != B_SHARED)
+			app_result(app_bytes_ok(dev, &bufs[i]),
+				   "%s: every byte, READ and at its mapping %p, as dumped",
+				   bufs[i].name, (void *)bufs[i].map);
+	}
+	if (!bufs[B_CO].size)
+		fprintf(app_out, "# no carveout heap in this guest\n");
+	app_result(app_info_same(dev, &ro) && app_bytes_ok(dev, &ro),
+		   "read-only import (id %u): same state and bytes", ro.id);
+	app_result(am_write(dev, ro.id, 0, "x", 1) == -EACCES,
+		   "read-only import: WRITE still refused");
+	app_result(app_info_same(dev, &empty), "empty id %u: still without memory", empty.id);
+	app_result(app_info_same(dev, &va) && app_bytes_ok(dev, &va),
+		   "FROM_VA (id %u): same state, its bytes the memory's", va.id);
+	vamem[100] ^= 0xff;
+	tmp = malloc(va.size);
+	app_result(tmp && !am_read(dev, va.id, 0, tmp, va.size) &&
+		   tmp[100] == vamem[100],
+		   "FROM_VA: a CPU write to the memory is what READ sees (pinned again)");
+	free(tmp);
+	app_result(app_label_ok(), "tag %u keeps its label \"%s\"", TAG, LABEL);
+	app_result(fcntl(ro_fd, F_GETFD) >= 0, "the read-only dma-buf fd is back");
+
+	memset(c, 0, VADD_N * 4);
+	job = vadd(a, b, c, VADD_N);
+	{
+		int32_t sum = 0;
+		bool ok = job_ok(&t, &job, "VADD after the restore");
+
+		for (int i = 0; i < VADD_N; i++)
+			sum += c[i];
+		app_result(ok && sum == expect_sum,
+			   "the GPU job on the SVM range gives the same result (%d)", sum);
+	}
+
+	/* The child's checks last: it exits after them, dropping its ids. */
+	kill(child, SIGUSR1);
+	snprintf(path, sizeof(path), "%s/child.done", dir);
+	app_result(app_wait_file(path, APP_TIMEOUT_MS), "the child checked itself");
+	{
+		struct app_buf sh = bufs[B_SHARED];
+
+		sh.seed = 42;
+		app_result(app_bytes_ok(dev, &sh),
+			   "shared buffer: the child's write after the restore is what the parent sees");
+	}
+	fclose(app_out);
+	waitpid(child, NULL, 0);
+	app_touch(dir, "parent.done");
+	return app_bad ? 1 : 0;
+}
+
+/* --------------------------------------------------------- orchestrator */
+
+static const char *criu_bin(void)
+{
+	const char *c = getenv("ACCMAP_CRIU");
+
+	return c && *c ? c : NULL;
+}
+
+/* Runs a shell command line; returns its exit status (-1: not run). */
+__printf(1, 2)
+static int run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+struct tree {
+	char dir[64];
+	pid_t pid;
+};
+
+/* Zombies of trees that failed to restore would keep their pids. */
+static void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static bool tree_start(struct tree *tr, enum app_extra extra)
+{
+	char ready[128], arg[16];
+	pid_t pid;
+
+	/* Restored trees are reparented to us, so that we can reap them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	strcpy(tr->dir, "/tmp/accmap-criu-XXXXXX");
+	if (!CHECK(mkdtemp(tr->dir), "mkdtemp: %s", strerror(errno)))
+		return false;
+	snprintf(arg, sizeof(arg), "%d", extra);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		char log[128];
+		int fd;
+
+		/* Its own session, no terminal, nothing of ours open. */
+		setsid();
+		snprintf(log, sizeof(log), "%s/app.log", tr->dir);
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		dup2(fd, 0);
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+		execl("/proc/self/exe", "accmap_criu", "--app", tr->dir, arg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	tr->pid = pid;
+	snprintf(ready, sizeof(ready), "%s/ready", tr->dir);
+	if (!app_wait_file(ready, APP_TIMEOUT_MS)) {
+		int st = 0;
+		pid_t done = waitpid(pid, &st, WNOHANG);
+
+		CHECK(false, "the tree did not get ready (%s, status %#x); its log:",
+		      done == pid ? "it exited" : "still running", st);
+		if (done == pid)
+			tr->pid = -1;
+		run("sed 's/^/# /' %s/app.log", tr->dir);
+		return false;
+	}
+	return true;
+}
+
+static void tree_stop(struct tree *tr)
+{
+	if (tr->pid > 0) {
+		kill(-tr->pid, SIGKILL);
+		kill(tr->pid, SIGKILL);
+		waitpid(tr->pid, NULL, 0);
+	}
+	run("rm -rf %s", tr->dir);
+}
+
+/*
+ * What debugfs says is in use: bytes used per heap (not its free bytes,
+ * which move with the rest of the system) and the number of buffers.
+ */
+static bool totals(char *out, size_t len)
+{
+	char *allocs = read_text("/sys/kernel/debug/accmap/allocations", NULL);
+	struct dbg_table heaps;
+	size_t lines = 0, n = 0;
+
+	if (!allocs || !dbg_read("heaps", &heaps)) {
+		free(allocs);
+		return false;
+	}
+	for (char *p = allocs; *p; p++)
+		lines += *p == '\n';
+	free(allocs);
+	for (size_t i = 0; i < heaps.nrows && n < len; i++)
+		n += snprintf(out + n, len - n, "%s used %s; ",
+			      dbg_cell(&heaps, i, "name"), dbg_cell(&heaps, i, "used"));
+	if (n < len)
+		snprintf(out + n, len - n, "allocation lines %zu", lines);
+	dbg_free(&heaps);
+	return true;
+}
+
+static bool dump(struct tree *tr, bool expect_ok)
+{
+	int rc = run("%s dump -t %d -D %s -o dump.log -v4 >/dev/null 2>&1",
+		     criu_bin(), tr->pid, tr->dir);
+
+	if (expect_ok && rc != 0) {
+		CHECK(false, "criu dump exited %d", rc);
+		run("tail -n 30 %s/dump.log", tr->dir);
+	}
+	return rc == 0;
+}
+
+static bool restore(const char *dir, bool expect_ok)
+{
+	int rc = run("%s restore -d -D %s -o restore.log -v4 --pidfile %s/pid >/dev/null 2>&1",
+		     criu_bin(), dir, dir);
+
+	if (expect_ok && rc != 0) {
+		CHECK(false, "criu restore exited %d", rc);
+		run("tail -n 30 %s/restore.log", dir);
+	}
+	return rc == 0;
+}
+
+/* Checks the restored tree: it checks itself and reports line by line. */
+static void tree_verify(struct tree *tr)
+{
+	char path[160], line[256];
+	FILE *f;
+
+	kill(tr->pid, SIGUSR1);
+	snprintf(path, sizeof(path), "%s/parent.done", tr->dir);
+	CHECK(app_wait_file(path, APP_TIMEOUT_MS), "the restored tree did not finish its checks");
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s.result", tr->dir,
+			 i ? "child" : "parent");
+		f = fopen(path, "r");
+		if (!CHECK(f, "no %s", path))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (!strncmp(line, "not ok ", 7))
+				CHECK(false, "%s", line + 7);
+			else
+				tap_diag("%s", line);
+		}
+		fclose(f);
+	}
+	waitpid(tr->pid, NULL, 0);
+	tr->pid = -1;
+}
+
+static bool reload_module(void)
+{
+	char *args = read_text("/etc/accmap-insmod-args", NULL);
+	int rc;
+
+	if (args)
+		args[strcspn(args, "\n")] = '\0';
+	rc = run("rmmod accmap && insmod /accmap.ko %s", args ? args : "");
+	free(args);
+	return CHECK(rc == 0, "rmmod/insmod of accmap failed (%d)", rc);
+}
+
+static void check_and_restore(bool reload)
+{
+	char before[4096], gone[4096], after[4096], base[4096];
+	struct tree tr = { .pid = -1 };
+	pid_t pid;
+
+	if (!CHECK(totals(base, sizeof(base)), "no debugfs totals"))
+		return;
+	if (!tree_start(&tr, EXTRA_NONE))
+		goto out;
+	CHECK(totals(before, sizeof(before)), "no debugfs totals");
+	if (!dump(&tr, true))
+		goto out;
+	pid = tr.pid;
+	CHECK(waitpid(pid, NULL, 0) == pid, "the dumped tree did not exit");
+	tr.pid = -1;
+	/*
+	 * Its child came to us (we are the subreaper) and must be reaped:
+	 * a zombie in the tree's session keeps the session's pid, the
+	 * root's, which the restore needs.
+	 */
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	CHECK(kill(pid, 0) == -1 && errno == ESRCH, "the dumped process is still there");
+	CHECK(totals(gone, sizeof(gone)) && !strcmp(gone, base),
+	      "with the tree gone, the debugfs totals are back to the start:\n%s\n%s", base, gone);
+	if (reload && !reload_module())
+		goto out;
+	if (!restore(tr.dir, true))
+		goto out;
+	tr.pid = pid;
+	CHECK(kill(pid, 0) == 0, "the restored process is not there");
+	CHECK(totals(after, sizeof(after)) && !strcmp(after, before),
+	      "debugfs totals after the restore differ from before the dump:\n%s\n%s",
+	      before, after);
+	tree_verify(&tr);
+out:
+	tree_stop(&tr);
+}
+
+static void test_restore(void)
+{
+	check_and_restore(false);
+}
+
+static void test_restore_after_reload(void)
+{
+	check_and_restore(true);
+}
+
+/*
+ * A dump that must fail, with @msg in criu's log (NULL: "mapfile link"
+ * and the address the tree wrote to dmabuf-map); the tree keeps running.
+ */
+static void check_refused(enum app_extra extra, const char *msg)
+{
+	struct tree tr = { .pid = -1 };
+	char want[128];
+
+	if (!tree_start(&tr, extra))
+		goto out;
+	if (!msg) {
+		char path[160], *addr;
+
+		snprintf(path, sizeof(path), "%s/dmabuf-map", tr.dir);
+		addr = read_text(path, NULL);
+		if (!CHECK(addr, "no %s", path))
+			goto out;
+		addr[strcspn(addr, "\n")] = '\0';
+		snprintf(want, sizeof(want), "mapfile link %s", addr);
+		free(addr);
+		msg = want;
+	}
+	CHECK(!dump(&tr, false), "criu dump succeeded");
+	if (!CHECK(run("grep -q '%s' %s/dump.log", msg, tr.dir) == 0,
+		   "criu's log does not say \"%s\"; its errors:", msg))
+		run("grep -E 'Error|accmap_criu' %s/dump.log | tail -n 15 | sed 's/^/# /'",
+		    tr.dir);
+	CHECK(kill(tr.pid, 0) == 0, "the tree is gone after a refused dump");
+	/* It still runs and checks itself: nothing was restored. */
+	tree_verify(&tr);
+out:
+	tree_stop(&tr);
+}
+
+static void test_refuse_vgem(void)
+{
+	/* DRM exports say "drm" for the exporter's name. */
+	check_refused(EXTRA_VGEM, "a dma-buf exported by drm, not by accmap");
+}
+
+/*
+ * CRIU 3.17 fails a dma-buf mapping itself, before any plugin is asked:
+ * it cannot open the mapping's /proc/PID/map_files link.  Its message
+ * names the mapping's address.
+ */
+static void test_refuse_dmabuf_map(void)
+{
+	check_refused(EXTRA_DMABUF_MAP, NULL);
+}
+
+static void test_refuse_mmio(void)
+{
+	check_refused(EXTRA_MMIO, "drives a register window");
+}
+
+/* A damaged copy of a good dump must fail the restore and leak nothing. */
+static void test_damaged_images(void)
+{
+	static const struct {
+		const char *what, *edit;
+	} damage[] = {
+		{ "a truncated buffer image",
+		  "f=$(ls %s/accmap-buf-*.img | head -n1); truncate -s 4096 $f" },
+		{ "a buffer record with a wrong size",
+		  /* size of the first handle record: after the file head (24) and client head (40) */
+		  "f=$(ls -S %s/accmap-file-*.img | head -n1); printf '\\001' | dd of=$f bs=1 seek=$((24 + 40 + 8 + 2)) conv=notrunc 2>/dev/null" },
+		{ "an id of 0",
+		  "f=$(ls -S %s/accmap-file-*.img | head -n1); dd if=/dev/zero of=$f bs=1 seek=$((24 + 40 + 32)) count=4 conv=notrunc 2>/dev/null" },
+	};
+	char base[4096], now[4096], copy[128];
+	struct tree tr = { .pid = -1 };
+	pid_t pid;
+
+	if (!CHECK(totals(base, sizeof(base)), "no debugfs totals"))
+		return;
+	if (!tree_start(&tr, EXTRA_NONE) || !dump(&tr, true))
+		goto out;
+	pid = tr.pid;
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	tr.pid = -1;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(damage); i++) {
+		char edit[512];
+
+		snprintf(copy, sizeof(copy), "%s/damaged", tr.dir);
+		run("rm -rf %s && mkdir %s && cp -a %s/*.img %s/", copy, copy, tr.dir, copy);
+		snprintf(edit, sizeof(edit), damage[i].edit, copy);
+		CHECK(run("%s", edit) == 0, "could not damage the image (%s)", damage[i].what);
+		CHECK(!restore(copy, false), "a restore from %s succeeded", damage[i].what);
+		CHECK(run("grep -q accmap_criu %s/restore.log", copy) == 0,
+		      "the plugin said nothing about %s", damage[i].what);
+		reap_all();
+		CHECK(totals(now, sizeof(now)) && !strcmp(now, base),
+		      "after the failed restore (%s) the debugfs totals are not back:\n%s\n%s",
+		      damage[i].what, base, now);
+	}
+	/* And the undamaged image still restores. */
+	if (restore(tr.dir, true)) {
+		tr.pid = pid;
+		tree_verify(&tr);
+	}
+out:
+	tree_stop(&tr);
+}
+
+static const struct tap_test tests[] = {
+	{ "restore", test_restore },
+	{ "restore_after_reload", test_restore_after_reload },
+	{ "refuse_foreign_dmabuf", test_refuse_vgem },
+	{ "refuse_dmabuf_mapping", test_refuse_dmabuf_map },
+	{ "damaged_images", test_damaged_images },
+	/* Last: only where the guest has a register window. */
+	{ "refuse_register_window", test_refuse_mmio },
+};
+
+int main(int argc, char **argv)
+{
+	const char *mmio;
+
+	if (argc == 4 && !strcmp(argv[1], "--app"))
+		return app_main(argv[2], atoi(argv[3]));
+	if (!criu_bin()) {
+		/* Not a skip of ours: the harness says why criu cannot run. */
+		printf("TAP version 13\n1..0\n# ACCMAP_CRIU is not set: no criu here\n");
+		return 0;
+	}
+	mmio = getenv("ACCMAP_REPLAY_MMIO");
+	if (!mmio || !*mmio)
+		printf("# no register window in this guest: refuse_register_window not run\n");
+	return tap_run(tests, TAP_ARRAY_SIZE(tests) - !(mmio && *mmio));
+}
