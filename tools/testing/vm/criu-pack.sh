@@ -12,8 +12,8 @@
 # only) and sets
 #
 #   criu_reason   empty if it does; else why not, one line ("kernel lacks
-#                 CONFIG_CHECKPOINT_RESTORE", ACCMAP_VM_CRIU=0, not a test
-#                 run)
+#                 CONFIG_CHECKPOINT_RESTORE" and whatever else of
+#                 criu_kconfig it lacks, ACCMAP_VM_CRIU=0, not a test run)
 #
 # criu_modules (once modules.dep is there) sets
 #
@@ -44,20 +44,30 @@ esac
 # API for crc32c as it loads: a soft dependency modules.dep omits), tun
 # and veth (probed for network namespaces; without them criu check
 # prints errors it does not fail on).
+# What criu 3.17 cannot start without (criu check stops in its probes
+# of the kernel): checkpoint/restore itself, nftables (it asks about set
+# concatenation in a network namespace of its own), TCP (its TCP repair
+# probe over the loopback) and pseudo-terminals.
+criu_kconfig=(CHECKPOINT_RESTORE NF_TABLES NET_NS INET UNIX98_PTYS)
 criu_modules_wanted=(unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag
 		     crc32c_generic nf_tables tun veth)
 
 criu_setup() {
-	local kconfig=$1
+	local kconfig=$1 o missing=
 	criu_reason=
 	criu_load=()
 	if [ "$mode" = demo ] || [ "$mode" = bench ]; then
 		criu_reason="not packed for $mode runs"
 	elif [ "${ACCMAP_VM_CRIU:-1}" = 0 ]; then
 		criu_reason="left out of this image (ACCMAP_VM_CRIU=0)"
-	elif ! grep -qx 'CONFIG_CHECKPOINT_RESTORE=y' "$kconfig" 2>/dev/null; then
-		criu_reason="kernel lacks CONFIG_CHECKPOINT_RESTORE"
-	elif [ ! -e "$criu_root/.unpacked" ]; then
+	else
+		for o in "${criu_kconfig[@]}"; do
+			grep -qE "^CONFIG_$o=[ym]\$" "$kconfig" 2>/dev/null ||
+				missing+=" CONFIG_$o"
+		done
+		[ -z "$missing" ] || criu_reason="kernel lacks$missing"
+	fi
+	if [ -z "$criu_reason" ] && [ ! -e "$criu_root/.unpacked" ]; then
 		die "$criu_root missing: run tools/testing/scripts/install-deps.sh"
 	fi
 }

@@ -26,10 +26,12 @@ if [ -z "$criu" ]; then
 	exit 125
 fi
 
-# fail LOG RC: prints the end of LOG, exits RC.
+# fail LOG RC: prints LOG's errors and its end, exits RC.
 fail() {
-	echo "criu.sh: criu $cmd failed (status $2); end of $1:" >&2
-	tail -n 30 "$1" | sed 's/^/  | /' >&2
+	echo "criu.sh: criu $cmd failed (status $2); errors in $1:" >&2
+	grep -E '^\([0-9. ]+\) *Error|^Error' "$1" | head -n 20 | sed 's/^/  | /' >&2
+	echo "criu.sh: end of $1:" >&2
+	tail -n 15 "$1" | sed 's/^/  | /' >&2
 	exit "$2"
 }
 

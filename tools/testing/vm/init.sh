@@ -54,6 +54,7 @@ done </lib/modules/load-order
 # console.
 criu_reason=$(cat /etc/accmap-criu 2>/dev/null)
 ACCMAP_CRIU=
+criu_notrun=
 if [ -z "$criu_reason" ]; then
 	while read -r m; do
 		[ -n "$m" ] || continue
@@ -76,7 +77,14 @@ if [ -z "$criu_reason" ]; then
 	rc=$?
 	echo "accmap-vm: criu check done" >/dev/kmsg
 	mark "criu-check-end rc=$rc"
-	if [ "$rc" = 0 ]; then
+	if [ "$rc" = 0 ] && ! /usr/sbin/criu check --feature get_rseq_conf >/dev/null 2>&1; then
+		# glibc 2.35 and later (every program here) register rseq,
+		# and criu dumps a process with rseq only through
+		# PTRACE_GET_RSEQ_CONFIGURATION (Linux 5.13): what the kernel
+		# lacks, so the criu tests do not run (not a failure).
+		criu_reason="kernel lacks PTRACE_GET_RSEQ_CONFIGURATION: criu cannot dump programs that use rseq, as glibc does"
+		criu_notrun=1
+	elif [ "$rc" = 0 ]; then
 		ACCMAP_CRIU=/usr/sbin/criu
 		# What criu would use beyond the basics (information only).
 		mark "criu-check-all-begin"
@@ -144,6 +152,14 @@ elif [ "$mode" = demo ]; then
 	mark "accmapctl-end rc=$?"
 else
 	while read -r t; do
+		case $t in
+		criu_*)
+			if [ -n "$criu_notrun" ]; then
+				mark "criu-notrun $t"
+				continue
+			fi
+			;;
+		esac
 		mark "test-begin $t"
 		timeout -s KILL "$test_timeout" "/tests/$t" 2>&1 </dev/null
 		mark "test-end $t rc=$?"
