@@ -696,14 +696,6 @@ out:
 #define CR_SIZE		(256U * 1024U)
 #define CR_TIMEOUT_MS	60000U
 
-static volatile sig_atomic_t cr_go;
-
-static void cr_on_usr1(int sig)
-{
-	(void)sig;
-	cr_go = 1;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -742,23 +734,23 @@ static void cr_describe(int dev, uint32_t id, const uint8_t *p, const char *dir,
 	if (ret)
 		fprintf(f, "id %u: INFO failed: %s\n", id, strerror(-ret));
 	else
-		fprintf(f, "id %u, %llu bytes, hash %016llx (%zu bytes off the pattern), mapped at %p\n",
+		fprintf(f, "id %u, %llu bytes, hash %016llx (%zu bytes off the pattern), %s %p\n",
 			id, (unsigned long long)info.size,
-			(unsigned long long)cr_hash(p, CR_SIZE), bad, (const void *)p);
+			(unsigned long long)cr_hash(p, CR_SIZE), bad, "mapped at", (const void *)p);
 	fclose(f);
 }
 
 static int criu_child(const char *dir)
 {
-	sigset_t set, old;
 	uint8_t *p = NULL;
 	uint32_t id = 0;
-	int dev = -1, ret;
+	int dev = -1, ret, sig;
+	sigset_t set;
 
-	signal(SIGUSR1, cr_on_usr1);
+	/* Blocked, and taken with sigwait(): it waits across the dump and restore. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, &old);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	ret = accmap_open(&dev);
 	if (!ret)
 		ret = accmap_alloc_buffer(dev, CR_SIZE, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id);
@@ -771,8 +763,8 @@ static int criu_child(const char *dir)
 	for (size_t i = 0; i < CR_SIZE; i++)
 		p[i] = pattern(i);
 	cr_describe(dev, id, p, dir, "before");
-	while (!cr_go)
-		sigsuspend(&old);
+	while (sigwait(&set, &sig) || sig != SIGUSR1)
+		;
 	cr_describe(dev, id, p, dir, "after");
 	return 0;
 }
@@ -837,7 +829,7 @@ static int cr_run(const char *fmt, ...)
 	return WEXITSTATUS(st);
 }
 
-static int checkpoint(void)
+static int checkpoint_step(void)
 {
 	char dir[64] = "/tmp/accmap-demo-criu-XXXXXX", before[256], after[256];
 	char map0[64], map1[64];
@@ -848,8 +840,8 @@ static int checkpoint(void)
 
 	begin("checkpoint");
 	if (!criu || !*criu) {
-		say("checkpoint", "ACCMAP_CRIU is not set: no criu that works on this kernel here; "
-		    "nothing to checkpoint");
+		say("checkpoint", "ACCMAP_CRIU is not set: %s",
+		    "no criu that works on this kernel here, nothing to checkpoint");
 		return EXIT_SUCCESS;
 	}
 	if (!mkdtemp(dir))
@@ -1234,7 +1226,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 
 	/* ---- checkpoint: criu dumps a process using accmap, and restores it ---- */
-	if (checkpoint())
+	if (checkpoint_step())
 		return EXIT_FAILURE;
 
 	printf("accmap-demo: all %d steps passed\n", step);

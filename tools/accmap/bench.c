@@ -2576,7 +2576,9 @@ static const char *const cr_kind_names[CR_KINDS] = {
 	[CR_ACCMAP] = "accmap buffer (system heap, mapped through /dev/accmap)",
 	[CR_ANON] = "anonymous memory (CRIU's own baseline)",
 };
+
 static const size_t cr_sizes[] = { 1 * MIB, 256 * MIB };
+
 #define CR_NSIZES		ARRAY_SIZE(cr_sizes)
 
 struct criu_result {
@@ -2607,14 +2609,6 @@ static void cr_touch(const char *dir, const char *name, const char *text)
 	}
 }
 
-static volatile sig_atomic_t cr_go;
-
-static void cr_on_usr1(int sig)
-{
-	(void)sig;
-	cr_go = 1;
-}
-
 /*
  * The checkpointed process: fills its memory, says "ready", waits for
  * SIGUSR1 (the restored process gets it; the dumped one never does), then
@@ -2627,8 +2621,8 @@ static int criu_app(int argc, char **argv)
 	size_t size, words, bad = 0, first = 0;
 	uint32_t id = 0;
 	char line[160];
-	sigset_t set, old;
-	int dev = -1, ret;
+	sigset_t set;
+	int dev = -1, ret, sig;
 	bool accmap;
 
 	if (argc != 5)
@@ -2637,10 +2631,10 @@ static int criu_app(int argc, char **argv)
 	accmap = !strcmp(argv[3], cr_kind_args[CR_ACCMAP]);
 	size = strtoull(argv[4], NULL, 10);
 	words = size / sizeof(uint64_t);
-	signal(SIGUSR1, cr_on_usr1);
+	/* Blocked, and taken with sigwait(): it waits across the dump and restore. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, &old);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (accmap) {
 		ret = accmap_open(&dev);
 		if (!ret)
@@ -2663,14 +2657,15 @@ static int criu_app(int argc, char **argv)
 	want = p;
 	snprintf(line, sizeof(line), "id %u at %p\n", id, (void *)p);
 	cr_touch(dir, "ready", line);
-	while (!cr_go)
-		sigsuspend(&old);
+	while (sigwait(&set, &sig) || sig != SIGUSR1)
+		;
 	/* After the restore: the same address (kept in our memory), the same words. */
 	for (size_t i = 0; i < words; i++)
 		if (want[i] != cr_word(i) && !bad++)
 			first = i * sizeof(uint64_t);
 	if (bad)
-		snprintf(line, sizeof(line), "bad: %zu of %zu words differ, the first at byte %zu\n",
+		snprintf(line, sizeof(line),
+			 "bad: %zu of %zu words differ, the first at byte %zu\n",
 			 bad, words, first);
 	else
 		snprintf(line, sizeof(line), "ok: every byte of %s (id %u at %p)\n",
@@ -2874,8 +2869,8 @@ static void criu_section(struct criu_result *res)
 	progress("criu: setting up");
 	if (!c || !*c) {
 		set_absent(&res->ab, false,
-			   "ACCMAP_CRIU is not set: no criu that works on this kernel (the VM harness "
-			   "says why on its \"criu unavailable\" line)");
+			   "ACCMAP_CRIU is not set: %s",
+			   "no criu that works on this kernel (the VM harness says why)");
 		progress("criu: skipped: %s", res->ab.why);
 		return;
 	}
@@ -2940,9 +2935,11 @@ static void report_criu(struct criu_result *res)
 		return;
 	md("A process holding the bytes in one accmap buffer of the system heap (written with a");
 	md("pattern, mapped through /dev/accmap), or the same bytes of anonymous memory (CRIU's");
-	md("own cost, the baseline), dumped with `%s dump -t PID -D DIR` (which ends it) and", res->criu);
+	md("own cost, the baseline), dumped with `%s dump -t PID -D DIR` (which ends it) and",
+	   res->criu);
 	md("restored with `criu restore -d -D DIR`, images on tmpfs; each time is the whole criu");
-	md("command as an operator runs it (its start-up included), median of %u rounds, the", reps.criu);
+	md("command as an operator runs it (its start-up included), median of %u rounds, the",
+	   reps.criu);
 	md("spread min-max; \"/ memcpy\" is time over a memcpy() of the same bytes in this boot.");
 	md("An untimed round first had each restored process check every word at its address.");
 	md_blank();
@@ -2969,12 +2966,13 @@ static void report_criu(struct criu_result *res)
 	}
 	md_blank();
 	for (unsigned int si = 0; si < CR_NSIZES; si++)
-		md("%s: accmap / anonymous time: dump %s, restore %s; the accmap buffer's ms over "
-		   "the anonymous memory's: dump %s, restore %s.", size_name(cr_sizes[si]),
+		md("%s: accmap / anonymous time: dump %s, restore %s; %s: dump %s, restore %s.",
+		   size_name(cr_sizes[si]),
 		   ratio(div_or_nan(median(&res->dump_ms[si][CR_ACCMAP]),
 				    median(&res->dump_ms[si][CR_ANON]))),
 		   ratio(div_or_nan(median(&res->restore_ms[si][CR_ACCMAP]),
 				    median(&res->restore_ms[si][CR_ANON]))),
+		   "ms the accmap buffer adds",
 		   num(median(&res->dump_ms[si][CR_ACCMAP]) - median(&res->dump_ms[si][CR_ANON])),
 		   num(median(&res->restore_ms[si][CR_ACCMAP]) -
 		       median(&res->restore_ms[si][CR_ANON])));
