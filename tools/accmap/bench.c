@@ -2663,13 +2663,26 @@ static int criu_app(int argc, char **argv)
 	for (size_t i = 0; i < words; i++)
 		if (want[i] != cr_word(i) && !bad++)
 			first = i * sizeof(uint64_t);
+	/* And the buffer is still this client's id, of its size. */
+	if (accmap) {
+		struct accmap_info info;
+
+		ret = accmap_info(dev, id, &info);
+		if (ret || info.size != size) {
+			snprintf(line, sizeof(line), "bad: id %u after the restore: %s, %llu bytes\n",
+				 id, ret ? strerror(-ret) : "there",
+				 ret ? 0ULL : (unsigned long long)info.size);
+			cr_touch(dir, "result", line);
+			return 1;
+		}
+	}
 	if (bad)
 		snprintf(line, sizeof(line),
 			 "bad: %zu of %zu words differ, the first at byte %zu\n",
 			 bad, words, first);
 	else
-		snprintf(line, sizeof(line), "ok: every byte of %s (id %u at %p)\n",
-			 size_name(size), id, (void *)want);
+		snprintf(line, sizeof(line), "ok: every byte of %s at %p%s\n", size_name(size),
+			 (void *)want, accmap ? ", id and size kept" : "");
 	cr_touch(dir, "result", line);
 	return bad ? 1 : 0;
 }
@@ -2966,16 +2979,15 @@ static void report_criu(struct criu_result *res)
 	}
 	md_blank();
 	for (unsigned int si = 0; si < CR_NSIZES; si++)
-		md("%s: accmap / anonymous time: dump %s, restore %s; %s: dump %s, restore %s.",
+		md("%s: accmap / anonymous time: dump %s, restore %s; %s: dump %+.0f, restore %+.0f.",
 		   size_name(cr_sizes[si]),
 		   ratio(div_or_nan(median(&res->dump_ms[si][CR_ACCMAP]),
 				    median(&res->dump_ms[si][CR_ANON]))),
 		   ratio(div_or_nan(median(&res->restore_ms[si][CR_ACCMAP]),
 				    median(&res->restore_ms[si][CR_ANON]))),
 		   "ms the accmap buffer adds",
-		   num(median(&res->dump_ms[si][CR_ACCMAP]) - median(&res->dump_ms[si][CR_ANON])),
-		   num(median(&res->restore_ms[si][CR_ACCMAP]) -
-		       median(&res->restore_ms[si][CR_ANON])));
+		   median(&res->dump_ms[si][CR_ACCMAP]) - median(&res->dump_ms[si][CR_ANON]),
+		   median(&res->restore_ms[si][CR_ACCMAP]) - median(&res->restore_ms[si][CR_ANON]));
 	md_blank();
 	for (unsigned int si = 0; si < CR_NSIZES; si++)
 		for (unsigned int k = 0; k < CR_KINDS; k++)
