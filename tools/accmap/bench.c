@@ -2669,8 +2669,8 @@ static int criu_app(int argc, char **argv)
 
 		ret = accmap_info(dev, id, &info);
 		if (ret || info.size != size) {
-			snprintf(line, sizeof(line), "bad: id %u after the restore: %s, %llu bytes\n",
-				 id, ret ? strerror(-ret) : "there",
+			snprintf(line, sizeof(line), "bad: id %u after the restore: %s, %llu B\n", id,
+				 ret ? strerror(-ret) : "there",
 				 ret ? 0ULL : (unsigned long long)info.size);
 			cr_touch(dir, "result", line);
 			return 1;
@@ -2979,7 +2979,7 @@ static void report_criu(struct criu_result *res)
 	}
 	md_blank();
 	for (unsigned int si = 0; si < CR_NSIZES; si++)
-		md("%s: accmap / anonymous time: dump %s, restore %s; %s: dump %+.0f, restore %+.0f.",
+		md("%s: accmap / anonymous: dump %s, restore %s; %s: dump %+.0f, restore %+.0f.",
 		   size_name(cr_sizes[si]),
 		   ratio(div_or_nan(median(&res->dump_ms[si][CR_ACCMAP]),
 				    median(&res->dump_ms[si][CR_ANON]))),
