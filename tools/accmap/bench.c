@@ -2670,7 +2670,7 @@ static int criu_app(int argc, char **argv)
 		ret = accmap_info(dev, id, &info);
 		if (ret || info.size != size) {
 			snprintf(line, sizeof(line), "bad: id %u after the restore: %s, %llu B\n",
-				 id,  ret ? strerror(-ret) : "there",
+				 id, ret ? strerror(-ret) : "there",
 				 ret ? 0ULL : (unsigned long long)info.size);
 			cr_touch(dir, "result", line);
 			return 1;
