@@ -18,12 +18,17 @@
  * target's own memory, the GPU sums it there, the CPU walks it with the
  * same pointers, and the counters say what moved each way.  A kernel
  * without device memory gets a line saying so, and the step passes.
+ * Last, a checkpoint: a child holding a buffer written and mapped through
+ * /dev/accmap is dumped with criu and restored, and describes its buffer
+ * before and after (where ACCMAP_CRIU is empty, a line says so and the
+ * step passes).
  *
  * One line per step.  Exits 0 only if every step worked; otherwise 1, after
  * a line naming the failing step.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,7 +37,10 @@
 #include <string.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "accmap.h"
@@ -678,7 +686,245 @@ out:
 	return status;
 }
 
-int main(void)
+/*
+ * The checkpoint step: a child holding a buffer written and mapped through
+ * /dev/accmap is dumped with criu (which ends it) and restored; the child,
+ * told so with SIGUSR1, describes its buffer again.  The child is this
+ * program run again as "accmap-demo --criu-child DIR".
+ */
+#define CR_ARG		"--criu-child"
+#define CR_SIZE		(256U * 1024U)
+#define CR_TIMEOUT_MS	60000U
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* FNV-1a of @len bytes at @p. */
+static uint64_t cr_hash(const uint8_t *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* "id N, SIZE, hash H, at ADDR": what the child holds, as the kernel and its memory say. */
+static void cr_describe(int dev, uint32_t id, const uint8_t *p, const char *dir,
+			const char *name)
+{
+	struct accmap_info info;
+	char path[160];
+	size_t bad = 0;
+	FILE *f;
+	int ret;
+
+	for (size_t i = 0; i < CR_SIZE; i++)
+		bad += p[i] != pattern(i);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	ret = accmap_info(dev, id, &info);
+	if (ret)
+		fprintf(f, "id %u: INFO failed: %s\n", id, strerror(-ret));
+	else
+		fprintf(f, "id %u, %llu bytes, hash %016llx (%zu bytes off the pattern), %s %p\n",
+			id, (unsigned long long)info.size,
+			(unsigned long long)cr_hash(p, CR_SIZE), bad, "mapped at", (const void *)p);
+	fclose(f);
+}
+
+static int criu_child(const char *dir)
+{
+	uint8_t *p = NULL;
+	uint32_t id = 0;
+	int dev = -1, ret, sig;
+	sigset_t set;
+
+	/* Blocked, and taken with sigwait(): it waits across the dump and restore. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	ret = accmap_open(&dev);
+	if (!ret)
+		ret = accmap_alloc_buffer(dev, CR_SIZE, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id);
+	if (!ret)
+		ret = accmap_map_id(dev, id, CR_SIZE, PROT_READ | PROT_WRITE, (void **)&p);
+	if (ret) {
+		fprintf(stderr, "accmap-demo child: %s\n", strerror(-ret));
+		return 1;
+	}
+	for (size_t i = 0; i < CR_SIZE; i++)
+		p[i] = pattern(i);
+	cr_describe(dev, id, p, dir, "before");
+	while (sigwait(&set, &sig) || sig != SIGUSR1)
+		;
+	cr_describe(dev, id, p, dir, "after");
+	return 0;
+}
+
+/* Waits for DIR/@name and reads its line into @buf. */
+static bool cr_read(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (unsigned int t = 0; t < CR_TIMEOUT_MS; t += 10) {
+		f = fopen(path, "r");
+		if (f) {
+			bool ok = fgets(buf, (int)len, f) && strchr(buf, '\n');
+
+			fclose(f);
+			if (ok) {
+				buf[strcspn(buf, "\n")] = '\0';
+				return true;
+			}
+		}
+		usleep(10000);
+	}
+	return false;
+}
+
+/* The address range of @pid's mapping of /dev/accmap, as /proc says. */
+static void cr_maps(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(buf, len, "no mapping of %s", ACCMAP_DEVICE_PATH);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, ACCMAP_DEVICE_PATH)) {
+			snprintf(buf, len, "%.*s", (int)strcspn(line, " "), line);
+			break;
+		}
+	fclose(f);
+}
+
+/* Runs "criu ARGS" quietly; its exit status, -1 if it did not run or died. */
+__printf(1, 2) static int cr_run(const char *fmt, ...);
+
+static int cr_run(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static int checkpoint_step(void)
+{
+	char dir[64] = "/tmp/accmap-demo-criu-XXXXXX", before[256], after[256];
+	char map0[64], map1[64];
+	const char *criu = getenv("ACCMAP_CRIU");
+	int status = EXIT_FAILURE, fd;
+	uint64_t t0, t1, t2;
+	pid_t pid;
+
+	begin("checkpoint");
+	if (!criu || !*criu) {
+		say("checkpoint", "ACCMAP_CRIU is not set: %s",
+		    "no criu that works on this kernel here, nothing to checkpoint");
+		return EXIT_SUCCESS;
+	}
+	if (!mkdtemp(dir))
+		return fail(-errno, "mkdtemp");
+	/* The restored child is reparented to us, so that we can reap it. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fail(-errno, "fork");
+		goto out;
+	}
+	if (!pid) {
+		/* Its own session, nothing of ours open: criu dumps only what it has. */
+		setsid();
+		fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+		execl("/proc/self/exe", "accmap-demo", CR_ARG, dir, (char *)NULL);
+		_exit(127);
+	}
+	if (!cr_read(dir, "before", before, sizeof(before))) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail(0, "the child did not describe its buffer");
+		goto out;
+	}
+	cr_maps(pid, map0, sizeof(map0));
+	say("checkpoint", "child %d: %s", pid, before);
+	say("checkpoint", "child %d: /proc maps %s at %s", pid, ACCMAP_DEVICE_PATH, map0);
+	t0 = now_ns();
+	if (cr_run("%s dump -t %d -D %s -o dump.log >/dev/null 2>&1", criu, pid, dir)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail(0, "criu dump failed; %s/dump.log:", dir);
+		cr_run("grep -E 'Error|accmap' %s/dump.log | tail -n 10 >&2", dir);
+		goto out;
+	}
+	t1 = now_ns();
+	waitpid(pid, NULL, 0);
+	if (kill(pid, 0) == 0) {
+		fail(0, "child %d is still there after the dump", pid);
+		goto out;
+	}
+	if (cr_run("%s restore -d -D %s -o restore.log >/dev/null 2>&1", criu, dir)) {
+		fail(0, "criu restore failed; %s/restore.log:", dir);
+		cr_run("grep -E 'Error|accmap' %s/restore.log | tail -n 10 >&2", dir);
+		goto out;
+	}
+	t2 = now_ns();
+	cr_maps(pid, map1, sizeof(map1));
+	kill(pid, SIGUSR1);
+	if (!cr_read(dir, "after", after, sizeof(after))) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail(0, "the restored child did not describe its buffer");
+		goto out;
+	}
+	waitpid(pid, NULL, 0);
+	say("checkpoint", "dumped by criu in %.0f ms (the child ended), restored in %.0f ms",
+	    ms(t1 - t0), ms(t2 - t1));
+	say("checkpoint", "child %d: %s", pid, after);
+	say("checkpoint", "child %d: /proc maps %s at %s", pid, ACCMAP_DEVICE_PATH, map1);
+	if (strcmp(before, after) || strcmp(map0, map1) || !strstr(after, "(0 bytes off")) {
+		fail(0, "the restored buffer differs from the dumped one");
+		goto out;
+	}
+	say("checkpoint", "id, size, bytes and mapping address match");
+	status = EXIT_SUCCESS;
+out:
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	cr_run("rm -rf %s", dir);
+	return status;
+}
+
+int main(int argc, char **argv)
 {
 	uint32_t rect[RECT_W * RECT_H], rect_out[RECT_OUT_PITCH / 4 * RECT_H];
 	uint32_t frame, user_id = 0, cached_id = 0, handle = 0, heap;
@@ -692,6 +938,14 @@ int main(void)
 	uint64_t offset;
 	size_t bad;
 	int ret;
+
+	/* The child the checkpoint step dumps and restores. */
+	if (argc == 3 && !strcmp(argv[1], CR_ARG))
+		return criu_child(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: accmap-demo\n");
+		return 2;
+	}
 
 	/* ---- the device and a labelled, write-combined frame ---- */
 	begin("open");
@@ -969,6 +1223,10 @@ int main(void)
 
 	/* ---- device memory: the same pointers, the pages on the device ---- */
 	if (device_memory())
+		return EXIT_FAILURE;
+
+	/* ---- checkpoint: criu dumps a process using accmap, and restores it ---- */
+	if (checkpoint_step())
 		return EXIT_FAILURE;
 
 	printf("accmap-demo: all %d steps passed\n", step);

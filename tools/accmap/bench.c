@@ -21,7 +21,11 @@
  *   7. device memory: 4 MiB of the process's memory migrated to the "sim"
  *      target's device memory and back with PREFETCH, 4 KiB and 2 MiB per
  *      call, against test_hmm's migration ioctls on the same granules and
- *      memcpy() of the same bytes; and CPU reads of the pages there.
+ *      memcpy() of the same bytes; and CPU reads of the pages there;
+ *   8. checkpoint and restore: criu dump and criu restore of a process
+ *      holding 1 MiB and 256 MiB in an accmap buffer, and of one holding
+ *      the same bytes of anonymous memory (CRIU's own cost), against
+ *      memcpy() of the bytes; skipped where ACCMAP_CRIU is empty.
  *
  * Every figure is the median of repeated samples timed with
  * CLOCK_MONOTONIC; every case is run once untimed first, and the cases of
@@ -41,6 +45,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,9 +54,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,11 +127,12 @@ struct reps {
 	unsigned int mnist;
 	unsigned int svm;
 	unsigned int devmem;
+	unsigned int criu;
 };
 
 static struct reps reps = {
 	.alloc_small = 101, .alloc_large = 51, .rw = 51, .touch = 51,
-	.handles = 51, .mnist = 21, .svm = 21, .devmem = 21,
+	.handles = 51, .mnist = 21, .svm = 21, .devmem = 21, .criu = 5,
 };
 
 /* The samples of one case; err is the first error, which voids them. */
@@ -2547,6 +2555,447 @@ static void report_devmem(struct dm_result *res)
 	md_blank();
 }
 
+/* ---- 8. checkpoint and restore with CRIU --------------------------------- */
+
+/*
+ * A process holding CR_SIZES[i] bytes, in accmap buffers of the system heap
+ * mapped through /dev/accmap or in anonymous memory, written with a
+ * pattern, dumped with "criu dump" (which ends it) and restored with
+ * "criu restore -d".  The process is this program run again as
+ * "bench --criu-app DIR KIND BYTES" (see criu_app()); its images go to
+ * DIR on the guest's /tmp (tmpfs: they take as much memory again).
+ */
+#define CR_APP_ARG		"--criu-app"
+#define CR_TIMEOUT_MS		120000
+#define CR_SEED			0x9e3779b97f4a7c15ULL
+
+enum cr_kind { CR_ACCMAP, CR_ANON, CR_KINDS };
+
+static const char *const cr_kind_args[CR_KINDS] = { "accmap", "anon" };
+static const char *const cr_kind_names[CR_KINDS] = {
+	[CR_ACCMAP] = "accmap buffer (system heap, mapped through /dev/accmap)",
+	[CR_ANON] = "anonymous memory (CRIU's own baseline)",
+};
+
+static const size_t cr_sizes[] = { 1 * MIB, 256 * MIB };
+
+#define CR_NSIZES		ARRAY_SIZE(cr_sizes)
+
+struct criu_result {
+	struct absence ab;
+	const char *criu;
+	struct series dump_ms[CR_NSIZES][CR_KINDS];
+	struct series restore_ms[CR_NSIZES][CR_KINDS];
+	struct series memcpy_ms[CR_NSIZES];
+	char checked[CR_NSIZES][CR_KINDS][160];	/* what the restored process said */
+};
+
+/* The pattern of word @i. */
+static uint64_t cr_word(size_t i)
+{
+	return (i + 1) * CR_SEED;
+}
+
+static void cr_touch(const char *dir, const char *name, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/*
+ * The checkpointed process: fills its memory, says "ready", waits for
+ * SIGUSR1 (the restored process gets it; the dumped one never does), then
+ * checks every word and writes what it found to DIR/result.
+ */
+static int criu_app(int argc, char **argv)
+{
+	const char *dir;
+	uint64_t *p = NULL, *want;
+	size_t size, words, bad = 0, first = 0;
+	uint32_t id = 0;
+	char line[160];
+	sigset_t set;
+	int dev = -1, ret, sig;
+	bool accmap;
+
+	if (argc != 5)
+		return 2;
+	dir = argv[2];
+	accmap = !strcmp(argv[3], cr_kind_args[CR_ACCMAP]);
+	size = strtoull(argv[4], NULL, 10);
+	words = size / sizeof(uint64_t);
+	/* Blocked, and taken with sigwait(): it waits across the dump and restore. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (accmap) {
+		ret = accmap_open(&dev);
+		if (!ret)
+			ret = accmap_alloc_buffer(dev, size, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &id);
+		if (!ret)
+			ret = accmap_map_id(dev, id, size, PROT_READ | PROT_WRITE, (void **)&p);
+		if (ret) {
+			fprintf(stderr, "criu app: accmap buffer: %s\n", strerror(-ret));
+			return 1;
+		}
+	} else {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			perror("criu app: mmap");
+			return 1;
+		}
+	}
+	for (size_t i = 0; i < words; i++)
+		p[i] = cr_word(i);
+	want = p;
+	snprintf(line, sizeof(line), "id %u at %p\n", id, (void *)p);
+	cr_touch(dir, "ready", line);
+	while (sigwait(&set, &sig) || sig != SIGUSR1)
+		;
+	/* After the restore: the same address (kept in our memory), the same words. */
+	for (size_t i = 0; i < words; i++)
+		if (want[i] != cr_word(i) && !bad++)
+			first = i * sizeof(uint64_t);
+	/* And the buffer is still this client's id, of its size. */
+	if (accmap) {
+		struct accmap_info info;
+
+		ret = accmap_info(dev, id, &info);
+		if (ret || info.size != size) {
+			snprintf(line, sizeof(line), "bad: id %u after the restore: %s, %llu B\n",
+				 id, ret ? strerror(-ret) : "there",
+				 ret ? 0ULL : (unsigned long long)info.size);
+			cr_touch(dir, "result", line);
+			return 1;
+		}
+	}
+	if (bad)
+		snprintf(line, sizeof(line),
+			 "bad: %zu of %zu words differ, the first at byte %zu\n",
+			 bad, words, first);
+	else
+		snprintf(line, sizeof(line), "ok: every byte of %s at %p%s\n", size_name(size),
+			 (void *)want, accmap ? ", id and size kept" : "");
+	cr_touch(dir, "result", line);
+	return bad ? 1 : 0;
+}
+
+/* Runs a shell command line; its exit status, -1 if it was not run or died. */
+__printf(1, 2) static int cr_run(const char *fmt, ...);
+
+static int cr_run(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Waits for DIR/@name; reads its first line into @buf. */
+static bool cr_wait_file(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (unsigned int ms = 0; ms < CR_TIMEOUT_MS; ms += 10) {
+		if (!read_line(path, buf, len))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Reaps every child that is gone (restored processes are ours: subreaper). */
+static void cr_reap(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* Starts the app in @dir; its pid, or -errno. */
+static pid_t cr_start(const char *dir, enum cr_kind k, size_t size)
+{
+	char arg[32], line[160];
+	pid_t pid;
+
+	snprintf(arg, sizeof(arg), "%zu", size);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		char log[160];
+		int fd;
+
+		/* Its own session, no terminal, nothing of ours open. */
+		setsid();
+		snprintf(log, sizeof(log), "%s/app.log", dir);
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0)
+			dup2(fd, 0);
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+		execl("/proc/self/exe", "bench", CR_APP_ARG, dir, cr_kind_args[k], arg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (!cr_wait_file(dir, "ready", line, sizeof(line))) {
+		fprintf(stderr, "bench: criu: the %s process did not get ready; its log:\n",
+			cr_kind_args[k]);
+		cr_run("cat %s/app.log >&2", dir);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -ETIMEDOUT;
+	}
+	return pid;
+}
+
+/*
+ * One dump and restore of a @k process of @size bytes; the times in
+ * *@dump and *@restore.  With @check, the restored process checks its
+ * bytes and what it said goes to @checked; else it is killed.
+ */
+static int cr_once(struct criu_result *res, enum cr_kind k, size_t size, double *dump,
+		   double *restore, char *checked, size_t len)
+{
+	char dir[64] = "/tmp/accmap-bench-criu-XXXXXX", line[160];
+	pid_t pid, restored;
+	int ret = 0, rc;
+	uint64_t t0;
+
+	if (!mkdtemp(dir))
+		return -errno;
+	pid = cr_start(dir, k, size);
+	if (pid < 0) {
+		ret = pid;
+		goto out;
+	}
+	t0 = now_ns();
+	rc = cr_run("%s dump -t %d -D %s -o dump.log >/dev/null 2>&1", res->criu, pid, dir);
+	*dump = (double)(now_ns() - t0) / 1e6;
+	if (rc) {
+		fprintf(stderr, "bench: criu: dump of the %s process exited %d; its log ends:\n",
+			cr_kind_args[k], rc);
+		cr_run("grep -E 'Error|accmap' %s/dump.log | tail -n 15 >&2", dir);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ret = -EIO;
+		goto out;
+	}
+	waitpid(pid, NULL, 0);
+	cr_reap();
+	if (kill(pid, 0) == 0) {
+		fprintf(stderr, "bench: criu: the dumped process is still there\n");
+		ret = -EIO;
+		goto out;
+	}
+	t0 = now_ns();
+	rc = cr_run("%s restore -d -D %s -o restore.log >/dev/null 2>&1", res->criu, dir);
+	*restore = (double)(now_ns() - t0) / 1e6;
+	if (rc) {
+		fprintf(stderr, "bench: criu: restore of the %s process exited %d; its log ends:\n",
+			cr_kind_args[k], rc);
+		cr_run("grep -E 'Error|accmap' %s/restore.log | tail -n 15 >&2", dir);
+		ret = -EIO;
+		goto out;
+	}
+	/* criu restore -d leaves it to us, its subreaper, with its old pid. */
+	restored = pid;
+	if (kill(restored, 0)) {
+		fprintf(stderr, "bench: criu: no process %d after the restore\n", restored);
+		ret = -EIO;
+		goto out;
+	}
+	if (checked) {
+		kill(restored, SIGUSR1);
+		if (!cr_wait_file(dir, "result", line, sizeof(line))) {
+			snprintf(line, sizeof(line), "no result from the restored process");
+			kill(restored, SIGKILL);
+		}
+		snprintf(checked, len, "%s", line);
+		if (strncmp(line, "ok:", 3)) {
+			fprintf(stderr, "bench: criu: restored %s process: %s\n",
+				cr_kind_args[k], line);
+			ret = -EIO;
+		}
+	} else {
+		kill(restored, SIGKILL);
+	}
+	waitpid(restored, NULL, 0);
+out:
+	cr_reap();
+	cr_run("rm -rf %s", dir);
+	return ret;
+}
+
+/* memcpy() of @size bytes, @n times (and once untimed). */
+static int cr_memcpy(struct series *s, size_t size, unsigned int n)
+{
+	uint8_t *src = anon_buffer(size), *dst = anon_buffer(size);
+	uint64_t t0;
+
+	if (!src || !dst) {
+		if (src)
+			munmap(src, size);
+		if (dst)
+			munmap(dst, size);
+		return -ENOMEM;
+	}
+	memset(src, 0x5a, size);
+	memset(dst, 0, size);
+	for (unsigned int r = 0; r <= n; r++) {
+		t0 = now_ns();
+		memcpy(dst, src, size);
+		clobber(dst);
+		if (r)
+			series_add(s, 0, (double)(now_ns() - t0) / 1e6);
+	}
+	munmap(src, size);
+	munmap(dst, size);
+	return 0;
+}
+
+static void criu_section(struct criu_result *res)
+{
+	const char *c = getenv("ACCMAP_CRIU");
+	int ret = 0;
+
+	progress("criu: setting up");
+	if (!c || !*c) {
+		set_absent(&res->ab, false,
+			   "ACCMAP_CRIU is not set: %s",
+			   "no criu that works on this kernel (the VM harness says why)");
+		progress("criu: skipped: %s", res->ab.why);
+		return;
+	}
+	res->criu = c;
+	/* Restored processes are reparented to us, so that we can reap them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	for (unsigned int si = 0; si < CR_NSIZES && !ret; si++) {
+		size_t size = cr_sizes[si];
+
+		ret = cr_memcpy(&res->memcpy_ms[si], size, reps.criu);
+		/* Round 0 is untimed and checks the restored bytes of each kind. */
+		for (unsigned int r = 0; r <= reps.criu && !ret; r++) {
+			progress("criu: %s, round %u of %u%s", size_name(size), r, reps.criu,
+				 r ? "" : " (untimed, checks the bytes)");
+			for (unsigned int j = 0; j < CR_KINDS && !ret; j++) {
+				enum cr_kind k = (j + r) % CR_KINDS;
+				double d = NAN, rs = NAN;
+
+				ret = cr_once(res, k, size, &d, &rs, r ? NULL : res->checked[si][k],
+					      sizeof(res->checked[si][k]));
+				if (!ret && r) {
+					series_add(&res->dump_ms[si][k], 0, d);
+					series_add(&res->restore_ms[si][k], 0, rs);
+				}
+			}
+		}
+	}
+	if (ret)
+		set_absent(&res->ab, true, "a round failed: %s", strerror(-ret));
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+/* "min-max" of a series, for the spread column. */
+static const char *spread(const struct series *s)
+{
+	static char buf[8][64];
+	static unsigned int next;
+	char *c = buf[next++ % ARRAY_SIZE(buf)];
+	double lo = INFINITY, hi = -INFINITY;
+
+	if (s->err || !s->n)
+		return "";
+	for (unsigned int i = 0; i < s->n; i++) {
+		lo = s->v[i] < lo ? s->v[i] : lo;
+		hi = s->v[i] > hi ? s->v[i] : hi;
+	}
+	snprintf(c, sizeof(buf[0]), "%s", num(lo));
+	snprintf(c + strlen(c), sizeof(buf[0]) - strlen(c), "-%s", num(hi));
+	return c;
+}
+
+static void report_criu(struct criu_result *res)
+{
+	static const char *const cols[] = {
+		"process holds", "dump ms", "spread", "/ memcpy", "restore ms", "spread",
+		"/ memcpy",
+	};
+
+	md("## 8. Checkpoint and restore (CRIU)");
+	md_blank();
+	if (report_absent(&res->ab))
+		return;
+	md("A process holding the bytes in one accmap buffer of the system heap (written with a");
+	md("pattern, mapped through /dev/accmap), or the same bytes of anonymous memory (CRIU's");
+	md("own cost, the baseline), dumped with `%s dump -t PID -D DIR` (which ends it) and",
+	   res->criu);
+	md("restored with `criu restore -d -D DIR`, images on tmpfs; each time is the whole criu");
+	md("command as an operator runs it (its start-up included), median of %u rounds, the",
+	   reps.criu);
+	md("spread min-max; \"/ memcpy\" is time over a memcpy() of the same bytes in this boot.");
+	md("An untimed round first had each restored process check every word at its address.");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	for (unsigned int si = 0; si < CR_NSIZES; si++) {
+		double mc = median(&res->memcpy_ms[si]);
+
+		for (unsigned int k = 0; k < CR_KINDS; k++) {
+			char first[96];
+
+			snprintf(first, sizeof(first), "%s, %s", size_name(cr_sizes[si]),
+				 cr_kind_names[k]);
+			md_row_begin(first);
+			md_cell(cell(&res->dump_ms[si][k], 1));
+			md_cell(spread(&res->dump_ms[si][k]));
+			md_cell(ratio(div_or_nan(median(&res->dump_ms[si][k]), mc)));
+			md_cell(cell(&res->restore_ms[si][k], 1));
+			md_cell(spread(&res->restore_ms[si][k]));
+			md_cell(ratio(div_or_nan(median(&res->restore_ms[si][k]), mc)));
+			md_row_end();
+		}
+		md("| %s, memcpy() | %s | %s | 1.00x | | | |", size_name(cr_sizes[si]),
+		   cell(&res->memcpy_ms[si], 1), spread(&res->memcpy_ms[si]));
+	}
+	md_blank();
+	for (unsigned int si = 0; si < CR_NSIZES; si++)
+		md("%s: accmap / anonymous: dump %s, restore %s; %s: dump %+.0f, restore %+.0f.",
+		   size_name(cr_sizes[si]),
+		   ratio(div_or_nan(median(&res->dump_ms[si][CR_ACCMAP]),
+				    median(&res->dump_ms[si][CR_ANON]))),
+		   ratio(div_or_nan(median(&res->restore_ms[si][CR_ACCMAP]),
+				    median(&res->restore_ms[si][CR_ANON]))),
+		   "ms the accmap buffer adds",
+		   median(&res->dump_ms[si][CR_ACCMAP]) - median(&res->dump_ms[si][CR_ANON]),
+		   median(&res->restore_ms[si][CR_ACCMAP]) - median(&res->restore_ms[si][CR_ANON]));
+	md_blank();
+	for (unsigned int si = 0; si < CR_NSIZES; si++)
+		for (unsigned int k = 0; k < CR_KINDS; k++)
+			md("Restored %s, %s: %s", size_name(cr_sizes[si]), cr_kind_args[k],
+			   res->checked[si][k]);
+	md_blank();
+}
+
 /* ---- targets ------------------------------------------------------------- */
 
 enum verdict { V_MET, V_MISSED, V_UNMEASURED };
@@ -2671,7 +3120,7 @@ static void report_targets(struct bench *b, struct rw_result *rw, struct touch_r
 
 enum {
 	S_ALLOC = 1, S_RW = 2, S_TOUCH = 4, S_HANDLES = 8, S_MNIST = 16, S_SVM = 32,
-	S_DEVMEM = 64, S_ALL = 127
+	S_DEVMEM = 64, S_CRIU = 128, S_ALL = 255
 };
 
 static void print_usage(FILE *f)
@@ -2681,19 +3130,20 @@ static void print_usage(FILE *f)
 		"  --mnist DIR  GPUReplay MNIST recording (default %s; skipped if absent)\n"
 		"  --reps N     N repetitions in every section instead of the defaults\n"
 		"               (alloc-to-usable %u/%u, WRITE/READ %u, first touch %u,\n"
-		"               handles %u, MNIST %u, SVM %u, device memory %u); 1 to %u\n"
+		"               handles %u, MNIST %u, SVM %u, device memory %u, criu %u);\n"
+		"               1 to %u\n"
 		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist,\n"
-		"               svm,devmem\n"
+		"               svm,devmem,criu\n"
 		"Prints progress, the report as Markdown on \"@md \" lines and plot data on\n"
 		"\"@dat \" lines; tools/accmap/bench-report.sh makes bench.md and bench.png.\n",
 		MNIST_DIR_DEFAULT, reps.alloc_small, reps.alloc_large, reps.rw, reps.touch,
-		reps.handles, reps.mnist, reps.svm, reps.devmem, REPS_MAX);
+		reps.handles, reps.mnist, reps.svm, reps.devmem, reps.criu, REPS_MAX);
 }
 
 static int parse_only(char *list)
 {
 	static const char *const names[] = {
-		"alloc", "rw", "touch", "handles", "mnist", "svm", "devmem",
+		"alloc", "rw", "touch", "handles", "mnist", "svm", "devmem", "criu",
 	};
 	int mask = 0;
 	char *tok, *save = NULL;
@@ -2726,11 +3176,18 @@ int main(int argc, char **argv)
 	static struct mnist_result mr;
 	static struct svm_result sr;
 	static struct dm_result dr;
+	static struct criu_result cr;
 	const char *mnist_dir = MNIST_DIR_DEFAULT;
 	int sections = S_ALL, c, ret;
 	uint64_t granularity;
 	char *end;
 	long n;
+
+	/* The process the criu section checkpoints. */
+	if (argc > 1 && !strcmp(argv[1], CR_APP_ARG)) {
+		page_size = sysconf(_SC_PAGESIZE);
+		return criu_app(argc, argv);
+	}
 
 	while ((c = getopt_long(argc, argv, "m:r:o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -2743,7 +3200,7 @@ int main(int argc, char **argv)
 				print_usage(stderr);
 				return 2;
 			}
-			reps = (struct reps){ n, n, n, n, n, n, n, n };
+			reps = (struct reps){ n, n, n, n, n, n, n, n, n };
 			break;
 		case 'o':
 			sections = parse_only(optarg);
@@ -2805,6 +3262,8 @@ int main(int argc, char **argv)
 		svm_section(b.accmap, &sr);
 	if (sections & S_DEVMEM)
 		dm_section(b.accmap, &dr);
+	if (sections & S_CRIU)
+		criu_section(&cr);
 	progress("done");
 
 	report_header(&b, granularity);
@@ -2822,6 +3281,8 @@ int main(int argc, char **argv)
 		report_svm(&sr);
 	if (sections & S_DEVMEM)
 		report_devmem(&dr);
+	if (sections & S_CRIU)
+		report_criu(&cr);
 	report_targets(&b, &rw, &ft, &hr);
 
 	accmap_close(b.accmap);

@@ -8,12 +8,12 @@
 # unpacked Debian's criu and the libraries it needs (libc included: the
 # guests' own programs are static) into $CACHE/<arch>/criu.
 #
-# criu_setup KCONFIG decides whether this guest gets criu (test runs
-# only) and sets
+# criu_setup KCONFIG decides whether this guest gets criu (test, demo
+# and bench runs alike) and sets
 #
 #   criu_reason   empty if it does; else why not, one line ("kernel lacks
 #                 CONFIG_CHECKPOINT_RESTORE" and whatever else of
-#                 criu_kconfig it lacks, ACCMAP_VM_CRIU=0, not a test run)
+#                 criu_kconfig it lacks, ACCMAP_VM_CRIU=0)
 #
 # criu_modules (once modules.dep is there) sets
 #
@@ -57,9 +57,9 @@ criu_setup() {
 	local kconfig=$1 o missing=
 	criu_reason=
 	criu_load=()
-	if [ "$mode" = demo ] || [ "$mode" = bench ]; then
-		criu_reason="not packed for $mode runs"
-	elif [ "${ACCMAP_VM_CRIU:-1}" = 0 ]; then
+	# Test runs, and demo and bench runs (their checkpoint step and
+	# section) alike.
+	if [ "${ACCMAP_VM_CRIU:-1}" = 0 ]; then
 		criu_reason="left out of this image (ACCMAP_VM_CRIU=0)"
 	else
 		for o in "${criu_kconfig[@]}"; do
