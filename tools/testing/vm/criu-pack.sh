@@ -48,8 +48,11 @@ esac
 # of the kernel): checkpoint/restore itself, nftables with the inet
 # family (it makes an inet table and asks about set concatenation in a
 # network namespace of its own), TCP (its TCP repair probe over the
-# loopback) and pseudo-terminals.
-criu_kconfig=(CHECKPOINT_RESTORE NF_TABLES NF_TABLES_INET NET_NS INET UNIX98_PTYS)
+# loopback), pseudo-terminals, PID namespaces (criu check reads
+# /proc/sys/kernel/ns_last_pid, which comes with PID_NS) and hugetlbfs
+# (without it memfd_create(MFD_HUGETLB) says ENOSYS, which criu takes for
+# a broken kernel).
+criu_kconfig=(CHECKPOINT_RESTORE PID_NS NF_TABLES NF_TABLES_INET NET_NS INET UNIX98_PTYS HUGETLBFS)
 criu_modules_wanted=(unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag
 		     crc32c_generic nf_tables tun veth)
 
