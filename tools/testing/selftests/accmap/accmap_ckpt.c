@@ -13,6 +13,7 @@
  * CPU pages.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
@@ -637,6 +639,72 @@ static void test_state_sessions(void)
 	free(st);
 out:
 	sessions_close(&ss);
+}
+
+/* A run that waits for an interrupt the idle model never raises. */
+struct running {
+	int dev;
+	uint32_t session;
+	int ret;
+};
+
+static void *run_waiting(void *arg)
+{
+	struct running *r = arg;
+	struct accmap_replay_op op = {
+		.op = ACCMAP_REPLAY_OP_WAIT_IRQ,
+		.mask = 1,
+		.timeout_us = 1500000,
+		.irq = ACCMAP_REPLAY_IRQ_JOB,
+	};
+	struct accmap_replay_run res;
+
+	r->ret = accmap_replay_run(r->dev, r->session, &op, 1, &res);
+	return NULL;
+}
+
+/*
+ * STATE while a session runs ops: the dump is refused, naming the
+ * session, and the client is as it was once the run ends.
+ */
+static void test_state_session_running(void)
+{
+	struct accmap_ckpt arg = { .op = ACCMAP_CKPT_OP_STATE };
+	struct timespec pause = { 0, 300 * 1000 * 1000 };
+	struct running r = { .dev = -1 };
+	struct accmap_ckpt_client *st;
+	struct accmap_replay_map m;
+	pthread_t thread;
+	uint32_t id;
+	size_t size;
+	int ret;
+
+	r.dev = am_open();
+	if (r.dev < 0)
+		return;
+	id = filled(r.dev, 2, 0, 0, SEED_SYS);
+	r.session = id ? plain_session(r.dev, id, 2 * ps, &m) : 0;
+	if (!r.session || !CHECK(pthread_create(&thread, NULL, run_waiting, &r) == 0,
+				 "pthread_create"))
+		goto out;
+	nanosleep(&pause, NULL);
+	ret = raw_ioctl(r.dev, ACCMAP_IOC_CHECKPOINT, &arg);
+	CHECK(ret == -EBUSY && arg.bad_kind == ACCMAP_CKPT_BAD_SESSION_BUSY &&
+	      arg.bad_id == r.session,
+	      "STATE during a run: %s, bad_kind %u, bad_id %u; expected EBUSY, %u, %u",
+	      err_name(ret), arg.bad_kind, arg.bad_id, ACCMAP_CKPT_BAD_SESSION_BUSY, r.session);
+	pthread_join(thread, NULL);
+	CHECK(r.ret == -ETIMEDOUT, "the waiting run ended with %s, not ETIMEDOUT",
+	      err_name(r.ret));
+	ret = state_get(r.dev, &st, &size);
+	if (CHECK(ret == 0, "STATE after the run: %s", err_name(ret))) {
+		CHECK(st->nr_handles == 1 && st->nr_sessions == 1,
+		      "after the run: %u ids, %u sessions; expected 1, 1",
+		      st->nr_handles, st->nr_sessions);
+		free(st);
+	}
+out:
+	close(r.dev);
 }
 
 /*
@@ -1345,6 +1413,7 @@ out:
 static const struct tap_test tests[] = {
 	{ "state_ids", test_state_ids },
 	{ "state_sessions", test_state_sessions },
+	{ "state_session_running", test_state_session_running },
 	{ "restore_same_process", test_restore },
 	{ "restore_fromva_exported", test_restore_fromva_exported },
 	{ "no_capability", test_no_capability },
