@@ -1855,9 +1855,10 @@ static bool checkpoint_maps(uint32_t pid)
 		ok = false;
 	}
 	fclose(f);
-	if (!ok)
+	if (!ok) {
 		note("CRIU cannot restore mappings of dma-buf files");
 		note("map accmap buffers through /dev/accmap (ACCMAP_IOC_MAP_OFFSET)");
+	}
 	return ok;
 }
 
