@@ -101,8 +101,12 @@ static int __init accmap_init(void)
 	mutex_init(&adev->restores_lock);
 	INIT_LIST_HEAD(&adev->restores);
 	accmap_offsets_init(adev);
-	/* Not reclaim's: a release may sleep on an mmap_lock. */
-	adev->put_wq = alloc_workqueue("accmap_put", 0, 0);
+	/*
+	 * Not reclaim's: a release may sleep on an mmap_lock.  Unbound: no
+	 * CPU of its own matters (and 7.x warns on a workqueue that says
+	 * neither per-CPU nor unbound).
+	 */
+	adev->put_wq = alloc_workqueue("accmap_put", WQ_UNBOUND, 0);
 	if (!adev->put_wq)
 		return -ENOMEM;
 
