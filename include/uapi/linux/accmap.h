@@ -512,8 +512,12 @@ struct accmap_replay_setup {
 /* Flags of struct accmap_replay_op. */
 #define ACCMAP_REPLAY_OP_STRICT		(1U << 0)	/* READ: a mismatch fails the run */
 #define ACCMAP_REPLAY_OP_HI		(1U << 1)	/* WRITE_ROOT: the upper 32 bits */
+#define ACCMAP_REPLAY_OP_CAPTURE	(1U << 2)	/* READ: keep the value read */
+#define ACCMAP_REPLAY_OP_CAPTURED	(1U << 3)	/* WRITE: write the kept value */
 #define ACCMAP_REPLAY_OP_VALID_FLAGS	(ACCMAP_REPLAY_OP_STRICT |	\
-					 ACCMAP_REPLAY_OP_HI)
+					 ACCMAP_REPLAY_OP_HI |		\
+					 ACCMAP_REPLAY_OP_CAPTURE |	\
+					 ACCMAP_REPLAY_OP_CAPTURED)
 
 /* Interrupt sources of ACCMAP_REPLAY_OP_WAIT_IRQ. */
 #define ACCMAP_REPLAY_IRQ_JOB		0
@@ -545,6 +549,16 @@ struct accmap_replay_setup {
  *              DELAY: at most ACCMAP_REPLAY_DELAY_MAX_US (else 0)
  * @irq:        WAIT_IRQ: ACCMAP_REPLAY_IRQ_* (else 0)
  * @pad:        must be 0
+ *
+ * Captured values: a READ with ACCMAP_REPLAY_OP_CAPTURE (not with
+ * ACCMAP_REPLAY_OP_STRICT) keeps the value it read, and a WRITE with
+ * ACCMAP_REPLAY_OP_CAPTURED writes the value the last CAPTURE READ before
+ * it in the same run kept, instead of @value (which must then be 0).  A
+ * CAPTURED WRITE with no CAPTURE READ before it in the run is malformed.
+ * The value written is checked against the session's rules like any
+ * other, when it is known (right before the write).  This is how a
+ * recorded driver's "read LATEST_FLUSH, write it to FLUSH_ID_NEXT" runs
+ * with the flush ID the GPU has at replay time.
  */
 struct accmap_replay_op {
 	__u32 op;
@@ -566,6 +580,7 @@ struct accmap_replay_op {
 #define ACCMAP_REPLAY_TIMEOUT		3	/* POLL or WAIT_IRQ timed out: -ETIMEDOUT */
 #define ACCMAP_REPLAY_MMU_FAULT		4	/* the GPU MMU faulted: -EIO */
 #define ACCMAP_REPLAY_SIGNAL		5	/* a fatal signal: -EINTR */
+#define ACCMAP_REPLAY_JOB_FAILED	6	/* a job chain failed on the target: -EIO */
 
 #define ACCMAP_REPLAY_RUN_VALID_FLAGS	0U
 
@@ -578,20 +593,31 @@ struct accmap_replay_op {
  * @done:         out: operations completed
  * @failed_op:    out: index of the op that stopped the run, or 0xffffffff
  * @reason:       out: ACCMAP_REPLAY_*
- * @value:        out: READ, POLL: the last value read by @failed_op;
- *                WAIT_IRQ: the interrupt status then
+ * @value:        out: on failure, what @failed_op read (READ, POLL: the
+ *                last value read; WAIT_IRQ: the interrupt status then),
+ *                0 if it read nothing; on success, what the last READ,
+ *                POLL or WAIT_IRQ of the run read (0 if none did)
  * @fault_status: out: after an MMU fault, the faulting address space's
- *                FAULTSTATUS; else 0
- * @fault_as:     out: that address space, or 0xffffffff
+ *                FAULTSTATUS; after a failed job (ACCMAP_REPLAY_JOB_FAILED),
+ *                the slot's JS_STATUS; else 0
+ * @fault_as:     out: that address space; after a failed job, the job
+ *                slot; else 0xffffffff
  * @pad:          must be 0
- * @fault_addr:   out: its FAULTADDRESS, a GPU virtual address
+ * @fault_addr:   out: its FAULTADDRESS, a GPU virtual address; after a
+ *                failed job, the slot's JS_HEAD: the GPU virtual address of
+ *                the descriptor the chain stopped at
  * @elapsed_ns:   out: time spent in the call, checks and waiting for the
  *                session included
  *
  * Every op is checked before any runs.  After every POLL, WAIT_IRQ and
  * DELAY, and after the last op, the target's MMU interrupt status is
- * checked; a fault stops the run.  The argument is copied back on
- * failure too.
+ * checked; a fault stops the run.  A job chain that fails (its slot's
+ * FAILED bit in JOB_IRQ_RAWSTAT) stops the run too, at once, during a
+ * POLL or WAIT_IRQ and after every POLL, WAIT_IRQ and DELAY, with
+ * ACCMAP_REPLAY_JOB_FAILED; unless the op waits for that very bit (a
+ * WAIT_IRQ of ACCMAP_REPLAY_IRQ_JOB, or a POLL of JOB_IRQ_RAWSTAT or
+ * JOB_IRQ_STATUS, whose mask has it): then the failure is what the
+ * recording expects.  The argument is copied back on failure too.
  */
 struct accmap_replay_run {
 	__u64 ops;
@@ -954,6 +980,32 @@ struct accmap_ckpt_session {
  */
 #define ACCMAP_SIM_JOB_TYPE		0x40
 #define ACCMAP_SIM_JOB_OFFSET		32	/* after the job header */
+
+/*
+ * How the model walks a job chain: the rules a descriptor must meet, here
+ * so that tools checking a recording (accmapctl import-gpureplay) apply the
+ * same ones.  A descriptor lies at a multiple of ACCMAP_SIM_JD_ALIGN; its
+ * header is ACCMAP_SIM_JD_SIZE bytes (the Mali job header): a le32
+ * exception status at ACCMAP_SIM_JD_STATUS (the model writes the job's
+ * JS_STATUS code there when it ends), a type byte at ACCMAP_SIM_JD_TYPE
+ * (bit 0: the next pointer is 64 bits, else only its low 32 bits count;
+ * bits 7:1: the job type, ACCMAP_SIM_JD_TYPE_MIN to ACCMAP_SIM_JD_TYPE_MAX
+ * for a Mali job, whose payload the model leaves alone, or
+ * ACCMAP_SIM_JOB_TYPE), and the le64 next descriptor at ACCMAP_SIM_JD_NEXT
+ * (0 ends the chain).  A chain of more than ACCMAP_SIM_CHAIN_MAX
+ * descriptors, a loop, a misaligned or unknown descriptor fails with
+ * DATA_INVALID_FAULT (0x58); one the MMU cannot reach faults.
+ */
+#define ACCMAP_SIM_JD_ALIGN		64
+#define ACCMAP_SIM_JD_SIZE		32
+#define ACCMAP_SIM_JD_STATUS		0
+#define ACCMAP_SIM_JD_TYPE		16
+#define ACCMAP_SIM_JD_NEXT_64		0x01
+#define ACCMAP_SIM_JD_TYPE_SHIFT	1
+#define ACCMAP_SIM_JD_NEXT		24
+#define ACCMAP_SIM_JD_TYPE_MIN		1	/* Mali NULL job */
+#define ACCMAP_SIM_JD_TYPE_MAX		9	/* Mali FRAGMENT job */
+#define ACCMAP_SIM_CHAIN_MAX		65536
 
 #define ACCMAP_SIM_OP_MATMUL_I32	1	/* C[m][n] = A[m][k] x B[k][n] */
 #define ACCMAP_SIM_OP_VADD_I32		2	/* C[i] = A[i] + B[i], i < n; m = k = 1 */
