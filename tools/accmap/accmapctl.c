@@ -2048,7 +2048,32 @@ static const char *const reason_names[] = {
 	[ACCMAP_REPLAY_TIMEOUT] = "TIMEOUT",
 	[ACCMAP_REPLAY_MMU_FAULT] = "MMU_FAULT",
 	[ACCMAP_REPLAY_SIGNAL] = "SIGNAL",
+	[ACCMAP_REPLAY_JOB_FAILED] = "JOB_FAILED",
 };
+
+/* Mali job exception codes (JS_STATUS), the ones a replay may see. */
+static const char *js_status_name(uint32_t status)
+{
+	static const struct {
+		uint32_t code;
+		const char *name;
+	} codes[] = {
+		{ 0x01, "DONE" }, { 0x02, "INTERRUPTED" }, { 0x03, "STOPPED" },
+		{ 0x04, "TERMINATED" }, { 0x08, "ACTIVE" }, { 0x40, "JOB_CONFIG_FAULT" },
+		{ 0x41, "JOB_POWER_FAULT" }, { 0x42, "JOB_READ_FAULT" },
+		{ 0x43, "JOB_WRITE_FAULT" }, { 0x44, "JOB_AFFINITY_FAULT" },
+		{ 0x48, "JOB_BUS_FAULT" }, { 0x50, "INSTR_INVALID_PC" },
+		{ 0x51, "INSTR_INVALID_ENC" }, { 0x58, "DATA_INVALID_FAULT" },
+		{ 0x59, "TILE_RANGE_FAULT" }, { 0x5a, "ADDR_RANGE_FAULT" },
+		{ 0x60, "OUT_OF_MEMORY" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(codes); i++)
+		if (codes[i].code == status)
+			return codes[i].name;
+	return "?";
+}
 
 static const char *reason_name(uint32_t reason)
 {
@@ -2082,6 +2107,47 @@ static void explain_run(const struct accmap_replay_run *r, const struct accmap_r
 	if (r->reason == ACCMAP_REPLAY_MMU_FAULT)
 		note("MMU fault in address space %u at GPU VA 0x%llx, FAULTSTATUS 0x%x",
 		     r->fault_as, (unsigned long long)r->fault_addr, r->fault_status);
+	if (r->reason == ACCMAP_REPLAY_JOB_FAILED)
+		note("job slot %u failed: JS_STATUS 0x%02x (%s) at descriptor 0x%llx", r->fault_as,
+		     r->fault_status, js_status_name(r->fault_status),
+		     (unsigned long long)r->fault_addr);
+}
+
+/* One line per job chain of the player's last run, and a total line. */
+static void print_chains(const struct accmap_player *player, bool each)
+{
+	static const char *const states[] = {
+		[ACCMAP_PLAYER_CHAIN_NOT_RUN] = "not run",
+		[ACCMAP_PLAYER_CHAIN_STARTED] = "started",
+		[ACCMAP_PLAYER_CHAIN_DONE] = "done",
+		[ACCMAP_PLAYER_CHAIN_FAILED] = "failed",
+	};
+	const struct accmap_player_chain *c = NULL;
+	uint32_t n, i, count[ARRAY_SIZE(states)] = { 0 };
+	char t[32];
+
+	c = accmap_player_chains(player, &n);
+	for (i = 0; i < n; i++) {
+		uint32_t st = c[i].state < ARRAY_SIZE(states) ? c[i].state : 0;
+
+		count[st]++;
+		if (!each)
+			continue;
+		printf("chain %3u: slot %u, head 0x%llx, %s", i, c[i].chain.slot,
+		       (unsigned long long)c[i].chain.head, states[st]);
+		if (st == ACCMAP_PLAYER_CHAIN_FAILED)
+			printf(": JS_STATUS 0x%02x (%s) at descriptor 0x%llx", c[i].status,
+			       js_status_name(c[i].status), (unsigned long long)c[i].descriptor);
+		else if (st == ACCMAP_PLAYER_CHAIN_STARTED)
+			printf(c[i].chain.end_op == UINT32_MAX ? " (no op waits for it)" :
+								 " (the run stopped before its end)");
+		if (st != ACCMAP_PLAYER_CHAIN_NOT_RUN)
+			printf(", %s", fmt_ns(t, sizeof(t), c[i].ns));
+		printf("\n");
+	}
+	printf("chains:   %u: %u done, %u failed, %u started and not ended, %u not run\n", n,
+	       count[ACCMAP_PLAYER_CHAIN_DONE], count[ACCMAP_PLAYER_CHAIN_FAILED],
+	       count[ACCMAP_PLAYER_CHAIN_STARTED], count[ACCMAP_PLAYER_CHAIN_NOT_RUN]);
 }
 
 static void explain_replay_errno(int ret)
@@ -2402,8 +2468,11 @@ static void replay_usage(FILE *f)
 		"fresh buffers with the recorded memory, a replay session with the\n"
 		"recorded page-table format, and the recorded register operations, run\n"
 		"in batches.  Inputs are written into symbols before every run, outputs\n"
-		"read from symbols after the last.  Prints the ops run, the run time the\n"
-		"kernel measured and the faults.  Needs CAP_SYS_RAWIO.\n"
+		"read from symbols after the last.  Prints, for the last run, each job\n"
+		"chain the ops start (on the Mali register map): its slot, head, whether\n"
+		"it was done, failed (with JS_STATUS and the descriptor it stopped at),\n"
+		"started only or not run, and its time; then the ops run, the run time\n"
+		"the kernel measured and the faults.  Needs CAP_SYS_RAWIO.\n"
 		"\n"
 		"  -i, --input SYM=FILE   write FILE into symbol SYM (the file must be as\n"
 		"                         long as the symbol)\n"
@@ -2412,7 +2481,8 @@ static void replay_usage(FILE *f)
 		"                         is put back as recorded before every run\n"
 		"  -t, --target NAME      replay on this target, not the recorded one\n"
 		"  -b, --batch N          ops per replay ioctl (default %u)\n"
-		"  -q, --quiet            no progress line\n"
+		"  -q, --quiet            no progress line, no line per chain (the total\n"
+		"                         stays)\n"
 		"  -h, --help             this text\n",
 		prog, ACCMAP_PLAYER_BATCH_DEFAULT);
 }
@@ -2696,6 +2766,7 @@ static int cmd_replay(int argc, char **argv)
 			fail(ret, "run %u of %u", run + 1, repeat);
 			explain_replay_errno(ret);
 			explain_run(&r, r.failed_op < rec->nr_ops ? &rec->ops[r.failed_op] : NULL);
+			print_chains(player, !quiet);
 			printf("replayed: %s on %s (index %u): %llu ops in %u runs, last failed\n",
 			       path, ti.name, accmap_player_target(player, NULL),
 			       (unsigned long long)ops_done, run + 1);
@@ -2723,6 +2794,7 @@ static int cmd_replay(int argc, char **argv)
 		}
 	}
 
+	print_chains(player, !quiet);
 	printf("replayed: %s on %s (index %u), format %s, AS %u\n", path, ti.name,
 	       accmap_player_target(player, NULL), pgt_name(rec->format), rec->as);
 	printf("ops:      %u x %u run%s = %llu\n", rec->nr_ops, repeat, repeat == 1 ? "" : "s",
@@ -2775,11 +2847,15 @@ static void show_op(uint32_t i, const struct accmap_replay_op *op)
 	printf("  %6u  %-10s", i, accmap_rec_op_name(op->op));
 	switch (op->op) {
 	case ACCMAP_REPLAY_OP_WRITE:
-		printf("  [0x%04x] = 0x%08x\n", op->offset, op->value);
+		if (op->flags & ACCMAP_REPLAY_OP_CAPTURED)
+			printf("  [0x%04x] = captured value\n", op->offset);
+		else
+			printf("  [0x%04x] = 0x%08x\n", op->offset, op->value);
 		break;
 	case ACCMAP_REPLAY_OP_READ:
-		printf("  [0x%04x] & 0x%08x == 0x%08x%s\n", op->offset, op->mask, op->value,
-		       op->flags & ACCMAP_REPLAY_OP_STRICT ? " (strict)" : "");
+		printf("  [0x%04x] & 0x%08x == 0x%08x%s%s\n", op->offset, op->mask, op->value,
+		       op->flags & ACCMAP_REPLAY_OP_STRICT ? " (strict)" : "",
+		       op->flags & ACCMAP_REPLAY_OP_CAPTURE ? " (captured)" : "");
 		break;
 	case ACCMAP_REPLAY_OP_POLL:
 		printf("  [0x%04x] & 0x%08x == 0x%08x, %u us\n", op->offset, op->mask,
@@ -2798,6 +2874,45 @@ static void show_op(uint32_t i, const struct accmap_replay_op *op)
 	default:
 		printf("\n");
 	}
+}
+
+/* The job chains the ops start, a row each; non-zero if out of memory. */
+static int show_chains(const struct accmap_recording *rec)
+{
+	struct accmap_rec_chain *c;
+	struct table t;
+	uint32_t n, i;
+	int ret;
+
+	ret = accmap_rec_chains(rec, &c, &n);
+	if (ret)
+		return fail(ret, "finding the job chains");
+	printf("chains:   %u\n", n);
+	if (!n)
+		return 0;
+	table_init(&t, 5);
+	t.right[0] = true;
+	t.right[3] = true;
+	t.right[4] = true;
+	table_add(&t, "  CHAIN");
+	table_add(&t, "SLOT");
+	table_add(&t, "HEAD");
+	table_add(&t, "START OP");
+	table_add(&t, "WAIT OP");
+	for (i = 0; i < n; i++) {
+		table_addf(&t, "  %u", i);
+		table_addf(&t, "%u", c[i].slot);
+		table_addf(&t, "0x%012llx", (unsigned long long)c[i].head);
+		table_addf(&t, "%u", c[i].start_op);
+		if (c[i].end_op == UINT32_MAX)
+			table_add(&t, "none");
+		else
+			table_addf(&t, "%u", c[i].end_op);
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+	free(c);
+	return 0;
 }
 
 static int cmd_show(int argc, char **argv)
@@ -2906,6 +3021,10 @@ static int cmd_show(int argc, char **argv)
 	if (all_ops)
 		for (i = 0; i < rec->nr_ops; i++)
 			show_op(i, &rec->ops[i]);
+	if (show_chains(rec)) {
+		accmap_rec_free(rec);
+		return EXIT_FAILURE;
+	}
 	if (rec->note) {
 		const char *p = rec->note;
 

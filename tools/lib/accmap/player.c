@@ -29,6 +29,8 @@
  * @batch:   ops per run
  * @zeros:   PLAYER_ZERO_CHUNK zero bytes for accmap_player_restore(), or
  *           NULL until first needed
+ * @chains:  the chains of the last run, or NULL
+ * @nr_chains: entries in @chains
  */
 struct accmap_player {
 	int fd;
@@ -39,6 +41,8 @@ struct accmap_player {
 	uint32_t *ids;
 	uint32_t batch;
 	void *zeros;
+	struct accmap_player_chain *chains;
+	uint32_t nr_chains;
 };
 
 /* WRITE of @len bytes in chunks; @src NULL writes zeros. */
@@ -173,6 +177,7 @@ int accmap_player_close(struct accmap_player *p)
 		if (r && !ret)
 			ret = r;
 	}
+	free(p->chains);
 	free(p->zeros);
 	free(p->ids);
 	free(p);
@@ -300,13 +305,175 @@ int accmap_player_read_symbol(struct accmap_player *p, const char *name, void *d
 	return accmap_player_read(p, s->gpu_va, dst, len);
 }
 
+const struct accmap_player_chain *accmap_player_chains(const struct accmap_player *p,
+							uint32_t *nr)
+{
+	*nr = p->nr_chains;
+	return p->chains;
+}
+
+/**
+ * struct player_walk - a run's progress through the chains
+ * @cuts:       op indices a batch may not run across (chain starts, and
+ *              the op after each chain's end), ascending, unique
+ * @nr_cuts:    entries in @cuts
+ * @cut:        the first entry of @cuts not behind the current op
+ * @by_end:     indices of the chains that have an end op, by end op
+ * @nr_by_end:  entries in @by_end
+ * @next_end:   the first entry of @by_end not yet ended
+ * @next_start: the first chain not yet started
+ * @t:          time of the run so far
+ */
+struct player_walk {
+	uint32_t *cuts;
+	uint32_t nr_cuts;
+	uint32_t cut;
+	uint32_t *by_end;
+	uint32_t nr_by_end;
+	uint32_t next_end;
+	uint32_t next_start;
+	uint64_t t;
+};
+
+static int player_u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The chains ordered by end op; chains in start order mostly are. */
+static void player_sort_by_end(const struct accmap_player *p, uint32_t *idx, uint32_t n)
+{
+	uint32_t i, j, v;
+
+	/* Insertion sort: nearly sorted input, so about linear. */
+	for (i = 1; i < n; i++) {
+		v = idx[i];
+		for (j = i; j && p->chains[idx[j - 1]].chain.end_op > p->chains[v].chain.end_op; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = v;
+	}
+}
+
+/* Finds the chains of the recording's ops afresh and plans the cuts. */
+static int player_walk_init(struct accmap_player *p, struct player_walk *w)
+{
+	struct accmap_rec_chain *rc;
+	uint32_t n, i, k = 0;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	free(p->chains);
+	p->chains = NULL;
+	p->nr_chains = 0;
+	ret = accmap_rec_chains(p->rec, &rc, &n);
+	if (ret)
+		return ret;
+	if (!n)
+		return 0;
+	p->chains = calloc(n, sizeof(*p->chains));
+	w->cuts = calloc(2 * (size_t)n, sizeof(*w->cuts));
+	w->by_end = calloc(n, sizeof(*w->by_end));
+	if (!p->chains || !w->cuts || !w->by_end) {
+		free(rc);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		p->chains[i].chain = rc[i];
+		w->cuts[k++] = rc[i].start_op;
+		if (rc[i].end_op == UINT32_MAX)
+			continue;
+		w->cuts[k++] = rc[i].end_op + 1;
+		w->by_end[w->nr_by_end++] = i;
+	}
+	p->nr_chains = n;
+	free(rc);
+	qsort(w->cuts, k, sizeof(*w->cuts), player_u32_cmp);
+	for (i = 0; i < k; i++)
+		if (!w->nr_cuts || w->cuts[w->nr_cuts - 1] != w->cuts[i])
+			w->cuts[w->nr_cuts++] = w->cuts[i];
+	player_sort_by_end(p, w->by_end, w->nr_by_end);
+	return 0;
+}
+
+static void player_walk_free(struct player_walk *w)
+{
+	free(w->cuts);
+	free(w->by_end);
+}
+
+/* Where the batch starting at @from ends: at most the batch size, no cut crossed. */
+static uint32_t player_batch_end(const struct accmap_player *p, struct player_walk *w,
+				 uint32_t from, uint32_t total)
+{
+	uint32_t end = total - from > p->batch ? from + p->batch : total;
+
+	while (w->cut < w->nr_cuts && w->cuts[w->cut] <= from)
+		w->cut++;
+	if (w->cut < w->nr_cuts && w->cuts[w->cut] < end)
+		end = w->cuts[w->cut];
+	return end;
+}
+
+/*
+ * After a batch starting at @from of which @done ops ran in @ns: the
+ * chains it started and ended.  A started chain's @ns holds the run's time
+ * at its start until it ends (player_walk_end() does the rest).
+ */
+static void player_walk_batch(struct accmap_player *p, struct player_walk *w, uint32_t from,
+			      uint32_t done, uint64_t ns)
+{
+	struct accmap_player_chain *c;
+
+	while (w->next_start < p->nr_chains &&
+	       p->chains[w->next_start].chain.start_op < from + done) {
+		c = &p->chains[w->next_start++];
+		c->state = ACCMAP_PLAYER_CHAIN_STARTED;
+		c->ns = w->t;
+	}
+	w->t += ns;
+	while (w->next_end < w->nr_by_end) {
+		c = &p->chains[w->by_end[w->next_end]];
+		if (c->chain.end_op >= from + done || c->state != ACCMAP_PLAYER_CHAIN_STARTED)
+			break;
+		c->state = ACCMAP_PLAYER_CHAIN_DONE;
+		c->ns = w->t - c->ns;
+		w->next_end++;
+	}
+}
+
+/* The run stopped: chains still in flight get their time so far; one may have failed. */
+static void player_walk_end(struct accmap_player *p, struct player_walk *w,
+			    const struct accmap_replay_run *r, int ret)
+{
+	struct accmap_player_chain *failed = NULL;
+	uint32_t i;
+
+	for (i = 0; i < w->next_start; i++) {
+		struct accmap_player_chain *c = &p->chains[i];
+
+		if (c->state != ACCMAP_PLAYER_CHAIN_STARTED)
+			continue;
+		c->ns = w->t - c->ns;
+		/* The failed slot's chain is the latest started on it. */
+		if (ret && r->reason == ACCMAP_REPLAY_JOB_FAILED && c->chain.slot == r->fault_as)
+			failed = c;
+	}
+	if (failed) {
+		failed->state = ACCMAP_PLAYER_CHAIN_FAILED;
+		failed->status = r->fault_status;
+		failed->descriptor = r->fault_addr;
+	}
+}
+
 int accmap_player_run(struct accmap_player *p, accmap_player_progress_fn progress, void *arg,
 		      struct accmap_replay_run *result)
 {
 	const struct accmap_recording *rec = p->rec;
+	struct player_walk w;
 	struct accmap_replay_run r;
-	uint64_t elapsed = 0;
-	uint32_t done = 0;
+	uint32_t done = 0, ran;
 	int ret = 0;
 
 	if (!result)
@@ -319,17 +486,19 @@ int accmap_player_run(struct accmap_player *p, accmap_player_progress_fn progres
 	result->fault_as = UINT32_MAX;
 	if (!rec->nr_ops || !rec->ops)
 		return -EINVAL;
+	ret = player_walk_init(p, &w);
+	if (ret)
+		goto out;
 
 	while (done < rec->nr_ops) {
-		uint32_t n = rec->nr_ops - done;
+		uint32_t n = player_batch_end(p, &w, done, rec->nr_ops) - done;
 
-		if (n > p->batch)
-			n = p->batch;
 		ret = accmap_replay_run(p->fd, p->session, rec->ops + done, n, &r);
-		elapsed += r.elapsed_ns;
+		ran = ret ? (r.done <= n ? r.done : n) : n;
+		player_walk_batch(p, &w, done, ran, r.elapsed_ns);
 		if (ret) {
 			/* The batch's outcome, with indices from the first op. */
-			result->done = done + (r.done <= n ? r.done : n);
+			result->done = done + ran;
 			if (r.failed_op < n)
 				result->failed_op = done + r.failed_op;
 			result->reason = r.reason;
@@ -347,6 +516,9 @@ int accmap_player_run(struct accmap_player *p, accmap_player_progress_fn progres
 			break;
 		}
 	}
-	result->elapsed_ns = elapsed;
+	result->elapsed_ns = w.t;
+	player_walk_end(p, &w, result, ret);
+out:
+	player_walk_free(&w);
 	return ret;
 }

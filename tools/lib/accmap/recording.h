@@ -348,6 +348,37 @@ int accmap_rec_encode(const struct accmap_recording *rec, void **buf,
 int accmap_rec_save(const struct accmap_recording *rec, const char *path,
 		    struct accmap_rec_error *err);
 
+/* ---- the job chains of a recording -------------------------------------- */
+
+/**
+ * struct accmap_rec_chain - a job chain the ops of a recording start
+ * @slot:     the Mali job slot
+ * @start_op: index of the op that starts it (START to JS_COMMAND_NEXT)
+ * @end_op:   index of the first WAIT_IRQ of ACCMAP_REPLAY_IRQ_JOB after
+ *            @start_op whose mask has the slot's DONE or FAILED bit, or
+ *            UINT32_MAX if no op waits for it
+ * @head:     the slot's JS_HEAD_NEXT as the ops wrote it before @start_op
+ *            (0 if they did not): the GPU VA of the first descriptor
+ */
+struct accmap_rec_chain {
+	uint32_t slot;
+	uint32_t start_op;
+	uint32_t end_op;
+	uint64_t head;
+};
+
+/**
+ * accmap_rec_chains() - find the job chains a recording's ops start
+ * @rec: the recording (its ops are read on the Mali register map)
+ * @chains: set to a malloc()ed array, in start order (free() it), or
+ *          NULL if there is none
+ * @nr: set to the number of chains
+ *
+ * Return: 0, -EINVAL for a NULL argument, -ENOMEM.
+ */
+int accmap_rec_chains(const struct accmap_recording *rec, struct accmap_rec_chain **chains,
+		      uint32_t *nr);
+
 /* ---- replaying a recording ---------------------------------------------- */
 
 /* Operations per ACCMAP_IOC_REPLAY_RUN when the caller does not say. */
@@ -496,6 +527,43 @@ int accmap_player_write_symbol(struct accmap_player *player, const char *name,
 int accmap_player_read_symbol(struct accmap_player *player, const char *name,
 			      void *dst, size_t len);
 
+/* How a chain fared in the last run (struct accmap_player_chain.state). */
+#define ACCMAP_PLAYER_CHAIN_NOT_RUN	0	/* the run stopped before its start */
+#define ACCMAP_PLAYER_CHAIN_STARTED	1	/* started; the run stopped before its end */
+#define ACCMAP_PLAYER_CHAIN_DONE	2	/* started, and its wait ended */
+#define ACCMAP_PLAYER_CHAIN_FAILED	3	/* the target said it failed */
+
+/**
+ * struct accmap_player_chain - a job chain in the last run of a player
+ * @chain:      where the ops start and wait for it
+ * @state:      ACCMAP_PLAYER_CHAIN_*
+ * @status:     FAILED: the slot's JS_STATUS (the job's exception code)
+ * @descriptor: FAILED: the slot's JS_HEAD, the GPU VA of the descriptor
+ *              the chain stopped at
+ * @ns:         time of the runs from its start op to its end op (to where
+ *              the run stopped, if it did not end): the player splits its
+ *              batches at chain starts and ends to measure it
+ */
+struct accmap_player_chain {
+	struct accmap_rec_chain chain;
+	uint32_t state;
+	uint32_t status;
+	uint64_t descriptor;
+	uint64_t ns;
+};
+
+/**
+ * accmap_player_chains() - the job chains of the player's last run
+ * @player: the player
+ * @nr: set to the number of chains
+ *
+ * Return: the chains, in start order, as the last accmap_player_run()
+ * left them (NULL before the first run, or if the ops start none); valid
+ * until the next run or accmap_player_close().
+ */
+const struct accmap_player_chain *accmap_player_chains(const struct accmap_player *player,
+							uint32_t *nr);
+
 /**
  * accmap_player_run() - run the recording's operations
  * @player: the player
@@ -507,13 +575,17 @@ int accmap_player_read_symbol(struct accmap_player *player, const char *name,
  *          batches, and @result->ops / @result->nr_ops are the
  *          recording's; filled in on failure too
  *
- * Runs the ops in batches of the player's batch size, in order, stopping
- * at the first batch that fails.  Memory is not restored first: see
- * accmap_player_restore().
+ * Runs the ops in batches of at most the player's batch size, in order,
+ * stopping at the first batch that fails.  A batch also ends right before
+ * every chain's start op and right after its end op, so that each chain
+ * is timed on its own; accmap_player_chains() then says how each fared.
+ * A run stopped by ACCMAP_REPLAY_JOB_FAILED marks the chain running on
+ * the failed slot FAILED, with the status and descriptor the kernel gave.
+ * Memory is not restored first: see accmap_player_restore().
  *
  * Return: 0, -EINVAL if the recording has no ops or @result is NULL,
- * -ECANCELED if @progress asked to stop, or the negative errno of the run
- * that failed.
+ * -ECANCELED if @progress asked to stop, -ENOMEM, or the negative errno
+ * of the run that failed.
  */
 int accmap_player_run(struct accmap_player *player,
 		      accmap_player_progress_fn progress, void *arg,

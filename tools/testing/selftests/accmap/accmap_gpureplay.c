@@ -29,14 +29,7 @@
 #define GR_JOBS			23	/* job chains of the MNIST recording */
 #define GR_ROUNDS		3
 
-/* Mali job slots and descriptors, as the recorded driver used them. */
-#define JS_BASE			0x1800
-#define JS_STRIDE		0x80
-#define JS_COUNT		16
-#define JS_HEAD_NEXT_LO		0x40
-#define JS_HEAD_NEXT_HI		0x44
-#define JS_COMMAND_NEXT		0x60
-#define JS_START		1
+/* Mali job descriptors, as the recorded driver wrote them. */
 #define JD_SIZE			32
 #define JD_STATUS		0	/* u32 exception_status */
 #define JD_TYPE			16	/* bit 0: 64-bit next; 7:1: job type */
@@ -91,26 +84,16 @@ static struct accmap_recording *import(struct gpureplay_stats *st)
 static unsigned int chain_heads(const struct accmap_recording *rec, uint64_t *heads,
 				unsigned int max)
 {
-	uint64_t next[JS_COUNT] = { 0 };
-	unsigned int n = 0;
-	uint32_t i;
+	struct accmap_rec_chain *c;
+	uint32_t n, i;
+	int ret;
 
-	for (i = 0; i < rec->nr_ops; i++) {
-		const struct accmap_replay_op *op = &rec->ops[i];
-		uint32_t js, reg;
-
-		if (op->op != ACCMAP_REPLAY_OP_WRITE || op->offset < JS_BASE ||
-		    op->offset >= JS_BASE + JS_COUNT * JS_STRIDE)
-			continue;
-		js = (op->offset - JS_BASE) / JS_STRIDE;
-		reg = (op->offset - JS_BASE) % JS_STRIDE;
-		if (reg == JS_HEAD_NEXT_LO)
-			next[js] = (next[js] & ~0xffffffffULL) | op->value;
-		else if (reg == JS_HEAD_NEXT_HI)
-			next[js] = (next[js] & 0xffffffffULL) | (uint64_t)op->value << 32;
-		else if (reg == JS_COMMAND_NEXT && op->value == JS_START && n < max)
-			heads[n++] = next[js];
-	}
+	ret = accmap_rec_chains(rec, &c, &n);
+	if (!CHECK(ret == 0, "accmap_rec_chains: %s", err_name(ret)))
+		return 0;
+	for (i = 0; i < n && i < max; i++)
+		heads[i] = c[i].head;
+	free(c);
 	return n;
 }
 
@@ -193,6 +176,24 @@ static void test_import(void)
 	free(buf);
 	accmap_rec_free(back);
 	accmap_rec_free(rec);
+}
+
+/* The player's report of the last run: every chain started and done. */
+static void check_chains_done(struct accmap_player *player, unsigned int round)
+{
+	const struct accmap_player_chain *c = NULL;
+	uint32_t n = 0, i, done = 0;
+
+	c = accmap_player_chains(player, &n);
+	for (i = 0; i < n; i++) {
+		if (c[i].state == ACCMAP_PLAYER_CHAIN_DONE && c[i].ns)
+			done++;
+		else if (i - done < 3)
+			tap_diag("round %u: chain %u: state %u, %llu ns", round, i, c[i].state,
+				 (unsigned long long)c[i].ns);
+	}
+	CHECK(n == GR_JOBS && done == n, "round %u: %u of %u chains reported done, %u expected",
+	      round, done, n, GR_JOBS);
 }
 
 static void test_replay_mnist(void)
@@ -282,6 +283,7 @@ static void test_replay_mnist(void)
 					 (unsigned long long)jd[i], status);
 		}
 		CHECK(done == ndesc, "round %u: %u of %u descriptors DONE", round, done, ndesc);
+		check_chains_done(player, round);
 
 		ret = accmap_player_read_symbol(player, "output", output, out_sym->length);
 		if (!CHECK(ret == 0, "round %u: reading output: %s", round, err_name(ret)))
