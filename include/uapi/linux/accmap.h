@@ -551,12 +551,15 @@ struct accmap_replay_setup {
  * @pad:        must be 0
  *
  * Captured values: a READ with ACCMAP_REPLAY_OP_CAPTURE (not with
- * ACCMAP_REPLAY_OP_STRICT) keeps the value it read, and a WRITE with
- * ACCMAP_REPLAY_OP_CAPTURED writes the value the last CAPTURE READ before
- * it in the same run kept, instead of @value (which must then be 0).  A
- * CAPTURED WRITE with no CAPTURE READ before it in the run is malformed.
- * The value written is checked against the session's rules like any
- * other, when it is known (right before the write).  This is how a
+ * ACCMAP_REPLAY_OP_STRICT) keeps the value it read in the session, and a
+ * WRITE with ACCMAP_REPLAY_OP_CAPTURED writes the value the session keeps
+ * instead of @value (which must then be 0).  The value stays until the
+ * next CAPTURE READ, from one run to the next: a recorded driver may read
+ * LATEST_FLUSH long before the job that uses it, and a player may split
+ * the ops into several runs in between.  A CAPTURED WRITE in a session
+ * that has kept no value yet stops the run with ACCMAP_REPLAY_INVALID at
+ * that op.  The value written is checked against the session's rules like
+ * any other, when it is known (right before the write).  This is how a
  * recorded driver's "read LATEST_FLUSH, write it to FLUSH_ID_NEXT" runs
  * with the flush ID the GPU has at replay time.
  */
