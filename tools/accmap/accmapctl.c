@@ -3012,7 +3012,7 @@ static int cmd_import_gpureplay(int argc, char **argv)
 		       st.lines, st.reads, st.writes, st.jobs);
 		printf("ops:      %u (%u POLL, %u WAIT_IRQ, %u WRITE_ROOT); ", st.ops,
 		       st.polls, st.wait_irqs, st.write_roots);
-		printf("%u reads folded, %u TRANSTAB reads dropped, %u flush IDs replaced\n",
+		printf("%u reads folded, %u TRANSTAB reads dropped, %u recorded flush IDs not the one read\n",
 		       st.collapsed, st.dropped, st.flush_ids);
 		printf("gr_pgt:   %u table pages, %llu leaves: ", st.pgt_pages,
 		       (unsigned long long)st.pgt_leaves);
