@@ -1404,10 +1404,12 @@ static int gr_set_note(struct accmap_recording *rec,
 		 "Imported from a GPUReplay recording by accmapctl import-gpureplay.\n"
 		 "%u regions (%u with contents), %llu pages of contents, %llu zero-filled.\n"
 		 "%u register accesses (%u reads, %u writes), %u job chains.\n"
+		 "%u stale regions; %u job chains not replayable.\n"
 		 "%llu ns of recorded delays left out.\n",
 		 st->regions, st->valid_regions, (unsigned long long)st->pages,
 		 (unsigned long long)st->zero_pages, st->lines, st->reads,
-		 st->writes, st->jobs, (unsigned long long)st->recorded_ns);
+		 st->writes, st->jobs, st->stale_regions, st->chains_bad,
+		 (unsigned long long)st->recorded_ns);
 	return accmap_rec_set_note(rec, note);
 }
 

@@ -3,7 +3,7 @@
  * Regression test of the GPUReplay importer (tools/accmap/gpureplay.c),
  * run on the build host by tools/testing/fuzz/run.sh check.
  *
- *   gpureplay_test [--emit DIR] [CORPUS_DIR...]
+ *   gpureplay_test [--emit DIR] [--write-mnist-b DIR] [CORPUS_DIR...]
  *
  * 1. A small valid recording made here imports, with the ops and maps
  *    expected; then hostile variants of it (truncated headers, huge
@@ -12,11 +12,17 @@
  *    line at fault.
  * 2. Every file of each CORPUS_DIR (fuzz inputs, see gpureplay_fuzz.c) is
  *    imported: none may crash; files named valid-* must be accepted.
+ *    Then accepted variants (overlaps the table resolves, stale regions,
+ *    bad chains, teardown and hi-first roots, a failed job, two flush
+ *    reads) import with what they should give.
  * 3. If $ACCMAP_GPUREPLAY_DIR names GPUReplay's MNIST recording, it is
- *    imported and checked.
+ *    imported and checked, as it is and edited in memory with
+ *    gpureplay_edit.h (never written into git).
  *
  * --emit DIR writes the cases of step 1 into DIR as fuzz inputs (the seed
- * corpus kept in tools/testing/fuzz/corpus/gpureplay).
+ * corpus kept in tools/testing/fuzz/corpus/gpureplay).  --write-mnist-b
+ * DIR writes the four files of MNIST with chain 0's head moved into a
+ * stale region into DIR, for trying accmapctl import-gpureplay on it.
  *
  * Last line: "N passed, N failed".
  */
