@@ -3012,30 +3012,33 @@ static int cmd_import_gpureplay(int argc, char **argv)
 		       st.lines, st.reads, st.writes, st.jobs);
 		printf("ops:      %u (%u POLL, %u WAIT_IRQ, %u WRITE_ROOT); ", st.ops,
 		       st.polls, st.wait_irqs, st.write_roots);
-		printf("%u reads folded, %u TRANSTAB reads dropped, %u recorded flush IDs not the one read\n",
-		       st.collapsed, st.dropped, st.flush_ids);
+		printf("%u reads folded, %u TRANSTAB reads dropped, ", st.collapsed, st.dropped);
+		printf("%u recorded flush IDs not the one read\n", st.flush_ids);
 		printf("gr_pgt:   %u table pages, %llu leaves: ", st.pgt_pages,
 		       (unsigned long long)st.pgt_leaves);
 		printf("%llu outside the maps, %llu stale, %llu tables missing\n",
 		       (unsigned long long)st.leaves_unmapped,
 		       (unsigned long long)st.leaves_stale,
 		       (unsigned long long)st.tables_missing);
-		printf("roots:    %u teardown TRANSTAB writes dropped; flush: %u CAPTURE reads, %u CAPTURED writes; %u waits on failed jobs\n",
-		       st.roots_dropped, st.captures, st.captured, st.failed_waits);
-		printf("overlaps: %llu pages held by more than one region (%llu with no valid leaf), %u maps with no valid leaf\n",
-		       (unsigned long long)st.overlap_pages,
+		printf("roots:    %u teardown TRANSTAB writes dropped; ", st.roots_dropped);
+		printf("flush: %u CAPTURE reads, %u CAPTURED writes; ", st.captures, st.captured);
+		printf("%u waits on failed jobs\n", st.failed_waits);
+		printf("overlaps: %llu pages held by more than one region ",
+		       (unsigned long long)st.overlap_pages);
+		printf("(%llu with no valid leaf), %u maps with no valid leaf\n",
 		       (unsigned long long)st.overlap_unmapped, st.maps_no_leaf);
 		printf("delays:   %llu ns recorded, left out\n",
 		       (unsigned long long)st.recorded_ns);
-		printf("stale:    %u regions (freed before the dump; their pages kept where no live region is)\n",
-		       st.stale_regions);
+		printf("stale:    %u regions (freed before the dump; ", st.stale_regions);
+		printf("their pages kept where no live region is)\n");
 		for (i = 0; i < rep.nr_stale; i++) {
 			const struct gpureplay_stale_region *s = &rep.stale[i];
 
-			printf("  stale region 0x%llx-0x%llx (gr_mem_contents offset 0x%llx): %llu pages, %llu kept%s%s\n",
+			printf("  stale region 0x%llx-0x%llx (gr_mem_contents offset 0x%llx): ",
 			       (unsigned long long)s->start, (unsigned long long)s->end,
-			       (unsigned long long)s->off, (unsigned long long)s->pages,
-			       (unsigned long long)s->kept,
+			       (unsigned long long)s->off);
+			printf("%llu pages, %llu kept%s%s\n",
+			       (unsigned long long)s->pages, (unsigned long long)s->kept,
 			       s->symbols & ACCMAP_REC_SYM_INPUT ? ", holds input" : "",
 			       s->symbols & ACCMAP_REC_SYM_OUTPUT ? ", holds output" : "");
 		}
