@@ -3057,7 +3057,11 @@ static void import_usage(FILE *f)
 		"the register log becomes ops (TRANSTAB writes become WRITE_ROOT,\n"
 		"busy reads become POLL, job ends WAIT_IRQ, delays are left out),\n"
 		"and the last two synced ranges become the symbols 'input' and\n"
-		"'output'.  Needs no device.\n"
+		"'output'.  Overlapping regions are resolved page by page from\n"
+		"the recorded page table; regions freed before the dump are\n"
+		"reported as stale; every job chain is walked through the\n"
+		"recorded contents, and 'replayable: no' names each chain that\n"
+		"will not run (OUT is still written).  Needs no device.\n"
 		"\n"
 		"  -q, --quiet   print nothing on success\n"
 		"  -h, --help    this text\n",
@@ -3074,9 +3078,12 @@ static int cmd_import_gpureplay(int argc, char **argv)
 	struct accmap_recording *rec = NULL;
 	struct gpureplay_input in;
 	struct gpureplay_stats st;
+	struct gpureplay_report rep;
 	struct accmap_rec_error err;
 	bool quiet = false;
+	char line[256];
 	int ret, c, status;
+	uint32_t i;
 
 	begin_options(argv);
 	while ((c = next_option(argc, argv, "qh", opts, import_usage, &status)) != OPT_END) {
@@ -3098,7 +3105,7 @@ static int cmd_import_gpureplay(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", cmd_name, err.msg);
 		return EXIT_FAILURE;
 	}
-	ret = gpureplay_import(&in, &rec, &st, &err);
+	ret = gpureplay_import_report(&in, &rec, &st, &rep, &err);
 	gpureplay_unload(&in);
 	if (ret) {
 		fprintf(stderr, "%s: %s/%s\n", cmd_name, argv[optind],
@@ -3109,6 +3116,7 @@ static int cmd_import_gpureplay(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "%s: %s\n", cmd_name,
 			err.msg[0] ? err.msg : strerror(-ret));
+		gpureplay_report_free(&rep);
 		accmap_rec_free(rec);
 		return EXIT_FAILURE;
 	}
@@ -3123,17 +3131,44 @@ static int cmd_import_gpureplay(int argc, char **argv)
 		       st.lines, st.reads, st.writes, st.jobs);
 		printf("ops:      %u (%u POLL, %u WAIT_IRQ, %u WRITE_ROOT); ", st.ops,
 		       st.polls, st.wait_irqs, st.write_roots);
-		printf("%u reads folded, %u TRANSTAB reads dropped, %u flush IDs replaced\n",
-		       st.collapsed, st.dropped, st.flush_ids);
+		printf("%u reads folded, %u TRANSTAB reads dropped, ", st.collapsed, st.dropped);
+		printf("%u recorded flush IDs not the one read\n", st.flush_ids);
 		printf("gr_pgt:   %u table pages, %llu leaves: ", st.pgt_pages,
 		       (unsigned long long)st.pgt_leaves);
 		printf("%llu outside the maps, %llu stale, %llu tables missing\n",
 		       (unsigned long long)st.leaves_unmapped,
 		       (unsigned long long)st.leaves_stale,
 		       (unsigned long long)st.tables_missing);
+		printf("roots:    %u teardown TRANSTAB writes dropped; ", st.roots_dropped);
+		printf("flush: %u CAPTURE reads, %u CAPTURED writes; ", st.captures, st.captured);
+		printf("%u waits on failed jobs\n", st.failed_waits);
+		printf("overlaps: %llu pages held by more than one region ",
+		       (unsigned long long)st.overlap_pages);
+		printf("(%llu with no valid leaf), %u maps with no valid leaf\n",
+		       (unsigned long long)st.overlap_unmapped, st.maps_no_leaf);
 		printf("delays:   %llu ns recorded, left out\n",
 		       (unsigned long long)st.recorded_ns);
+		printf("stale:    %u regions (freed before the dump; ", st.stale_regions);
+		printf("their pages kept where no live region is)\n");
+		for (i = 0; i < rep.nr_stale; i++) {
+			const struct gpureplay_stale_region *s = &rep.stale[i];
+
+			printf("  stale region 0x%llx-0x%llx (gr_mem_contents offset 0x%llx): ",
+			       (unsigned long long)s->start, (unsigned long long)s->end,
+			       (unsigned long long)s->off);
+			printf("%llu pages, %llu kept%s%s\n",
+			       (unsigned long long)s->pages, (unsigned long long)s->kept,
+			       s->symbols & ACCMAP_REC_SYM_INPUT ? ", holds input" : "",
+			       s->symbols & ACCMAP_REC_SYM_OUTPUT ? ", holds output" : "");
+		}
+		printf("chains:   %u walked, %u not replayable\n", st.chains, st.chains_bad);
+		for (i = 0; i < rep.nr_bad_chains; i++) {
+			gpureplay_chain_describe(&rep.bad_chains[i], line, sizeof(line));
+			printf("  %s\n", line);
+		}
+		printf("replayable: %s\n", st.chains_bad ? "no" : "yes");
 	}
+	gpureplay_report_free(&rep);
 	accmap_rec_free(rec);
 	return EXIT_SUCCESS;
 }

@@ -82,6 +82,8 @@
 #define MALI_JS_BASE		0x1800
 #define MALI_JS_STRIDE		0x80
 #define MALI_JS_COUNT		16
+#define MALI_JS_HEAD_NEXT_LO	0x40
+#define MALI_JS_HEAD_NEXT_HI	0x44
 #define MALI_JS_COMMAND_NEXT	0x60
 #define MALI_JS_FLUSH_ID_NEXT	0x70
 #define MALI_JS_START		1
@@ -105,6 +107,9 @@
  * @flags:  kbase region flags
  * @valid:  the region has contents
  * @off:    offset of its header in the file
+ * @live:   pages at which gr_pgt shows this region (see gr_resolve())
+ * @kept:   pages it owns in the recording
+ * @stale:  it has pages, none of them live
  */
 struct gr_region {
 	uint64_t start;
@@ -113,6 +118,57 @@ struct gr_region {
 	uint32_t flags;
 	bool valid;
 	size_t off;
+	uint64_t live;
+	uint64_t kept;
+	bool stale;
+};
+
+/**
+ * struct gr_leaf - a valid leaf of the recorded tables
+ * @va:    first GPU VA it maps
+ * @e:     the entry
+ * @level: 1 or 2 (block) or 3 (page)
+ */
+struct gr_leaf {
+	uint64_t va;
+	uint64_t e;
+	uint32_t level;
+};
+
+/**
+ * struct gr_claim - a page a region holds
+ * @va:  its GPU VA
+ * @pa:  the recorded physical address (regions with contents)
+ * @src: offset of its bytes in gr_mem_contents, 0 for a zero-filled page
+ * @k:   the region, its index in file order (higher is later)
+ */
+struct gr_claim {
+	uint64_t va;
+	uint64_t pa;
+	size_t src;
+	uint32_t k;
+};
+
+/**
+ * struct gr_map - a map made, in ascending VA order as in the recording
+ * @va:  first GPU VA
+ * @len: bytes
+ * @k:   the region that owns its pages
+ */
+struct gr_map {
+	uint64_t va;
+	uint64_t len;
+	uint32_t k;
+};
+
+/**
+ * struct gr_chain - a job chain started in the log
+ * @head: JS_HEAD_NEXT as written before the start
+ * @slot: its job slot
+ */
+struct gr_chain {
+	uint64_t head;
+	uint32_t slot;
 };
 
 /**
@@ -147,6 +203,16 @@ struct gr_table {
  * @started:   job slots started and not yet waited for, a bit each
  * @flush:     the last LATEST_FLUSH value read
  * @have_flush: @flush holds a value
+ * @leaves:    the valid leaves of gr_pgt, ascending VA
+ * @nr_leaves: entries in @leaves
+ * @leaves_cap: room in @leaves
+ * @maps:      the maps made, ascending VA
+ * @nr_maps:   entries in @maps
+ * @chains:    the job chains started
+ * @nr_chains: entries in @chains
+ * @head:      per job slot, JS_HEAD_NEXT as last written
+ * @root_state: GR_ROOT_*: what the last TRANSTAB_LO write did
+ * @hi_op:     index of a WRITE_ROOT HI made before its LO, or -1
  */
 struct gr_ctx {
 	const struct gpureplay_input *in;
@@ -165,7 +231,22 @@ struct gr_ctx {
 	uint32_t started;
 	uint32_t flush;
 	bool have_flush;
+	struct gr_leaf *leaves;
+	uint64_t nr_leaves;
+	uint64_t leaves_cap;
+	struct gr_map *maps;
+	uint32_t nr_maps;
+	struct gr_chain *chains;
+	uint32_t nr_chains;
+	uint64_t head[MALI_JS_COUNT];
+	int root_state;
+	long hi_op;
 };
+
+/* What the last TRANSTAB_LO write was, for the HI write after it. */
+#define GR_ROOT_NONE		0	/* HI comes first, or none pending */
+#define GR_ROOT_INSTALL		1	/* LO non-zero: its HI is a WRITE_ROOT */
+#define GR_ROOT_TEARDOWN	2	/* LO 0: its HI is dropped */
 
 /* ---- messages and bounded reads ----------------------------------------- */
 
@@ -309,13 +390,6 @@ static int gr_read_pgt(struct gr_ctx *c)
 
 /* ---- gr_mem_contents ---------------------------------------------------- */
 
-static int gr_region_cmp(const void *a, const void *b)
-{
-	const struct gr_region *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* Checks one valid region's page records starting at @off. */
 static int gr_check_pages(struct gr_ctx *c, const struct gr_region *r,
 			  size_t off)
@@ -347,7 +421,6 @@ static int gr_read_regions(struct gr_ctx *c)
 	size_t len = c->in->mem_len, off = 0;
 	uint64_t mapped = 0, span;
 	struct gr_region *r;
-	uint32_t i;
 	uint8_t valid;
 	int ret;
 
@@ -419,19 +492,6 @@ static int gr_read_regions(struct gr_ctx *c)
 		return gr_fail(c, GPUREPLAY_MEM, 0, 0, "no regions");
 	c->st->regions = c->nr_regions;
 
-	qsort(c->regions, c->nr_regions, sizeof(*c->regions), gr_region_cmp);
-	for (i = 1; i < c->nr_regions; i++) {
-		struct gr_region *a = &c->regions[i - 1], *b = &c->regions[i];
-
-		if (b->start < a->end)
-			return gr_fail(c, GPUREPLAY_MEM,
-				       a->off > b->off ? a->off : b->off, 0,
-				       "regions 0x%llx-0x%llx and 0x%llx-0x%llx overlap",
-				       (unsigned long long)a->start,
-				       (unsigned long long)a->end,
-				       (unsigned long long)b->start,
-				       (unsigned long long)b->end);
-	}
 	return 0;
 }
 
@@ -451,109 +511,38 @@ static uint32_t gr_map_attr(uint32_t kflags)
 	return (kflags >> KB_REG_MEMATTR_SHIFT) & KB_REG_MEMATTR_MASK;
 }
 
-static int gr_add_map(struct gr_ctx *c, struct accmap_recording *rec,
-		      const struct gr_region *r, uint64_t va, uint64_t len,
-		      const void *data)
-{
-	int ret;
+/* ---- gr_pgt: the walk, collecting the valid leaves ---------------------- */
 
-	ret = accmap_rec_add_map(rec, va, len, gr_map_flags(r->flags),
-				 gr_map_attr(r->flags), data);
-	if (ret == -E2BIG)
-		return gr_fail(c, GPUREPLAY_MEM, r->off, 0,
-			       "more than %u maps", ACCMAP_REPLAY_MAPS_MAX);
-	if (ret == -EINVAL)
-		return gr_fail(c, GPUREPLAY_MEM, r->off, 0,
-			       "region 0x%llx-0x%llx cannot be mapped",
-			       (unsigned long long)r->start,
-			       (unsigned long long)r->end);
-	if (!ret)
-		c->st->maps++;
-	return ret;
+static uint64_t gr_leaf_size(uint32_t level)
+{
+	return 1ULL << (39 - 9 * level);
 }
 
-/*
- * One map per run of consecutive recorded pages of a valid region, one
- * zero-filled map over the first @pages pages of an invalid one.
- */
-static int gr_make_maps(struct gr_ctx *c, struct accmap_recording *rec)
+static int gr_add_leaf(struct gr_ctx *c, uint64_t va, uint64_t e, uint32_t level)
 {
-	const uint8_t *buf = c->in->mem;
-	uint64_t i, j, n, va;
-	uint8_t *data;
-	uint32_t k;
-	size_t off;
-	int ret;
+	struct gr_leaf *n;
+	uint64_t cap;
 
-	for (k = 0; k < c->nr_regions; k++) {
-		const struct gr_region *r = &c->regions[k];
-
-		if (!r->pages)
-			continue;
-		if (!r->valid) {
-			ret = gr_add_map(c, rec, r, r->start, r->pages * GR_PAGE,
-					 NULL);
-			if (ret)
-				return ret;
-			continue;
-		}
-		off = r->off + GR_REGION_HDR;
-		for (i = 0; i < r->pages; i += n) {
-			size_t first = off + i * GR_PAGE_REC;
-
-			va = gr_get64(buf, first);
-			for (n = 1; i + n < r->pages; n++)
-				if (gr_get64(buf, first + n * GR_PAGE_REC) !=
-				    va + n * GR_PAGE)
-					break;
-			data = malloc(n * GR_PAGE);
-			if (!data)
-				return -ENOMEM;
-			for (j = 0; j < n; j++)
-				memcpy(data + j * GR_PAGE,
-				       buf + first + j * GR_PAGE_REC + 16,
-				       GR_PAGE);
-			ret = gr_add_map(c, rec, r, va, n * GR_PAGE, data);
-			free(data);
-			if (ret)
-				return ret;
-		}
+	if (c->nr_leaves == c->leaves_cap) {
+		cap = c->leaves_cap ? 2 * c->leaves_cap : 256;
+		if (cap > SIZE_MAX / sizeof(*n))
+			return -ENOMEM;
+		n = realloc(c->leaves, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->leaves = n;
+		c->leaves_cap = cap;
 	}
+	c->leaves[c->nr_leaves].va = va;
+	c->leaves[c->nr_leaves].e = e;
+	c->leaves[c->nr_leaves].level = level;
+	c->nr_leaves++;
+	c->st->pgt_leaves++;
 	return 0;
 }
 
-/* ---- gr_pgt: the walk, a cross-check of the maps ----------------------- */
-
-/* The map of @rec holding @va, or NULL; maps do not overlap. */
-static const struct accmap_rec_map *gr_map_at(const struct accmap_recording *rec,
-					      uint64_t va)
-{
-	int i = accmap_rec_find_map(rec, va, 1);
-
-	return i < 0 ? NULL : &rec->maps[i];
-}
-
-static void gr_check_leaf(struct gr_ctx *c, const struct accmap_recording *rec,
-			  uint64_t va, uint64_t e)
-{
-	const struct accmap_rec_map *m = gr_map_at(rec, va);
-	bool rw, x;
-
-	c->st->pgt_leaves++;
-	if (!m) {
-		c->st->leaves_unmapped++;
-		return;
-	}
-	rw = ((e >> PTE_AP_SHIFT) & PTE_AP_MASK) == PTE_AP_RW;
-	x = !(e & PTE_NX);
-	if (rw != !!(m->flags & ACCMAP_REPLAY_MAP_WRITE) ||
-	    x != !!(m->flags & ACCMAP_REPLAY_MAP_EXEC) ||
-	    ((e >> PTE_ATTR_SHIFT) & PTE_ATTR_MASK) != m->attr)
-		c->st->leaves_stale++;
-}
-
-static int gr_walk(struct gr_ctx *c, const struct accmap_recording *rec,
-		   struct gr_table *t, uint64_t va_base)
+/* Walks in index order, so the leaves come in ascending VA. */
+static int gr_walk(struct gr_ctx *c, struct gr_table *t, uint64_t va_base)
 {
 	const uint8_t *buf = c->in->pgt;
 	unsigned int shift = 39 - 9 * t->level;
@@ -572,12 +561,17 @@ static int gr_walk(struct gr_ctx *c, const struct accmap_recording *rec,
 		type = e & PTE_TYPE_MASK;
 		va = va_base | ((uint64_t)i << shift);
 		if (t->level == GR_PGT_LEVELS - 1) {
-			if (type == PTE_TYPE_PAGE)
-				gr_check_leaf(c, rec, va, e);
+			if (type == PTE_TYPE_PAGE) {
+				ret = gr_add_leaf(c, va, e, t->level);
+				if (ret)
+					return ret;
+			}
 			continue;
 		}
 		if (type == PTE_TYPE_BLOCK && t->level > 0) {
-			gr_check_leaf(c, rec, va, e);
+			ret = gr_add_leaf(c, va, e, t->level);
+			if (ret)
+				return ret;
 			continue;
 		}
 		if (type != PTE_TYPE_TABLE)
@@ -592,14 +586,14 @@ static int gr_walk(struct gr_ctx *c, const struct accmap_recording *rec,
 				       "table page 0x%llx has level %u, but a level %u entry points to it",
 				       (unsigned long long)child->pa,
 				       child->level, t->level);
-		ret = gr_walk(c, rec, child, va);
+		ret = gr_walk(c, child, va);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-static int gr_walk_pgt(struct gr_ctx *c, const struct accmap_recording *rec)
+static int gr_walk_pgt(struct gr_ctx *c)
 {
 	struct gr_table *root = gr_find_table(c, c->transtab & PTE_ADDR_MASK);
 
@@ -607,7 +601,372 @@ static int gr_walk_pgt(struct gr_ctx *c, const struct accmap_recording *rec)
 		return gr_fail(c, GPUREPLAY_PGT, 8, 0,
 			       "no level 0 table page at TRANSTAB 0x%llx",
 			       (unsigned long long)c->transtab);
-	return gr_walk(c, rec, root, 0);
+	return gr_walk(c, root, 0);
+}
+
+/* The first leaf ending after @va, or nr_leaves: O(log n). */
+static uint64_t gr_leaf_after(const struct gr_ctx *c, uint64_t va)
+{
+	uint64_t lo = 0, hi = c->nr_leaves, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (c->leaves[mid].va + gr_leaf_size(c->leaves[mid].level) <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The recorded leaf mapping @va, or NULL. */
+static const struct gr_leaf *gr_leaf_at(const struct gr_ctx *c, uint64_t va)
+{
+	uint64_t i = gr_leaf_after(c, va);
+
+	if (i == c->nr_leaves || c->leaves[i].va > va)
+		return NULL;
+	return &c->leaves[i];
+}
+
+/* The output address of @l for @va. */
+static uint64_t gr_leaf_pa(const struct gr_leaf *l, uint64_t va)
+{
+	uint64_t size = gr_leaf_size(l->level);
+
+	return (l->e & PTE_ADDR_MASK & ~(size - 1)) + (va - l->va);
+}
+
+/* ---- regions to maps: who owns each page -------------------------------- */
+
+static int gr_claim_cmp(const void *a, const void *b)
+{
+	const struct gr_claim *x = a, *y = b;
+
+	if (x->va != y->va)
+		return x->va < y->va ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Every page of every region, sorted by VA and then file order. */
+static int gr_claims(struct gr_ctx *c, struct gr_claim **out, uint64_t *nr)
+{
+	const uint8_t *buf = c->in->mem;
+	uint64_t total = c->st->pages + c->st->zero_pages, i, n = 0;
+	struct gr_claim *cl;
+	uint32_t k;
+
+	/* GPUREPLAY_MAPPED_MAX bounds @total to 4 Mi pages. */
+	cl = calloc(total ? total : 1, sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	for (k = 0; k < c->nr_regions; k++) {
+		const struct gr_region *r = &c->regions[k];
+		size_t off = r->off + GR_REGION_HDR;
+
+		for (i = 0; i < r->pages; i++, n++) {
+			cl[n].k = k;
+			if (r->valid) {
+				cl[n].va = gr_get64(buf, off + i * GR_PAGE_REC);
+				cl[n].pa = gr_get64(buf, off + i * GR_PAGE_REC + 8);
+				cl[n].src = off + i * GR_PAGE_REC + 16;
+			} else {
+				cl[n].va = r->start + i * GR_PAGE;
+			}
+		}
+	}
+	qsort(cl, n, sizeof(*cl), gr_claim_cmp);
+	*out = cl;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * Picks the owner of the page claimed by @cl[0..@n) (same VA, file order)
+ * and counts the regions live there.  A region with contents is live when
+ * the recorded leaf is valid and maps the page to the region's recorded
+ * physical address; a zero-filled one when the leaf is valid, no region
+ * with contents is live and it is the latest zero-filled one.  The latest
+ * live region owns the page; with no valid leaf, the latest region.
+ */
+static int gr_resolve(struct gr_ctx *c, const struct gr_claim *cl, uint64_t n,
+		      uint64_t *owner)
+{
+	const struct gr_leaf *l = gr_leaf_at(c, cl[0].va);
+	const struct gr_region *a, *b;
+	uint64_t i, pa, best = n, zero = n;
+
+	if (n > 1)
+		c->st->overlap_pages++;
+	if (!l) {
+		if (n > 1)
+			c->st->overlap_unmapped++;
+		*owner = n - 1;
+		return 0;
+	}
+	pa = gr_leaf_pa(l, cl[0].va);
+	for (i = 0; i < n; i++) {
+		if (!c->regions[cl[i].k].valid) {
+			zero = i;
+		} else if (cl[i].pa == pa) {
+			c->regions[cl[i].k].live++;
+			best = i;
+		}
+	}
+	if (best == n && zero < n) {
+		c->regions[cl[zero].k].live++;
+		best = zero;
+	}
+	if (best < n) {
+		*owner = best;
+		return 0;
+	}
+	if (n == 1) {
+		/* One region, not live here: it keeps its page. */
+		*owner = 0;
+		return 0;
+	}
+	a = &c->regions[cl[n - 2].k];
+	b = &c->regions[cl[n - 1].k];
+	return gr_fail(c, GPUREPLAY_MEM, b->off, 0,
+		       "regions 0x%llx-0x%llx (offset 0x%zx) and 0x%llx-0x%llx (offset 0x%zx) overlap at page 0x%llx, which gr_pgt maps to 0x%llx: neither region's page",
+		       (unsigned long long)a->start, (unsigned long long)a->end,
+		       a->off, (unsigned long long)b->start,
+		       (unsigned long long)b->end, b->off,
+		       (unsigned long long)cl[0].va, (unsigned long long)pa);
+}
+
+static int gr_add_map(struct gr_ctx *c, struct accmap_recording *rec,
+		      uint32_t k, uint64_t va, uint64_t len, const void *data)
+{
+	const struct gr_region *r = &c->regions[k];
+	int ret;
+
+	ret = accmap_rec_add_map(rec, va, len, gr_map_flags(r->flags),
+				 gr_map_attr(r->flags), data);
+	if (ret == -E2BIG)
+		return gr_fail(c, GPUREPLAY_MEM, r->off, 0,
+			       "more than %u maps", ACCMAP_REPLAY_MAPS_MAX);
+	if (ret == -EINVAL)
+		return gr_fail(c, GPUREPLAY_MEM, r->off, 0,
+			       "region 0x%llx-0x%llx cannot be mapped",
+			       (unsigned long long)r->start,
+			       (unsigned long long)r->end);
+	if (ret)
+		return ret;
+	c->maps[c->nr_maps].va = va;
+	c->maps[c->nr_maps].len = len;
+	c->maps[c->nr_maps].k = k;
+	c->nr_maps++;
+	c->st->maps++;
+	return 0;
+}
+
+/*
+ * Gives every page one owner (gr_resolve()), marks the stale regions, and
+ * makes one map per run of consecutive pages with the same owner: the maps
+ * never overlap, and come in ascending VA.
+ */
+static int gr_make_maps(struct gr_ctx *c, struct accmap_recording *rec)
+{
+	const uint8_t *buf = c->in->mem;
+	struct gr_claim *cl = NULL;
+	uint64_t nr, i, j, n, owned = 0, own = 0;
+	uint8_t *data = NULL;
+	uint32_t k;
+	int ret;
+
+	ret = gr_claims(c, &cl, &nr);
+	if (ret)
+		return ret;
+	for (i = 0; i < nr; i = j) {
+		for (j = i + 1; j < nr && cl[j].va == cl[i].va; j++)
+			;
+		ret = gr_resolve(c, cl + i, j - i, &own);
+		if (ret)
+			goto out;
+		cl[owned++] = cl[i + own];	/* owned <= i */
+	}
+	for (k = 0; k < c->nr_regions; k++) {
+		struct gr_region *r = &c->regions[k];
+
+		if (r->pages && !r->live) {
+			r->stale = true;
+			c->st->stale_regions++;
+		}
+	}
+
+	c->maps = calloc(owned ? owned : 1, sizeof(*c->maps));
+	ret = -ENOMEM;
+	if (!c->maps)
+		goto out;
+	for (i = 0; i < owned; i += n) {
+		k = cl[i].k;
+		for (n = 1; i + n < owned; n++)
+			if (cl[i + n].k != k ||
+			    cl[i + n].va != cl[i].va + n * GR_PAGE)
+				break;
+		c->regions[k].kept += n;
+		free(data);
+		data = NULL;
+		if (c->regions[k].valid) {
+			ret = -ENOMEM;
+			data = malloc(n * GR_PAGE);
+			if (!data)
+				goto out;
+			for (j = 0; j < n; j++)
+				memcpy(data + j * GR_PAGE, buf + cl[i + j].src,
+				       GR_PAGE);
+		}
+		ret = gr_add_map(c, rec, k, cl[i].va, n * GR_PAGE, data);
+		if (ret)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(data);
+	free(cl);
+	return ret;
+}
+
+/* ---- cross-checks: leaves against maps, and maps against leaves -------- */
+
+/* The index of the map holding [@va, @va + @len), or -1: O(log n). */
+static long gr_map_of(const struct gr_ctx *c, uint64_t va, uint64_t len)
+{
+	uint32_t lo = 0, hi = c->nr_maps, mid;
+	const struct gr_map *m;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (c->maps[mid].va + c->maps[mid].len <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nr_maps)
+		return -1;
+	m = &c->maps[lo];
+	if (va < m->va || len > m->len || va - m->va > m->len - len)
+		return -1;
+	return lo;
+}
+
+static void gr_cross_check(struct gr_ctx *c, const struct accmap_recording *rec)
+{
+	const struct accmap_rec_map *m;
+	uint64_t i, e;
+	long idx;
+	bool rw, x;
+
+	for (i = 0; i < c->nr_leaves; i++) {
+		e = c->leaves[i].e;
+		idx = gr_map_of(c, c->leaves[i].va, 1);
+		if (idx < 0) {
+			c->st->leaves_unmapped++;
+			continue;
+		}
+		m = &rec->maps[idx];
+		rw = ((e >> PTE_AP_SHIFT) & PTE_AP_MASK) == PTE_AP_RW;
+		x = !(e & PTE_NX);
+		if (rw != !!(m->flags & ACCMAP_REPLAY_MAP_WRITE) ||
+		    x != !!(m->flags & ACCMAP_REPLAY_MAP_EXEC) ||
+		    ((e >> PTE_ATTR_SHIFT) & PTE_ATTR_MASK) != m->attr)
+			c->st->leaves_stale++;
+	}
+	for (i = 0; i < c->nr_maps; i++) {
+		uint64_t l = gr_leaf_after(c, c->maps[i].va);
+
+		if (l == c->nr_leaves ||
+		    c->leaves[l].va >= c->maps[i].va + c->maps[i].len)
+			c->st->maps_no_leaf++;
+	}
+}
+
+/* ---- job chains, walked as the model walks them ------------------------- */
+
+/*
+ * Follows chain @n through the recorded contents with the model's rules
+ * (<linux/accmap.h>, ACCMAP_SIM_JD_*): returns 0 if it ends well, else
+ * GPUREPLAY_CHAIN_* with the descriptor in *@at and the rest in *@b.
+ * Brent's cycle finding spots a loop in a few times as many steps as the
+ * chain has descriptors.
+ */
+static uint32_t gr_chain_fault(struct gr_ctx *c, const struct accmap_recording *rec,
+			       uint64_t va, struct gpureplay_bad_chain *b)
+{
+	uint64_t saved = UINT64_MAX, next, count = 0, power = 1, steps = 0;
+	const struct gr_region *r;
+	const uint8_t *d;
+	uint32_t type;
+	uint8_t tb;
+	long m;
+
+	do {
+		b->va = va;
+		if (va & (ACCMAP_SIM_JD_ALIGN - 1))
+			return GPUREPLAY_CHAIN_UNALIGNED;
+		m = gr_map_of(c, va, ACCMAP_SIM_JD_SIZE);
+		if (m < 0)
+			return GPUREPLAY_CHAIN_UNMAPPED;
+		r = &c->regions[c->maps[m].k];
+		if (r->stale) {
+			b->start = r->start;
+			b->end = r->end;
+			return GPUREPLAY_CHAIN_STALE;
+		}
+		d = rec->maps[m].data;
+		if (!d) {
+			b->start = c->maps[m].va;
+			b->end = c->maps[m].va + c->maps[m].len;
+			return GPUREPLAY_CHAIN_ZERO_FILLED;
+		}
+		d += va - c->maps[m].va;
+		tb = d[ACCMAP_SIM_JD_TYPE];
+		type = tb >> ACCMAP_SIM_JD_TYPE_SHIFT;
+		if ((type < ACCMAP_SIM_JD_TYPE_MIN || type > ACCMAP_SIM_JD_TYPE_MAX) &&
+		    type != ACCMAP_SIM_JOB_TYPE) {
+			b->type = type;
+			return GPUREPLAY_CHAIN_TYPE;
+		}
+		if (++count > ACCMAP_SIM_CHAIN_MAX)
+			return GPUREPLAY_CHAIN_TOO_LONG;
+		next = gr_get64(d, ACCMAP_SIM_JD_NEXT);
+		if (!(tb & ACCMAP_SIM_JD_NEXT_64))
+			next &= UINT32_MAX;
+		if (next && next == saved) {
+			b->va = next;
+			return GPUREPLAY_CHAIN_LOOP;
+		}
+		if (++steps == power) {
+			saved = va;
+			power *= 2;
+			steps = 0;
+		}
+		va = next;
+	} while (va);
+	return 0;
+}
+
+static void gr_walk_chains(struct gr_ctx *c, const struct accmap_recording *rec,
+			   struct gpureplay_report *rep)
+{
+	struct gpureplay_bad_chain b;
+	uint32_t n;
+
+	for (n = 0; n < c->nr_chains; n++) {
+		memset(&b, 0, sizeof(b));
+		b.chain = n;
+		b.slot = c->chains[n].slot;
+		b.head = c->chains[n].head;
+		b.why = gr_chain_fault(c, rec, b.head, &b);
+		c->st->chains++;
+		if (!b.why)
+			continue;
+		c->st->chains_bad++;
+		if (rep)
+			rep->bad_chains[rep->nr_bad_chains++] = b;
+	}
 }
 
 /* ---- gr_io_history ------------------------------------------------------ */
@@ -662,13 +1021,15 @@ static bool gr_dec(const char *s, size_t n, uint64_t *v)
 /*
  * Appends @op, folding it into the op before it when it adds nothing: a
  * POLL or READ equal to the one before, or a READ whose recorded value
- * meets the condition of a POLL of the same register just before.
+ * meets the condition of a POLL of the same register just before.  A
+ * CAPTURE READ is never folded: a CAPTURED write needs its value.
  */
 static void gr_emit(struct gr_ctx *c, const struct accmap_replay_op *op)
 {
 	struct accmap_replay_op *prev = c->nr_ops ? &c->ops[c->nr_ops - 1] : NULL;
 
 	if (prev && prev->offset == op->offset &&
+	    !(op->flags & ACCMAP_REPLAY_OP_CAPTURE) &&
 	    (op->op == ACCMAP_REPLAY_OP_READ || op->op == ACCMAP_REPLAY_OP_POLL)) {
 		if (!memcmp(prev, op, sizeof(*op)) ||
 		    (prev->op == ACCMAP_REPLAY_OP_POLL &&
@@ -686,6 +1047,20 @@ static void gr_emit(struct gr_ctx *c, const struct accmap_replay_op *op)
 		c->st->wait_irqs++;
 	else if (op->op == ACCMAP_REPLAY_OP_WRITE_ROOT)
 		c->st->write_roots++;
+	if (op->flags & ACCMAP_REPLAY_OP_CAPTURE)
+		c->st->captures++;
+	else if (op->flags & ACCMAP_REPLAY_OP_CAPTURED)
+		c->st->captured++;
+}
+
+/* Takes op @i out again (a WRITE_ROOT HI whose LO turned out to be 0). */
+static void gr_unemit(struct gr_ctx *c, uint32_t i)
+{
+	if (c->ops[i].op == ACCMAP_REPLAY_OP_WRITE_ROOT)
+		c->st->write_roots--;
+	memmove(&c->ops[i], &c->ops[i + 1],
+		(c->nr_ops - i - 1) * sizeof(*c->ops));
+	c->nr_ops--;
 }
 
 /* The register within an address space block, or -1; the AS in *@as. */
@@ -714,7 +1089,8 @@ static void gr_convert_read(struct gr_ctx *c, uint32_t offset, uint32_t value)
 		.op = ACCMAP_REPLAY_OP_READ, .offset = offset, .value = value,
 		.mask = UINT32_MAX,
 	};
-	uint32_t done = value & c->started;
+	/* Slot n's done bit n and failed bit 16 + n, of slots started. */
+	uint32_t done = value & (c->started | c->started << 16);
 	int as, reg;
 
 	reg = gr_as_reg(offset, &as);
@@ -735,21 +1111,75 @@ static void gr_convert_read(struct gr_ctx *c, uint32_t offset, uint32_t value)
 		op.mask = value;
 		op.timeout_us = GPUREPLAY_TIMEOUT_US;
 	} else if (offset == MALI_JOB_IRQ_STATUS && done) {
-		/* A job chain's end: wait for its slot's done interrupt. */
+		/*
+		 * A job chain's end: wait for its slot's done interrupt, or
+		 * its failed one if the recording saw the job fail.
+		 */
 		op.op = ACCMAP_REPLAY_OP_WAIT_IRQ;
 		op.offset = 0;
 		op.value = 0;
 		op.mask = done;
 		op.timeout_us = GPUREPLAY_TIMEOUT_US;
 		op.irq = ACCMAP_REPLAY_IRQ_JOB;
-		c->started &= ~done;
+		c->started &= ~(done | done >> 16);
+		if (done >> 16)
+			c->st->failed_waits++;
 	} else if (offset == MALI_LATEST_FLUSH) {
+		/* The GPU's flush ID at replay feeds FLUSH_ID_NEXT. */
+		op.flags = ACCMAP_REPLAY_OP_CAPTURE;
 		c->flush = value;
 		c->have_flush = true;
 	} else if (offset == MALI_GPU_ID && !c->gpu_id) {
 		c->gpu_id = value;
 	}
 	gr_emit(c, &op);
+}
+
+/*
+ * Whether a TRANSTAB write (@hi: of the upper half) installs a table and
+ * so becomes a WRITE_ROOT.  A LO write of non-zero installs one, and the
+ * HI write after it belongs to it, even if 0 (kbase writes LO, then HI).
+ * A LO write of 0 is a teardown: it and its HI write are left out, since
+ * a root of 0 would point the table walker at physical address 0 (the
+ * TRANSCFG write of the unmapped mode that follows disables the AS).  A HI
+ * write before its LO becomes a WRITE_ROOT at once and is taken out again
+ * if the LO write after it is a teardown.
+ */
+static bool gr_root_write(struct gr_ctx *c, bool hi, uint32_t value)
+{
+	if (hi) {
+		if (c->root_state == GR_ROOT_INSTALL) {
+			c->root_state = GR_ROOT_NONE;
+			return true;
+		}
+		if (c->root_state == GR_ROOT_TEARDOWN) {
+			c->root_state = GR_ROOT_NONE;
+			c->st->roots_dropped++;
+			return false;
+		}
+		/* HI first: kept unless its LO is a teardown. */
+		c->hi_op = c->nr_ops;
+		return true;
+	}
+	if (value) {
+		c->root_state = c->hi_op >= 0 ? GR_ROOT_NONE : GR_ROOT_INSTALL;
+		c->hi_op = -1;
+		return true;
+	}
+	c->st->roots_dropped++;
+	if (c->hi_op >= 0) {
+		if ((uint32_t)c->hi_op < c->nr_ops &&
+		    c->ops[c->hi_op].op == ACCMAP_REPLAY_OP_WRITE_ROOT &&
+		    (c->ops[c->hi_op].flags & ACCMAP_REPLAY_OP_HI)) {
+			gr_unemit(c, c->hi_op);
+			c->st->roots_dropped++;
+		}
+		c->hi_op = -1;
+		c->root_state = GR_ROOT_NONE;
+	} else {
+		c->root_state = GR_ROOT_TEARDOWN;
+	}
+	return false;
 }
 
 static int gr_convert_write(struct gr_ctx *c, uint32_t offset, uint32_t value,
@@ -773,6 +1203,8 @@ static int gr_convert_write(struct gr_ctx *c, uint32_t offset, uint32_t value,
 		       c->transtab & UINT32_MAX;
 		if (value && value != half)
 			c->st->roots_other++;
+		if (!gr_root_write(c, reg == MALI_AS_TRANSTAB_HI, value))
+			return 0;
 		/* The kernel's own root goes where the recorded one went. */
 		op.op = ACCMAP_REPLAY_OP_WRITE_ROOT;
 		op.value = 0;
@@ -787,14 +1219,23 @@ static int gr_convert_write(struct gr_ctx *c, uint32_t offset, uint32_t value,
 				       value, mode);
 	}
 	reg = gr_js_reg(offset, &js);
-	if (reg == MALI_JS_COMMAND_NEXT && value == MALI_JS_START) {
+	if (reg == MALI_JS_HEAD_NEXT_LO) {
+		c->head[js] = (c->head[js] & ~(uint64_t)UINT32_MAX) | value;
+	} else if (reg == MALI_JS_HEAD_NEXT_HI) {
+		c->head[js] = (c->head[js] & UINT32_MAX) | (uint64_t)value << 32;
+	} else if (reg == MALI_JS_COMMAND_NEXT && value == MALI_JS_START) {
 		c->started |= 1U << js;
 		c->st->jobs++;
+		/* One chain per line at most: room was made. */
+		c->chains[c->nr_chains].head = c->head[js];
+		c->chains[c->nr_chains].slot = js;
+		c->nr_chains++;
 	} else if (reg == MALI_JS_FLUSH_ID_NEXT && c->have_flush) {
-		/* The flush ID the driver read just before, as on replay. */
+		/* The flush ID the GPU gives the CAPTURE READ before, at replay. */
 		if (op.value != c->flush)
 			c->st->flush_ids++;
-		op.value = c->flush;
+		op.flags = ACCMAP_REPLAY_OP_CAPTURED;
+		op.value = 0;
 	}
 	gr_emit(c, &op);
 	return 0;
@@ -870,7 +1311,8 @@ static int gr_read_io(struct gr_ctx *c)
 	if (!lines)
 		return gr_fail(c, GPUREPLAY_IO, 0, 0, "empty");
 	c->ops = calloc(lines, sizeof(*c->ops));
-	if (!c->ops)
+	c->chains = calloc(lines, sizeof(*c->chains));
+	if (!c->ops || !c->chains)
 		return -ENOMEM;
 	c->ops_cap = lines;
 
@@ -962,11 +1404,42 @@ static int gr_set_note(struct accmap_recording *rec,
 		 "Imported from a GPUReplay recording by accmapctl import-gpureplay.\n"
 		 "%u regions (%u with contents), %llu pages of contents, %llu zero-filled.\n"
 		 "%u register accesses (%u reads, %u writes), %u job chains.\n"
+		 "%u stale regions; %u job chains not replayable.\n"
 		 "%llu ns of recorded delays left out.\n",
 		 st->regions, st->valid_regions, (unsigned long long)st->pages,
 		 (unsigned long long)st->zero_pages, st->lines, st->reads,
-		 st->writes, st->jobs, (unsigned long long)st->recorded_ns);
+		 st->writes, st->jobs, st->stale_regions, st->chains_bad,
+		 (unsigned long long)st->recorded_ns);
 	return accmap_rec_set_note(rec, note);
+}
+
+/* Which of the input and output ranges overlap each stale region. */
+static void gr_stale_symbols(struct gr_ctx *c, struct gpureplay_report *rep)
+{
+	const uint8_t *buf = c->in->sync;
+	uint32_t count = gr_get32(buf, 0), k, s;
+	uint64_t start, end;
+
+	for (k = 0; k < c->nr_regions; k++) {
+		const struct gr_region *r = &c->regions[k];
+		struct gpureplay_stale_region *o;
+
+		if (!r->stale)
+			continue;
+		o = &rep->stale[rep->nr_stale++];
+		o->start = r->start;
+		o->end = r->end;
+		o->pages = r->pages;
+		o->kept = r->kept;
+		o->off = r->off;
+		for (s = 0; s < 2; s++) {
+			start = gr_get64(buf, 4 + (size_t)(count - 2 + s) * GR_SYNC_REC);
+			end = gr_get64(buf, 4 + (size_t)(count - 2 + s) * GR_SYNC_REC + 8);
+			if (start < r->end && end > r->start)
+				o->symbols |= s ? ACCMAP_REC_SYM_OUTPUT :
+						  ACCMAP_REC_SYM_INPUT;
+		}
+	}
 }
 
 int gpureplay_import(const struct gpureplay_input *in,
@@ -974,11 +1447,21 @@ int gpureplay_import(const struct gpureplay_input *in,
 		     struct gpureplay_stats *stats,
 		     struct accmap_rec_error *err)
 {
+	return gpureplay_import_report(in, recp, stats, NULL, err);
+}
+
+int gpureplay_import_report(const struct gpureplay_input *in,
+			    struct accmap_recording **recp,
+			    struct gpureplay_stats *stats,
+			    struct gpureplay_report *rep,
+			    struct accmap_rec_error *err)
+{
 	struct gpureplay_stats local;
 	struct accmap_recording *rec = NULL;
 	struct accmap_rec_error cerr;
 	struct gr_ctx c = {
 		.in = in, .st = stats ? stats : &local, .err = err, .as = -1,
+		.hi_op = -1,
 	};
 	int ret;
 
@@ -986,6 +1469,8 @@ int gpureplay_import(const struct gpureplay_input *in,
 		err->offset = ACCMAP_REC_NO_OFFSET;
 		err->msg[0] = '\0';
 	}
+	if (rep)
+		memset(rep, 0, sizeof(*rep));
 	if (!in || !recp || (!in->pgt && in->pgt_len) ||
 	    (!in->mem && in->mem_len) || (!in->io && in->io_len) ||
 	    (!in->sync && in->sync_len))
@@ -996,6 +1481,8 @@ int gpureplay_import(const struct gpureplay_input *in,
 	if (!ret)
 		ret = gr_read_regions(&c);
 	if (!ret)
+		ret = gr_walk_pgt(&c);
+	if (!ret)
 		ret = gr_read_io(&c);
 	if (!ret)
 		ret = accmap_rec_create(GPUREPLAY_TARGET, ACCMAP_PGT_MALI_AARCH64_4K,
@@ -1004,12 +1491,23 @@ int gpureplay_import(const struct gpureplay_input *in,
 		rec->gpu_id = c.gpu_id;
 		ret = gr_make_maps(&c, rec);
 	}
-	if (!ret)
-		ret = gr_walk_pgt(&c, rec);
-	if (!ret)
+	if (!ret) {
+		gr_cross_check(&c, rec);
 		ret = gr_read_sync(&c, rec);
-	if (!ret)
+	}
+	if (!ret && rep) {
+		rep->bad_chains = calloc(c.nr_chains ? c.nr_chains : 1,
+					 sizeof(*rep->bad_chains));
+		rep->stale = calloc(c.nr_regions, sizeof(*rep->stale));
+		if (!rep->bad_chains || !rep->stale)
+			ret = -ENOMEM;
+		else
+			gr_stale_symbols(&c, rep);
+	}
+	if (!ret) {
+		gr_walk_chains(&c, rec, rep);
 		ret = accmap_rec_set_ops(rec, c.ops, c.nr_ops);
+	}
 	if (!ret)
 		ret = gr_set_note(rec, c.st);
 	if (!ret && accmap_rec_check(rec, &cerr)) {
@@ -1024,12 +1522,62 @@ int gpureplay_import(const struct gpureplay_input *in,
 	free(c.regions);
 	free(c.tables);
 	free(c.ops);
+	free(c.leaves);
+	free(c.maps);
+	free(c.chains);
 	if (ret) {
+		if (rep)
+			gpureplay_report_free(rep);
 		accmap_rec_free(rec);
 		return ret;
 	}
 	*recp = rec;
 	return 0;
+}
+
+void gpureplay_report_free(struct gpureplay_report *rep)
+{
+	free(rep->bad_chains);
+	free(rep->stale);
+	memset(rep, 0, sizeof(*rep));
+}
+
+int gpureplay_chain_describe(const struct gpureplay_bad_chain *b, char *buf,
+			     size_t len)
+{
+	int n = snprintf(buf, len, "chain %u (slot %u, head 0x%llx): descriptor 0x%llx ",
+			 b->chain, b->slot, (unsigned long long)b->head,
+			 (unsigned long long)b->va);
+
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	buf += n;
+	len -= n;
+	switch (b->why) {
+	case GPUREPLAY_CHAIN_UNALIGNED:
+		return n + snprintf(buf, len, "is not %u-byte aligned",
+				    ACCMAP_SIM_JD_ALIGN);
+	case GPUREPLAY_CHAIN_UNMAPPED:
+		return n + snprintf(buf, len, "lies outside every map");
+	case GPUREPLAY_CHAIN_STALE:
+		return n + snprintf(buf, len, "lies in stale region 0x%llx-0x%llx",
+				    (unsigned long long)b->start,
+				    (unsigned long long)b->end);
+	case GPUREPLAY_CHAIN_ZERO_FILLED:
+		return n + snprintf(buf, len, "lies in zero-filled map 0x%llx-0x%llx",
+				    (unsigned long long)b->start,
+				    (unsigned long long)b->end);
+	case GPUREPLAY_CHAIN_TYPE:
+		return n + snprintf(buf, len, "has job type %u, which the model does not run",
+				    b->type);
+	case GPUREPLAY_CHAIN_LOOP:
+		return n + snprintf(buf, len, "comes back: the chain loops");
+	case GPUREPLAY_CHAIN_TOO_LONG:
+		return n + snprintf(buf, len, "is past %u descriptors",
+				    ACCMAP_SIM_CHAIN_MAX);
+	default:
+		return n + snprintf(buf, len, "is bad (%u)", b->why);
+	}
 }
 
 /* ---- reading the files -------------------------------------------------- */

@@ -233,10 +233,11 @@ struct op_rule {
 
 static const struct op_rule op_rules[] = {
 	[ACCMAP_REPLAY_OP_WRITE] = {
-		.offset = true, .value = true,
+		.flags = ACCMAP_REPLAY_OP_CAPTURED, .offset = true, .value = true,
 	},
 	[ACCMAP_REPLAY_OP_READ] = {
-		.flags = ACCMAP_REPLAY_OP_STRICT, .offset = true, .value = true, .mask = true,
+		.flags = ACCMAP_REPLAY_OP_STRICT | ACCMAP_REPLAY_OP_CAPTURE, .offset = true,
+		.value = true, .mask = true,
 	},
 	[ACCMAP_REPLAY_OP_POLL] = {
 		.offset = true, .value = true, .mask = true,
@@ -273,6 +274,8 @@ static const char *op_problem(const struct accmap_replay_op *op, unsigned int *f
 	*field = OP_FLAGS;
 	if (op->flags & ~rule->flags)
 		return "flags not defined for this op";
+	if ((op->flags & ACCMAP_REPLAY_OP_STRICT) && (op->flags & ACCMAP_REPLAY_OP_CAPTURE))
+		return "a CAPTURE read is not STRICT";
 	*field = OP_OFFSET;
 	if (!rule->offset && op->offset)
 		return "offset must be 0 for this op";
@@ -281,6 +284,8 @@ static const char *op_problem(const struct accmap_replay_op *op, unsigned int *f
 	*field = OP_VALUE;
 	if (!rule->value && op->value)
 		return "value must be 0 for this op";
+	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURED) && op->value)
+		return "value must be 0 for a CAPTURED write";
 	*field = OP_MASK;
 	if (!rule->mask && op->mask)
 		return "mask must be 0 for this op";
@@ -444,6 +449,7 @@ static int rec_check_contents(const struct accmap_recording *rec, const struct r
 	uint32_t i;
 	unsigned int field;
 	const char *why;
+	bool captured;
 	int ret = -EBADMSG;
 
 	why = fixed_string_problem(rec->target, sizeof(rec->target), is_target_char);
@@ -503,8 +509,16 @@ static int rec_check_contents(const struct accmap_recording *rec, const struct r
 				ACCMAP_REPLAY_OPS_MAX);
 		goto out;
 	}
-	for (i = 0; i < rec->nr_ops; i++) {
+	for (i = 0, captured = false; i < rec->nr_ops; i++) {
 		why = op_problem(&rec->ops[i], &field);
+		if (!why && (rec->ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED) &&
+		    rec->ops[i].op == ACCMAP_REPLAY_OP_WRITE && !captured) {
+			why = "CAPTURED write with no CAPTURE read before it";
+			field = OP_FLAGS;
+		}
+		if (rec->ops[i].op == ACCMAP_REPLAY_OP_READ &&
+		    (rec->ops[i].flags & ACCMAP_REPLAY_OP_CAPTURE))
+			captured = true;
 		if (why) {
 			ret = rec_error(err, name, at(w->ops, w->op_size, i, field), ret,
 					"op %u (%s %u): %s", i, accmap_rec_op_name(rec->ops[i].op),

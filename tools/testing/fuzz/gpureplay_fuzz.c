@@ -8,8 +8,11 @@
  * what is left are cut to it, so every input means something.
  *
  * Whatever the input, the import must not crash, read outside the
- * buffers or leak; and a recording it accepts must encode and read back,
- * as accmapctl writes it to a file.  tools/testing/fuzz/run.sh builds and
+ * buffers or leak; a recording it accepts must encode and read back, as
+ * accmapctl writes it to a file; and its report (bad chains, stale
+ * regions) must agree with its counts.  The seeds in corpus/gpureplay
+ * include overlapping and stale regions and broken chains (valid-*), so
+ * that mutations start from inputs that reach those paths.  tools/testing/fuzz/run.sh builds and
  * runs it; gpureplay_test.c runs the same function over the corpus.
  */
 #include <stdint.h>
@@ -54,16 +57,34 @@ int gpureplay_fuzz_one(const uint8_t *data, size_t size,
 		       struct accmap_rec_error *err)
 {
 	struct accmap_recording *rec = NULL, *back = NULL;
+	struct gpureplay_report rep;
 	struct accmap_rec_error perr;
+	struct gpureplay_stats st;
 	struct gpureplay_input in;
 	size_t len = 0;
 	void *buf = NULL;
+	char line[256];
+	uint32_t i;
 	int ret;
 
 	gpureplay_fuzz_split(data, size, &in);
-	ret = gpureplay_import(&in, &rec, NULL, err);
+	ret = gpureplay_import_report(&in, &rec, &st, &rep, err);
 	if (ret)
 		return ret;
+	/* The report agrees with the counts, and every line can be said. */
+	if (rep.nr_bad_chains != st.chains_bad || st.chains_bad > st.chains ||
+	    st.chains != st.jobs || rep.nr_stale != st.stale_regions ||
+	    st.overlap_unmapped > st.overlap_pages)
+		abort();
+	for (i = 0; i < rep.nr_bad_chains; i++)
+		if (gpureplay_chain_describe(&rep.bad_chains[i], line, sizeof(line)) <= 0 ||
+		    rep.bad_chains[i].chain >= st.chains ||
+		    (i && rep.bad_chains[i].chain <= rep.bad_chains[i - 1].chain))
+			abort();
+	for (i = 0; i < rep.nr_stale; i++)
+		if (rep.stale[i].kept > rep.stale[i].pages || !rep.stale[i].pages)
+			abort();
+	gpureplay_report_free(&rep);
 	/* An accepted recording always reads back. */
 	if (accmap_rec_encode(rec, &buf, &len, &perr) ||
 	    accmap_rec_parse(buf, len, "fuzz", &back, &perr))

@@ -27,7 +27,7 @@ TIER=fuzz
 fuzz=$ACCMAP_ROOT/tools/testing/fuzz
 work=$CACHE/fuzz
 mkdir -p "$work"
-srcs=("$fuzz/gpureplay_fuzz.c" "$ACCMAP_ROOT/tools/accmap/gpureplay.c"
+srcs=("$fuzz/gpureplay_fuzz.c" "$fuzz/gpureplay_edit.c" "$ACCMAP_ROOT/tools/accmap/gpureplay.c"
       "$ACCMAP_ROOT/tools/lib/accmap/recording.c")
 cppflags=(-D_GNU_SOURCE "-I$ACCMAP_ROOT/include/uapi" "-I$ACCMAP_ROOT/tools/lib/accmap"
 	  "-I$ACCMAP_ROOT/tools/accmap" "-I$fuzz"
