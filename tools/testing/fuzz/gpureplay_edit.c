@@ -4,6 +4,8 @@
  * gpureplay_edit.h.  The formats are those gpureplay.c reads.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,4 +243,72 @@ long gre_edit_io(struct gre *e, size_t at, const char *from, const char *to)
 	e->io.p = p;
 	e->io.n = e->io.n - fl + tl;
 	return (long)(i + tl);
+}
+
+/* ---- the edits the tests make of MNIST ---------------------------------- */
+
+uint64_t gre_free_va(const struct gre *e)
+{
+	struct gre_region r;
+	uint64_t top = 0;
+	uint32_t k;
+
+	for (k = 0; !gre_region(e, k, &r); k++)
+		if (r.end > top)
+			top = r.end;
+	return top;
+}
+
+int gre_stale_overlap(const struct gre *orig, struct gre *e, struct gre_region *live,
+		      uint64_t *start)
+{
+	bool found = false;
+	uint64_t pa[4];
+	uint32_t k, i;
+
+	memset(e, 0, sizeof(*e));
+	for (k = 0; !found && !gre_region(orig, k, live); k++)
+		found = live->valid && live->pages > 2;
+	if (!found)
+		return -ENOENT;
+	if (gre_dup(e, orig))
+		return -ENOMEM;
+	*start = live->end - 2 * GRE_PAGE;
+	for (i = 0; i < 4; i++)
+		pa[i] = 0x1234000000ULL + i * GRE_PAGE;
+	if (gre_append_region(e, *start, 4, live->flags, pa, 0xa5)) {
+		gre_free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int gre_stale_chain0(const struct gre *orig, struct gre *e, uint8_t fill, uint64_t *va)
+{
+	uint64_t pa = 0x1234000000ULL;
+	char from[40], to[40];
+	long at;
+
+	memset(e, 0, sizeof(*e));
+	*va = gre_free_va(orig);
+	if ((*va >> 32) != 0xffff)
+		return -EINVAL;
+	if (gre_dup(e, orig))
+		return -ENOMEM;
+	if (gre_append_region(e, *va, 1, 0x606e, &pa, fill))
+		goto fail;
+	/* Chain 0's head: the first JS_HEAD_NEXT_LO write, of slot 1. */
+	at = gre_edit_io(e, 0, ",W,0x000018c0,", ",W,0x000018c0,");
+	if (at < 0 || (size_t)at + 8 > e->io.n)
+		goto fail;
+	memcpy(from, e->io.p + at, 8);
+	from[8] = '\0';
+	snprintf(to, sizeof(to), "%08llx", (unsigned long long)((*va + 0x40) & 0xffffffff));
+	if (gre_edit_io(e, at, from, to) < 0 ||
+	    gre_edit_io(e, at, ",W,0x000018c4,0000ffff", ",W,0x000018c4,0000ffff") < 0)
+		goto fail;
+	return 0;
+fail:
+	gre_free(e);
+	return -EINVAL;
 }

@@ -102,4 +102,26 @@ int gre_set_leaf(struct gre *e, uint64_t va, uint64_t entry);
  */
 long gre_edit_io(struct gre *e, size_t at, const char *from, const char *to);
 
+/* The first page after every region of @e (no region holds it). */
+uint64_t gre_free_va(const struct gre *e);
+
+/*
+ * The stale-overlap edit of MNIST: into @e, a copy of @orig with a region
+ * of 4 pages appended last (recorded PAs no leaf has, every byte 0xa5)
+ * over the last two pages of the first region with contents and more
+ * than two pages (*@live), and two pages past it (no leaves); *@start is
+ * its first VA.  The live pages must win.  0, -ENOENT if there is no such
+ * region, -ENOMEM.
+ */
+int gre_stale_overlap(const struct gre *orig, struct gre *e, struct gre_region *live,
+		      uint64_t *start);
+
+/*
+ * The stale-chain edit of MNIST: into @e, a copy of @orig with a one-page
+ * region appended at gre_free_va() (*@va; every byte @fill, a PA no leaf
+ * has) and chain 0's JS_HEAD_NEXT (slot 1) rewritten to *@va + 0x40.
+ * 0, -EINVAL if @orig is not laid out as MNIST is, -ENOMEM.
+ */
+int gre_stale_chain0(const struct gre *orig, struct gre *e, uint8_t fill, uint64_t *va);
+
 #endif /* ACCMAP_GPUREPLAY_EDIT_H */

@@ -1085,14 +1085,6 @@ static void check_mnist_self(const struct gre *e)
 }
 
 /* A contents region of @e with more than two pages (MNIST's 513-page one). */
-static bool big_region(const struct gre *e, struct gre_region *r, uint32_t *idx)
-{
-	for (*idx = 0; !gre_region(e, *idx, r); (*idx)++)
-		if (r->valid && r->pages > 2)
-			return true;
-	return false;
-}
-
 /*
  * (a) A stale region appended last, over the last two pages of a live one
  * (other PAs) and two pages past it (no leaves): the live pages win.
@@ -1105,20 +1097,16 @@ static void check_mnist_stale(const struct gre *orig)
 	struct gpureplay_stats st;
 	struct gre_region r;
 	struct gre e;
-	uint64_t pa[4], va, rpa, start;
+	uint64_t va, rpa, start;
 	size_t data;
-	uint32_t idx, i;
+	uint32_t i;
 	bool live_won = true;
 	char why[600];
 
-	if (!big_region(orig, &r, &idx) || gre_dup(&e, orig)) {
+	if (gre_stale_overlap(orig, &e, &r, &start)) {
 		report(false, "mnist-stale-overlap", "no region of more than 2 pages");
 		return;
 	}
-	start = r.end - 2 * 4096;
-	for (i = 0; i < 4; i++)
-		pa[i] = 0x1234000000ULL + i * 4096;
-	gre_append_region(&e, start, 4, r.flags, pa, 0xa5);
 	if (import_edit(&e, &rec, &st, &rep, &err)) {
 		report(false, "mnist-stale-overlap", err.msg);
 		gre_free(&e);
@@ -1151,44 +1139,15 @@ static void check_mnist_stale(const struct gre *orig)
 	gre_free(&e);
 }
 
-/* The page after the highest region of @e: no region there. */
-static uint64_t free_va(const struct gre *e)
-{
-	struct gre_region r;
-	uint64_t top = 0;
-	uint32_t k;
-
-	for (k = 0; !gre_region(e, k, &r); k++)
-		if (r.end > top)
-			top = r.end;
-	return top;
-}
-
 /*
  * (b) Chain 0's JS_HEAD_NEXT rewritten into a stale region appended at a
- * free VA: the import names chain 0 and says not replayable.  With @dir,
- * the edited files are also written there (never into git).
+ * free VA: the import names chain 0 and says not replayable.
  */
 static int mnist_edit_b(const struct gre *orig, struct gre *e)
 {
-	uint64_t pa = 0x1234000000ULL, va = free_va(orig);
-	char from[40], to[40];
-	long at;
+	uint64_t va;
 
-	if (gre_dup(e, orig))
-		return -1;
-	gre_append_region(e, va, 1, 0x606e, &pa, 0x03);
-	/* Chain 0's head: the first HEAD_NEXT_LO write, of slot 1. */
-	at = gre_edit_io(e, 0, ",W,0x000018c0,", ",W,0x000018c0,");
-	if (at < 0 || (size_t)at + 8 > e->io.n)
-		return -1;
-	memcpy(from, e->io.p + at, 8);
-	from[8] = '\0';
-	snprintf(to, sizeof(to), "%08llx", (unsigned long long)((va + 0x40) & 0xffffffff));
-	if (gre_edit_io(e, at, from, to) < 0 || gre_edit_io(e, at, ",W,0x000018c4,0000ffff",
-							    ",W,0x000018c4,0000ffff") < 0)
-		return -1;
-	return (va >> 32) == 0xffff ? 0 : -1;
+	return gre_stale_chain0(orig, e, 0x03, &va);
 }
 
 static void check_mnist_chain(const struct gre *orig)
@@ -1198,7 +1157,7 @@ static void check_mnist_chain(const struct gre *orig)
 	struct accmap_rec_error err;
 	struct gpureplay_stats st;
 	struct gre e;
-	uint64_t va = free_va(orig);
+	uint64_t va = gre_free_va(orig);
 	char why[600], line[256] = "";
 
 	if (mnist_edit_b(orig, &e)) {
