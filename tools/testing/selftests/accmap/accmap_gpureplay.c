@@ -10,6 +10,20 @@
  * clears before each run and reads back after), no MMU fault may happen,
  * and the input and output ranges are written and read by symbol.
  *
+ * Two edited copies of the recording (made in memory by the fuzz tier's
+ * gpureplay_edit.c, never written anywhere) are imported and replayed too:
+ *  - stale_overlap: a region appended last over the last two pages of a
+ *    live one, with physical addresses no recorded leaf has and bytes
+ *    0xa5: the importer gives those pages to the live region (the bytes
+ *    the player loads there are the live region's), and the replay runs
+ *    every chain to done with the same output as the unedited recording;
+ *  - stale_chain: chain 0's head rewritten into a stale region of bytes
+ *    0xff (job type 127, which the model refuses): the importer names
+ *    chain 0 as not replayable, and the replay stops at once with
+ *    JOB_FAILED (EIO), JS_STATUS DATA_INVALID_FAULT at that head, chain 0
+ *    reported failed well within the WAIT_IRQ timeout, and no other chain
+ *    run.
+ *
  * The recording's directory: $ACCMAP_GPUREPLAY_DIR, else
  * /data/gpureplay-mnist (where tools/testing/vm/run.sh packs it).
  */
@@ -22,6 +36,7 @@
 
 #include "accmap.h"
 #include "gpureplay.h"
+#include "gpureplay_edit.h"
 #include "recording.h"
 #include "tap.h"
 
@@ -307,9 +322,235 @@ out:
 	accmap_rec_free(rec);
 }
 
+/* Imports an edited copy; NULL (with the reason reported) on failure. */
+static struct accmap_recording *import_edit(const struct gre *e, struct gpureplay_stats *st,
+					    struct gpureplay_report *rep)
+{
+	struct gpureplay_input in = gre_input(e);
+	struct accmap_recording *rec = NULL;
+	struct accmap_rec_error err;
+	int ret;
+
+	ret = gpureplay_import_report(&in, &rec, st, rep, &err);
+	if (!CHECK(ret == 0, "gpureplay_import_report: %s (%s)", err.msg, err_name(ret)))
+		return NULL;
+	return rec;
+}
+
+/* The unedited recording, loaded into @e; false (reported) on failure. */
+static bool load_copy(struct gre *e)
+{
+	struct gpureplay_input in;
+	struct accmap_rec_error err;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	ret = gpureplay_load(gr_dir(), &in, &err);
+	if (!CHECK(ret == 0, "gpureplay_load(%s): %s", gr_dir(), err.msg))
+		return false;
+	ret = gre_copy(e, &in);
+	gpureplay_unload(&in);
+	return CHECK(ret == 0, "gre_copy: %s", err_name(ret));
+}
+
+/*
+ * One replay of @rec with MNIST's test input: the output symbol into
+ * @output (its length), the run into @run; the player stays open in
+ * *@player for the caller to look at (close it).  Returns the run's errno.
+ */
+static int replay_input(int dev, const struct accmap_recording *rec, uint8_t *output,
+			struct accmap_replay_run *run, struct accmap_player **player)
+{
+	const struct accmap_rec_symbol *in_sym = accmap_rec_find_symbol(rec, "input");
+	const struct accmap_rec_symbol *out_sym = accmap_rec_find_symbol(rec, "output");
+	uint32_t failed_map;
+	uint8_t *input;
+	size_t i;
+	int ret;
+
+	*player = NULL;
+	if (!CHECK(in_sym && out_sym, "no input or output symbol"))
+		return -ENOENT;
+	input = malloc(in_sym->length);
+	if (!CHECK(input, "out of memory"))
+		return -ENOMEM;
+	for (i = 0; i < in_sym->length; i++)
+		input[i] = (uint8_t)(i * 7 + 3);
+	ret = accmap_player_open(dev, rec, NULL, player, &failed_map);
+	if (CHECK(ret == 0, "accmap_player_open: %s (map %u)", err_name(ret), failed_map))
+		ret = accmap_player_write_symbol(*player, "input", input, in_sym->length);
+	free(input);
+	if (ret)
+		return ret;
+	ret = accmap_player_run(*player, NULL, NULL, run);
+	if (!ret)
+		ret = accmap_player_read_symbol(*player, "output", output, out_sym->length);
+	return ret;
+}
+
+static void test_stale_overlap(void)
+{
+	struct accmap_recording *rec = NULL, *ref = NULL;
+	struct accmap_player *player = NULL, *ref_player = NULL;
+	uint8_t *output = NULL, *expect = NULL;
+	const struct accmap_rec_symbol *out_sym;
+	struct gpureplay_report rep = { 0 };
+	struct accmap_replay_run run;
+	struct gpureplay_stats st;
+	struct gre orig, e = { 0 };
+	struct gre_region live;
+	uint64_t start, va, pa;
+	int dev = -1, ret;
+	size_t data;
+	uint64_t i;
+
+	if (!load_copy(&orig))
+		return;
+	ret = gre_stale_overlap(&orig, &e, &live, &start);
+	if (!CHECK(ret == 0, "gre_stale_overlap: %s", err_name(ret)))
+		goto out;
+	ref = import_edit(&orig, &st, NULL);
+	rec = import_edit(&e, &st, &rep);
+	if (!rec || !ref)
+		goto out;
+	CHECK(st.stale_regions == 1 && rep.nr_stale == 1 && rep.stale[0].start == start &&
+	      st.overlap_pages == 2 && st.chains == GR_JOBS && !st.chains_bad,
+	      "import: %u stale regions (first at %#llx, expected %#llx), %llu overlap pages, %u of %u chains bad",
+	      st.stale_regions, rep.nr_stale ? (unsigned long long)rep.stale[0].start : 0ULL,
+	      (unsigned long long)start, (unsigned long long)st.overlap_pages, st.chains_bad,
+	      st.chains);
+	out_sym = accmap_rec_find_symbol(rec, "output");
+	if (!CHECK(out_sym, "no output symbol"))
+		goto out;
+	output = malloc(out_sym->length);
+	expect = malloc(out_sym->length);
+	if (!CHECK(output && expect, "out of memory"))
+		goto out;
+	ret = accmap_open(&dev);
+	if (!CHECK(ret == 0, "accmap_open: %s", err_name(ret)))
+		goto out;
+
+	ret = replay_input(dev, ref, expect, &run, &ref_player);
+	if (!CHECK(ret == 0, "the unedited replay: %s, reason %u at op %u", err_name(ret),
+		   run.reason, run.failed_op))
+		goto out;
+	ret = replay_input(dev, rec, output, &run, &player);
+	if (!CHECK(ret == 0, "the edited replay: %s, reason %u at op %u", err_name(ret),
+		   run.reason, run.failed_op))
+		goto out;
+	check_chains_done(player, 0);
+	CHECK(!memcmp(output, expect, out_sym->length),
+	      "the output differs from the unedited recording's");
+
+	/* The player loaded the live region's bytes there, not 0xa5. */
+	for (i = live.pages - 2; i < live.pages; i++) {
+		const struct accmap_rec_map *m;
+		int k;
+
+		gre_page(&e, &live, i, &va, &pa, &data);
+		k = accmap_rec_find_map(rec, va, 4096);
+		m = k >= 0 ? &rec->maps[k] : NULL;
+		CHECK(m && m->data &&
+		      !memcmp((const uint8_t *)m->data + (va - m->gpu_va), e.mem.p + data, 4096),
+		      "page %#llx: no map with contents, or not the live region's bytes",
+		      (unsigned long long)va);
+	}
+	tap_diag("stale region %#llx-%#llx over live %#llx-%#llx: live pages kept, %u chains done",
+		 (unsigned long long)start, (unsigned long long)(start + 4 * 4096),
+		 (unsigned long long)live.start, (unsigned long long)live.end, GR_JOBS);
+out:
+	accmap_player_close(player);
+	accmap_player_close(ref_player);
+	if (dev >= 0)
+		close(dev);
+	free(output);
+	free(expect);
+	gpureplay_report_free(&rep);
+	accmap_rec_free(rec);
+	accmap_rec_free(ref);
+	gre_free(&e);
+	gre_free(&orig);
+}
+
+static void test_stale_chain(void)
+{
+	const struct accmap_player_chain *c = NULL;
+	const struct accmap_rec_symbol *out_sym;
+	struct gpureplay_report rep = { 0 };
+	struct accmap_player *player = NULL;
+	struct accmap_recording *rec = NULL;
+	struct accmap_replay_run run;
+	struct gpureplay_stats st;
+	struct gre orig, e = { 0 };
+	uint8_t *output = NULL;
+	uint32_t n = 0, i, not_run = 0;
+	int dev = -1, ret;
+	uint64_t va = 0;
+
+	if (!load_copy(&orig))
+		return;
+	ret = gre_stale_chain0(&orig, &e, 0xff, &va);
+	if (!CHECK(ret == 0, "gre_stale_chain0: %s", err_name(ret)))
+		goto out;
+	rec = import_edit(&e, &st, &rep);
+	if (!rec)
+		goto out;
+	if (!CHECK(st.chains == GR_JOBS && st.chains_bad == 1 && rep.nr_bad_chains == 1 &&
+		   rep.bad_chains[0].chain == 0 && rep.bad_chains[0].va == va + 0x40,
+		   "import: %u of %u chains bad (first: chain %u at %#llx), expected chain 0 at %#llx",
+		   st.chains_bad, st.chains, rep.nr_bad_chains ? rep.bad_chains[0].chain : 0,
+		   rep.nr_bad_chains ? (unsigned long long)rep.bad_chains[0].va : 0ULL,
+		   (unsigned long long)(va + 0x40)))
+		goto out;
+	out_sym = accmap_rec_find_symbol(rec, "output");
+	output = out_sym ? malloc(out_sym->length) : NULL;
+	if (!CHECK(output, "no output symbol, or out of memory"))
+		goto out;
+	ret = accmap_open(&dev);
+	if (!CHECK(ret == 0, "accmap_open: %s", err_name(ret)))
+		goto out;
+
+	ret = replay_input(dev, rec, output, &run, &player);
+	CHECK(ret == -EIO && run.reason == ACCMAP_REPLAY_JOB_FAILED && run.fault_as == 1 &&
+	      run.fault_status == 0x58 && run.fault_addr == va + 0x40,
+	      "run: %s, reason %u, slot %u, JS_STATUS %#x at %#llx: expected EIO, JOB_FAILED, slot 1, 0x58 at %#llx",
+	      err_name(ret), run.reason, run.fault_as, run.fault_status,
+	      (unsigned long long)run.fault_addr, (unsigned long long)(va + 0x40));
+	/* The WAIT_IRQ's timeout is GPUREPLAY_TIMEOUT_US: far from it. */
+	CHECK(run.elapsed_ns < GPUREPLAY_TIMEOUT_US * 1000ULL / 4,
+	      "the run took %llu us: the failure waited for the %u us timeout",
+	      (unsigned long long)(run.elapsed_ns / 1000), GPUREPLAY_TIMEOUT_US);
+	if (player)
+		c = accmap_player_chains(player, &n);
+	if (!CHECK(c && n == GR_JOBS, "%u chains reported, expected %u", n, GR_JOBS))
+		goto out;
+	for (i = 1; i < n; i++)
+		not_run += c[i].state == ACCMAP_PLAYER_CHAIN_NOT_RUN;
+	CHECK(c[0].state == ACCMAP_PLAYER_CHAIN_FAILED && c[0].status == 0x58 &&
+	      c[0].descriptor == va + 0x40 && c[0].ns < GPUREPLAY_TIMEOUT_US * 1000ULL / 4 &&
+	      not_run == n - 1,
+	      "chain 0: state %u, JS_STATUS %#x at %#llx, %llu ns; %u of %u others not run",
+	      c[0].state, c[0].status, (unsigned long long)c[0].descriptor,
+	      (unsigned long long)c[0].ns, not_run, n - 1);
+	tap_diag("chain 0 failed in %llu us (timeout %u us), JS_STATUS %#x at %#llx",
+		 (unsigned long long)(c[0].ns / 1000), GPUREPLAY_TIMEOUT_US, c[0].status,
+		 (unsigned long long)c[0].descriptor);
+out:
+	accmap_player_close(player);
+	if (dev >= 0)
+		close(dev);
+	free(output);
+	gpureplay_report_free(&rep);
+	accmap_rec_free(rec);
+	gre_free(&e);
+	gre_free(&orig);
+}
+
 static const struct tap_test tests[] = {
 	{ "import", test_import },
 	{ "replay_mnist", test_replay_mnist },
+	{ "stale_overlap", test_stale_overlap },
+	{ "stale_chain", test_stale_chain },
 };
 
 int main(void)
