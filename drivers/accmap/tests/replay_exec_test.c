@@ -82,7 +82,7 @@ static const struct check_case check_cases[] = {
 	{ "write_strict", OP(.op = W, .flags = STRICT), -EINVAL },
 	{ "write_hi", OP(.op = W, .flags = HI), -EINVAL },
 	{ "read_hi", OP(.op = R, .flags = HI), -EINVAL },
-	{ "read_unknown_flag", OP(.op = R, .flags = 1U << 2), -EINVAL },
+	{ "read_unknown_flag", OP(.op = R, .flags = 1U << 4), -EINVAL },
 	{ "poll_strict", OP(.op = P, .flags = STRICT, .timeout_us = 1), -EINVAL },
 	{ "wait_strict", OP(.op = I, .flags = STRICT, .mask = 1,
 			    .timeout_us = 1), -EINVAL },
