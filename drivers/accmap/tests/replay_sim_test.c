@@ -587,13 +587,14 @@ static void sim_irq_registers(struct kunit *test)
 				irq == ACCMAP_REPLAY_IRQ_JOB ? -ECANCELED :
 				-ETIMEDOUT);
 		if (irq == ACCMAP_REPLAY_IRQ_JOB) {
+			const u32 failed0 = MALI_JOB_IRQ_FAILED(0);
 			struct accmap_replay_fault f = { };
 
 			KUNIT_EXPECT_TRUE(test, fx->ops->job_failed(&fx->s, 0, &f));
 			KUNIT_EXPECT_EQ(test, f.as, 0U);
 			/* Waiting for that bit, or naming it expected: none. */
-			KUNIT_EXPECT_FALSE(test, fx->ops->job_failed(&fx->s,
-					   MALI_JOB_IRQ_FAILED(0), &f));
+			KUNIT_EXPECT_FALSE(test, fx->ops->job_failed(&fx->s, failed0,
+								     &f));
 			KUNIT_EXPECT_EQ(test, fx_wait(fx, irq, 0x10100, 1000,
 						      &seen), -ETIMEDOUT);
 		}
