@@ -94,6 +94,7 @@
 #define MALI_JOB_SLOTS			16
 #define MALI_JOB_IRQ_DONE(n)		BIT(n)
 #define MALI_JOB_IRQ_FAILED(n)		BIT(16 + (n))
+#define MALI_JOB_IRQ_FAILED_ALL		GENMASK(31, 16)
 
 #define MALI_JS_BASE(n)			(0x1800 + (n) * 0x80)
 #define MALI_JS_HEAD_LO			0x00

@@ -724,14 +724,26 @@ accmap_replay_session_get(struct accmap_client *client, u32 id)
 	return s;
 }
 
-/* Check every op before any runs; the executor checks each again. */
+/*
+ * Check every op before any runs; the executor checks each again.  A
+ * CAPTURED WRITE needs a CAPTURE READ before it in the list.
+ */
 static int accmap_replay_check_ops(const struct accmap_replay_session *s,
 				   const struct accmap_replay_op *ops, u32 n,
 				   struct accmap_replay_result *res)
 {
+	bool capture = false;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
+		if ((ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED) && !capture) {
+			res->failed_op = i;
+			res->reason = ACCMAP_REPLAY_INVALID;
+			return -EINVAL;
+		}
+		if (ops[i].op == ACCMAP_REPLAY_OP_READ &&
+		    (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURE))
+			capture = true;
 		if (accmap_replay_check_op(&ops[i], s->target->window_size) ||
 		    accmap_replay_check_session_op(s, &ops[i])) {
 			res->failed_op = i;
@@ -810,7 +822,9 @@ static int accmap_replay_run_ops(struct accmap_replay_session *s,
  * accmap_replay_run() - REPLAY_RUN: run operations on a session
  * @client: the calling client
  * @arg: the argument, in kernel memory; its results are filled in on
- *       failure too
+ *       failure too.  On success @arg->value is what the run's last READ,
+ *       POLL or WAIT_IRQ read (0 if none ran); on failure, what the
+ *       failed op read
  *
  * Return: 0 or a negative errno as documented for ACCMAP_IOC_REPLAY_RUN.
  */

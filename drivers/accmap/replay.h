@@ -148,9 +148,16 @@ struct accmap_replay_fault {
  * @wait_irq:  wait up to @timeout_us for interrupt source @irq to raise a
  *             bit of @mask, killable; on success acknowledge the raised
  *             bits of @mask, set *@seen to the status then and return 0;
- *             -ETIMEDOUT, -EINTR (fatal signal), or -EIO if an MMU fault
- *             is pending (reported by @mmu_fault)
+ *             -ETIMEDOUT, -EINTR (fatal signal), -EIO if an MMU fault
+ *             is pending (reported by @mmu_fault), or -ECANCELED if a job
+ *             failed that the wait does not wait for (reported by
+ *             @job_failed with @mask as expected if @irq is
+ *             ACCMAP_REPLAY_IRQ_JOB, else with 0); an MMU fault wins
  * @mmu_fault: if an MMU fault is pending, fill @f and return true
+ * @job_failed: optional: if a job slot's FAILED bit (bit 16 + slot of
+ *             JOB_IRQ_RAWSTAT) is raised and not in @expected, fill @f
+ *             with the lowest such slot (@f->as), its JS_STATUS
+ *             (@f->status) and JS_HEAD (@f->address) and return true
  * @svm_enable: optional, for SVM sessions (svm.c): from now on, faults
  *             on the session's address space are recoverable: the target
  *             stalls the job, raises the MMU interrupt and calls
@@ -178,6 +185,8 @@ struct accmap_replay_target_ops {
 			u32 timeout_us, u32 *seen);
 	bool (*mmu_fault)(struct accmap_replay_session *s,
 			  struct accmap_replay_fault *f);
+	bool (*job_failed)(struct accmap_replay_session *s, u32 expected,
+			   struct accmap_replay_fault *f);
 	int (*svm_enable)(struct accmap_replay_session *s);
 	void (*svm_flush)(struct accmap_replay_session *s);
 };
@@ -317,8 +326,15 @@ int accmap_replay_svm_debugfs_show(struct seq_file *m, void *unused);
  * @done:      ops completed
  * @failed_op: index of the op that stopped the run, or U32_MAX
  * @reason:    ACCMAP_REPLAY_*
- * @value:     the last value the failing op read
- * @fault:     the MMU fault, when @reason is ACCMAP_REPLAY_MMU_FAULT
+ * @value:     on failure, what the failing op read (0 if nothing); else
+ *             what the last READ, POLL or WAIT_IRQ read (0 if none did)
+ * @fault:     the MMU fault, when @reason is ACCMAP_REPLAY_MMU_FAULT; the
+ *             failed job (slot, JS_STATUS, JS_HEAD), when it is
+ *             ACCMAP_REPLAY_JOB_FAILED
+ * @captured:  a READ with ACCMAP_REPLAY_OP_CAPTURE has run in this run
+ * @capture:   what the last such READ read, for a later
+ *             ACCMAP_REPLAY_OP_CAPTURED WRITE; kept across the chunks of a
+ *             run
  */
 struct accmap_replay_result {
 	u32 done;
@@ -326,6 +342,8 @@ struct accmap_replay_result {
 	u32 reason;
 	u32 value;
 	struct accmap_replay_fault fault;
+	bool captured;
+	u32 capture;
 };
 
 int accmap_replay_check_op(const struct accmap_replay_op *op,

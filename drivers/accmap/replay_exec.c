@@ -18,6 +18,16 @@
  * target is asked after every POLL, WAIT_IRQ and DELAY (the ops during
  * which a job runs) and at the end of every chunk; a fault stops the run
  * and is charged to the op after which it was seen.
+ *
+ * Failed jobs: a job chain that fails raises its slot's FAILED bit in
+ * JOB_IRQ_RAWSTAT.  A POLL or WAIT_IRQ ends on one at once, and the
+ * target is asked after every POLL, WAIT_IRQ and DELAY; a failure stops
+ * the run (ACCMAP_REPLAY_JOB_FAILED) unless the op waited for that very
+ * bit.  A pending MMU fault wins: it is why the job failed.
+ *
+ * Captured values: a READ with ACCMAP_REPLAY_OP_CAPTURE keeps what it
+ * read in the run's result, and a later WRITE with ACCMAP_REPLAY_OP_CAPTURED
+ * writes it, checked against the session's rules right before.
  */
 
 #include <linux/bitfield.h>
@@ -64,10 +74,11 @@ struct replay_op_shape {
 static const struct replay_op_shape replay_op_shapes[] = {
 	[ACCMAP_REPLAY_OP_WRITE] = {
 		.fields = REPLAY_F_OFFSET | REPLAY_F_VALUE,
+		.flags = ACCMAP_REPLAY_OP_CAPTURED,
 	},
 	[ACCMAP_REPLAY_OP_READ] = {
 		.fields = REPLAY_F_OFFSET | REPLAY_F_VALUE | REPLAY_F_MASK,
-		.flags = ACCMAP_REPLAY_OP_STRICT,
+		.flags = ACCMAP_REPLAY_OP_STRICT | ACCMAP_REPLAY_OP_CAPTURE,
 	},
 	[ACCMAP_REPLAY_OP_POLL] = {
 		.fields = REPLAY_F_OFFSET | REPLAY_F_VALUE | REPLAY_F_MASK |
@@ -106,8 +117,11 @@ static bool replay_offset_ok(u32 offset, u32 window_size)
  * WRITE_ROOT a 4-byte aligned offset with the whole register inside the
  * window; WAIT_IRQ a known interrupt source and a non-zero mask; POLL and
  * WAIT_IRQ a timeout of 1 to ACCMAP_REPLAY_TIMEOUT_MAX_US, DELAY one of 0
- * to ACCMAP_REPLAY_DELAY_MAX_US; and 0 in every field the op does not use,
- * pad included.
+ * to ACCMAP_REPLAY_DELAY_MAX_US; ACCMAP_REPLAY_OP_CAPTURE only on a READ
+ * without ACCMAP_REPLAY_OP_STRICT, ACCMAP_REPLAY_OP_CAPTURED only on a
+ * WRITE whose @value is 0; and 0 in every field the op does not use, pad
+ * included.  That a CAPTURED WRITE has a CAPTURE READ before it is a rule
+ * of the whole list, checked by the caller (replay.c) and by the executor.
  *
  * Return: 0, or -EINVAL.
  */
@@ -139,6 +153,13 @@ int accmap_replay_check_op(const struct accmap_replay_op *op, u32 window_size)
 	/* A wait for no interrupt bit could only time out. */
 	if ((f & REPLAY_F_IRQ) &&
 	    (op->irq >= ACCMAP_REPLAY_IRQ_COUNT || !op->mask))
+		return -EINVAL;
+	/* A strict READ checks a value; a capturing one takes whatever comes. */
+	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURE) &&
+	    (op->flags & ACCMAP_REPLAY_OP_STRICT))
+		return -EINVAL;
+	/* The value written is the captured one: @value says nothing. */
+	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURED) && op->value)
 		return -EINVAL;
 	return 0;
 }
@@ -189,9 +210,13 @@ static bool replay_transcfg_ok(const struct accmap_replay_session *s, u32 v)
 		       REPLAY_TRANSCFG_POLICY));
 }
 
-/* The rules for a register of an address space block: @as, @reg in it. */
+/*
+ * The rules for a register of an address space block: @as, @reg in it;
+ * @known: @op->value is the value written.
+ */
 static int replay_check_as_op(const struct accmap_replay_session *s,
-			      const struct accmap_replay_op *op, u32 as, u32 reg)
+			      const struct accmap_replay_op *op, u32 as, u32 reg,
+			      bool known)
 {
 	if (as != s->as)
 		return -EINVAL;
@@ -203,13 +228,13 @@ static int replay_check_as_op(const struct accmap_replay_session *s,
 		return op->op == ACCMAP_REPLAY_OP_WRITE_ROOT &&
 		       (op->flags & ACCMAP_REPLAY_OP_HI) ? 0 : -EINVAL;
 	case MALI_AS_TRANSCFG_LO:
-		if (op->op == ACCMAP_REPLAY_OP_WRITE &&
+		if (op->op == ACCMAP_REPLAY_OP_WRITE && known &&
 		    !replay_transcfg_ok(s, op->value))
 			return -EINVAL;
 		break;
 	case MALI_AS_TRANSCFG_HI:
 		/* Permission-model switches: the kernel's tables assume none. */
-		if (op->op == ACCMAP_REPLAY_OP_WRITE && op->value)
+		if (op->op == ACCMAP_REPLAY_OP_WRITE && known && op->value)
 			return -EINVAL;
 		break;
 	}
@@ -241,11 +266,16 @@ static int replay_check_as_op(const struct accmap_replay_session *s,
  * MEMATTR and the other registers of the session's own address space are
  * free.  The executor checks every op again with this before it runs it.
  *
+ * A WRITE with ACCMAP_REPLAY_OP_CAPTURED has no value yet: the rules on
+ * values are left out for it, and the executor checks it again right
+ * before the write, with the captured value in @value and the flag clear.
+ *
  * Return: 0, or -EINVAL.
  */
 int accmap_replay_check_session_op(const struct accmap_replay_session *s,
 				   const struct accmap_replay_op *op)
 {
+	bool known = !(op->flags & ACCMAP_REPLAY_OP_CAPTURED);
 	u32 off = op->offset;
 	u32 reg;
 
@@ -262,10 +292,11 @@ int accmap_replay_check_session_op(const struct accmap_replay_session *s,
 	if (off >= MALI_AS_BASE(0) && off < MALI_AS_BASE(MALI_AS_COUNT))
 		return replay_check_as_op(s, op,
 					  (off - MALI_AS_BASE(0)) / REPLAY_AS_STRIDE,
-					  (off - MALI_AS_BASE(0)) % REPLAY_AS_STRIDE);
+					  (off - MALI_AS_BASE(0)) % REPLAY_AS_STRIDE,
+					  known);
 	if (op->op == ACCMAP_REPLAY_OP_WRITE_ROOT)
 		return -EINVAL;
-	if (op->op != ACCMAP_REPLAY_OP_WRITE)
+	if (op->op != ACCMAP_REPLAY_OP_WRITE || !known)
 		return 0;
 
 	if (off >= MALI_JS_BASE(0) && off < MALI_JS_BASE(MALI_JOB_SLOTS)) {
@@ -357,8 +388,42 @@ static bool replay_faulted(struct accmap_replay_session *s,
 	return true;
 }
 
+/*
+ * The FAILED bits of JOB_IRQ @op waits for: those of its mask if it is a
+ * WAIT_IRQ of the job interrupt or a POLL of its RAWSTAT or STATUS.
+ */
+static u32 replay_failed_expected(const struct accmap_replay_op *op)
+{
+	bool job;
+
+	if (op->op == ACCMAP_REPLAY_OP_WAIT_IRQ)
+		job = op->irq == ACCMAP_REPLAY_IRQ_JOB;
+	else if (op->op == ACCMAP_REPLAY_OP_POLL)
+		job = op->offset == MALI_JOB_IRQ_RAWSTAT ||
+		      op->offset == MALI_JOB_IRQ_STATUS;
+	else
+		job = false;
+	return job ? op->mask & MALI_JOB_IRQ_FAILED_ALL : 0;
+}
+
+/* If the target reports a job failure @op did not wait for, fills @f. */
+static bool replay_job_failed(struct accmap_replay_session *s,
+			      const struct accmap_replay_op *op,
+			      struct accmap_replay_fault *f)
+{
+	const struct accmap_replay_target_ops *t = s->target->ops;
+	struct accmap_replay_fault jf = { .as = U32_MAX };
+
+	if (!t->job_failed ||
+	    !t->job_failed(s, replay_failed_expected(op), &jf))
+		return false;
+	*f = jf;
+	return true;
+}
+
 static u32 replay_poll(struct accmap_replay_session *s,
-		       const struct accmap_replay_op *op, u32 *value)
+		       const struct accmap_replay_op *op, u32 *value,
+		       struct accmap_replay_fault *failed)
 {
 	const struct accmap_replay_target_ops *t = s->target->ops;
 	ktime_t deadline = ktime_add_us(ktime_get(), op->timeout_us);
@@ -371,6 +436,9 @@ static u32 replay_poll(struct accmap_replay_session *s,
 		*value = t->read32(s, op->offset);
 		if (replay_match(op, *value))
 			return ACCMAP_REPLAY_OK;
+		/* A failed job will not bring what the POLL waits for. */
+		if (replay_job_failed(s, op, failed))
+			return ACCMAP_REPLAY_JOB_FAILED;
 		if (late)
 			return ACCMAP_REPLAY_TIMEOUT;
 		if (fatal_signal_pending(current))
@@ -409,33 +477,65 @@ static u32 replay_wait_irq(struct accmap_replay_session *s,
 	case -EIO:
 		/* The fault itself is fetched by the check after the op. */
 		return ACCMAP_REPLAY_MMU_FAULT;
+	case -ECANCELED:
+		/* So is the failed job. */
+		return ACCMAP_REPLAY_JOB_FAILED;
 	}
 	/* Not in the target contract: say the op could not run. */
 	return ACCMAP_REPLAY_INVALID;
 }
 
 /*
- * Runs one checked op and sets *@value to what it read, if anything.
- * Returns ACCMAP_REPLAY_OK or why it failed.
+ * A CAPTURED WRITE with the run's captured value in place: checked again
+ * against the session's rules now that its value is known.
+ */
+static u32 replay_captured_write(struct accmap_replay_session *s,
+				 const struct accmap_replay_op *op,
+				 const struct accmap_replay_result *res)
+{
+	struct accmap_replay_op w = *op;
+
+	if (!res->captured)
+		return ACCMAP_REPLAY_INVALID;
+	w.value = res->capture;
+	w.flags &= ~ACCMAP_REPLAY_OP_CAPTURED;
+	if (accmap_replay_check_session_op(s, &w))
+		return ACCMAP_REPLAY_INVALID;
+	s->target->ops->write32(s, w.offset, w.value);
+	return ACCMAP_REPLAY_OK;
+}
+
+/*
+ * Runs one checked op and sets *@value to what it read, if anything, and
+ * *@failed to a failed job a POLL saw.  Returns ACCMAP_REPLAY_OK or why it
+ * failed.
  */
 static u32 replay_one(struct accmap_replay_session *s,
-		      const struct accmap_replay_op *op, u32 *value)
+		      const struct accmap_replay_op *op, u32 *value,
+		      struct accmap_replay_result *res,
+		      struct accmap_replay_fault *failed)
 {
 	const struct accmap_replay_target_ops *t = s->target->ops;
 	u32 v;
 
 	switch (op->op) {
 	case ACCMAP_REPLAY_OP_WRITE:
+		if (op->flags & ACCMAP_REPLAY_OP_CAPTURED)
+			return replay_captured_write(s, op, res);
 		t->write32(s, op->offset, op->value);
 		return ACCMAP_REPLAY_OK;
 	case ACCMAP_REPLAY_OP_READ:
 		*value = t->read32(s, op->offset);
+		if (op->flags & ACCMAP_REPLAY_OP_CAPTURE) {
+			res->capture = *value;
+			res->captured = true;
+		}
 		if ((op->flags & ACCMAP_REPLAY_OP_STRICT) &&
 		    !replay_match(op, *value))
 			return ACCMAP_REPLAY_MISMATCH;
 		return ACCMAP_REPLAY_OK;
 	case ACCMAP_REPLAY_OP_POLL:
-		return replay_poll(s, op, value);
+		return replay_poll(s, op, value, failed);
 	case ACCMAP_REPLAY_OP_WAIT_IRQ:
 		return replay_wait_irq(s, op, value);
 	case ACCMAP_REPLAY_OP_DELAY:
@@ -449,7 +549,7 @@ static u32 replay_one(struct accmap_replay_session *s,
 	return ACCMAP_REPLAY_INVALID;
 }
 
-/* Whether the MMU is asked right after @op. */
+/* Whether the MMU and the job slots are asked right after @op. */
 static bool replay_check_fault_after(const struct accmap_replay_op *op)
 {
 	return op->op == ACCMAP_REPLAY_OP_POLL ||
@@ -457,11 +557,44 @@ static bool replay_check_fault_after(const struct accmap_replay_op *op)
 	       op->op == ACCMAP_REPLAY_OP_DELAY;
 }
 
+/*
+ * The checks after @op, which ended with @reason: a pending MMU fault,
+ * then (after a POLL, WAIT_IRQ or DELAY) a failed job, replace an OK, a
+ * timeout or each other; @failed is a failure the op itself saw.
+ */
+static u32 replay_after(struct accmap_replay_session *s,
+			const struct accmap_replay_op *op, u32 reason,
+			const struct accmap_replay_fault *failed,
+			struct accmap_replay_result *res)
+{
+	struct accmap_replay_fault jf = *failed;
+
+	if (reason != ACCMAP_REPLAY_OK && reason != ACCMAP_REPLAY_TIMEOUT &&
+	    reason != ACCMAP_REPLAY_MMU_FAULT &&
+	    reason != ACCMAP_REPLAY_JOB_FAILED)
+		return reason;
+	/* A job that faulted explains a timeout or a failure better. */
+	if (replay_faulted(s, res))
+		return ACCMAP_REPLAY_MMU_FAULT;
+	if (replay_check_fault_after(op) &&
+	    ((reason == ACCMAP_REPLAY_JOB_FAILED && jf.as != U32_MAX) ||
+	     replay_job_failed(s, op, &jf))) {
+		res->fault = jf;
+		return ACCMAP_REPLAY_JOB_FAILED;
+	}
+	/* The target said fault or failure but names none. */
+	if (reason == ACCMAP_REPLAY_MMU_FAULT ||
+	    reason == ACCMAP_REPLAY_JOB_FAILED)
+		res->fault = (struct accmap_replay_fault) { .as = U32_MAX };
+	return reason;
+}
+
 static int replay_errno(u32 reason)
 {
 	switch (reason) {
 	case ACCMAP_REPLAY_MISMATCH:
 	case ACCMAP_REPLAY_MMU_FAULT:
+	case ACCMAP_REPLAY_JOB_FAILED:
 		return -EIO;
 	case ACCMAP_REPLAY_TIMEOUT:
 		return -ETIMEDOUT;
@@ -477,27 +610,35 @@ static int replay_errno(u32 reason)
  * @ops:   @n operations, in kernel memory
  * @n:     how many
  * @first: index of @ops[0] in the whole run, for @res->failed_op
- * @res:   the run's result so far: @res->done grows by the ops completed
- *         and @res->value holds what the last READ, POLL or WAIT_IRQ
- *         read; on failure @res->failed_op, @res->reason, @res->value
- *         (what the failed op read, 0 if it read nothing) and, for an
- *         MMU fault, @res->fault are set
+ * @res:   the run's result so far: @res->done grows by the ops completed,
+ *         @res->value holds what the last READ, POLL or WAIT_IRQ read
+ *         (so on success, what the run's last one read) and
+ *         @res->capture what the last CAPTURE READ read; on failure
+ *         @res->failed_op, @res->reason, @res->value (what the failed op
+ *         read, 0 if it read nothing) and, for an MMU fault or a failed
+ *         job, @res->fault are set
  *
  * Runs the ops in order, each checked again first (its form and the
- * session's rules).  READ and POLL compare
- * under the op's mask on both sides (bits of @value outside @mask do not
- * matter); a READ that does not match fails the run only with
- * ACCMAP_REPLAY_OP_STRICT.  After every POLL, WAIT_IRQ and DELAY, and
- * after the chunk's last op, a pending MMU fault stops the run; the op
- * after which it is seen is the failed op and does not count as done.
- * A POLL or WAIT_IRQ that times out with a fault pending reports the
- * fault: a job that faulted is why the wait failed.
+ * session's rules; a CAPTURED WRITE once more with its value, right
+ * before it is written).  READ and POLL compare under the op's mask on
+ * both sides (bits of @value outside @mask do not matter); a READ that
+ * does not match fails the run only with ACCMAP_REPLAY_OP_STRICT.  After
+ * every POLL, WAIT_IRQ and DELAY, and after the chunk's last op, a
+ * pending MMU fault stops the run; the op after which it is seen is the
+ * failed op and does not count as done.  A POLL or WAIT_IRQ ends at once
+ * on a failed job it does not wait for (a FAILED bit of JOB_IRQ outside
+ * the mask of a WAIT_IRQ of the job interrupt or of a POLL of its RAWSTAT
+ * or STATUS), and one is looked for after every POLL, WAIT_IRQ and DELAY:
+ * it stops the run with ACCMAP_REPLAY_JOB_FAILED, @res->fault holding the
+ * slot, its JS_STATUS and JS_HEAD.  A POLL or WAIT_IRQ that times out
+ * with a fault or failure pending reports that: it is why the wait
+ * failed; an MMU fault wins over a failed job.
  * A fatal signal stops the run between ops and during waits.
  *
  * Return: 0 if every op ran; -EINVAL (ACCMAP_REPLAY_INVALID, also for a
- * target error outside its contract), -EIO (ACCMAP_REPLAY_MISMATCH or
- * ACCMAP_REPLAY_MMU_FAULT), -ETIMEDOUT (ACCMAP_REPLAY_TIMEOUT) or -EINTR
- * (ACCMAP_REPLAY_SIGNAL).
+ * target error outside its contract), -EIO (ACCMAP_REPLAY_MISMATCH,
+ * ACCMAP_REPLAY_MMU_FAULT or ACCMAP_REPLAY_JOB_FAILED), -ETIMEDOUT
+ * (ACCMAP_REPLAY_TIMEOUT) or -EINTR (ACCMAP_REPLAY_SIGNAL).
  */
 int accmap_replay_exec(struct accmap_replay_session *s,
 		       const struct accmap_replay_op *ops, u32 n, u32 first,
@@ -509,6 +650,7 @@ int accmap_replay_exec(struct accmap_replay_session *s,
 
 	for (i = 0; i < n; i++) {
 		const struct accmap_replay_op *op = &ops[i];
+		struct accmap_replay_fault failed = { .as = U32_MAX };
 
 		value = 0;
 		cond_resched();
@@ -521,7 +663,7 @@ int accmap_replay_exec(struct accmap_replay_session *s,
 			reason = ACCMAP_REPLAY_INVALID;
 			break;
 		}
-		reason = replay_one(s, op, &value);
+		reason = replay_one(s, op, &value, res, &failed);
 		if (op->op == ACCMAP_REPLAY_OP_READ ||
 		    op->op == ACCMAP_REPLAY_OP_POLL ||
 		    op->op == ACCMAP_REPLAY_OP_WAIT_IRQ)
@@ -531,16 +673,7 @@ int accmap_replay_exec(struct accmap_replay_session *s,
 			res->done++;
 			continue;
 		}
-		/* A job that faulted explains a timeout better than it does. */
-		if (reason == ACCMAP_REPLAY_OK || reason == ACCMAP_REPLAY_TIMEOUT ||
-		    reason == ACCMAP_REPLAY_MMU_FAULT) {
-			if (replay_faulted(s, res))
-				reason = ACCMAP_REPLAY_MMU_FAULT;
-			else if (reason == ACCMAP_REPLAY_MMU_FAULT)
-				res->fault = (struct accmap_replay_fault) {
-					.as = U32_MAX,
-				};
-		}
+		reason = replay_after(s, op, reason, &failed, res);
 		if (reason != ACCMAP_REPLAY_OK)
 			break;
 		res->done++;

@@ -231,12 +231,55 @@ static bool accmap_mmio_mmu_fault(struct accmap_replay_session *s,
 	return true;
 }
 
+/*
+ * FAILED bits of JOB_IRQ raised but those in @expected: latched by the
+ * handler (which acknowledged them) or still in JOB_IRQ_RAWSTAT.
+ */
+static u32 accmap_mmio_failures(struct accmap_mmio *mmio, u32 expected)
+{
+	u32 bits = READ_ONCE(mmio->latched[ACCMAP_REPLAY_IRQ_JOB]);
+
+	bits |= readl(mmio->regs + MALI_JOB_IRQ_RAWSTAT);
+	return bits & MALI_JOB_IRQ_FAILED_ALL & ~expected;
+}
+
+static bool accmap_mmio_job_failed(struct accmap_replay_session *s,
+				   u32 expected, struct accmap_replay_fault *f)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	u32 bits, slot, base, lo, hi;
+
+	bits = accmap_mmio_failures(mmio, expected);
+	if (!bits)
+		return false;
+	slot = __ffs(bits) - 16;
+	/* Reported once: the handler acknowledged it already. */
+	spin_lock_irq(&mmio->irq_lock);
+	mmio->latched[ACCMAP_REPLAY_IRQ_JOB] &= ~MALI_JOB_IRQ_FAILED(slot);
+	spin_unlock_irq(&mmio->irq_lock);
+
+	/* Every slot's registers are in the window (at least the Mali map). */
+	f->as = slot;
+	base = MALI_JS_BASE(slot);
+	f->status = readl(mmio->regs + base + MALI_JS_STATUS);
+	lo = readl(mmio->regs + base + MALI_JS_HEAD_LO);
+	hi = readl(mmio->regs + base + MALI_JS_HEAD_HI);
+	f->address = ((u64)hi << 32) | lo;
+	return true;
+}
+
 /* What WAIT_IRQ sleeps for: its bits, or any MMU fault. */
 static bool accmap_mmio_woken(struct accmap_mmio *mmio, u32 irq, u32 mask)
 {
 	return (READ_ONCE(mmio->latched[irq]) & mask) ||
 	       READ_ONCE(mmio->latched[ACCMAP_REPLAY_IRQ_MMU]);
 }
+
+/*
+ * Longest sleep of an interrupt-driven WAIT_IRQ: a job that fails with
+ * its FAILED bit masked raises no interrupt, and is seen this late.
+ */
+#define ACCMAP_MMIO_WAIT_SLICE_US	1000
 
 static int accmap_mmio_wait_irq(struct accmap_replay_session *s, u32 irq,
 				u32 mask, u32 timeout_us, u32 *seen)
@@ -252,6 +295,10 @@ static int accmap_mmio_wait_irq(struct accmap_replay_session *s, u32 irq,
 			return 0;
 		if (irq != ACCMAP_REPLAY_IRQ_MMU && accmap_mmio_fault_pending(mmio))
 			return -EIO;
+		/* A failed job the wait does not wait for ends it. */
+		if (accmap_mmio_failures(mmio, irq == ACCMAP_REPLAY_IRQ_JOB ?
+					 mask : 0))
+			return -ECANCELED;
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		left = ktime_us_delta(end, ktime_get());
@@ -259,6 +306,7 @@ static int accmap_mmio_wait_irq(struct accmap_replay_session *s, u32 irq,
 			return -ETIMEDOUT;
 
 		if (mmio->irq[irq]) {
+			left = min_t(long, left, ACCMAP_MMIO_WAIT_SLICE_US);
 			left = wait_event_killable_timeout(mmio->wq,
 							   accmap_mmio_woken(mmio, irq, mask),
 							   usecs_to_jiffies(left));
@@ -362,6 +410,7 @@ static const struct accmap_replay_target_ops accmap_mmio_ops = {
 	.write32 = accmap_mmio_write32,
 	.wait_irq = accmap_mmio_wait_irq,
 	.mmu_fault = accmap_mmio_mmu_fault,
+	.job_failed = accmap_mmio_job_failed,
 };
 
 static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)

@@ -118,11 +118,11 @@ enum sim_power_domain {
 #define SIM_JS_STATUS_OUT_OF_MEMORY	0x60
 #define SIM_JS_STATE_NEXT(n)		BIT(16 + (n))
 
-/* Job chains. */
-#define SIM_CHAIN_MAX		65536
-#define SIM_JD_ALIGN		64
-#define SIM_JD_TYPE_SHIFT	1
-#define SIM_JD_NEXT_64		BIT(0)
+/* Job chains: the rules the uAPI states for tools that check recordings. */
+#define SIM_CHAIN_MAX		ACCMAP_SIM_CHAIN_MAX
+#define SIM_JD_ALIGN		ACCMAP_SIM_JD_ALIGN
+#define SIM_JD_TYPE_SHIFT	ACCMAP_SIM_JD_TYPE_SHIFT
+#define SIM_JD_NEXT_64		ACCMAP_SIM_JD_NEXT_64
 
 /* GPU memory frames: the GPU's 4 KiB page, whatever the CPU's is. */
 #define SIM_FRAME_SHIFT		12
@@ -1220,6 +1220,12 @@ struct sim_job_le {
 static_assert(sizeof(struct sim_jd_le) == MALI_JD_HEADER_SIZE);
 static_assert(offsetof(struct sim_jd_le, type) == MALI_JD_TYPE_BYTE);
 static_assert(offsetof(struct sim_jd_le, next) == MALI_JD_NEXT);
+static_assert(ACCMAP_SIM_JD_SIZE == MALI_JD_HEADER_SIZE);
+static_assert(ACCMAP_SIM_JD_STATUS == MALI_JD_EXCEPTION_STATUS);
+static_assert(ACCMAP_SIM_JD_TYPE == MALI_JD_TYPE_BYTE);
+static_assert(ACCMAP_SIM_JD_NEXT == MALI_JD_NEXT);
+static_assert(ACCMAP_SIM_JD_TYPE_MIN == MALI_JOB_TYPE_NULL);
+static_assert(ACCMAP_SIM_JD_TYPE_MAX == MALI_JOB_TYPE_FRAGMENT);
 static_assert(sizeof(struct sim_job_le) == sizeof(struct accmap_sim_job));
 static_assert(offsetof(struct sim_job_le, c) ==
 	      offsetof(struct accmap_sim_job, c));
@@ -1448,7 +1454,7 @@ static int sim_job(struct sim_chain *ch, u64 jd, u64 *next)
 
 	if (type == ACCMAP_SIM_JOB_TYPE)
 		ret = sim_compute(ch, jd);
-	else if (type < MALI_JOB_TYPE_NULL || type > MALI_JOB_TYPE_FRAGMENT)
+	else if (type < ACCMAP_SIM_JD_TYPE_MIN || type > ACCMAP_SIM_JD_TYPE_MAX)
 		ret = sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
 	else
 		ret = 0;	/* real Mali jobs: the payload is left alone */
@@ -1575,6 +1581,20 @@ static u32 sim_mmu_pending(struct sim *sim)
 	       ~sim->in_service;
 }
 
+/* FAILED bits raised in JOB_IRQ_RAWSTAT but those in @expected. */
+static u32 sim_job_failures(struct sim *sim, u32 expected)
+{
+	lockdep_assert_held(&sim->lock);
+	return sim->irq_raw[ACCMAP_REPLAY_IRQ_JOB] &
+	       (MALI_JOB_IRQ_FAILED_ALL & ~expected);
+}
+
+/* The FAILED bits a wait on @irq for @mask waits for. */
+static u32 sim_expected(u32 irq, u32 mask)
+{
+	return irq == ACCMAP_REPLAY_IRQ_JOB ? mask : 0;
+}
+
 /* Whether wait_irq() has something to return; may take the lock. */
 static bool sim_irq_ready(struct sim *sim, u32 irq, u32 mask)
 {
@@ -1582,12 +1602,16 @@ static bool sim_irq_ready(struct sim *sim, u32 irq, u32 mask)
 
 	spin_lock(&sim->lock);
 	ready = (sim->irq_raw[irq] & sim->irq_mask[irq] & mask) ||
-		sim_mmu_pending(sim);
+		sim_mmu_pending(sim) ||
+		sim_job_failures(sim, sim_expected(irq, mask));
 	spin_unlock(&sim->lock);
 	return ready;
 }
 
-/* 0: raised bits acknowledged; -EIO: MMU fault; -EAGAIN: nothing yet. */
+/*
+ * 0: raised bits acknowledged; -EIO: MMU fault; -ECANCELED: a job failed
+ * that the wait does not wait for; -EAGAIN: nothing yet.
+ */
 static int sim_irq_take(struct sim *sim, u32 irq, u32 mask, u32 *seen)
 {
 	u32 status;
@@ -1601,6 +1625,8 @@ static int sim_irq_take(struct sim *sim, u32 irq, u32 mask, u32 *seen)
 		ret = 0;
 	} else if (sim_mmu_pending(sim)) {
 		ret = -EIO;
+	} else if (sim_job_failures(sim, sim_expected(irq, mask))) {
+		ret = -ECANCELED;
 	} else {
 		ret = -EAGAIN;
 	}
@@ -1619,7 +1645,10 @@ static int sim_irq_take(struct sim *sim, u32 irq, u32 mask, u32 *seen)
  * On success the raised bits of @mask are cleared in RAWSTAT.
  *
  * Return: 0; -ETIMEDOUT; -EINTR if a fatal signal came; -EIO if an MMU
- * fault is pending (and @mask of @irq is not raised); -EINVAL for an
+ * fault is pending (and @mask of @irq is not raised); -ECANCELED if a
+ * job failed (a FAILED bit of JOB_IRQ_RAWSTAT is raised) that the wait
+ * does not wait for (its bit is not in @mask of ACCMAP_REPLAY_IRQ_JOB),
+ * no MMU fault is pending and @mask of @irq is not raised; -EINVAL for an
  * unknown @irq.
  */
 static int sim_wait_irq(struct accmap_replay_session *s, u32 irq, u32 mask,
@@ -1667,6 +1696,44 @@ static bool sim_mmu_fault_pending(struct accmap_replay_session *s,
 		f->as = __ffs(pending);
 		f->status = sim->as[f->as].faultstatus;
 		f->address = sim->as[f->as].faultaddress;
+		ret = true;
+	}
+	spin_unlock(&sim->lock);
+	return ret;
+}
+
+/**
+ * sim_job_failed() - a failed job the model reports, if any
+ * @s:        the session
+ * @expected: FAILED bits (JOB_IRQ bits 16 + slot) not to report
+ * @f:        filled with the lowest slot whose FAILED bit is raised in
+ *            JOB_IRQ_RAWSTAT and not in @expected (@f->as), its JS_STATUS
+ *            (@f->status) and JS_HEAD (@f->address: the descriptor the
+ *            chain stopped at)
+ *
+ * Return: true if there is one.
+ */
+static bool sim_job_failed(struct accmap_replay_session *s, u32 expected,
+			   struct accmap_replay_fault *f)
+{
+	struct sim *sim = sim_of(s);
+	struct sim_slot *js;
+	u32 failed;
+	bool ret = false;
+
+	spin_lock(&sim->lock);
+	failed = sim_job_failures(sim, expected);
+	if (failed) {
+		f->as = __ffs(failed) - 16;
+		if (f->as < SIM_JS_COUNT) {
+			js = &sim->js[f->as];
+			f->status = js->status;
+			f->address = js->head;
+		} else {
+			/* Raised by a RAWSTAT write: no slot behind it. */
+			f->status = 0;
+			f->address = 0;
+		}
 		ret = true;
 	}
 	spin_unlock(&sim->lock);
@@ -1809,6 +1876,7 @@ const struct accmap_replay_target_ops accmap_sim_ops = {
 	.write32 = sim_write32,
 	.wait_irq = sim_wait_irq,
 	.mmu_fault = sim_mmu_fault_pending,
+	.job_failed = sim_job_failed,
 	.svm_enable = sim_svm_enable,
 	.svm_flush = sim_svm_flush,
 };

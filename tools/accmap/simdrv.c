@@ -44,24 +44,17 @@ int simdrv_read_reg(int fd, uint32_t session, uint32_t offset, uint32_t *value)
 {
 	struct accmap_replay_op op = {
 		.op = ACCMAP_REPLAY_OP_READ,
-		.flags = ACCMAP_REPLAY_OP_STRICT,
 		.offset = offset,
-		.value = 0,
-		.mask = UINT32_MAX,
 	};
 	struct accmap_replay_run r;
 	int ret;
 
+	/* On success, the run's value is what its last READ read. */
 	ret = accmap_replay_run(fd, session, &op, 1, &r);
-	if (!ret) {
-		*value = 0;
-		return 0;
-	}
-	if (ret == -EIO && r.reason == ACCMAP_REPLAY_MISMATCH) {
-		*value = r.value;
-		return 0;
-	}
-	return ret;
+	if (ret)
+		return ret;
+	*value = r.value;
+	return 0;
 }
 
 int simdrv_probe(int fd, uint32_t session, uint32_t gpu_id, struct simdrv_gpu *gpu)

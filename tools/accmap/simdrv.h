@@ -187,8 +187,8 @@ struct simdrv_result {
  * @offset: register offset
  * @value: set to the register's value
  *
- * A run of one strict READ that expects 0: the kernel reports the value it
- * saw when it is not 0.
+ * A run of one plain READ; the value is the run's @value, which on success
+ * is what the run's last READ read.
  *
  * Return: 0, or the negative errno of the run.
  */

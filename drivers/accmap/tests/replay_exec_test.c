@@ -48,6 +48,8 @@ struct check_case {
 #define DMAX	ACCMAP_REPLAY_DELAY_MAX_US
 #define STRICT	ACCMAP_REPLAY_OP_STRICT
 #define HI	ACCMAP_REPLAY_OP_HI
+#define CAP	ACCMAP_REPLAY_OP_CAPTURE
+#define CAPD	ACCMAP_REPLAY_OP_CAPTURED
 
 static const struct check_case check_cases[] = {
 	/* Each op in a valid form. */
@@ -70,6 +72,10 @@ static const struct check_case check_cases[] = {
 	{ "delay_max", OP(.op = D, .timeout_us = DMAX), 0 },
 	{ "write_root", OP(.op = WR, .offset = 0x2400), 0 },
 	{ "write_root_hi", OP(.op = WR, .flags = HI, .offset = 0x2404), 0 },
+	{ "read_capture", OP(.op = R, .flags = CAP, .offset = 0x30), 0 },
+	{ "read_capture_mask", OP(.op = R, .flags = CAP, .offset = 0x30,
+				  .value = 3, .mask = 0xf), 0 },
+	{ "write_captured", OP(.op = W, .flags = CAPD, .offset = 0x34), 0 },
 
 	/* The op itself and pad. */
 	{ "op_zero", OP(.op = 0), -EINVAL },
@@ -82,13 +88,31 @@ static const struct check_case check_cases[] = {
 	{ "write_strict", OP(.op = W, .flags = STRICT), -EINVAL },
 	{ "write_hi", OP(.op = W, .flags = HI), -EINVAL },
 	{ "read_hi", OP(.op = R, .flags = HI), -EINVAL },
-	{ "read_unknown_flag", OP(.op = R, .flags = 1U << 2), -EINVAL },
+	{ "read_unknown_flag", OP(.op = R, .flags = 1U << 4), -EINVAL },
 	{ "poll_strict", OP(.op = P, .flags = STRICT, .timeout_us = 1), -EINVAL },
 	{ "wait_strict", OP(.op = I, .flags = STRICT, .mask = 1,
 			    .timeout_us = 1), -EINVAL },
 	{ "delay_hi", OP(.op = D, .flags = HI), -EINVAL },
 	{ "write_root_strict", OP(.op = WR, .flags = STRICT), -EINVAL },
 	{ "write_root_both", OP(.op = WR, .flags = STRICT | HI), -EINVAL },
+
+	/* CAPTURE on a plain READ only, CAPTURED on a WRITE of 0 only. */
+	{ "read_capture_strict", OP(.op = R, .flags = CAP | STRICT, .offset = 4,
+				    .mask = 1), -EINVAL },
+	{ "read_captured", OP(.op = R, .flags = CAPD, .offset = 4), -EINVAL },
+	{ "read_both", OP(.op = R, .flags = CAP | CAPD, .offset = 4), -EINVAL },
+	{ "write_capture", OP(.op = W, .flags = CAP, .offset = 4), -EINVAL },
+	{ "write_captured_value", OP(.op = W, .flags = CAPD, .offset = 4,
+				     .value = 1), -EINVAL },
+	{ "write_both", OP(.op = W, .flags = CAP | CAPD, .offset = 4), -EINVAL },
+	{ "poll_capture", OP(.op = P, .flags = CAP, .timeout_us = 1), -EINVAL },
+	{ "poll_captured", OP(.op = P, .flags = CAPD, .timeout_us = 1), -EINVAL },
+	{ "wait_capture", OP(.op = I, .flags = CAP, .mask = 1,
+			     .timeout_us = 1), -EINVAL },
+	{ "delay_captured", OP(.op = D, .flags = CAPD), -EINVAL },
+	{ "root_capture", OP(.op = WR, .flags = CAP, .offset = 0x2400), -EINVAL },
+	{ "root_captured", OP(.op = WR, .flags = CAPD, .offset = 0x2400),
+	  -EINVAL },
 
 	/* Offsets: aligned, the whole register inside the window. */
 	{ "offset_unaligned", OP(.op = W, .offset = 2), -EINVAL },
@@ -187,6 +211,7 @@ static void exec_check_op_tiny_window(struct kunit *test)
  * @fault_checks: calls of mmu_fault
  * @as_busy:     the address space's STATUS reads ACTIVE, always
  * @writes:      writes so far
+ * @failed_checks: calls of job_failed
  */
 struct fake_gpu {
 	u32 regs[FAKE_WINDOW / 4];
@@ -199,7 +224,15 @@ struct fake_gpu {
 	unsigned int fault_checks;
 	bool as_busy;
 	unsigned int writes;
+	unsigned int failed_checks;
 };
+
+/* FAILED bits raised in the fake's JOB_IRQ but those in @expected. */
+static u32 fake_failures(const struct fake_gpu *g, u32 expected)
+{
+	return g->irq_raw[ACCMAP_REPLAY_IRQ_JOB] & MALI_JOB_IRQ_FAILED_ALL &
+	       ~expected;
+}
 
 static u32 fake_read32(struct accmap_replay_session *s, u32 offset)
 {
@@ -236,8 +269,29 @@ static int fake_wait_irq(struct accmap_replay_session *s, u32 irq, u32 mask,
 		g->irq_raw[irq] &= ~mask;
 		return 0;
 	}
+	if (fake_failures(g, irq == ACCMAP_REPLAY_IRQ_JOB ? mask : 0))
+		return -ECANCELED;
 	fsleep(timeout_us);
 	return -ETIMEDOUT;
+}
+
+/* Reports a raised FAILED bit with the slot's STATUS and HEAD registers. */
+static bool fake_job_failed(struct accmap_replay_session *s, u32 expected,
+			    struct accmap_replay_fault *f)
+{
+	struct fake_gpu *g = s->tpriv;
+	u32 bits = fake_failures(g, expected);
+	u32 js;
+
+	g->failed_checks++;
+	if (!bits)
+		return false;
+	f->as = __ffs(bits) - 16;
+	js = MALI_JS_BASE(f->as);
+	f->status = g->regs[(js + MALI_JS_STATUS) / 4];
+	f->address = (u64)g->regs[(js + MALI_JS_HEAD_HI) / 4] << 32 |
+		     g->regs[(js + MALI_JS_HEAD_LO) / 4];
+	return true;
 }
 
 static bool fake_mmu_fault(struct accmap_replay_session *s,
@@ -260,6 +314,7 @@ static const struct accmap_replay_target_ops fake_ops = {
 	.write32 = fake_write32,
 	.wait_irq = fake_wait_irq,
 	.mmu_fault = fake_mmu_fault,
+	.job_failed = fake_job_failed,
 };
 
 /**
@@ -496,6 +551,234 @@ static void exec_fault_after_wait(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAULT_ADDR);
 		/* The run stopped at the wait. */
 		KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG2 / 4], 0U);
+	}
+}
+
+/* Slot 2 of the fake failed on a descriptor; its registers say so. */
+#define FAKE_FAILED_SLOT	2
+#define FAKE_FAILED_JD		0x12345678c0ULL
+#define FAKE_FAILED_JS(r)	(MALI_JS_BASE(FAKE_FAILED_SLOT) + MALI_JS_##r)
+
+static void fake_fail_job(struct fake_env *e)
+{
+	e->gpu.regs[FAKE_FAILED_JS(STATUS) / 4] =
+		MALI_JS_STATUS_DATA_INVALID_FAULT;
+	e->gpu.regs[FAKE_FAILED_JS(HEAD_LO) / 4] = lower_32_bits(FAKE_FAILED_JD);
+	e->gpu.regs[FAKE_FAILED_JS(HEAD_HI) / 4] = upper_32_bits(FAKE_FAILED_JD);
+	e->gpu.irq_raw[ACCMAP_REPLAY_IRQ_JOB] |=
+		MALI_JOB_IRQ_FAILED(FAKE_FAILED_SLOT);
+}
+
+static void expect_job_failed(struct kunit *test, struct fake_env *e)
+{
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_JOB_FAILED);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, (u32)FAKE_FAILED_SLOT);
+	KUNIT_EXPECT_EQ(test, e->res.fault.status,
+			(u32)MALI_JS_STATUS_DATA_INVALID_FAULT);
+	KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAILED_JD);
+}
+
+/* A failed job stops the run after each kind of wait, not after others. */
+static void exec_job_failed(struct kunit *test)
+{
+	static const struct accmap_replay_op waits[] = {
+		OP(.op = D, .timeout_us = 100),
+		/* Matches at once: the failure is seen after it. */
+		OP(.op = P, .offset = FAKE_REG, .timeout_us = 100),
+		/* Would time out: the failure ends it first. */
+		OP(.op = P, .offset = FAKE_REG, .value = 1, .mask = 1,
+		   .timeout_us = TMAX),
+		OP(.op = I, .mask = MALI_JOB_IRQ_DONE(FAKE_FAILED_SLOT),
+		   .timeout_us = TMAX, .irq = ACCMAP_REPLAY_IRQ_JOB),
+		OP(.op = I, .mask = 1, .timeout_us = TMAX,
+		   .irq = ACCMAP_REPLAY_IRQ_GPU),
+		/* Waits for another slot's failure, not this one. */
+		OP(.op = P, .offset = MALI_JOB_IRQ_RAWSTAT,
+		   .value = MALI_JOB_IRQ_FAILED(0), .mask = MALI_JOB_IRQ_FAILED(0),
+		   .timeout_us = TMAX),
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(waits); i++) {
+		struct fake_env *e = new_fake(test);
+		const struct accmap_replay_op ops[] = {
+			OP(.op = W, .offset = FAKE_REG, .value = 0),
+			waits[i],
+			OP(.op = W, .offset = FAKE_REG2, .value = 3),
+		};
+		ktime_t start = ktime_get();
+
+		fake_fail_job(e);
+		KUNIT_EXPECT_EQ_MSG(test, run(e, ops, ARRAY_SIZE(ops), 0), -EIO,
+				    "wait %u", i);
+		/* Far less than the TMAX the waits would take. */
+		KUNIT_EXPECT_LT_MSG(test, ktime_us_delta(ktime_get(), start),
+				    (s64)USEC_PER_SEC, "wait %u", i);
+		expect_failed(test, e, 1, 1, ACCMAP_REPLAY_JOB_FAILED);
+		expect_job_failed(test, e);
+		KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG2 / 4], 0U);
+	}
+}
+
+/* No wait, no question: writes and reads run past a failed job. */
+static void exec_job_failed_not_waited(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_REG, .value = 7),
+		OP(.op = R, .offset = FAKE_REG),
+	};
+
+	fake_fail_job(e);
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), 0);
+	expect_ok(test, e, 2);
+	KUNIT_EXPECT_EQ(test, e->gpu.failed_checks, 0U);
+	KUNIT_EXPECT_EQ(test, e->res.value, 7U);
+}
+
+/* A wait for the very FAILED bit is what the recording expects. */
+static void exec_job_failed_expected(struct kunit *test)
+{
+	const u32 bit = MALI_JOB_IRQ_FAILED(FAKE_FAILED_SLOT);
+	const struct accmap_replay_op wait = OP(.op = I,
+		.mask = MALI_JOB_IRQ_DONE(FAKE_FAILED_SLOT) | bit,
+		.timeout_us = TMAX, .irq = ACCMAP_REPLAY_IRQ_JOB);
+	const struct accmap_replay_op poll[] = {
+		OP(.op = P, .offset = MALI_JOB_IRQ_RAWSTAT, .value = bit,
+		   .mask = bit, .timeout_us = TMAX),
+		OP(.op = P, .offset = MALI_JOB_IRQ_STATUS, .value = bit,
+		   .mask = bit, .timeout_us = TMAX),
+	};
+	struct fake_env *e = new_fake(test);
+	unsigned int i;
+
+	fake_fail_job(e);
+	KUNIT_EXPECT_EQ(test, run(e, &wait, 1, 0), 0);
+	expect_ok(test, e, 1);
+	KUNIT_EXPECT_EQ(test, e->res.value, bit);
+	/* It took the bit: nothing is left to fail later ops. */
+	KUNIT_EXPECT_EQ(test, e->gpu.irq_raw[ACCMAP_REPLAY_IRQ_JOB], 0U);
+
+	for (i = 0; i < ARRAY_SIZE(poll); i++) {
+		e = new_fake(test);
+		fake_fail_job(e);
+		/* The fake's STATUS is plain storage: give it the bit too. */
+		e->gpu.regs[MALI_JOB_IRQ_RAWSTAT / 4] = bit;
+		e->gpu.regs[MALI_JOB_IRQ_STATUS / 4] = bit;
+		KUNIT_EXPECT_EQ_MSG(test, run(e, &poll[i], 1, 0), 0, "poll %u", i);
+		expect_ok(test, e, 1);
+	}
+}
+
+/* An MMU fault is why a job failed: it wins. */
+static void exec_job_failed_fault_wins(struct kunit *test)
+{
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_DOORBELL, .value = 1),
+		OP(.op = D, .timeout_us = 10),
+	};
+	struct fake_env *e = new_fake(test);
+
+	fake_fail_job(e);
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), -EIO);
+	expect_failed(test, e, 1, 1, ACCMAP_REPLAY_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, (u32)FAKE_FAULT_AS);
+	KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAULT_ADDR);
+}
+
+/* CAPTURE keeps a value across ops and chunks; CAPTURED writes it. */
+static void exec_capture(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op a[] = {
+		OP(.op = R, .flags = CAP, .offset = FAKE_REG),
+		OP(.op = W, .offset = FAKE_REG, .value = 5),
+	};
+	const struct accmap_replay_op b[] = {
+		OP(.op = W, .flags = CAPD, .offset = FAKE_REG2),
+		OP(.op = R, .offset = FAKE_REG),
+	};
+
+	e->gpu.regs[FAKE_REG / 4] = 0xcafe;
+	KUNIT_EXPECT_EQ(test, run(e, a, ARRAY_SIZE(a), 0), 0);
+	KUNIT_EXPECT_EQ(test, e->res.value, 0xcafeU);
+	KUNIT_EXPECT_EQ(test, run(e, b, ARRAY_SIZE(b), ARRAY_SIZE(a)), 0);
+	expect_ok(test, e, 4);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG2 / 4], 0xcafeU);
+	/* The run's value: what its last READ read. */
+	KUNIT_EXPECT_EQ(test, e->res.value, 5U);
+
+	/* The last CAPTURE before the write counts. */
+	e = new_fake(test);
+	{
+		const struct accmap_replay_op c[] = {
+			OP(.op = R, .flags = CAP, .offset = FAKE_REG),
+			OP(.op = R, .flags = CAP, .offset = FAKE_REG2),
+			OP(.op = W, .flags = CAPD, .offset = FAKE_REG),
+		};
+
+		e->gpu.regs[FAKE_REG / 4] = 1;
+		e->gpu.regs[FAKE_REG2 / 4] = 2;
+		KUNIT_EXPECT_EQ(test, run(e, c, ARRAY_SIZE(c), 0), 0);
+		KUNIT_EXPECT_EQ(test, e->gpu.regs[FAKE_REG / 4], 2U);
+	}
+}
+
+/* A CAPTURED WRITE with nothing captured before it in the run. */
+static void exec_captured_none(struct kunit *test)
+{
+	struct fake_env *e = new_fake(test);
+	const struct accmap_replay_op ops[] = {
+		OP(.op = W, .offset = FAKE_REG, .value = 1),
+		OP(.op = W, .flags = CAPD, .offset = FAKE_REG2),
+		OP(.op = R, .flags = CAP, .offset = FAKE_REG),
+	};
+
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 20), -EINVAL);
+	expect_failed(test, e, 1, 21, ACCMAP_REPLAY_INVALID);
+	KUNIT_EXPECT_EQ(test, e->gpu.writes, 1U);
+}
+
+/* The captured value meets the session's rules, checked at the write. */
+static void exec_captured_rules(struct kunit *test)
+{
+	const u32 cfg = MALI_JS_BASE(0) + MALI_JS_CONFIG_NEXT;
+	const struct accmap_replay_op ops[] = {
+		OP(.op = R, .flags = CAP, .offset = FAKE_REG),
+		OP(.op = W, .flags = CAPD, .offset = cfg),
+		OP(.op = W, .offset = FAKE_REG2, .value = 9),
+	};
+	struct fake_env *e = new_fake(test);
+
+	/* Unknown until the write: the session check lets it through. */
+	KUNIT_EXPECT_EQ(test, accmap_replay_check_session_op(&e->s, &ops[1]), 0);
+
+	/* Another address space: the run stops at the write. */
+	e->gpu.regs[FAKE_REG / 4] = FAKE_AS + 1;
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), -EINVAL);
+	expect_failed(test, e, 1, 1, ACCMAP_REPLAY_INVALID);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[cfg / 4], 0U);
+	KUNIT_EXPECT_EQ(test, e->gpu.writes, 0U);
+
+	/* Its own: written. */
+	e = new_fake(test);
+	e->gpu.regs[FAKE_REG / 4] = FAKE_AS;
+	KUNIT_EXPECT_EQ(test, run(e, ops, ARRAY_SIZE(ops), 0), 0);
+	expect_ok(test, e, 3);
+	KUNIT_EXPECT_EQ(test, e->gpu.regs[cfg / 4], (u32)FAKE_AS);
+
+	/* A TRANSCFG_HI of the session's own AS takes only 0. */
+	e = new_fake(test);
+	{
+		const struct accmap_replay_op t[] = {
+			OP(.op = R, .flags = CAP, .offset = FAKE_REG),
+			OP(.op = W, .flags = CAPD,
+			   .offset = FAKE_AS_REG(TRANSCFG_HI)),
+		};
+
+		e->gpu.regs[FAKE_REG / 4] = 1;
+		KUNIT_EXPECT_EQ(test, run(e, t, ARRAY_SIZE(t), 0), -EINVAL);
+		expect_failed(test, e, 1, 1, ACCMAP_REPLAY_INVALID);
 	}
 }
 
@@ -1137,6 +1420,159 @@ static void sim_foreign_as(struct kunit *test)
  * space, its TRANSTAB names nothing and a job started without setting
  * it up again faults, touching none of the session's memory.
  */
+/*
+ * A chain of two descriptors in a fresh page: a Mali NULL job, then one of
+ * a type the model does not know, which fails with DATA_INVALID_FAULT.
+ * Returns the head; *@bad is the second descriptor.
+ */
+static u64 put_failing_chain(struct kunit *test, struct sim_env *e, u64 *bad)
+{
+	u64 jd = sim_page(test, e, RW);
+	u8 *hdr;
+
+	*bad = jd + ACCMAP_SIM_JD_ALIGN;
+	hdr = sim_kva(test, e, jd, ACCMAP_SIM_JD_SIZE);
+	hdr[ACCMAP_SIM_JD_TYPE] = ACCMAP_SIM_JD_TYPE_MIN << 1 |
+				  ACCMAP_SIM_JD_NEXT_64;
+	sim_put64(test, e, jd + ACCMAP_SIM_JD_NEXT, *bad);
+	hdr = sim_kva(test, e, *bad, ACCMAP_SIM_JD_SIZE);
+	hdr[ACCMAP_SIM_JD_TYPE] = 0x30 << 1 | ACCMAP_SIM_JD_NEXT_64;
+	return jd;
+}
+
+/* Starts the chain at @head on the slot, without waiting. */
+static void add_start(struct kunit *test, struct sim_env *e, u64 head)
+{
+	add_write(test, e, JS(HEAD_NEXT_LO), lower_32_bits(head));
+	add_write(test, e, JS(HEAD_NEXT_HI), upper_32_bits(head));
+	add_write(test, e, JS(AFFINITY_NEXT_LO), 0xff);
+	add_write(test, e, JS(CONFIG_NEXT), SIM_AS);
+	add_write(test, e, JS(COMMAND_NEXT), MALI_JS_COMMAND_START);
+}
+
+static void expect_sim_job_failed(struct kunit *test, struct sim_env *e,
+				  int ret, u32 op, u64 bad, s64 us)
+{
+	KUNIT_EXPECT_EQ(test, ret, -EIO);
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_JOB_FAILED);
+	KUNIT_EXPECT_EQ(test, e->res.failed_op, op);
+	KUNIT_EXPECT_EQ(test, e->res.done, op);
+	KUNIT_EXPECT_EQ(test, e->res.fault.as, (u32)SIM_SLOT);
+	KUNIT_EXPECT_EQ(test, e->res.fault.status,
+			(u32)MALI_JS_STATUS_DATA_INVALID_FAULT);
+	/* The descriptor the chain stopped at, not its head. */
+	KUNIT_EXPECT_EQ(test, e->res.fault.address, bad);
+	/* Ended by the failure: far less than the 5 s it could wait. */
+	KUNIT_EXPECT_LT(test, us, (s64)SIM_WAIT_US / 10);
+	kunit_info(test, "job failure seen after %lld us\n", us);
+}
+
+/* A WAIT_IRQ for the DONE bit ends at once when the chain fails. */
+static void sim_job_failed_wait(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u64 head, bad;
+	ktime_t start;
+	u32 wait;
+	int ret;
+
+	head = put_failing_chain(test, e, &bad);
+	add_as_setup(test, e);
+	add_start(test, e, head);
+	wait = e->nops;
+	add_wait(test, e, ACCMAP_REPLAY_IRQ_JOB, MALI_JOB_IRQ_DONE(SIM_SLOT));
+	add_write(test, e, MALI_GPU_IRQ_MASK, 0);	/* never reached */
+	start = ktime_get();
+	ret = sim_run(e);
+	expect_sim_job_failed(test, e, ret, wait, bad,
+			      ktime_us_delta(ktime_get(), start));
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, bad + ACCMAP_SIM_JD_STATUS),
+			(u32)MALI_JS_STATUS_DATA_INVALID_FAULT);
+	KUNIT_EXPECT_EQ(test, sim_get32(test, e, head + ACCMAP_SIM_JD_STATUS),
+			(u32)MALI_JS_STATUS_DONE);
+}
+
+/* A POLL for the slot's DONE status ends at once when the chain fails. */
+static void sim_job_failed_poll(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u64 head, bad;
+	ktime_t start;
+	u32 poll;
+	int ret;
+
+	head = put_failing_chain(test, e, &bad);
+	add_as_setup(test, e);
+	add_start(test, e, head);
+	poll = e->nops;
+	add_poll(test, e, JS(STATUS), MALI_JS_STATUS_DONE, 0xff);
+	start = ktime_get();
+	ret = sim_run(e);
+	expect_sim_job_failed(test, e, ret, poll, bad,
+			      ktime_us_delta(ktime_get(), start));
+	/* The POLL's value: the status it read last. */
+	KUNIT_EXPECT_EQ(test, e->res.value, (u32)MALI_JS_STATUS_DATA_INVALID_FAULT);
+}
+
+/* Waiting for the FAILED bit itself: the failure is what was expected. */
+static void sim_job_failed_expected(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	u64 head, bad;
+
+	head = put_failing_chain(test, e, &bad);
+	add_as_setup(test, e);
+	add_job(test, e, head);		/* WAIT_IRQ of DONE | FAILED */
+	add_read(test, e, JS(STATUS), MALI_JS_STATUS_DATA_INVALID_FAULT, 0xff);
+	add_read(test, e, JS(HEAD_LO), lower_32_bits(bad), ~0U);
+	add_read(test, e, JS(HEAD_HI), upper_32_bits(bad), ~0U);
+	add_write(test, e, JS(HEAD_NEXT_LO), 0);	/* then more ops */
+	KUNIT_EXPECT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
+	KUNIT_EXPECT_EQ(test, e->res.reason, (u32)ACCMAP_REPLAY_OK);
+	/* On success, what the last READ read. */
+	KUNIT_EXPECT_EQ(test, e->res.value, upper_32_bits(bad));
+
+	/* A POLL of JOB_IRQ_RAWSTAT for the bit: the same. */
+	e = new_sim(test);
+	head = put_failing_chain(test, e, &bad);
+	add_as_setup(test, e);
+	add_start(test, e, head);
+	add_poll(test, e, MALI_JOB_IRQ_RAWSTAT, MALI_JOB_IRQ_FAILED(SIM_SLOT),
+		 MALI_JOB_IRQ_FAILED(SIM_SLOT));
+	add_read(test, e, JS(STATUS), MALI_JS_STATUS_DATA_INVALID_FAULT, 0xff);
+	KUNIT_EXPECT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
+}
+
+/* LATEST_FLUSH captured into the slot's FLUSH_ID_NEXT. */
+static void sim_capture_flush_id(struct kunit *test)
+{
+	struct sim_env *e = new_sim(test);
+	const struct accmap_replay_op cap = {
+		.op = R, .flags = CAP, .offset = MALI_LATEST_FLUSH,
+	};
+	const struct accmap_replay_op put = {
+		.op = W, .flags = CAPD, .offset = JS(FLUSH_ID_NEXT),
+	};
+	u32 flush;
+
+	/* A cache clean moves LATEST_FLUSH on. */
+	add_write(test, e, MALI_GPU_COMMAND, MALI_GPU_CMD_CLEAN_INV_CACHES);
+	add(test, e, &cap);
+	add(test, e, &put);
+	add_read(test, e, JS(FLUSH_ID_NEXT), 0, 0);
+	KUNIT_EXPECT_EQ(test, sim_run(e), 0);
+	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
+	flush = e->target.ops->read32(&e->s, MALI_LATEST_FLUSH);
+	KUNIT_EXPECT_NE(test, flush, 0U);	/* not FLUSH_ID_NEXT's reset value */
+	KUNIT_EXPECT_EQ(test, e->res.capture, flush);
+	KUNIT_EXPECT_EQ(test, e->res.value, flush);
+	KUNIT_EXPECT_EQ(test, e->target.ops->read32(&e->s, JS(FLUSH_ID_NEXT)),
+			flush);
+	kunit_info(test, "LATEST_FLUSH %#x\n", flush);
+}
+
 static void sim_release_as(struct kunit *test)
 {
 	struct sim_env *e = new_sim(test);
@@ -1393,6 +1829,13 @@ static struct kunit_case replay_exec_cases[] = {
 	KUNIT_CASE(exec_wait_irq_fault),
 	KUNIT_CASE(exec_fault_end_of_chunk),
 	KUNIT_CASE(exec_fault_after_wait),
+	KUNIT_CASE(exec_job_failed),
+	KUNIT_CASE(exec_job_failed_not_waited),
+	KUNIT_CASE(exec_job_failed_expected),
+	KUNIT_CASE(exec_job_failed_fault_wins),
+	KUNIT_CASE(exec_capture),
+	KUNIT_CASE(exec_captured_none),
+	KUNIT_CASE(exec_captured_rules),
 	KUNIT_CASE(exec_write_root),
 	KUNIT_CASE(exec_recheck),
 	KUNIT_CASE(exec_delay),
@@ -1406,6 +1849,10 @@ static struct kunit_case replay_exec_cases[] = {
 	KUNIT_CASE_PARAM(sim_plain_transtab, sim_format_gen_params),
 	KUNIT_CASE_PARAM(sim_stale_root, sim_format_gen_params),
 	KUNIT_CASE_PARAM(sim_foreign_as, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_job_failed_wait, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_job_failed_poll, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_job_failed_expected, sim_format_gen_params),
+	KUNIT_CASE_PARAM(sim_capture_flush_id, sim_format_gen_params),
 	KUNIT_CASE_PARAM(sim_release_as, sim_format_gen_params),
 	KUNIT_CASE_PARAM(exec_session_rules, rule_gen_params),
 	KUNIT_CASE(exec_session_rules_run),

@@ -577,10 +577,27 @@ static void sim_irq_registers(struct kunit *test)
 				0);
 		KUNIT_EXPECT_EQ(test, seen, 0x00050100U);
 		KUNIT_EXPECT_EQ(test, rd(fx, base + 0x0), 0x00010100U);
-		/* Raised in RAWSTAT but masked: not seen. */
+		/*
+		 * Raised in RAWSTAT but masked: not seen.  Bit 16 of JOB is
+		 * slot 0's FAILED bit, raised in RAWSTAT: a failed job the
+		 * wait does not wait for ends it, masked or not.
+		 */
 		wr(fx, base + 0x8, 0);
 		KUNIT_EXPECT_EQ(test, fx_wait(fx, irq, 0x100, 1000, &seen),
+				irq == ACCMAP_REPLAY_IRQ_JOB ? -ECANCELED :
 				-ETIMEDOUT);
+		if (irq == ACCMAP_REPLAY_IRQ_JOB) {
+			const u32 failed0 = MALI_JOB_IRQ_FAILED(0);
+			struct accmap_replay_fault f = { };
+
+			KUNIT_EXPECT_TRUE(test, fx->ops->job_failed(&fx->s, 0, &f));
+			KUNIT_EXPECT_EQ(test, f.as, 0U);
+			/* Waiting for that bit, or naming it expected: none. */
+			KUNIT_EXPECT_FALSE(test, fx->ops->job_failed(&fx->s, failed0,
+								     &f));
+			KUNIT_EXPECT_EQ(test, fx_wait(fx, irq, 0x10100, 1000,
+						      &seen), -ETIMEDOUT);
+		}
 		wr(fx, base + 0x4, ~0U);
 		KUNIT_EXPECT_EQ(test, rd(fx, base + 0x0), 0U);
 	}

@@ -473,8 +473,8 @@ int accmap_replay_setup(int fd, struct accmap_replay_setup *setup);
  * signal, and the operations it already carried out would run twice.
  *
  * Return: 0, -EINVAL if @ops or @result is NULL, or the ioctl's negative
- * errno (-EIO for a strict READ mismatch or an MMU fault, -ETIMEDOUT,
- * -EINVAL for a malformed op, -ENOENT for an unknown session).
+ * errno (-EIO for a strict READ mismatch, an MMU fault or a failed job,
+ * -ETIMEDOUT, -EINVAL for a malformed op, -ENOENT for an unknown session).
  */
 int accmap_replay_run(int fd, uint32_t session, const struct accmap_replay_op *ops,
 		      uint32_t nr_ops, struct accmap_replay_run *result);

@@ -236,8 +236,8 @@ static const struct op_rule op_rules[] = {
 		.flags = ACCMAP_REPLAY_OP_CAPTURED, .offset = true, .value = true,
 	},
 	[ACCMAP_REPLAY_OP_READ] = {
-		.flags = ACCMAP_REPLAY_OP_STRICT | ACCMAP_REPLAY_OP_CAPTURE, .offset = true,
-		.value = true, .mask = true,
+		.flags = ACCMAP_REPLAY_OP_STRICT | ACCMAP_REPLAY_OP_CAPTURE,
+		.offset = true, .value = true, .mask = true,
 	},
 	[ACCMAP_REPLAY_OP_POLL] = {
 		.offset = true, .value = true, .mask = true,
@@ -261,8 +261,11 @@ static const struct op_rule op_rules[] = {
  * The first rule of <linux/accmap.h> @op breaks, as a message, with the
  * byte offset of the field in *@field; NULL if it breaks none.  Whether
  * the register offset lies in the target's window is the kernel's to say.
+ * *@captured says whether a CAPTURE READ came earlier in the list (start
+ * it false and pass the ops in order); @op's own CAPTURE READ sets it.
  */
-static const char *op_problem(const struct accmap_replay_op *op, unsigned int *field)
+static const char *op_problem(const struct accmap_replay_op *op, unsigned int *field,
+			      bool *captured)
 {
 	const struct op_rule *rule;
 
@@ -274,8 +277,6 @@ static const char *op_problem(const struct accmap_replay_op *op, unsigned int *f
 	*field = OP_FLAGS;
 	if (op->flags & ~rule->flags)
 		return "flags not defined for this op";
-	if ((op->flags & ACCMAP_REPLAY_OP_STRICT) && (op->flags & ACCMAP_REPLAY_OP_CAPTURE))
-		return "a CAPTURE read is not STRICT";
 	*field = OP_OFFSET;
 	if (!rule->offset && op->offset)
 		return "offset must be 0 for this op";
@@ -284,8 +285,6 @@ static const char *op_problem(const struct accmap_replay_op *op, unsigned int *f
 	*field = OP_VALUE;
 	if (!rule->value && op->value)
 		return "value must be 0 for this op";
-	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURED) && op->value)
-		return "value must be 0 for a CAPTURED write";
 	*field = OP_MASK;
 	if (!rule->mask && op->mask)
 		return "mask must be 0 for this op";
@@ -305,6 +304,18 @@ static const char *op_problem(const struct accmap_replay_op *op, unsigned int *f
 	*field = OP_PAD;
 	if (op->pad)
 		return "pad is not 0";
+	*field = OP_FLAGS;
+	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURE) && (op->flags & ACCMAP_REPLAY_OP_STRICT))
+		return "CAPTURE with STRICT";
+	if (op->flags & ACCMAP_REPLAY_OP_CAPTURED) {
+		if (!*captured)
+			return "CAPTURED without a CAPTURE READ before it";
+		*field = OP_VALUE;
+		if (op->value)
+			return "value of a CAPTURED write must be 0";
+	}
+	if (op->flags & ACCMAP_REPLAY_OP_CAPTURE)
+		*captured = true;
 	return NULL;
 }
 
@@ -447,9 +458,9 @@ static int rec_check_contents(const struct accmap_recording *rec, const struct r
 	struct map_key *order = NULL;
 	uint64_t mapped = 0;
 	uint32_t i;
+	bool captured = false;
 	unsigned int field;
 	const char *why;
-	bool captured;
 	int ret = -EBADMSG;
 
 	why = fixed_string_problem(rec->target, sizeof(rec->target), is_target_char);
@@ -509,16 +520,8 @@ static int rec_check_contents(const struct accmap_recording *rec, const struct r
 				ACCMAP_REPLAY_OPS_MAX);
 		goto out;
 	}
-	for (i = 0, captured = false; i < rec->nr_ops; i++) {
-		why = op_problem(&rec->ops[i], &field);
-		if (!why && (rec->ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED) &&
-		    rec->ops[i].op == ACCMAP_REPLAY_OP_WRITE && !captured) {
-			why = "CAPTURED write with no CAPTURE read before it";
-			field = OP_FLAGS;
-		}
-		if (rec->ops[i].op == ACCMAP_REPLAY_OP_READ &&
-		    (rec->ops[i].flags & ACCMAP_REPLAY_OP_CAPTURE))
-			captured = true;
+	for (i = 0; i < rec->nr_ops; i++) {
+		why = op_problem(&rec->ops[i], &field, &captured);
 		if (why) {
 			ret = rec_error(err, name, at(w->ops, w->op_size, i, field), ret,
 					"op %u (%s %u): %s", i, accmap_rec_op_name(rec->ops[i].op),
@@ -711,13 +714,14 @@ int accmap_rec_set_ops(struct accmap_recording *rec, const struct accmap_replay_
 		       uint32_t count)
 {
 	struct accmap_replay_op *copy;
+	bool captured = false;
 	unsigned int field;
 	uint32_t i;
 
 	if (!rec || !ops || !count || count > ACCMAP_REPLAY_OPS_MAX)
 		return -EINVAL;
 	for (i = 0; i < count; i++)
-		if (op_problem(&ops[i], &field))
+		if (op_problem(&ops[i], &field, &captured))
 			return -EINVAL;
 	copy = malloc((size_t)count * sizeof(*copy));
 	if (!copy)

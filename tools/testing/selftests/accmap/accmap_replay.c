@@ -665,6 +665,175 @@ static void test_fault_unmapped_operand(void)
 		fault_case(formats[f], 3, false, "matrix A at an unmapped VA");
 }
 
+/*
+ * A chain whose head is a 1x1x1 matmul and whose second descriptor has a
+ * job type the model does not know: the model fails it with
+ * DATA_INVALID_FAULT (0x58) and raises the slot's FAILED bit.  The
+ * recorded WAIT_IRQ waits 5 s for DONE only; the run must end on the
+ * failure in well under a second, naming the second descriptor.
+ */
+static void job_failed_case(uint32_t format)
+{
+	const uint64_t va_desc = 0x40000000, va_a = 0x40100000, va_b = 0x40200000;
+	const uint64_t va_c = 0x40300000, va_bad = va_desc + ACCMAP_SIM_JD_ALIGN * 4;
+	const uint32_t timeout_us = 5000000;
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	struct accmap_replay_target_info info;
+	struct accmap_recording *rec = NULL;
+	struct accmap_player *player = NULL;
+	struct accmap_sim_job job = {
+		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 1, .n = 1, .k = 1,
+		.a = va_a, .b = va_b, .c = va_c,
+	};
+	struct simdrv_submit sub = {
+		.format = format, .as = 1, .slot = 0, .timeout_us = timeout_us,
+		.head = va_desc,
+	};
+	struct accmap_replay_run r;
+	struct simdrv_gpu gpu;
+	uint8_t page[4096] = { 0 };
+	uint8_t *bad = page + (va_bad - va_desc);
+	uint32_t target, nops, wait;
+	uint64_t t0, wall;
+	int dev = am_open(), ret;
+
+	if (dev < 0 || !find_sim(dev, &target, &info))
+		goto out;
+	simdrv_encode_job(page, &job, va_bad);
+	/* Type 0x30: neither a Mali job type nor the model's own. */
+	bad[ACCMAP_SIM_JD_TYPE] = 0x30 << ACCMAP_SIM_JD_TYPE_SHIFT | ACCMAP_SIM_JD_NEXT_64;
+	ret = accmap_rec_create(SIMDRV_TARGET, format, sub.as, 40, &rec);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_desc, 4096, 3, 0, page);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_a, 4096, 1, 0, NULL);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_b, 4096, 1, 0, NULL);
+	if (!ret)
+		ret = accmap_rec_add_map(rec, va_c, 4096, 3, 0, NULL);
+	if (!CHECK(ret == 0, "building the recording: %s", err_name(ret)))
+		goto out;
+	ret = accmap_player_open(dev, rec, NULL, &player, NULL);
+	if (!CHECK(ret == 0, "accmap_player_open: %s", err_name(ret)))
+		goto out;
+	ret = simdrv_probe(dev, accmap_player_session(player), info.gpu_id, &gpu);
+	if (!CHECK(ret == 0, "simdrv_probe: %s", err_name(ret)))
+		goto out;
+	nops = simdrv_build_ops(&gpu, &sub, ops);
+	for (wait = 0; wait < nops; wait++)
+		if (ops[wait].op == ACCMAP_REPLAY_OP_WAIT_IRQ &&
+		    ops[wait].irq == ACCMAP_REPLAY_IRQ_JOB)
+			break;
+	if (!CHECK(wait < nops && ops[wait].mask == SIMDRV_JOB_IRQ_DONE(0) &&
+		   ops[wait].timeout_us == timeout_us,
+		   "simdrv's ops have no 5 s WAIT_IRQ of DONE alone"))
+		goto out;
+
+	t0 = now_ns();
+	ret = run_raw(dev, accmap_player_session(player), ops, nops, &r);
+	wall = now_ns() - t0;
+	CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_JOB_FAILED,
+	      "%s: run %s, reason %u; expected EIO and JOB_FAILED", format_names[format],
+	      err_name(ret), r.reason);
+	CHECK(r.failed_op == wait && r.done == wait,
+	      "%s: failed_op %u, done %u; expected the WAIT_IRQ, op %u", format_names[format],
+	      r.failed_op, r.done, wait);
+	CHECK(r.fault_status == 0x58 && r.fault_as == 0 && r.fault_addr == va_bad,
+	      "%s: JS_STATUS %#x, slot %u, descriptor %#llx; expected 0x58, 0, %#llx",
+	      format_names[format], r.fault_status, r.fault_as,
+	      (unsigned long long)r.fault_addr, (unsigned long long)va_bad);
+	CHECK(wall < 1000000000ULL && r.elapsed_ns < 1000000000ULL,
+	      "%s: the failure took %llu us (elapsed_ns %llu) with a 5 s WAIT_IRQ",
+	      format_names[format], (unsigned long long)(wall / 1000),
+	      (unsigned long long)r.elapsed_ns);
+out:
+	accmap_player_close(player);
+	accmap_rec_free(rec);
+	if (dev >= 0)
+		close(dev);
+}
+
+static void test_job_failed(void)
+{
+	for (size_t f = 0; f < TAP_ARRAY_SIZE(formats); f++)
+		job_failed_case(formats[f]);
+}
+
+/*
+ * LATEST_FLUSH, read with CAPTURE, written to JS0's FLUSH_ID_NEXT with
+ * CAPTURED: the value the model has now, not one from the recording.  A
+ * CAPTURED WRITE with no CAPTURE READ before it, or a strict CAPTURE, is
+ * malformed: EINVAL before anything runs.
+ */
+static void test_capture(void)
+{
+	const uint32_t flush_next = SIMDRV_JS(0) + 0x70, latest_flush = 0x38;
+	struct accmap_replay_op ops[] = {
+		/* Two cache cleans: LATEST_FLUSH moves on from 0. */
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_GPU_COMMAND, .value = 0x8 },
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_GPU_COMMAND, .value = 0x8 },
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = flush_next, .value = 0x77 },
+		{ .op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_CAPTURE,
+		  .offset = latest_flush },
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .flags = ACCMAP_REPLAY_OP_CAPTURED,
+		  .offset = flush_next },
+		{ .op = ACCMAP_REPLAY_OP_READ, .offset = flush_next },
+	};
+	struct accmap_replay_op lone = {
+		.op = ACCMAP_REPLAY_OP_WRITE, .flags = ACCMAP_REPLAY_OP_CAPTURED,
+		.offset = flush_next,
+	};
+	struct accmap_replay_run r;
+	uint32_t latest = GARBAGE_U32, next = GARBAGE_U32;
+	struct fix f;
+	int ret;
+
+	if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		goto out;
+	ret = run_raw(f.dev, f.session, ops, TAP_ARRAY_SIZE(ops), &r);
+	if (!CHECK(ret == 0 && r.done == TAP_ARRAY_SIZE(ops), "run: %s, done %u, reason %u",
+		   err_name(ret), r.done, r.reason))
+		goto out;
+	if (!CHECK(simdrv_read_reg(f.dev, f.session, latest_flush, &latest) == 0 &&
+		   simdrv_read_reg(f.dev, f.session, flush_next, &next) == 0, "read back"))
+		goto out;
+	CHECK(latest == 2 && next == latest && r.value == latest,
+	      "LATEST_FLUSH %#x, FLUSH_ID_NEXT %#x, run value %#x; expected 2 in all", latest,
+	      next, r.value);
+
+	/* CAPTURED first, its CAPTURE only after it: EINVAL, nothing runs. */
+	ops[2] = lone;
+	ops[4] = (struct accmap_replay_op){ .op = ACCMAP_REPLAY_OP_READ,
+					    .flags = ACCMAP_REPLAY_OP_CAPTURE,
+					    .offset = latest_flush };
+	ret = run_raw(f.dev, f.session, &ops[2], 3, &r);
+	CHECK(ret == -EINVAL && r.reason == ACCMAP_REPLAY_INVALID && r.failed_op == 0 &&
+	      r.done == 0, "CAPTURED before any CAPTURE: %s, reason %u, failed_op %u, done %u",
+	      err_name(ret), r.reason, r.failed_op, r.done);
+	ret = run_raw(f.dev, f.session, &lone, 1, &r);
+	CHECK(ret == -EINVAL && r.failed_op == 0, "CAPTURED alone: %s, failed_op %u",
+	      err_name(ret), r.failed_op);
+	/* A strict CAPTURE, and a CAPTURED write with a value. */
+	ops[0] = (struct accmap_replay_op){ .op = ACCMAP_REPLAY_OP_READ,
+					    .flags = ACCMAP_REPLAY_OP_CAPTURE |
+						     ACCMAP_REPLAY_OP_STRICT,
+					    .offset = latest_flush };
+	ret = run_raw(f.dev, f.session, ops, 1, &r);
+	CHECK(ret == -EINVAL && r.failed_op == 0, "strict CAPTURE: %s, failed_op %u",
+	      err_name(ret), r.failed_op);
+	ops[0].flags = ACCMAP_REPLAY_OP_CAPTURE;
+	ops[1] = lone;
+	ops[1].value = 1;
+	ret = run_raw(f.dev, f.session, ops, 2, &r);
+	CHECK(ret == -EINVAL && r.failed_op == 1, "CAPTURED with a value: %s, failed_op %u",
+	      err_name(ret), r.failed_op);
+	/* Nothing of those ran: FLUSH_ID_NEXT is as the first run left it. */
+	CHECK(simdrv_read_reg(f.dev, f.session, flush_next, &next) == 0 && next == latest,
+	      "FLUSH_ID_NEXT %#x after the refused runs, expected %#x", next, latest);
+out:
+	fix_close(&f);
+}
+
 static void timeout_case(struct fix *f, const struct accmap_replay_op *wait, const char *what)
 {
 	struct accmap_replay_op ops[3] = {
@@ -1777,6 +1946,9 @@ static void test_recording_rejects(void)
 	CASE("op 1 unknown", EBADMSG, ops + 32, le32_put(bad + ops + 32, 9));
 	CASE("op 2 pad", EBADMSG, ops + 64 + 28, bad[ops + 64 + 28] = 1);
 	CASE("op 2 timeout 0", EBADMSG, ops + 64 + 20, le32_put(bad + ops + 64 + 20, 0));
+	CASE("op 1 CAPTURED without a CAPTURE READ", EBADMSG, ops + 32 + 4,
+	     (le32_put(bad + ops + 32 + 4, ACCMAP_REPLAY_OP_CAPTURED),
+	      le32_put(bad + ops + 32 + 12, 0)));
 	CASE("symbol 0 name with a space", EBADMSG, syms, bad[syms] = ' ');
 	CASE("symbol 1 named as symbol 0", EBADMSG, syms + 56,
 	     memcpy(bad + syms + 56, bad + syms, 32));
@@ -1815,6 +1987,8 @@ static const struct tap_test tests[] = {
 	{ "fault_unmapped_operand", test_fault_unmapped_operand },
 	{ "cpu_pages", test_cpu_pages },
 	{ "poll_timeout", test_poll_timeout },
+	{ "job_failed", test_job_failed },
+	{ "capture", test_capture },
 	{ "kill_mid_run", test_kill_mid_run },
 	{ "close_destroys", test_close_destroys },
 };

@@ -40,6 +40,9 @@
 #define JOB_IRQ_CLEAR		0x1004
 #define JOB_IRQ_STATUS		0x100c
 #define JS0_HEAD_NEXT_LO	0x1840
+#define JS_HEAD_LO(n)		(0x1800 + (n) * 0x80)
+#define JS_HEAD_HI(n)		(0x1804 + (n) * 0x80)
+#define JS_STATUS(n)		(0x1824 + (n) * 0x80)
 #define MMU_IRQ_RAWSTAT		0x2000
 #define PRFCNT_CONFIG		0x0068
 #define JS_CONFIG(n)		(0x1818 + (n) * 0x80)
@@ -637,6 +640,49 @@ static void test_mmu_fault(void)
 	close(dev);
 }
 
+/*
+ * A raised FAILED bit of a job slot (JOB_IRQ_RAWSTAT bit 16 + slot) ends a
+ * 5 s WAIT_IRQ for something else at once, with the slot's JS_STATUS and
+ * JS_HEAD; a POLL for that very bit is what the recording expects.
+ */
+static void test_job_failed(void)
+{
+	struct accmap_replay_op ops[] = {
+		WR(JS_STATUS(1), 0x58),
+		WR(JS_HEAD_LO(1), 0x4000c0),
+		WR(JS_HEAD_HI(1), 0x12),
+		WR(JOB_IRQ_RAWSTAT, 1u << 17),
+		{ .op = ACCMAP_REPLAY_OP_WAIT_IRQ, .irq = ACCMAP_REPLAY_IRQ_GPU, .mask = 0x1,
+		  .timeout_us = 5000000 },
+		WR(JS0_HEAD_NEXT_LO, 0x5555),
+	};
+	struct accmap_replay_op expected[] = {
+		{ .op = ACCMAP_REPLAY_OP_POLL, .offset = JOB_IRQ_RAWSTAT, .mask = 1u << 17,
+		  .value = 1u << 17, .timeout_us = 5000000 },
+		WR(JOB_IRQ_RAWSTAT, 0),
+	};
+	struct accmap_replay_run r;
+	uint32_t buf, s;
+	double t;
+	int dev;
+
+	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
+	if (!s)
+		return;
+	t = now();
+	CHECK_ERR(run(dev, s, ops, 6, &r), EIO);
+	t = now() - t;
+	CHECK(r.done == 4 && r.failed_op == 4 && r.reason == ACCMAP_REPLAY_JOB_FAILED,
+	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
+	CHECK(r.fault_as == 1 && r.fault_status == 0x58 && r.fault_addr == 0x12004000c0ull,
+	      "failed slot %u status %#x head %#llx", r.fault_as, r.fault_status,
+	      (unsigned long long)r.fault_addr);
+	CHECK(t < 1.0, "a 5 s WAIT_IRQ ended on the failure after %.3f s", t);
+	/* The failed bit is still raised in RAWSTAT: a POLL for it succeeds. */
+	CHECK_OK(run(dev, s, expected, 2, &r));
+	close(dev);
+}
+
 /* Sessions are per client and counted per target. */
 static void test_sessions(void)
 {
@@ -697,6 +743,7 @@ static const struct tap_test tests[] = {
 	{ "poll_timeout", test_poll_timeout },
 	{ "wait_irq", test_wait_irq },
 	{ "mmu_fault", test_mmu_fault },
+	{ "job_failed", test_job_failed },
 	{ "sessions", test_sessions },
 	{ "svm_refused", test_svm_refused },
 };

@@ -1126,13 +1126,16 @@ static void test_list_sum(void)
 		struct accmap_replay_run r;
 		int ret;
 
-		/* No DONE interrupt comes: the run's wait times out, briefly. */
+		/* No DONE interrupt comes: the failed job ends the run's wait. */
 		simdrv_encode_job(t.desc, &job, 0);
 		t.jobs = 1;
 		ret = simdrv_svm_run(&t.sim, t.desc, 1000000, &r);
-		CHECK(ret == -ETIMEDOUT && job_status(&t) == 0x58,
-		      "a list longer than n: run %s, job status %#x, expected ETIMEDOUT and 0x58",
-		      err_name(ret), job_status(&t));
+		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_JOB_FAILED &&
+		      r.fault_status == 0x58 && r.fault_addr == (uintptr_t)t.desc &&
+		      job_status(&t) == 0x58,
+		      "a list longer than n: run %s, reason %u, JS_STATUS %#x at %#llx, job status %#x; expected EIO, JOB_FAILED and 0x58 at the descriptor",
+		      err_name(ret), r.reason, r.fault_status, (unsigned long long)r.fault_addr,
+		      job_status(&t));
 	}
 	/*
 	 * A list whose second node sits in a page that is then unmapped: the

@@ -3198,6 +3198,9 @@ static int rop_as_rule(const struct accmap_replay_op *op, uint32_t format, int a
 	uint32_t off = op->offset, v = op->value, mode = v & 0xf, ina = v & TRANSCFG_INA_MASK;
 	int reg = as_reg(off), own;
 
+	/* A CAPTURED write's value is known only as it runs: no rule on it here. */
+	bool known = !(op->flags & ACCMAP_REPLAY_OP_CAPTURED);
+
 	if (op->op == ACCMAP_REPLAY_OP_WAIT_IRQ || op->op == ACCMAP_REPLAY_OP_DELAY)
 		return NO;
 	if (reg >= 0) {
@@ -3208,7 +3211,7 @@ static int rop_as_rule(const struct accmap_replay_op *op, uint32_t format, int a
 			      reg != (op->flags & ACCMAP_REPLAY_OP_HI ? 0x04 : 0x00);
 			break;
 		case 0x30:
-			own = op->op == ACCMAP_REPLAY_OP_WRITE &&
+			own = op->op == ACCMAP_REPLAY_OP_WRITE && known &&
 			      ((mode != TRANSCFG_UNMAPPED &&
 				mode != (format == ACCMAP_PGT_MALI_AARCH64_4K ?
 					 TRANSCFG_AARCH64_4K : TRANSCFG_LEGACY)) ||
@@ -3216,7 +3219,7 @@ static int rop_as_rule(const struct accmap_replay_op *op, uint32_t format, int a
 			       (v & ~(0xfU | TRANSCFG_INA_MASK | TRANSCFG_POLICY)));
 			break;
 		case 0x34:
-			own = op->op == ACCMAP_REPLAY_OP_WRITE && v;
+			own = op->op == ACCMAP_REPLAY_OP_WRITE && known && v;
 			break;
 		default:
 			own = op->op == ACCMAP_REPLAY_OP_WRITE_ROOT;
@@ -3231,7 +3234,7 @@ static int rop_as_rule(const struct accmap_replay_op *op, uint32_t format, int a
 	}
 	if (op->op == ACCMAP_REPLAY_OP_WRITE_ROOT)
 		return YES;
-	if (op->op != ACCMAP_REPLAY_OP_WRITE)
+	if (op->op != ACCMAP_REPLAY_OP_WRITE || !known)
 		return NO;
 	if (off >= MALI_JS(0) && off < MALI_JS(16) &&
 	    ((off - MALI_JS(0)) % 0x80 == 0x18 || (off - MALI_JS(0)) % 0x80 == 0x58))
@@ -3251,8 +3254,9 @@ static int rop_bad(const struct accmap_replay_op *op, uint32_t format, int as)
 	static const struct {
 		uint32_t fields, flags, tmin, tmax;
 	} shapes[] = {
-		[ACCMAP_REPLAY_OP_WRITE] = { F_OFFSET | F_VALUE, 0, 0, 0 },
-		[ACCMAP_REPLAY_OP_READ] = { F_OFFSET | F_VALUE | F_MASK, ACCMAP_REPLAY_OP_STRICT,
+		[ACCMAP_REPLAY_OP_WRITE] = { F_OFFSET | F_VALUE, ACCMAP_REPLAY_OP_CAPTURED, 0, 0 },
+		[ACCMAP_REPLAY_OP_READ] = { F_OFFSET | F_VALUE | F_MASK,
+					    ACCMAP_REPLAY_OP_STRICT | ACCMAP_REPLAY_OP_CAPTURE,
 					    0, 0 },
 		[ACCMAP_REPLAY_OP_POLL] = { F_OFFSET | F_VALUE | F_MASK | F_TIMEOUT, 0, 1,
 					    ACCMAP_REPLAY_TIMEOUT_MAX_US },
@@ -3278,14 +3282,27 @@ static int rop_bad(const struct accmap_replay_op *op, uint32_t format, int as)
 		return true;
 	if ((f & F_IRQ) && (op->irq >= ACCMAP_REPLAY_IRQ_COUNT || !op->mask))
 		return true;
+	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURE) && (op->flags & ACCMAP_REPLAY_OP_STRICT))
+		return true;
+	if ((op->flags & ACCMAP_REPLAY_OP_CAPTURED) && op->value)
+		return true;
 	return rop_as_rule(op, format, as);
 }
 
-/* The first malformed op, -1 for none, -2 if the address space would tell. */
+/*
+ * The first malformed op, -1 for none, -2 if the address space would tell.
+ * A CAPTURED WRITE needs a CAPTURE READ before it in the list.
+ */
 static int rops_first_bad(const struct accmap_replay_op *ops, uint32_t n, uint32_t format, int as)
 {
+	bool captured = false;
+
 	for (uint32_t i = 0; i < n; i++) {
-		int bad = rop_bad(&ops[i], format, as);
+		int bad = (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED) && !captured ? YES :
+			  rop_bad(&ops[i], format, as);
+
+		if (ops[i].op == ACCMAP_REPLAY_OP_READ && (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURE))
+			captured = true;
 
 		if (bad == YES)
 			return (int)i;
@@ -3628,16 +3645,19 @@ static void run_check(struct fz_thread *t, const struct accmap_replay_run *r, in
 		static const int errs[] = {
 			[ACCMAP_REPLAY_INVALID] = -EINVAL, [ACCMAP_REPLAY_MISMATCH] = -EIO,
 			[ACCMAP_REPLAY_TIMEOUT] = -ETIMEDOUT, [ACCMAP_REPLAY_MMU_FAULT] = -EIO,
-			[ACCMAP_REPLAY_SIGNAL] = -EINTR,
+			[ACCMAP_REPLAY_SIGNAL] = -EINTR, [ACCMAP_REPLAY_JOB_FAILED] = -EIO,
 		};
 
-		bad = r->reason > ACCMAP_REPLAY_SIGNAL || errs[r->reason] != ret ||
+		bad = r->reason > ACCMAP_REPLAY_JOB_FAILED || errs[r->reason] != ret ||
 		      r->failed_op >= r->nr_ops ||
 		      /* Malformed before anything ran, or changed under a running list. */
 		      (r->done != r->failed_op &&
 		       (r->reason != ACCMAP_REPLAY_INVALID || r->done)) ||
 		      (r->reason == ACCMAP_REPLAY_MMU_FAULT ?
 		       (r->fault_as != NO_INDEX && r->fault_as >= SIM_AS_COUNT) :
+		       /* A failed job: its slot, of the 16 JOB_IRQ has room for. */
+		       r->reason == ACCMAP_REPLAY_JOB_FAILED ?
+		       (r->fault_as != NO_INDEX && r->fault_as >= 16) :
 		       (r->fault_as != NO_INDEX || r->fault_status || r->fault_addr));
 	}
 	if (bad || r->elapsed_ns == GARBAGE_U64)
@@ -3651,7 +3671,7 @@ static bool op_rrun(struct fz_thread *t)
 	struct accmap_replay_op *ops = t->ops;
 	int bad0, bad1, bad;
 	struct accmap_replay_run r;
-	bool intact, waits = false, strict = false, top_bad = false;
+	bool intact, waits = false, strict = false, top_bad = false, cap_write = false;
 	struct fz_sessk sk;
 	struct fz_exp x;
 	struct fz_cl cl;
@@ -3688,7 +3708,11 @@ static bool op_rrun(struct fz_thread *t)
 	for (uint32_t i = 0; i < n; i++) {
 		waits |= ops[i].op == ACCMAP_REPLAY_OP_POLL ||
 			 ops[i].op == ACCMAP_REPLAY_OP_WAIT_IRQ;
-		strict |= ops[i].op == ACCMAP_REPLAY_OP_READ && ops[i].flags;
+		strict |= ops[i].op == ACCMAP_REPLAY_OP_READ &&
+			  (ops[i].flags & ACCMAP_REPLAY_OP_STRICT);
+		/* Its value meets the session's rules or not only as it runs. */
+		cap_write |= ops[i].op == ACCMAP_REPLAY_OP_WRITE &&
+			     (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED);
 	}
 	/* Malformed for either format; which one the session has may be unknown. */
 	bad0 = rops_first_bad(ops, n, ACCMAP_PGT_MALI_AARCH64_4K, sk.format >= 0 ? (int)sk.as : -1);
@@ -3738,7 +3762,7 @@ static bool op_rrun(struct fz_thread *t)
 		if (bad >= 0) {
 			fault(&x, EINVAL, YES);
 		} else {
-			if (bad == -2)
+			if (bad == -2 || cap_write)
 				x.may |= RES_E(EINVAL);
 			x.may |= RES_E(EIO) | (waits ? RES_E(ETIMEDOUT) : 0);
 		}
