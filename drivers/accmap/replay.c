@@ -725,25 +725,17 @@ accmap_replay_session_get(struct accmap_client *client, u32 id)
 }
 
 /*
- * Check every op before any runs; the executor checks each again.  A
- * CAPTURED WRITE needs a CAPTURE READ before it in the list.
+ * Check every op before any runs; the executor checks each again.  That a
+ * CAPTURED WRITE has a value to write is known only when it runs (the
+ * session keeps captured values from one run to the next).
  */
 static int accmap_replay_check_ops(const struct accmap_replay_session *s,
 				   const struct accmap_replay_op *ops, u32 n,
 				   struct accmap_replay_result *res)
 {
-	bool capture = false;
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		if ((ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED) && !capture) {
-			res->failed_op = i;
-			res->reason = ACCMAP_REPLAY_INVALID;
-			return -EINVAL;
-		}
-		if (ops[i].op == ACCMAP_REPLAY_OP_READ &&
-		    (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURE))
-			capture = true;
 		if (accmap_replay_check_op(&ops[i], s->target->window_size) ||
 		    accmap_replay_check_session_op(s, &ops[i])) {
 			res->failed_op = i;

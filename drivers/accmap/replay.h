@@ -257,6 +257,11 @@ struct accmap_replay_target {
  *             the target on a recoverable fault (see @svm_enable)
  * @pid:       thread group id of the creator
  * @comm:      its command name
+ * @captured:  a READ with ACCMAP_REPLAY_OP_CAPTURE has run in this
+ *             session (under @run_lock)
+ * @capture:   what the last such READ read, for a later
+ *             ACCMAP_REPLAY_OP_CAPTURED WRITE of this run or a later one
+ *             (under @run_lock)
  */
 struct accmap_replay_session {
 	struct kref ref;
@@ -280,6 +285,8 @@ struct accmap_replay_session {
 	void (*mmu_irq)(struct accmap_replay_session *s);
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
+	bool captured;
+	u32 capture;
 };
 
 /* Sessions one client may hold at once. */
@@ -331,10 +338,6 @@ int accmap_replay_svm_debugfs_show(struct seq_file *m, void *unused);
  * @fault:     the MMU fault, when @reason is ACCMAP_REPLAY_MMU_FAULT; the
  *             failed job (slot, JS_STATUS, JS_HEAD), when it is
  *             ACCMAP_REPLAY_JOB_FAILED
- * @captured:  a READ with ACCMAP_REPLAY_OP_CAPTURE has run in this run
- * @capture:   what the last such READ read, for a later
- *             ACCMAP_REPLAY_OP_CAPTURED WRITE; kept across the chunks of a
- *             run
  */
 struct accmap_replay_result {
 	u32 done;
@@ -342,8 +345,6 @@ struct accmap_replay_result {
 	u32 reason;
 	u32 value;
 	struct accmap_replay_fault fault;
-	bool captured;
-	u32 capture;
 };
 
 int accmap_replay_check_op(const struct accmap_replay_op *op,

@@ -26,8 +26,10 @@
  * bit.  A pending MMU fault wins: it is why the job failed.
  *
  * Captured values: a READ with ACCMAP_REPLAY_OP_CAPTURE keeps what it
- * read in the run's result, and a later WRITE with ACCMAP_REPLAY_OP_CAPTURED
- * writes it, checked against the session's rules right before.
+ * read in the session (until the next one, across runs), and a later
+ * WRITE with ACCMAP_REPLAY_OP_CAPTURED writes it, checked against the
+ * session's rules right before; with nothing kept yet, that WRITE is
+ * malformed.
  */
 
 #include <linux/bitfield.h>
@@ -120,8 +122,8 @@ static bool replay_offset_ok(u32 offset, u32 window_size)
  * to ACCMAP_REPLAY_DELAY_MAX_US; ACCMAP_REPLAY_OP_CAPTURE only on a READ
  * without ACCMAP_REPLAY_OP_STRICT, ACCMAP_REPLAY_OP_CAPTURED only on a
  * WRITE whose @value is 0; and 0 in every field the op does not use, pad
- * included.  That a CAPTURED WRITE has a CAPTURE READ before it is a rule
- * of the whole list, checked by the caller (replay.c) and by the executor.
+ * included.  That a CAPTURED WRITE has a value to write (a CAPTURE READ
+ * ran in the session before it) is checked by the executor when it runs.
  *
  * Return: 0, or -EINVAL.
  */
@@ -486,18 +488,17 @@ static u32 replay_wait_irq(struct accmap_replay_session *s,
 }
 
 /*
- * A CAPTURED WRITE with the run's captured value in place: checked again
- * against the session's rules now that its value is known.
+ * A CAPTURED WRITE with the session's captured value in place: checked
+ * again against the session's rules now that its value is known.
  */
 static u32 replay_captured_write(struct accmap_replay_session *s,
-				 const struct accmap_replay_op *op,
-				 const struct accmap_replay_result *res)
+				 const struct accmap_replay_op *op)
 {
 	struct accmap_replay_op w = *op;
 
-	if (!res->captured)
+	if (!s->captured)
 		return ACCMAP_REPLAY_INVALID;
-	w.value = res->capture;
+	w.value = s->capture;
 	w.flags &= ~ACCMAP_REPLAY_OP_CAPTURED;
 	if (accmap_replay_check_session_op(s, &w))
 		return ACCMAP_REPLAY_INVALID;
@@ -512,7 +513,6 @@ static u32 replay_captured_write(struct accmap_replay_session *s,
  */
 static u32 replay_one(struct accmap_replay_session *s,
 		      const struct accmap_replay_op *op, u32 *value,
-		      struct accmap_replay_result *res,
 		      struct accmap_replay_fault *failed)
 {
 	const struct accmap_replay_target_ops *t = s->target->ops;
@@ -521,14 +521,14 @@ static u32 replay_one(struct accmap_replay_session *s,
 	switch (op->op) {
 	case ACCMAP_REPLAY_OP_WRITE:
 		if (op->flags & ACCMAP_REPLAY_OP_CAPTURED)
-			return replay_captured_write(s, op, res);
+			return replay_captured_write(s, op);
 		t->write32(s, op->offset, op->value);
 		return ACCMAP_REPLAY_OK;
 	case ACCMAP_REPLAY_OP_READ:
 		*value = t->read32(s, op->offset);
 		if (op->flags & ACCMAP_REPLAY_OP_CAPTURE) {
-			res->capture = *value;
-			res->captured = true;
+			s->capture = *value;
+			s->captured = true;
 		}
 		if ((op->flags & ACCMAP_REPLAY_OP_STRICT) &&
 		    !replay_match(op, *value))
@@ -612,15 +612,14 @@ static int replay_errno(u32 reason)
  * @first: index of @ops[0] in the whole run, for @res->failed_op
  * @res:   the run's result so far: @res->done grows by the ops completed,
  *         @res->value holds what the last READ, POLL or WAIT_IRQ read
- *         (so on success, what the run's last one read) and
- *         @res->capture what the last CAPTURE READ read; on failure
+ *         (so on success, what the run's last one read); on failure
  *         @res->failed_op, @res->reason, @res->value (what the failed op
  *         read, 0 if it read nothing) and, for an MMU fault or a failed
  *         job, @res->fault are set
  *
  * Runs the ops in order, each checked again first (its form and the
- * session's rules; a CAPTURED WRITE once more with its value, right
- * before it is written).  READ and POLL compare under the op's mask on
+ * session's rules; a CAPTURED WRITE once more with the value the session
+ * keeps, right before it is written; with none kept, it is invalid).  READ and POLL compare under the op's mask on
  * both sides (bits of @value outside @mask do not matter); a READ that
  * does not match fails the run only with ACCMAP_REPLAY_OP_STRICT.  After
  * every POLL, WAIT_IRQ and DELAY, and after the chunk's last op, a
@@ -663,7 +662,7 @@ int accmap_replay_exec(struct accmap_replay_session *s,
 			reason = ACCMAP_REPLAY_INVALID;
 			break;
 		}
-		reason = replay_one(s, op, &value, res, &failed);
+		reason = replay_one(s, op, &value, &failed);
 		if (op->op == ACCMAP_REPLAY_OP_READ ||
 		    op->op == ACCMAP_REPLAY_OP_POLL ||
 		    op->op == ACCMAP_REPLAY_OP_WAIT_IRQ)

@@ -686,7 +686,7 @@ static void exec_job_failed_fault_wins(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e->res.fault.address, FAKE_FAULT_ADDR);
 }
 
-/* CAPTURE keeps a value across ops and chunks; CAPTURED writes it. */
+/* CAPTURE keeps a value in the session, across chunks and runs; CAPTURED writes it. */
 static void exec_capture(struct kunit *test)
 {
 	struct fake_env *e = new_fake(test);
@@ -724,7 +724,7 @@ static void exec_capture(struct kunit *test)
 	}
 }
 
-/* A CAPTURED WRITE with nothing captured before it in the run. */
+/* A CAPTURED WRITE in a session that has captured nothing yet. */
 static void exec_captured_none(struct kunit *test)
 {
 	struct fake_env *e = new_fake(test);
@@ -1566,7 +1566,7 @@ static void sim_capture_flush_id(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e->res.done, e->nops);
 	flush = e->target.ops->read32(&e->s, MALI_LATEST_FLUSH);
 	KUNIT_EXPECT_NE(test, flush, 0U);	/* not FLUSH_ID_NEXT's reset value */
-	KUNIT_EXPECT_EQ(test, e->res.capture, flush);
+	KUNIT_EXPECT_EQ(test, e->s.capture, flush);
 	KUNIT_EXPECT_EQ(test, e->res.value, flush);
 	KUNIT_EXPECT_EQ(test, e->target.ops->read32(&e->s, JS(FLUSH_ID_NEXT)),
 			flush);

@@ -761,35 +761,49 @@ static void test_job_failed(void)
 
 /*
  * LATEST_FLUSH, read with CAPTURE, written to JS0's FLUSH_ID_NEXT with
- * CAPTURED: the value the model has now, not one from the recording.  A
- * CAPTURED WRITE with no CAPTURE READ before it, or a strict CAPTURE, is
- * malformed: EINVAL before anything runs.
+ * CAPTURED: the value the model has now, not one from the recording.  The
+ * session keeps it from one run to the next.  A CAPTURED WRITE in a
+ * session that has captured nothing yet stops the run there (EINVAL); a
+ * strict CAPTURE, or a CAPTURED WRITE with a value, is malformed: EINVAL
+ * before anything runs.
  */
 static void test_capture(void)
 {
 	const uint32_t flush_next = SIMDRV_JS(0) + 0x70, latest_flush = 0x38;
-	struct accmap_replay_op ops[] = {
-		/* Two cache cleans: LATEST_FLUSH moves on from 0. */
-		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_GPU_COMMAND, .value = 0x8 },
-		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_GPU_COMMAND, .value = 0x8 },
-		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = flush_next, .value = 0x77 },
-		{ .op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_CAPTURE,
-		  .offset = latest_flush },
-		{ .op = ACCMAP_REPLAY_OP_WRITE, .flags = ACCMAP_REPLAY_OP_CAPTURED,
-		  .offset = flush_next },
-		{ .op = ACCMAP_REPLAY_OP_READ, .offset = flush_next },
+	const struct accmap_replay_op clean = {
+		.op = ACCMAP_REPLAY_OP_WRITE, .offset = SIMDRV_GPU_COMMAND, .value = 0x8,
 	};
-	struct accmap_replay_op lone = {
+	const struct accmap_replay_op capture = {
+		.op = ACCMAP_REPLAY_OP_READ, .flags = ACCMAP_REPLAY_OP_CAPTURE,
+		.offset = latest_flush,
+	};
+	const struct accmap_replay_op put = {
 		.op = ACCMAP_REPLAY_OP_WRITE, .flags = ACCMAP_REPLAY_OP_CAPTURED,
 		.offset = flush_next,
 	};
-	struct accmap_replay_run r;
+	struct accmap_replay_op ops[] = {
+		/* Two cache cleans: LATEST_FLUSH moves on from 0. */
+		clean, clean,
+		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = flush_next, .value = 0x77 },
+		capture, put,
+		{ .op = ACCMAP_REPLAY_OP_READ, .offset = flush_next },
+	};
+	struct accmap_replay_op bad[2];
 	uint32_t latest = GARBAGE_U32, next = GARBAGE_U32;
+	struct accmap_replay_run r;
 	struct fix f;
 	int ret;
 
 	if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
 		goto out;
+	/* Nothing captured yet in this session: the write stops the run. */
+	bad[0] = clean;
+	bad[1] = put;
+	ret = run_raw(f.dev, f.session, bad, 2, &r);
+	CHECK(ret == -EINVAL && r.reason == ACCMAP_REPLAY_INVALID && r.failed_op == 1 &&
+	      r.done == 1, "CAPTURED before any CAPTURE: %s, reason %u, failed_op %u, done %u",
+	      err_name(ret), r.reason, r.failed_op, r.done);
+
 	ret = run_raw(f.dev, f.session, ops, TAP_ARRAY_SIZE(ops), &r);
 	if (!CHECK(ret == 0 && r.done == TAP_ARRAY_SIZE(ops), "run: %s, done %u, reason %u",
 		   err_name(ret), r.done, r.reason))
@@ -797,37 +811,35 @@ static void test_capture(void)
 	if (!CHECK(simdrv_read_reg(f.dev, f.session, latest_flush, &latest) == 0 &&
 		   simdrv_read_reg(f.dev, f.session, flush_next, &next) == 0, "read back"))
 		goto out;
-	CHECK(latest == 2 && next == latest && r.value == latest,
-	      "LATEST_FLUSH %#x, FLUSH_ID_NEXT %#x, run value %#x; expected 2 in all", latest,
+	CHECK(latest == 3 && next == latest && r.value == latest,
+	      "LATEST_FLUSH %#x, FLUSH_ID_NEXT %#x, run value %#x; expected 3 in all", latest,
 	      next, r.value);
 
-	/* CAPTURED first, its CAPTURE only after it: EINVAL, nothing runs. */
-	ops[2] = lone;
-	ops[4] = (struct accmap_replay_op){ .op = ACCMAP_REPLAY_OP_READ,
-					    .flags = ACCMAP_REPLAY_OP_CAPTURE,
-					    .offset = latest_flush };
-	ret = run_raw(f.dev, f.session, &ops[2], 3, &r);
-	CHECK(ret == -EINVAL && r.reason == ACCMAP_REPLAY_INVALID && r.failed_op == 0 &&
-	      r.done == 0, "CAPTURED before any CAPTURE: %s, reason %u, failed_op %u, done %u",
-	      err_name(ret), r.reason, r.failed_op, r.done);
-	ret = run_raw(f.dev, f.session, &lone, 1, &r);
-	CHECK(ret == -EINVAL && r.failed_op == 0, "CAPTURED alone: %s, failed_op %u",
-	      err_name(ret), r.failed_op);
+	/* Kept from one run to the next: capture now, write in a later run. */
+	bad[0] = clean;
+	bad[1] = capture;
+	ret = run_raw(f.dev, f.session, bad, 2, &r);
+	if (CHECK(ret == 0, "clean and capture: %s", err_name(ret)))
+		ret = run_raw(f.dev, f.session, &put, 1, &r);
+	CHECK(ret == 0 && simdrv_read_reg(f.dev, f.session, flush_next, &next) == 0 &&
+	      next == latest + 1, "CAPTURED in the next run: %s, FLUSH_ID_NEXT %#x, expected %#x",
+	      err_name(ret), next, latest + 1);
+	latest = next;
+
 	/* A strict CAPTURE, and a CAPTURED write with a value. */
-	ops[0] = (struct accmap_replay_op){ .op = ACCMAP_REPLAY_OP_READ,
-					    .flags = ACCMAP_REPLAY_OP_CAPTURE |
-						     ACCMAP_REPLAY_OP_STRICT,
-					    .offset = latest_flush };
-	ret = run_raw(f.dev, f.session, ops, 1, &r);
+	bad[0] = capture;
+	bad[0].flags |= ACCMAP_REPLAY_OP_STRICT;
+	ret = run_raw(f.dev, f.session, bad, 1, &r);
 	CHECK(ret == -EINVAL && r.failed_op == 0, "strict CAPTURE: %s, failed_op %u",
 	      err_name(ret), r.failed_op);
-	ops[0].flags = ACCMAP_REPLAY_OP_CAPTURE;
-	ops[1] = lone;
-	ops[1].value = 1;
-	ret = run_raw(f.dev, f.session, ops, 2, &r);
-	CHECK(ret == -EINVAL && r.failed_op == 1, "CAPTURED with a value: %s, failed_op %u",
-	      err_name(ret), r.failed_op);
-	/* Nothing of those ran: FLUSH_ID_NEXT is as the first run left it. */
+	bad[0] = clean;
+	bad[1] = put;
+	bad[1].value = 1;
+	ret = run_raw(f.dev, f.session, bad, 2, &r);
+	CHECK(ret == -EINVAL && r.failed_op == 1 && r.done == 0,
+	      "CAPTURED with a value: %s, failed_op %u, done %u", err_name(ret), r.failed_op,
+	      r.done);
+	/* Nothing of those ran: FLUSH_ID_NEXT is as the last good run left it. */
 	CHECK(simdrv_read_reg(f.dev, f.session, flush_next, &next) == 0 && next == latest,
 	      "FLUSH_ID_NEXT %#x after the refused runs, expected %#x", next, latest);
 out:

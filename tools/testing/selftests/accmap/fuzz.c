@@ -3291,18 +3291,13 @@ static int rop_bad(const struct accmap_replay_op *op, uint32_t format, int as)
 
 /*
  * The first malformed op, -1 for none, -2 if the address space would tell.
- * A CAPTURED WRITE needs a CAPTURE READ before it in the list.
+ * Whether a CAPTURED WRITE has a value (the session kept one, from this
+ * run or an earlier) is known only as it runs: the caller allows EINVAL.
  */
 static int rops_first_bad(const struct accmap_replay_op *ops, uint32_t n, uint32_t format, int as)
 {
-	bool captured = false;
-
 	for (uint32_t i = 0; i < n; i++) {
-		int bad = (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED) && !captured ? YES :
-			  rop_bad(&ops[i], format, as);
-
-		if (ops[i].op == ACCMAP_REPLAY_OP_READ && (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURE))
-			captured = true;
+		int bad = rop_bad(&ops[i], format, as);
 
 		if (bad == YES)
 			return (int)i;
@@ -3710,7 +3705,10 @@ static bool op_rrun(struct fz_thread *t)
 			 ops[i].op == ACCMAP_REPLAY_OP_WAIT_IRQ;
 		strict |= ops[i].op == ACCMAP_REPLAY_OP_READ &&
 			  (ops[i].flags & ACCMAP_REPLAY_OP_STRICT);
-		/* Its value meets the session's rules or not only as it runs. */
+		/*
+		 * Whether the session holds a value for it, and whether that
+		 * meets the session's rules, is known only as it runs.
+		 */
 		cap_write |= ops[i].op == ACCMAP_REPLAY_OP_WRITE &&
 			     (ops[i].flags & ACCMAP_REPLAY_OP_CAPTURED);
 	}
