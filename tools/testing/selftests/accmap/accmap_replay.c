@@ -506,18 +506,61 @@ static void test_vadd_file(void)
 	unlink(path);
 }
 
+#define MAX_BATCHES	256
+
+/**
+ * struct batches - the progress calls of a player's run
+ * @done: what each call said was done
+ * @n:    calls so far
+ * @stop: stop after that many calls (0: never)
+ */
+struct batches {
+	uint32_t done[MAX_BATCHES];
+	uint32_t n;
+	uint32_t stop;
+};
+
 static int count_progress(void *arg, uint32_t done, uint32_t total)
 {
-	uint32_t *calls = arg;
+	struct batches *b = arg;
 
-	calls[0]++;
-	CHECK(done == calls[0] * calls[1] || done == total,
-	      "progress call %u says %u of %u done", calls[0], done, total);
-	/* calls[2]: stop after that many calls (0: never). */
-	return calls[2] && calls[0] == calls[2];
+	(void)total;
+	if (b->n < MAX_BATCHES)
+		b->done[b->n] = done;
+	b->n++;
+	return b->stop && b->n == b->stop;
 }
 
-/* The player's batches: every batch reported, a stop honoured. */
+/*
+ * Where the player's batches must end: every @batch ops, and also right
+ * before each chain's start op and right after its wait, never across.
+ * Fills @ends; returns how many batches, or 0 on error (reported).
+ */
+static uint32_t expected_batches(const struct accmap_recording *rec, uint32_t batch,
+				 uint32_t *ends, uint32_t max)
+{
+	struct accmap_rec_chain *c;
+	uint32_t nc, n = 0, from = 0, end, i;
+
+	if (!CHECK(accmap_rec_chains(rec, &c, &nc) == 0, "accmap_rec_chains"))
+		return 0;
+	while (from < rec->nr_ops && n < max) {
+		end = rec->nr_ops - from > batch ? from + batch : rec->nr_ops;
+		for (i = 0; i < nc; i++) {
+			if (c[i].start_op > from && c[i].start_op < end)
+				end = c[i].start_op;
+			if (c[i].end_op != UINT32_MAX && c[i].end_op + 1 > from &&
+			    c[i].end_op + 1 < end)
+				end = c[i].end_op + 1;
+		}
+		ends[n++] = end;
+		from = end;
+	}
+	free(c);
+	return n;
+}
+
+/* The player's batches: every batch reported, cut at chains, a stop honoured. */
 static void test_player_batches(void)
 {
 	struct simdrv_workload w = {
@@ -525,12 +568,14 @@ static void test_player_batches(void)
 	};
 	int32_t a[64], b[64], c[64], want[64];
 	struct accmap_player_options opts = { .batch = 5 };
+	const struct accmap_player_chain *chains;
 	struct accmap_recording *rec = NULL;
 	struct accmap_player *player = NULL;
+	uint32_t ends[MAX_BATCHES], nends, nchains = 0;
 	unsigned int seed = 7;
 	struct simdrv_result res;
 	struct accmap_replay_run r;
-	uint32_t calls[3];
+	struct batches calls;
 	int dev = am_open(), ret;
 
 	if (dev < 0)
@@ -543,26 +588,33 @@ static void test_player_batches(void)
 	ret = accmap_player_open(dev, rec, &opts, &player, NULL);
 	if (!CHECK(ret == 0, "accmap_player_open: %s", err_name(ret)))
 		goto out;
+	nends = expected_batches(rec, 5, ends, MAX_BATCHES);
+	if (!CHECK(nends > 2 && nends < MAX_BATCHES, "%u batches for %u ops", nends, rec->nr_ops))
+		goto out;
 
-	calls[0] = 0;
-	calls[1] = 5;
-	calls[2] = 0;
-	ret = accmap_player_run(player, count_progress, calls, &r);
+	memset(&calls, 0, sizeof(calls));
+	ret = accmap_player_run(player, count_progress, &calls, &r);
 	CHECK(ret == 0 && r.done == rec->nr_ops, "batched run: %s, done %u of %u",
 	      err_name(ret), r.done, rec->nr_ops);
-	CHECK(calls[0] == (rec->nr_ops + 4) / 5, "%u progress calls for %u ops in 5s",
-	      calls[0], rec->nr_ops);
+	CHECK(calls.n == nends && !memcmp(calls.done, ends, nends * sizeof(ends[0])),
+	      "%u progress calls for %u ops in 5s cut at the chain, expected %u (first at %u, expected %u)",
+	      calls.n, rec->nr_ops, nends, calls.done[0], ends[0]);
+	chains = accmap_player_chains(player, &nchains);
+	CHECK(nchains == 1 && chains[0].state == ACCMAP_PLAYER_CHAIN_DONE && chains[0].ns,
+	      "%u chains, the first %s", nchains,
+	      nchains && chains[0].state == ACCMAP_PLAYER_CHAIN_DONE ? "done" : "not done");
 	CHECK(accmap_player_read_symbol(player, "c", c, sizeof(c)) == 0, "read c");
 	simdrv_reference(&w, a, b, want);
 	CHECK(!memcmp(c, want, sizeof(c)), "batched run computed another c");
 
-	/* Stopped after two batches: ten ops ran. */
+	/* Stopped after two batches: the ops of those ran. */
 	CHECK(accmap_player_restore(player) == 0, "restore");
-	calls[0] = 0;
-	calls[2] = 2;
-	ret = accmap_player_run(player, count_progress, calls, &r);
-	CHECK(ret == -ECANCELED && r.done == 10 && r.failed_op == UINT32_MAX,
-	      "stopped run: %s, done %u, failed_op %#x", err_name(ret), r.done, r.failed_op);
+	memset(&calls, 0, sizeof(calls));
+	calls.stop = 2;
+	ret = accmap_player_run(player, count_progress, &calls, &r);
+	CHECK(ret == -ECANCELED && r.done == ends[1] && r.failed_op == UINT32_MAX,
+	      "stopped run: %s, done %u (expected %u), failed_op %#x", err_name(ret), r.done,
+	      ends[1], r.failed_op);
 out:
 	accmap_player_close(player);
 	accmap_rec_free(rec);
