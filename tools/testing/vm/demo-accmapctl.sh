@@ -7,7 +7,9 @@
 # label that tag and list who holds what; then GPU replay: list the
 # targets, record two 64x64 matmuls on the software Mali model (seeds 1
 # and 2), and replay the first three times with the second's inputs: its
-# output must equal the second's; last, the (empty) SVM session table and
+# output must equal the second's; then GPUReplay's MNIST recording, if
+# packed, imported and replayed (23 job chains, all done); last, the
+# (empty) SVM session table and
 # the device memory, which must be what the guest's init says it is
 # (ACCMAP_DEVMEM: private, coherent or none).
 # run.sh packs it as /demo-accmapctl.sh.
@@ -98,6 +100,21 @@ if cmp /tmp/c1.bin /tmp/c2.bin; then
 	echo "# replay of m1.amr with m2.amr's inputs: output equals m2.amr's"
 else
 	failed "replay with new inputs (output differs)"
+fi
+
+# A real recording: GPUReplay's MNIST inference on a Mali-G71, imported
+# (the importer says whether every job chain will replay) and replayed on
+# the model, a line per job chain.  run.sh packs it when it can find it.
+if [ -d /data/gpureplay-mnist ]; then
+	if ctl import-gpureplay /data/gpureplay-mnist /tmp/mnist.amr; then
+		grep -q '^replayable: yes$' "$out" || failed "import-gpureplay (not replayable)"
+	fi
+	if ctl replay /tmp/mnist.amr; then
+		grep -q '^chains: *23: 23 done, 0 failed' "$out" ||
+			failed "replay of mnist.amr (not 23 chains done)"
+	fi
+else
+	echo "# no GPUReplay recording packed (/data/gpureplay-mnist): its replay is left out"
 fi
 
 # SVM sessions: none is live here, so the table is its header and the

@@ -349,11 +349,11 @@ criu_pack "$root"
 if printf '%s\n' "${progs[@]}" | grep -qx criu_basic; then
 	cp "$work/bin/accmap_criu_counter" "$root/tests/accmap_criu_counter"
 fi
-# accmap_gpureplay imports GPUReplay's MNIST recording from
-# /data/gpureplay-mnist.  It is kept outside the repository, in
-# ../shared/recordings beside it (or beside the directory of a worktree);
-# ACCMAP_GPUREPLAY_DIR names another place.
-if printf '%s\n' "${progs[@]}" | grep -qxE 'accmap_gpureplay|bench'; then
+# accmap_gpureplay (and the demo's accmapctl) imports GPUReplay's MNIST
+# recording from /data/gpureplay-mnist.  It is kept outside the
+# repository, in ../shared/recordings beside it (or beside the directory
+# of a worktree); ACCMAP_GPUREPLAY_DIR names another place.
+if printf '%s\n' "${progs[@]}" | grep -qxE 'accmap_gpureplay|bench|accmapctl'; then
 	gr_dir=${ACCMAP_GPUREPLAY_DIR:-}
 	if [ -z "$gr_dir" ]; then
 		for d in "$ACCMAP_ROOT/.." "$ACCMAP_ROOT/../.."; do
@@ -361,11 +361,16 @@ if printf '%s\n' "${progs[@]}" | grep -qxE 'accmap_gpureplay|bench'; then
 			[ -d "$gr_dir" ] && break
 		done
 	fi
-	mkdir -p "$root/data/gpureplay-mnist"
-	for f in gr_pgt gr_mem_contents gr_io_history gr_sync_as; do
-		[ -f "$gr_dir/$f" ] || die "$gr_dir/$f missing (set ACCMAP_GPUREPLAY_DIR)"
-		cp "$gr_dir/$f" "$root/data/gpureplay-mnist/$f"
-	done
+	if [ "$mode" = demo ] && [ ! -f "$gr_dir/gr_pgt" ]; then
+		# The demo goes on without it, and says so.
+		say "no GPUReplay recording at $gr_dir: the demo leaves its replay out"
+	else
+		mkdir -p "$root/data/gpureplay-mnist"
+		for f in gr_pgt gr_mem_contents gr_io_history gr_sync_as; do
+			[ -f "$gr_dir/$f" ] || die "$gr_dir/$f missing (set ACCMAP_GPUREPLAY_DIR)"
+			cp "$gr_dir/$f" "$root/data/gpureplay-mnist/$f"
+		done
+	fi
 fi
 if [ "$mode" = demo ]; then
 	cp "$ACCMAP_ROOT/tools/testing/vm/demo-accmapctl.sh" "$root/demo-accmapctl.sh"
