@@ -619,9 +619,10 @@ static int replay_errno(u32 reason)
  *
  * Runs the ops in order, each checked again first (its form and the
  * session's rules; a CAPTURED WRITE once more with the value the session
- * keeps, right before it is written; with none kept, it is invalid).  READ and POLL compare under the op's mask on
- * both sides (bits of @value outside @mask do not matter); a READ that
- * does not match fails the run only with ACCMAP_REPLAY_OP_STRICT.  After
+ * keeps, right before it is written; with none kept, it is invalid).
+ * READ and POLL compare under the op's mask on both sides (bits of
+ * @value outside @mask do not matter); a READ that does not match fails
+ * the run only with ACCMAP_REPLAY_OP_STRICT.  After
  * every POLL, WAIT_IRQ and DELAY, and after the chunk's last op, a
  * pending MMU fault stops the run; the op after which it is seen is the
  * failed op and does not count as done.  A POLL or WAIT_IRQ ends at once

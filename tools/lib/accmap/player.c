@@ -305,8 +305,7 @@ int accmap_player_read_symbol(struct accmap_player *p, const char *name, void *d
 	return accmap_player_read(p, s->gpu_va, dst, len);
 }
 
-const struct accmap_player_chain *accmap_player_chains(const struct accmap_player *p,
-							uint32_t *nr)
+const struct accmap_player_chain *accmap_player_chains(const struct accmap_player *p, uint32_t *nr)
 {
 	*nr = p->nr_chains;
 	return p->chains;
@@ -342,18 +341,35 @@ static int player_u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The chains ordered by end op; chains in start order mostly are. */
-static void player_sort_by_end(const struct accmap_player *p, uint32_t *idx, uint32_t n)
+/* Orders (end op, chain index) pairs by end op. */
+static int player_pair_cmp(const void *a, const void *b)
 {
-	uint32_t i, j, v;
+	const uint32_t *x = a, *y = b;
 
-	/* Insertion sort: nearly sorted input, so about linear. */
-	for (i = 1; i < n; i++) {
-		v = idx[i];
-		for (j = i; j && p->chains[idx[j - 1]].chain.end_op > p->chains[v].chain.end_op; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = v;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* @idx: the chains with an end op, ordered by it; 0 or -ENOMEM. */
+static int player_sort_by_end(const struct accmap_player *p, uint32_t *idx, uint32_t n)
+{
+	uint32_t (*pairs)[2], i;
+
+	if (!n)
+		return 0;
+	pairs = calloc(n, sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		pairs[i][0] = p->chains[idx[i]].chain.end_op;
+		pairs[i][1] = idx[i];
 	}
+	qsort(pairs, n, sizeof(*pairs), player_pair_cmp);
+	for (i = 0; i < n; i++)
+		idx[i] = pairs[i][1];
+	free(pairs);
+	return 0;
 }
 
 /* Finds the chains of the recording's ops afresh and plans the cuts. */
@@ -393,8 +409,7 @@ static int player_walk_init(struct accmap_player *p, struct player_walk *w)
 	for (i = 0; i < k; i++)
 		if (!w->nr_cuts || w->cuts[w->nr_cuts - 1] != w->cuts[i])
 			w->cuts[w->nr_cuts++] = w->cuts[i];
-	player_sort_by_end(p, w->by_end, w->nr_by_end);
-	return 0;
+	return player_sort_by_end(p, w->by_end, w->nr_by_end);
 }
 
 static void player_walk_free(struct player_walk *w)

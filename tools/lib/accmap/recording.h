@@ -561,8 +561,8 @@ struct accmap_player_chain {
  * left them (NULL before the first run, or if the ops start none); valid
  * until the next run or accmap_player_close().
  */
-const struct accmap_player_chain *accmap_player_chains(const struct accmap_player *player,
-							uint32_t *nr);
+const struct accmap_player_chain *
+accmap_player_chains(const struct accmap_player *player, uint32_t *nr);
 
 /**
  * accmap_player_run() - run the recording's operations

@@ -623,6 +623,48 @@ out:
 
 /* ==== faults and timeouts ==== */
 
+/* The maps of a one-job recording: the descriptor page, A, B and C. */
+#define ONE_VA_DESC	0x40000000ULL
+#define ONE_VA_A	0x40100000ULL
+#define ONE_VA_B	0x40200000ULL
+#define ONE_VA_C	0x40300000ULL
+
+/*
+ * A recording of one job for @sub (format, address space): the descriptor
+ * page @page at ONE_VA_DESC, A, B and C one page each, opened in a player
+ * on the model (@gpu_id from its target info), and the ops simdrv composes
+ * for @sub in @ops (*@nops).  False (reported) on failure; the caller
+ * frees *@rec and closes *@player either way.
+ */
+static bool one_job(int dev, uint32_t gpu_id, const uint8_t *page,
+		    const struct simdrv_submit *sub, struct accmap_recording **rec,
+		    struct accmap_player **player, struct accmap_replay_op *ops, uint32_t *nops,
+		    const char *what)
+{
+	struct simdrv_gpu gpu;
+	int ret;
+
+	ret = accmap_rec_create(SIMDRV_TARGET, sub->format, sub->as, 40, rec);
+	if (!ret)
+		ret = accmap_rec_add_map(*rec, ONE_VA_DESC, 4096, 3, 0, page);
+	if (!ret)
+		ret = accmap_rec_add_map(*rec, ONE_VA_A, 4096, 1, 0, NULL);
+	if (!ret)
+		ret = accmap_rec_add_map(*rec, ONE_VA_B, 4096, 1, 0, NULL);
+	if (!ret)
+		ret = accmap_rec_add_map(*rec, ONE_VA_C, 4096, 3, 0, NULL);
+	if (!CHECK(ret == 0, "%s: building the recording: %s", what, err_name(ret)))
+		return false;
+	ret = accmap_player_open(dev, *rec, NULL, player, NULL);
+	if (!CHECK(ret == 0, "%s: accmap_player_open: %s", what, err_name(ret)))
+		return false;
+	ret = simdrv_probe(dev, accmap_player_session(*player), gpu_id, &gpu);
+	if (!CHECK(ret == 0, "%s: simdrv_probe: %s", what, err_name(ret)))
+		return false;
+	*nops = simdrv_build_ops(&gpu, sub, ops);
+	return true;
+}
+
 /*
  * A 1x1x1 matmul whose job chain starts at @head, and whose A is at
  * @a_va; the maps are the descriptor, A, B and C, one page each.  Runs it
@@ -630,24 +672,22 @@ out:
  */
 static void fault_case(uint32_t format, uint32_t as, bool bad_head, const char *what)
 {
-	const uint64_t va_desc = 0x40000000, va_a = 0x40100000, va_b = 0x40200000;
-	const uint64_t va_c = 0x40300000, hole = 0x40800000;
+	const uint64_t hole = 0x40800000;
 	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
 	struct accmap_replay_target_info info;
 	struct accmap_recording *rec = NULL;
 	struct accmap_player *player = NULL;
 	struct accmap_sim_job job = {
 		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 1, .n = 1, .k = 1,
-		.a = bad_head ? va_a : hole, .b = va_b, .c = va_c,
+		.a = bad_head ? ONE_VA_A : hole, .b = ONE_VA_B, .c = ONE_VA_C,
 	};
 	/* The model reads the header, or A, from its first byte on. */
 	const uint64_t fault_va = hole;
 	struct simdrv_submit sub = {
 		.format = format, .as = as, .slot = 0, .timeout_us = 2000000,
-		.head = bad_head ? hole : va_desc,
+		.head = bad_head ? hole : ONE_VA_DESC,
 	};
 	struct accmap_replay_run r;
-	struct simdrv_gpu gpu;
 	uint8_t page[4096] = { 0 };
 	uint32_t target, nops, cmd_next;
 	int dev = am_open(), ret;
@@ -658,24 +698,8 @@ static void fault_case(uint32_t format, uint32_t as, bool bad_head, const char *
 		as = info.as_count - 1;
 	sub.as = as;
 	simdrv_encode_job(page, &job, 0);
-	ret = accmap_rec_create(SIMDRV_TARGET, format, as, 40, &rec);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_desc, 4096, 3, 0, page);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_a, 4096, 1, 0, NULL);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_b, 4096, 1, 0, NULL);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_c, 4096, 3, 0, NULL);
-	if (!CHECK(ret == 0, "%s: building the recording: %s", what, err_name(ret)))
+	if (!one_job(dev, info.gpu_id, page, &sub, &rec, &player, ops, &nops, what))
 		goto out;
-	ret = accmap_player_open(dev, rec, NULL, &player, NULL);
-	if (!CHECK(ret == 0, "%s: accmap_player_open: %s", what, err_name(ret)))
-		goto out;
-	ret = simdrv_probe(dev, accmap_player_session(player), info.gpu_id, &gpu);
-	if (!CHECK(ret == 0, "%s: simdrv_probe: %s", what, err_name(ret)))
-		goto out;
-	nops = simdrv_build_ops(&gpu, &sub, ops);
 	for (cmd_next = 0; cmd_next < nops; cmd_next++)
 		if (ops[cmd_next].op == ACCMAP_REPLAY_OP_WRITE &&
 		    ops[cmd_next].offset == SIMDRV_JS(0) + SIMDRV_JS_COMMAND_NEXT)
@@ -726,8 +750,7 @@ static void test_fault_unmapped_operand(void)
  */
 static void job_failed_case(uint32_t format)
 {
-	const uint64_t va_desc = 0x40000000, va_a = 0x40100000, va_b = 0x40200000;
-	const uint64_t va_c = 0x40300000, va_bad = va_desc + ACCMAP_SIM_JD_ALIGN * 4;
+	const uint64_t va_bad = ONE_VA_DESC + ACCMAP_SIM_JD_ALIGN * 4;
 	const uint32_t timeout_us = 5000000;
 	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
 	struct accmap_replay_target_info info;
@@ -735,43 +758,28 @@ static void job_failed_case(uint32_t format)
 	struct accmap_player *player = NULL;
 	struct accmap_sim_job job = {
 		.op = ACCMAP_SIM_OP_MATMUL_I32, .m = 1, .n = 1, .k = 1,
-		.a = va_a, .b = va_b, .c = va_c,
+		.a = ONE_VA_A, .b = ONE_VA_B, .c = ONE_VA_C,
 	};
 	struct simdrv_submit sub = {
 		.format = format, .as = 1, .slot = 0, .timeout_us = timeout_us,
-		.head = va_desc,
+		.head = ONE_VA_DESC,
 	};
 	struct accmap_replay_run r;
-	struct simdrv_gpu gpu;
 	uint8_t page[4096] = { 0 };
-	uint8_t *bad = page + (va_bad - va_desc);
+	uint8_t *bad = page + (va_bad - ONE_VA_DESC);
 	uint32_t target, nops, wait;
 	uint64_t t0, wall;
-	int dev = am_open(), ret;
+	int dev = am_open();
+	int ret;
 
 	if (dev < 0 || !find_sim(dev, &target, &info))
 		goto out;
 	simdrv_encode_job(page, &job, va_bad);
 	/* Type 0x30: neither a Mali job type nor the model's own. */
 	bad[ACCMAP_SIM_JD_TYPE] = 0x30 << ACCMAP_SIM_JD_TYPE_SHIFT | ACCMAP_SIM_JD_NEXT_64;
-	ret = accmap_rec_create(SIMDRV_TARGET, format, sub.as, 40, &rec);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_desc, 4096, 3, 0, page);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_a, 4096, 1, 0, NULL);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_b, 4096, 1, 0, NULL);
-	if (!ret)
-		ret = accmap_rec_add_map(rec, va_c, 4096, 3, 0, NULL);
-	if (!CHECK(ret == 0, "building the recording: %s", err_name(ret)))
+	if (!one_job(dev, info.gpu_id, page, &sub, &rec, &player, ops, &nops,
+		     format_names[format]))
 		goto out;
-	ret = accmap_player_open(dev, rec, NULL, &player, NULL);
-	if (!CHECK(ret == 0, "accmap_player_open: %s", err_name(ret)))
-		goto out;
-	ret = simdrv_probe(dev, accmap_player_session(player), info.gpu_id, &gpu);
-	if (!CHECK(ret == 0, "simdrv_probe: %s", err_name(ret)))
-		goto out;
-	nops = simdrv_build_ops(&gpu, &sub, ops);
 	for (wait = 0; wait < nops; wait++)
 		if (ops[wait].op == ACCMAP_REPLAY_OP_WAIT_IRQ &&
 		    ops[wait].irq == ACCMAP_REPLAY_IRQ_JOB)

@@ -537,6 +537,17 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* run(), and in *@secs how long the call took. */
+static int timed_run(int dev, uint32_t session, struct accmap_replay_op *ops, uint32_t n,
+		     struct accmap_replay_run *r, double *secs)
+{
+	double t = now();
+	int ret = run(dev, session, ops, n, r);
+
+	*secs = now() - t;
+	return ret;
+}
+
 /* A poll that never succeeds ends with ETIMEDOUT after its timeout. */
 static void test_poll_timeout(void)
 {
@@ -553,9 +564,7 @@ static void test_poll_timeout(void)
 	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
 	if (!s)
 		return;
-	t = now();
-	CHECK_ERR(run(dev, s, ops, 2, &r), ETIMEDOUT);
-	t = now() - t;
+	CHECK_ERR(timed_run(dev, s, ops, 2, &r, &t), ETIMEDOUT);
 	CHECK(r.done == 1 && r.failed_op == 1 && r.reason == ACCMAP_REPLAY_TIMEOUT &&
 	      r.value == 0, "done %u failed_op %u reason %u value %#x", r.done, r.failed_op,
 	      r.reason, r.value);
@@ -591,10 +600,8 @@ static void test_wait_irq(void)
 	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
 	if (!s)
 		return;
-	t = now();
 	if (have_irq) {
-		CHECK_ERR(run(dev, s, ops, 5, &r), ETIMEDOUT);
-		t = now() - t;
+		CHECK_ERR(timed_run(dev, s, ops, 5, &r, &t), ETIMEDOUT);
 		CHECK(r.done == 2 && r.failed_op == 2 && r.reason == ACCMAP_REPLAY_TIMEOUT,
 		      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
 		CHECK(t >= 0.2 && t < 1.2, "wait of 200 ms took %.3f s", t);
@@ -669,9 +676,7 @@ static void test_job_failed(void)
 	s = open_session(&dev, ACCMAP_PGT_MALI_AARCH64_4K, &buf);
 	if (!s)
 		return;
-	t = now();
-	CHECK_ERR(run(dev, s, ops, 6, &r), EIO);
-	t = now() - t;
+	CHECK_ERR(timed_run(dev, s, ops, 6, &r, &t), EIO);
 	CHECK(r.done == 4 && r.failed_op == 4 && r.reason == ACCMAP_REPLAY_JOB_FAILED,
 	      "done %u failed_op %u reason %u", r.done, r.failed_op, r.reason);
 	CHECK(r.fault_as == 1 && r.fault_status == 0x58 && r.fault_addr == 0x12004000c0ull,
