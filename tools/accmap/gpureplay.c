@@ -902,7 +902,8 @@ static uint32_t gr_chain_fault(struct gr_ctx *c, const struct accmap_recording *
 	uint8_t tb;
 	long m;
 
-	do {
+	/* A head of 0 is an empty chain: the model reports it done at once. */
+	while (va) {
 		b->va = va;
 		if (va & (ACCMAP_SIM_JD_ALIGN - 1))
 			return GPUREPLAY_CHAIN_UNALIGNED;
@@ -944,7 +945,7 @@ static uint32_t gr_chain_fault(struct gr_ctx *c, const struct accmap_recording *
 			steps = 0;
 		}
 		va = next;
-	} while (va);
+	}
 	return 0;
 }
 
