@@ -21,7 +21,12 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
-#include <uapi/linux/accmap.h>
+/*
+ * The uAPI header of this tree, by its path: <uapi/linux/accmap.h> would
+ * find the kernel's include/uapi first, and a kernel source tree that
+ * KUnit grafted accmap into holds another checkout's copy there.
+ */
+#include "../../include/uapi/linux/accmap.h"
 
 #include "compat.h"
 #include "replay.h"
