@@ -1482,7 +1482,7 @@ static int cmd_alloc(int argc, char **argv)
 	struct accmap_info info;
 	int fd, dmabuf_fd = -1;
 	int ret, status, c;
-	char b[64], name[ACCMAP_HEAP_NAME_LEN + 1];
+	char b[96], name[ACCMAP_HEAP_NAME_LEN + 1];
 	struct sigaction sa;
 	sigset_t stop;
 	uint64_t size;
@@ -1659,7 +1659,7 @@ static int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint32_t target_fd = UINT32_MAX, pid = 0, id;
-	char b[64], name[ACCMAP_HEAP_NAME_LEN + 1];
+	char b[96], name[ACCMAP_HEAP_NAME_LEN + 1];
 	struct accmap_info info;
 	int fd, dmabuf_fd, ret, c, status;
 	bool have_pid = false;
@@ -1730,7 +1730,8 @@ static int cmd_info(int argc, char **argv)
 	printf("attachments:  %u\n", info.attachments);
 	printf("vmaps:        %u (dma-bufs an importer holds a kernel mapping of)\n",
 	       info.vmaps);
-	printf("contiguous:   %s\n", info.state & ACCMAP_STATE_CONTIGUOUS ? "yes (one block)" : "no");
+	printf("contiguous:   %s\n",
+	       info.state & ACCMAP_STATE_CONTIGUOUS ? "yes (one block)" : "no");
 	status = EXIT_SUCCESS;
 
 out_free:

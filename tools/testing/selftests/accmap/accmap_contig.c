@@ -60,7 +60,7 @@ static uint64_t buddy_max_block(void)
 	if (!f)
 		return 0;
 	if (fgets(line, sizeof(line), f))
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		for (tok = strtok_r(line, "\n ", &save); tok; tok = strtok_r(NULL, "\n ", &save))
 			fields++;
 	fclose(f);
 	/* "Node 0, zone Normal" and then one count per order. */
@@ -205,7 +205,7 @@ static void test_sizes(void)
 		tap_diag("contiguous %llu bytes: %s", (unsigned long long)size,
 			 ret ? err_name(ret) : "allocated");
 		if (ret) {
-			CHECK(ret == -ENOMEM, "ALLOC contiguous %llu: %s, expected ENOMEM or success",
+			CHECK(ret == -ENOMEM, "ALLOC contiguous %llu: %s, expected ENOMEM or done",
 			      (unsigned long long)size, err_name(ret));
 			/* Room the guest has must be had. */
 			CHECK(size > 1 * MIB && !(cma_on && size < cma / 2),
