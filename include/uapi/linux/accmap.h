@@ -63,8 +63,19 @@ struct accmap_create {
  */
 #define ACCMAP_ALLOC_WRITECOMBINE	(1U << 0)
 #define ACCMAP_ALLOC_UNCACHED		(1U << 1)
+/*
+ * One physically contiguous block, for importers whose DMA needs one (a
+ * device without an IOMMU behind videobuf2-dma-contig, say): from the
+ * kernel's CMA area where it has one, else from the page allocator, one
+ * block of the order that covers the size (so no larger than its largest
+ * block); ENOMEM when there is no such block, EINVAL above 1 GiB.
+ * Combines with one of the attributes above.  A carveout's buffers are
+ * contiguous whether asked or not (ACCMAP_STATE_CONTIGUOUS says so).
+ */
+#define ACCMAP_ALLOC_CONTIGUOUS		(1U << 2)
 #define ACCMAP_ALLOC_VALID_FLAGS	(ACCMAP_ALLOC_WRITECOMBINE | \
-					 ACCMAP_ALLOC_UNCACHED)
+					 ACCMAP_ALLOC_UNCACHED |	\
+					 ACCMAP_ALLOC_CONTIGUOUS)
 
 /**
  * struct accmap_alloc - ACCMAP_IOC_ALLOC argument
@@ -123,6 +134,8 @@ struct accmap_get_fd {
  * read-only FROM_VA buffer): WRITE and O_RDWR exports fail with EACCES.
  */
 #define ACCMAP_STATE_READONLY		(1U << 2)
+/* The memory is one physically contiguous block. */
+#define ACCMAP_STATE_CONTIGUOUS		(1U << 3)
 
 /**
  * struct accmap_info - ACCMAP_IOC_INFO argument
@@ -142,6 +155,13 @@ struct accmap_get_fd {
  *               descriptors)
  * @maps:        out: CPU mappings (vmas) of the buffer
  * @attachments: out: device attachments of importers
+ *
+ * Fields added in version 3 (the second version ended at @attachments):
+ * @vmaps:       out: kernel mappings of the buffer importers hold
+ *               (dma_buf_vmap(), e.g. videobuf2-vmalloc's); the dma-buf
+ *               core shares one among all users of a dma-buf, so this
+ *               counts the buffer's dma-bufs that are vmapped
+ * @pad3:        out: always 0
  */
 struct accmap_info {
 	__u32 id;
@@ -157,9 +177,13 @@ struct accmap_info {
 	__u32 exports;
 	__u32 maps;
 	__u32 attachments;
+	/* version 3 */
+	__u32 vmaps;
+	__u32 pad3;
 };
 
 #define ACCMAP_INFO_SIZE_VER1	32
+#define ACCMAP_INFO_SIZE_VER2	48
 
 /**
  * struct accmap_from_fd - ACCMAP_IOC_FROM_FD argument
@@ -244,6 +268,10 @@ struct accmap_tag_label {
  * @largest_free: out: the largest buffer it could hand out now, in bytes
  *                (a system heap builds buffers from scattered pages, so
  *                for it this equals @free)
+ *
+ * Field added in version 2 (the first version ended at @largest_free):
+ * @contiguous:   out: bytes of @used in buffers allocated with
+ *                ACCMAP_ALLOC_CONTIGUOUS
  */
 struct accmap_heap_info {
 	__u32 heap;
@@ -253,7 +281,11 @@ struct accmap_heap_info {
 	__u64 used;
 	__u64 free;
 	__u64 largest_free;
+	/* version 2 */
+	__u64 contiguous;
 };
+
+#define ACCMAP_HEAP_INFO_SIZE_VER1	56
 
 #define ACCMAP_POOL_MAX_ORDERS	4
 

@@ -105,7 +105,11 @@ static uint32_t co_must_alloc(int dev, uint64_t size, uint32_t mask, uint32_t fl
 		return 0;
 	CHECK(heap == want_heap, "ALLOC(size %llu, mask %#x) chose heap %u, expected %u",
 	      (unsigned long long)size, mask, heap, want_heap);
-	check_info(dev, id, size, want_heap, flags, ACCMAP_STATE_ALLOCATED, 0, "after ALLOC");
+	/* A carveout's buffers are one block whether asked or not. */
+	check_info(dev, id, size, want_heap, flags,
+		   ACCMAP_STATE_ALLOCATED |
+		   (want_heap != ACCMAP_HEAP_SYSTEM || (flags & ACCMAP_ALLOC_CONTIGUOUS) ?
+		    ACCMAP_STATE_CONTIGUOUS : 0), 0, "after ALLOC");
 	return id;
 }
 
@@ -505,7 +509,8 @@ static void test_carveout_cached_rule(void)
 			CHECK(ret == 0, "cached ALLOC from '%s': %s", c->name, strerror(-ret));
 			if (!ret)
 				check_info(dev, id, page_size(), c->id, 0,
-					   ACCMAP_STATE_ALLOCATED, 0, "cached carveout buffer");
+					   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_CONTIGUOUS, 0,
+					   "cached carveout buffer");
 		} else {
 			nocached |= mask;
 			CHECK(ret == -EINVAL, "cached ALLOC from '%s' alone: %s, expected EINVAL",
@@ -965,12 +970,56 @@ out:
 }
 
 /* ACCMAP_CARVEOUTS is for these tests; the VM run sets it from its setup. */
+/*
+ * ACCMAP_ALLOC_CONTIGUOUS from a carveout: served by it, marked
+ * contiguous, and counted in its QUERY_HEAP contiguous until freed; a
+ * buffer allocated without the flag is marked but not counted.
+ */
+static void test_carveout_contiguous(void)
+{
+	uint32_t flags = ACCMAP_ALLOC_CONTIGUOUS | ACCMAP_ALLOC_WRITECOMBINE;
+	int dev = open_with_carveouts();
+
+	if (dev < 0)
+		return;
+	for (size_t i = 0; i < ncarveouts; i++) {
+		const struct carveout *c = &carveouts[i];
+		struct accmap_heap_info before, during, after;
+		uint64_t size = 4 * page_size();
+		uint32_t id, plain;
+
+		if (!CHECK_OK(am_query_heap(dev, c->id, &before)))
+			continue;
+		id = co_must_alloc(dev, size, 1U << c->id, flags, 0, c->id);
+		plain = co_must_alloc(dev, size, 1U << c->id, ACCMAP_ALLOC_WRITECOMBINE, 0, c->id);
+		if (CHECK_OK(am_query_heap(dev, c->id, &during)))
+			CHECK(during.contiguous == before.contiguous + (id ? size : 0) &&
+			      during.used == before.used + (id ? size : 0) + (plain ? size : 0),
+			      "'%s': contiguous %llu used %llu, before %llu %llu", c->name,
+			      (unsigned long long)during.contiguous,
+			      (unsigned long long)during.used,
+			      (unsigned long long)before.contiguous,
+			      (unsigned long long)before.used);
+		if (id)
+			CHECK_OK(am_free(dev, id));
+		if (plain)
+			CHECK_OK(am_free(dev, plain));
+		if (CHECK_OK(am_query_heap(dev, c->id, &after)))
+			CHECK(after.contiguous == before.contiguous && after.used == before.used,
+			      "'%s' after FREE: contiguous %llu used %llu", c->name,
+			      (unsigned long long)after.contiguous,
+			      (unsigned long long)after.used);
+	}
+	close(dev);
+}
+
 static const struct tap_test tests[] = {
 	{ "carveout_configured", test_carveout_configured },
 	{ "carveout_fill_and_free", test_carveout_fill_and_free },
 	{ "carveout_alignment", test_carveout_alignment },
 	{ "carveout_fallback_to_system", test_carveout_fallback_to_system },
 	{ "carveout_cached_rule", test_carveout_cached_rule },
+	{ "carveout_contiguous", test_carveout_contiguous },
 	{ "carveout_map_and_rw", test_carveout_map_and_rw },
 	{ "system_map_and_rw", test_system_map_and_rw },
 	{ "carveout_vgem_import", test_carveout_vgem_import },
