@@ -559,7 +559,7 @@ static int phys_contiguous(const unsigned char *p, size_t len)
 	int fd, ret = 1;
 
 	for (size_t i = 0; i < pages; i++)
-		(void)*(const volatile unsigned char *)&p[i * page_size()]; /* fault it in */
+		(void)__atomic_load_n(&p[i * page_size()], __ATOMIC_RELAXED); /* fault it in */
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
