@@ -175,6 +175,8 @@ struct accmap_heap_ops {
  *                 held is left to a worker (accmap_handle_put_mm())
  * @adev: the device the heap belongs to
  * @used: bytes handed out and not yet given back
+ * @contiguous: bytes of @used in buffers allocated with
+ *              ACCMAP_ALLOC_CONTIGUOUS (accmap_heap_account())
  */
 struct accmap_heap {
 	u32 id;
@@ -184,6 +186,7 @@ struct accmap_heap {
 	bool free_locks_mm;
 	struct accmap_device *adev;
 	atomic64_t used;
+	atomic64_t contiguous;
 };
 
 /* Indices of accmap_handle.dmabuf: one export per file access mode. */
@@ -222,6 +225,11 @@ enum accmap_export_mode {
  *             block, a user buffer's pins), set with @pages or @phys
  * @memcg_charged: the memory is charged to the memory cgroup of the task
  *                 that allocated it (system heap); set with @pages
+ * @contiguous: the memory is one physically contiguous block (a
+ *              contiguous system heap buffer, a carveout's); set with
+ *              @pages or @phys
+ * @contig_dma: for a contiguous system heap buffer, the DMA address
+ *              dma_alloc_pages() gave for it, which freeing it needs
  * @readonly: the memory may not be written through accmap: no writable
  *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
  *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation
@@ -247,6 +255,9 @@ enum accmap_export_mode {
  * @nexports: number of live dma-bufs of the handle, kept in @dmabuf or not
  * @maps: number of CPU mappings (vmas) of the buffer
  * @nattach: number of importer attachments
+ * @nvmaps: number of kernel mappings (vmap) importers hold of the
+ *          buffer's dma-bufs: one per dma-buf that is vmapped, as the
+ *          dma-buf core shares one mapping among all of a dma-buf's users
  * @map_pgoff: the page offset of the buffer's first page in mmap() of
  *             /dev/accmap, 0 until the first ACCMAP_IOC_MAP_OFFSET; set
  *             once, under accmap_device.offsets_lock, and unchanged until
@@ -274,6 +285,8 @@ struct accmap_handle {
 	void *wc_vaddr;
 	void *heap_priv;
 	bool memcg_charged;
+	bool contiguous;
+	dma_addr_t contig_dma;
 	bool readonly;
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;
@@ -288,6 +301,7 @@ struct accmap_handle {
 	atomic_t nexports;
 	atomic_t maps;
 	atomic_t nattach;
+	atomic_t nvmaps;
 
 	u64 map_pgoff;
 	struct rb_node offset_node;
@@ -413,6 +427,12 @@ static inline pgprot_t accmap_pgprot(const struct accmap_handle *handle,
  */
 #define ACCMAP_CONTIG_SEG	SZ_1G
 
+/*
+ * Largest buffer ALLOC with ACCMAP_ALLOC_CONTIGUOUS accepts, from any heap:
+ * larger ones fail with EINVAL (Documentation/userspace-api/accmap.rst).
+ */
+#define ACCMAP_CONTIG_MAX_SIZE	SZ_1G
+
 /**
  * accmap_contig_nents() - scatterlist entries for contiguous memory
  * @size: bytes
@@ -494,6 +514,7 @@ int accmap_check_create(const struct accmap_create *arg, u64 max_size,
 int accmap_check_alloc(const struct accmap_alloc *arg, u32 heap_mask,
 		       u32 *usable);
 int accmap_heap_next(u32 usable, int prev);
+int accmap_check_contig_size(u64 size);
 int accmap_check_get_fd(const struct accmap_get_fd *arg);
 
 /* handle.c */
@@ -511,6 +532,8 @@ int accmap_device_add_heap(struct accmap_device *adev, struct accmap_heap *heap)
 void accmap_device_remove_heap(struct accmap_device *adev,
 			       struct accmap_heap *heap);
 void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info);
+void accmap_heap_account(struct accmap_heap *heap, u64 size, u32 flags,
+			 bool add);
 void accmap_get_comm(char *comm);
 
 /* client.c */

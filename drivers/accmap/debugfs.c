@@ -5,10 +5,14 @@
  * Every file is a tab-separated table with a header line, easy to read
  * and easy to parse:
  *   clients      pid, comm, handles, then bytes per heap
- *   allocations  one line per client handle reference
+ *   allocations  one line per client handle reference: what reaches the
+ *                buffer (CPU mappings, attachments, exports, device
+ *                mappings, importers' kernel mappings) and whether it is
+ *                one contiguous block
  *   orphans      buffers no client holds, kept alive by a dma-buf or a
  *                mapping, with the process that created them
- *   heaps        per heap: total, used, free, largest free block
+ *   heaps        per heap: total, used, free, largest free block, bytes
+ *                of used in buffers allocated contiguous
  *   tags         per tag in use or named: label, buffers, bytes
  *   pool         the system heap's page pool: blocks per order, then
  *                one "name<TAB>value" line per counter
@@ -103,7 +107,7 @@ static int allocations_show(struct seq_file *m, void *unused)
 	char label[ACCMAP_LABEL_LEN];
 	struct rb_node *node;
 
-	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\n");
+	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\tvmaps\tcontiguous\n");
 
 	mutex_lock(&adev->clients_lock);
 	list_for_each_entry(client, &adev->clients, node) {
@@ -115,14 +119,16 @@ static int allocations_show(struct seq_file *m, void *unused)
 
 			mutex_lock(&h->lock);
 			accmap_tag_get_label(adev, h->tag, label);
-			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\n",
+			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\t%d\t%s\n",
 				   client->pid, client->comm, ref->id, h->size,
 				   h->heap ? h->heap->name : "-",
 				   h->heap ? accmap_flags_name(h->flags) : "-",
 				   h->tag, label[0] ? label : "-",
 				   atomic_read(&h->maps), atomic_read(&h->nattach),
 				   accmap_handle_exports(h),
-				   accmap_handle_mapped_attachments(h));
+				   accmap_handle_mapped_attachments(h),
+				   atomic_read(&h->nvmaps),
+				   h->contiguous ? "yes" : "no");
 			mutex_unlock(&h->lock);
 		}
 		mutex_unlock(&client->lock);
@@ -174,14 +180,15 @@ static int heaps_show(struct seq_file *m, void *unused)
 	struct accmap_heap_info info;
 	unsigned int id;
 
-	seq_puts(m, "id\tname\ttotal\tused\tfree\tlargest_free\n");
+	seq_puts(m, "id\tname\ttotal\tused\tfree\tlargest_free\tcontiguous\n");
 	for (id = 0; id < ACCMAP_HEAP_MAX; id++) {
 		if (!adev->heaps[id])
 			continue;
 		memset(&info, 0, sizeof(info));
 		accmap_heap_query(adev->heaps[id], &info);
-		seq_printf(m, "%u\t%s\t%llu\t%llu\t%llu\t%llu\n", id, info.name,
-			   info.total, info.used, info.free, info.largest_free);
+		seq_printf(m, "%u\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\n", id,
+			   info.name, info.total, info.used, info.free,
+			   info.largest_free, info.contiguous);
 	}
 	return 0;
 }

@@ -255,16 +255,28 @@ static int accmap_dmabuf_mmap_op(struct dma_buf *dmabuf,
 			      accmap_dmabuf_readonly(dmabuf));
 }
 
-/* A kernel mapping of the whole buffer, or NULL without memory for one. */
+/*
+ * A kernel mapping of the whole buffer, or NULL without memory for one.
+ * The dma-buf core calls this for a dma-buf's first dma_buf_vmap() only,
+ * and shares the mapping among the later ones until the last
+ * dma_buf_vunmap(): accmap_handle.nvmaps counts dma-bufs mapped, not
+ * their users.  The importer holds its dma-buf, and so the handle, for as
+ * long as it keeps the mapping.
+ */
 static void *accmap_dmabuf_vmap_addr(struct dma_buf *dmabuf)
 {
 	struct accmap_handle *handle = dmabuf->priv;
 	pgprot_t prot = accmap_pgprot(handle, PAGE_KERNEL);
+	void *vaddr;
 
 	/* Contiguous memory has its kernel mapping already. */
 	if (!handle->pages)
-		return handle->kaddr;
-	return vmap(handle->pages, handle->npages, VM_MAP, prot);
+		vaddr = handle->kaddr;
+	else
+		vaddr = vmap(handle->pages, handle->npages, VM_MAP, prot);
+	if (vaddr)
+		atomic_inc(&handle->nvmaps);
+	return vaddr;
 }
 
 static void accmap_dmabuf_vunmap_addr(struct dma_buf *dmabuf, void *vaddr)
@@ -273,6 +285,7 @@ static void accmap_dmabuf_vunmap_addr(struct dma_buf *dmabuf, void *vaddr)
 
 	if (handle->pages)
 		vunmap(vaddr);
+	atomic_dec(&handle->nvmaps);
 }
 
 #ifdef ACCMAP_HAVE_IOSYS_MAP

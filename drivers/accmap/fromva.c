@@ -330,7 +330,7 @@ int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
 	handle->readonly = !writable;
 	handle->tag = tag;
 	handle->heap = heap;
-	atomic64_add(handle->size, &heap->used);
+	accmap_heap_account(heap, handle->size, 0, true);
 	mutex_unlock(&handle->lock);
 	return 0;
 

@@ -41,6 +41,7 @@ struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
 	atomic_set(&handle->hrefs, 0);
 	atomic_set(&handle->maps, 0);
 	atomic_set(&handle->nattach, 0);
+	atomic_set(&handle->nvmaps, 0);
 	handle->serial = atomic64_inc_return(&adev->next_serial);
 	INIT_WORK(&handle->put_work, accmap_handle_put_work);
 	handle->creator_pid = task_tgid_nr(current);
@@ -84,7 +85,7 @@ int accmap_handle_alloc(struct accmap_handle *handle, struct accmap_heap *heap,
 		goto out_unlock;
 	}
 	handle->heap = heap;
-	atomic64_add(handle->size, &heap->used);
+	accmap_heap_account(heap, handle->size, flags, true);
 
 out_unlock:
 	mutex_unlock(&handle->lock);
@@ -136,7 +137,7 @@ static void accmap_handle_release(struct kref *ref)
 		vunmap(handle->wc_vaddr);
 	if (heap) {
 		heap->ops->free(heap, handle);
-		atomic64_sub(handle->size, &heap->used);
+		accmap_heap_account(heap, handle->size, handle->flags, false);
 	}
 	mutex_destroy(&handle->lock);
 	kfree(handle);

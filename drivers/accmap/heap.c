@@ -47,7 +47,7 @@ void accmap_device_remove_heap(struct accmap_device *adev,
 /**
  * accmap_heap_query() - fill a heap's figures
  * @heap: the heap
- * @info: filled: name, total, used, free, largest_free
+ * @info: filled: name, total, used, free, largest_free, contiguous
  */
 void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info)
 {
@@ -58,6 +58,29 @@ void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info)
 	if (heap->ops->query)
 		heap->ops->query(heap, info);
 	info->used = atomic64_read(&heap->used);
+	info->contiguous = atomic64_read(&heap->contiguous);
+}
+
+/**
+ * accmap_heap_account() - count a buffer in or out of its heap's totals
+ * @heap: the heap the buffer's memory came from
+ * @size: the buffer's size in bytes
+ * @flags: the ACCMAP_ALLOC_* flags it was allocated with
+ * @add: true when the memory was handed out, false when it came back
+ *
+ * @used counts every buffer; @contiguous those allocated with
+ * ACCMAP_ALLOC_CONTIGUOUS (a carveout buffer allocated without it is one
+ * block too, but not counted there: QUERY_HEAP's field says what was
+ * asked for).
+ */
+void accmap_heap_account(struct accmap_heap *heap, u64 size, u32 flags,
+			 bool add)
+{
+	s64 delta = add ? (s64)size : -(s64)size;
+
+	atomic64_add(delta, &heap->used);
+	if (flags & ACCMAP_ALLOC_CONTIGUOUS)
+		atomic64_add(delta, &heap->contiguous);
 }
 
 /**

@@ -155,6 +155,7 @@ static void carveout_put_block(struct carveout_heap *co,
 	handle->phys = 0;
 	handle->npages = 0;
 	handle->phys_has_pages = false;
+	handle->contiguous = false;
 }
 
 /*
@@ -183,6 +184,7 @@ static int carveout_alloc(struct accmap_heap *heap,
 	handle->pages = NULL;
 	handle->phys_has_pages = co->has_pages;
 	handle->heap_priv = blk;
+	handle->contiguous = true;
 
 	/*
 	 * A write-combined or uncached block of memory the linear map

@@ -18,6 +18,20 @@
  * nothing that could charge a pooled block to its next owner.  Tasks of
  * the root cgroup (which is never charged) use the pool.
  *
+ * Contiguous buffers (ACCMAP_ALLOC_CONTIGUOUS) are one block from
+ * dma_alloc_pages() on accmap's own device, which has no IOMMU: the DMA
+ * API takes it from the kernel's CMA area where it has one (Debian's
+ * arm64 kernels: 64 MiB unless cma= says otherwise), else, and when CMA
+ * has no such block, from the page allocator at the order that covers the
+ * size (so no larger than its largest order, 4 MiB with 4 KiB pages).
+ * The handle lists every page of the block, as for other buffers, so
+ * mapping, export and CPU access need nothing of their own.  They are
+ * never charged to a memory cgroup: CMA pages cannot be (the kernel
+ * exports no way to charge pages it did not allocate with
+ * __GFP_ACCOUNT), and charging only the blocks that happened to come from
+ * the page allocator would make the charge depend on where they came
+ * from.  Only the page array of such a buffer is charged.
+ *
  * Memory attributes (Documentation/userspace-api/accmap.rst): a cached
  * buffer is mapped write-back everywhere.  On arm64 a write-combined or
  * uncached buffer is Normal non-cacheable in every mapping, and its
@@ -30,8 +44,10 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/gfp.h>
+#include <linux/highmem.h>
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -199,6 +215,80 @@ static bool system_heap_memtype_off(struct accmap_handle *handle)
 }
 #endif
 
+/*
+ * A contiguous buffer (ACCMAP_ALLOC_CONTIGUOUS): one block, zeroed, its
+ * cache lines cleaned, or for a write-combined or uncached buffer
+ * cleaned and invalidated before its memory type is set.  Returns 0,
+ * -ENOMEM when no block of the size can be had, or -EINTR.
+ */
+static int system_heap_alloc_contig(struct accmap_heap *heap,
+				    struct accmap_handle *handle)
+{
+	struct accmap_device *adev = heap->adev;
+	unsigned long npages = handle->size >> PAGE_SHIFT;
+	struct page **pages, *page;
+	dma_addr_t dma;
+	unsigned long i;
+	int ret;
+
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT |
+			       __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+	if (!pages)
+		return -ENOMEM;
+
+	/* Quiet: user space asks for sizes the allocator may not have. */
+	page = dma_alloc_pages(adev->dev, handle->size, &dma,
+			       DMA_BIDIRECTIONAL, GFP_KERNEL | __GFP_NOWARN);
+	if (!page) {
+		ret = -ENOMEM;
+		goto err_free_array;
+	}
+
+	/*
+	 * The DMA API zeroes what it hands out today, but does not say
+	 * so: stale data must never reach the new owner.
+	 */
+	for (i = 0; i < npages; i++) {
+		pages[i] = nth_page(page, i);
+		clear_highpage(pages[i]);
+		if (!(i % 256) && fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_free_block;
+		}
+		if (!(i % 256))
+			cond_resched();
+	}
+
+	handle->pages = pages;
+	handle->npages = npages;
+	handle->memcg_charged = false;
+	handle->contiguous = true;
+	handle->contig_dma = dma;
+
+	if (accmap_handle_cached(handle)) {
+		ret = accmap_cache_clean(&adev->cache, page, 0, handle->size);
+	} else {
+		ret = accmap_cache_flush(&adev->cache, page, 0, handle->size);
+		if (!ret)
+			ret = system_heap_memtype_on(handle);
+	}
+	if (ret)
+		goto err_unset;
+	return 0;
+
+err_unset:
+	handle->pages = NULL;
+	handle->npages = 0;
+	handle->contiguous = false;
+	handle->contig_dma = 0;
+err_free_block:
+	dma_free_pages(adev->dev, npages << PAGE_SHIFT, page, dma,
+		       DMA_BIDIRECTIONAL);
+err_free_array:
+	kvfree(pages);
+	return ret;
+}
+
 static int system_heap_alloc(struct accmap_heap *heap,
 			     struct accmap_handle *handle, u32 align)
 {
@@ -210,8 +300,13 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	struct page **pages;
 	int ret;
 
-	/* Page alignment is all the system heap offers or needs to offer. */
+	/*
+	 * Page alignment is all the system heap offers or needs to offer
+	 * (a contiguous block is aligned to its order, or CMA's alignment).
+	 */
 	(void)align;
+	if (handle->flags & ACCMAP_ALLOC_CONTIGUOUS)
+		return system_heap_alloc_contig(heap, handle);
 
 	/*
 	 * The array is charged too; past a few pages kvmalloc() falls back
@@ -274,16 +369,21 @@ static void system_heap_free(struct accmap_heap *heap,
 	 * Pages whose memory type could not be set back would give the
 	 * next owner a mismatched alias: they are kept out of use for good.
 	 */
-	if (accmap_handle_cached(handle) || system_heap_memtype_off(handle))
-		system_heap_free_pages(heap->adev->pool, handle->pages,
-				       handle->npages, handle->memcg_charged);
-	else
+	if (!accmap_handle_cached(handle) && !system_heap_memtype_off(handle))
 		pr_warn_ratelimited("%lu pages kept: their memory type could not be set back to write-back\n",
 				    handle->npages);
+	else if (handle->contiguous)
+		dma_free_pages(heap->adev->dev, handle->size, handle->pages[0],
+			       handle->contig_dma, DMA_BIDIRECTIONAL);
+	else
+		system_heap_free_pages(heap->adev->pool, handle->pages,
+				       handle->npages, handle->memcg_charged);
 	kvfree(handle->pages);
 	handle->pages = NULL;
 	handle->npages = 0;
 	handle->memcg_charged = false;
+	handle->contiguous = false;
+	handle->contig_dma = 0;
 }
 
 /*
@@ -338,6 +438,7 @@ struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev)
 	heap->ops = &system_heap_ops;
 	heap->adev = adev;
 	atomic64_set(&heap->used, 0);
+	atomic64_set(&heap->contiguous, 0);
 	adev->pool = pool;
 	return heap;
 

@@ -110,6 +110,11 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 	handle = accmap_client_get_handle(ctx->client, arg->id);
 	if (!handle)
 		return -ENOENT;
+	if (arg->flags & ACCMAP_ALLOC_CONTIGUOUS) {
+		ret = accmap_check_contig_size(handle->size);
+		if (ret)
+			goto out_put_handle;
+	}
 
 	/*
 	 * Fall back from heap to heap while they are full.  A heap that
@@ -133,6 +138,7 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 		arg->heap = heap_id;
 	else if (ret == -ENOSPC)
 		ret = -ENOMEM;
+out_put_handle:
 	accmap_handle_put(handle);
 	return ret;
 }
@@ -217,6 +223,8 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 		arg->state |= ACCMAP_STATE_EXPORTED;
 	if (readonly)
 		arg->state |= ACCMAP_STATE_READONLY;
+	if (handle->contiguous)
+		arg->state |= ACCMAP_STATE_CONTIGUOUS;
 	arg->pad2 = 0;
 	mutex_unlock(&handle->lock);
 
@@ -224,6 +232,8 @@ static int accmap_ioctl_info(struct accmap_ioctl_ctx *ctx, void *data)
 	arg->handle_refs = atomic_read(&handle->hrefs);
 	arg->maps = atomic_read(&handle->maps);
 	arg->attachments = atomic_read(&handle->nattach);
+	arg->vmaps = atomic_read(&handle->nvmaps);
+	arg->pad3 = 0;
 
 	accmap_handle_put(handle);
 	return 0;
@@ -610,6 +620,10 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	BUILD_BUG_ON(sizeof(karg) != ACCMAP_IOCTL_MAX_ARG);
 	BUILD_BUG_ON(offsetofend(struct accmap_info, pad2) !=
 		     ACCMAP_INFO_SIZE_VER1);
+	BUILD_BUG_ON(offsetofend(struct accmap_info, attachments) !=
+		     ACCMAP_INFO_SIZE_VER2);
+	BUILD_BUG_ON(offsetofend(struct accmap_heap_info, largest_free) !=
+		     ACCMAP_HEAP_INFO_SIZE_VER1);
 	BUILD_BUG_ON(offsetofend(struct accmap_replay_setup, pad) !=
 		     ACCMAP_REPLAY_SETUP_SIZE_VER1);
 	BUILD_BUG_ON(offsetofend(struct accmap_svm_op, pages_mapped) !=

@@ -123,6 +123,17 @@ int accmap_heap_next(u32 usable, int prev)
 }
 
 /**
+ * accmap_check_contig_size() - validate the size of a contiguous ALLOC
+ * @size: the buffer's size in bytes (page aligned, not 0)
+ *
+ * Return: 0, or -EINVAL above ACCMAP_CONTIG_MAX_SIZE.
+ */
+int accmap_check_contig_size(u64 size)
+{
+	return size > ACCMAP_CONTIG_MAX_SIZE ? -EINVAL : 0;
+}
+
+/**
  * accmap_check_get_fd() - validate an ACCMAP_IOC_GET_FD argument
  * @arg: the argument
  *

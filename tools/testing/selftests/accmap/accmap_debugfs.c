@@ -33,7 +33,7 @@ static const char *const clients_cols[] = { "pid", "comm", "handles" };
 
 static const char *const allocations_cols[] = {
 	"pid", "comm", "id", "size", "heap", "flags", "tag", "label", "maps", "attachments",
-	"exports", "mapped",
+	"exports", "mapped", "vmaps", "contiguous",
 };
 
 static const char *const orphans_cols[] = {
@@ -41,7 +41,8 @@ static const char *const orphans_cols[] = {
 	"creator_comm",
 };
 
-static const char *const heaps_cols[] = { "id", "name", "total", "used", "free", "largest_free" };
+static const char *const heaps_cols[] = { "id", "name", "total", "used", "free", "largest_free",
+					    "contiguous" };
 static const char *const tags_cols[] = { "tag", "label", "buffers", "bytes" };
 
 static uint32_t new_buffer(int dev, uint64_t size, uint32_t flags, uint16_t tag)
