@@ -100,6 +100,28 @@ static const char *accmap_flags_name(u32 flags)
 	return "cached";
 }
 
+/*
+ * Physically contiguous runs of a buffer's memory, counted from its PFNs
+ * whatever the buffer says of itself: 1 for one block, 0 without memory.
+ * User space has no other way to see them: pagemap reports the PFN
+ * mappings of accmap buffers as holes.  The caller holds @h->lock.
+ */
+static unsigned long accmap_handle_runs(struct accmap_handle *h)
+{
+	unsigned long i, runs;
+
+	lockdep_assert_held(&h->lock);
+	if (!h->heap || !h->npages)
+		return 0;
+	if (!h->pages)
+		return 1;
+	runs = 1;
+	for (i = 1; i < h->npages; i++)
+		if (page_to_pfn(h->pages[i]) != page_to_pfn(h->pages[i - 1]) + 1)
+			runs++;
+	return runs;
+}
+
 static int allocations_show(struct seq_file *m, void *unused)
 {
 	struct accmap_device *adev = m->private;
@@ -107,7 +129,7 @@ static int allocations_show(struct seq_file *m, void *unused)
 	char label[ACCMAP_LABEL_LEN];
 	struct rb_node *node;
 
-	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\tvmaps\tcontiguous\n");
+	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\tvmaps\tcontiguous\truns\n");
 
 	mutex_lock(&adev->clients_lock);
 	list_for_each_entry(client, &adev->clients, node) {
@@ -119,7 +141,7 @@ static int allocations_show(struct seq_file *m, void *unused)
 
 			mutex_lock(&h->lock);
 			accmap_tag_get_label(adev, h->tag, label);
-			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\t%d\t%s\n",
+			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\t%d\t%s\t%lu\n",
 				   client->pid, client->comm, ref->id, h->size,
 				   h->heap ? h->heap->name : "-",
 				   h->heap ? accmap_flags_name(h->flags) : "-",
@@ -128,7 +150,8 @@ static int allocations_show(struct seq_file *m, void *unused)
 				   accmap_handle_exports(h),
 				   accmap_handle_mapped_attachments(h),
 				   atomic_read(&h->nvmaps),
-				   h->contiguous ? "yes" : "no");
+				   h->contiguous ? "yes" : "no",
+				   accmap_handle_runs(h));
 			mutex_unlock(&h->lock);
 		}
 		mutex_unlock(&client->lock);

@@ -256,10 +256,12 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 
 static const char *fmt_alloc_flags(char *buf, size_t len, uint32_t flags)
 {
+	const uint32_t attrs = ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED;
 	uint32_t unknown = flags & ~ACCMAP_ALLOC_VALID_FLAGS;
+	const char *contig = flags & ACCMAP_ALLOC_CONTIGUOUS ? ", contiguous" : "";
 	const char *type = "cached";
 
-	if ((flags & ACCMAP_ALLOC_VALID_FLAGS) == ACCMAP_ALLOC_VALID_FLAGS)
+	if ((flags & attrs) == attrs)
 		type = "writecombine and uncached";
 	else if (flags & ACCMAP_ALLOC_WRITECOMBINE)
 		type = "writecombine";
@@ -267,21 +269,22 @@ static const char *fmt_alloc_flags(char *buf, size_t len, uint32_t flags)
 		type = "uncached";
 
 	if (unknown)
-		snprintf(buf, len, "0x%x (%s, unknown 0x%x)", flags, type, unknown);
+		snprintf(buf, len, "0x%x (%s%s, unknown 0x%x)", flags, type, contig, unknown);
 	else
-		snprintf(buf, len, "0x%x (%s)", flags, type);
+		snprintf(buf, len, "0x%x (%s%s)", flags, type, contig);
 	return buf;
 }
 
 static const char *fmt_state(char *buf, size_t len, uint32_t state)
 {
 	uint32_t known = ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED |
-			 ACCMAP_STATE_READONLY;
+			 ACCMAP_STATE_READONLY | ACCMAP_STATE_CONTIGUOUS;
 
-	snprintf(buf, len, "0x%x (%s%s%s%s)", state,
+	snprintf(buf, len, "0x%x (%s%s%s%s%s)", state,
 		 state & ACCMAP_STATE_ALLOCATED ? "allocated" : "no memory",
 		 state & ACCMAP_STATE_EXPORTED ? ", exported" : "",
 		 state & ACCMAP_STATE_READONLY ? ", read-only" : "",
+		 state & ACCMAP_STATE_CONTIGUOUS ? ", contiguous" : "",
 		 state & ~known ? ", unknown bits" : "");
 	return buf;
 }
@@ -463,7 +466,8 @@ static void heaps_usage(FILE *f)
 		"\n"
 		"Lists the heaps of the device (ACCMAP_IOC_QUERY_HEAP over heap ids\n"
 		"0..%d): id, name, bytes managed, used, free, and the largest buffer\n"
-		"that could be allocated now (less than free when fragmented).  The\n"
+		"that could be allocated now (less than free when fragmented), and the\n"
+		"bytes of USED in buffers allocated contiguous (alloc --contiguous).  The\n"
 		"system heap is id 0, carveouts (when configured) ids %d..%d, the\n"
 		"device memory SVM migrates pages to, when there is some, id %d (no\n"
 		"buffer is allocated from it: USED is the SVM pages there now), and the\n"
@@ -507,9 +511,9 @@ static int cmd_heaps(int argc, char **argv)
 	if (ret)
 		return ret;
 
-	table_init(&t, 6);
+	table_init(&t, 7);
 	t.right[0] = true;
-	for (c = 2; c < 6; c++)
+	for (c = 2; c < 7; c++)
 		t.right[c] = true;
 	table_add(&t, "ID");
 	table_add(&t, "NAME");
@@ -517,6 +521,7 @@ static int cmd_heaps(int argc, char **argv)
 	table_add(&t, "USED");
 	table_add(&t, "FREE");
 	table_add(&t, "LARGEST FREE");
+	table_add(&t, "CONTIGUOUS");
 
 	for (heap = 0; heap < ACCMAP_HEAP_MAX; heap++) {
 		struct accmap_heap_info hi;
@@ -540,6 +545,7 @@ static int cmd_heaps(int argc, char **argv)
 		table_add(&t, fmt_bytes(b, sizeof(b), hi.used, exact));
 		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.free, exact));
 		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.largest_free, exact));
+		table_add(&t, fmt_bytes(b, sizeof(b), hi.contiguous, exact));
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -1424,7 +1430,7 @@ static void alloc_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-d DEVICE] alloc SIZE [--heap-mask M] [--wc | --uncached]\n"
-		"                          [--tag T] [--export] [--hold]\n"
+		"                          [--contiguous] [--tag T] [--export] [--hold]\n"
 		"\n"
 		"Creates a buffer of SIZE bytes (suffixes K, M, G, T: powers of 1024)\n"
 		"and allocates its memory, then prints its id, size, heap, flags and\n"
@@ -1434,6 +1440,8 @@ static void alloc_usage(FILE *f)
 		"                     (default 0x%x: the system heap)\n"
 		"  -w, --wc           write-combined instead of cached\n"
 		"  -u, --uncached     uncached instead of cached\n"
+		"  -c, --contiguous   one physically contiguous block (CMA where the\n"
+		"                     kernel has it; fails with ENOMEM when there is none)\n"
 		"  -t, --tag T        accounting tag, 0..65535 (default 0)\n"
 		"  -e, --export       also export it as a dma-buf and print the fd\n"
 		"  -H, --hold         keep the buffer until SIGINT or SIGTERM\n"
@@ -1461,6 +1469,7 @@ static int cmd_alloc(int argc, char **argv)
 		{ "heap-mask", required_argument, NULL, 'm' },
 		{ "wc", no_argument, NULL, 'w' },
 		{ "uncached", no_argument, NULL, 'u' },
+		{ "contiguous", no_argument, NULL, 'c' },
 		{ "tag", required_argument, NULL, 't' },
 		{ "export", no_argument, NULL, 'e' },
 		{ "hold", no_argument, NULL, 'H' },
@@ -1479,7 +1488,7 @@ static int cmd_alloc(int argc, char **argv)
 	uint64_t size;
 
 	begin_options(argv);
-	while ((c = next_option(argc, argv, "m:wut:eHd:h", opts, alloc_usage,
+	while ((c = next_option(argc, argv, "m:wuct:eHd:h", opts, alloc_usage,
 				&status)) != OPT_END) {
 		switch (c) {
 		case 'm':
@@ -1491,6 +1500,9 @@ static int cmd_alloc(int argc, char **argv)
 			break;
 		case 'u':
 			flags |= ACCMAP_ALLOC_UNCACHED;
+			break;
+		case 'c':
+			flags |= ACCMAP_ALLOC_CONTIGUOUS;
 			break;
 		case 't':
 			if (!parse_u32(optarg, UINT16_MAX, &tag))
@@ -1506,7 +1518,7 @@ static int cmd_alloc(int argc, char **argv)
 			return status;
 		}
 	}
-	if ((flags & ACCMAP_ALLOC_VALID_FLAGS) == ACCMAP_ALLOC_VALID_FLAGS)
+	if ((flags & ACCMAP_ALLOC_WRITECOMBINE) && (flags & ACCMAP_ALLOC_UNCACHED))
 		return usage_error("--wc and --uncached exclude each other");
 	if (optind >= argc)
 		return usage_error("missing SIZE");
@@ -1716,6 +1728,9 @@ static int cmd_info(int argc, char **argv)
 	printf("exports:      %u\n", info.exports);
 	printf("maps:         %u\n", info.maps);
 	printf("attachments:  %u\n", info.attachments);
+	printf("vmaps:        %u (dma-bufs an importer holds a kernel mapping of)\n",
+	       info.vmaps);
+	printf("contiguous:   %s\n", info.state & ACCMAP_STATE_CONTIGUOUS ? "yes (one block)" : "no");
 	status = EXIT_SUCCESS;
 
 out_free:

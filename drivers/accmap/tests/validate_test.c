@@ -135,7 +135,14 @@ static const struct alloc_case alloc_cases[] = {
 	{ "mask_any", { .heap_mask = ~0U }, SYS, 0, SYS },
 	{ "mask_keeps_present", { .heap_mask = 0x6 }, 0x5, 0, 0x4 },
 	{ "wc_and_uncached", { .heap_mask = SYS, .flags = WC | UC }, SYS, -EINVAL },
-	{ "unknown_flag", { .heap_mask = SYS, .flags = 1U << 2 }, SYS, -EINVAL },
+	{ "contiguous", { .heap_mask = SYS, .flags = ACCMAP_ALLOC_CONTIGUOUS }, SYS, 0, SYS },
+	{ "contiguous_wc", { .heap_mask = SYS, .flags = ACCMAP_ALLOC_CONTIGUOUS | WC }, SYS, 0,
+	  SYS },
+	{ "contiguous_uncached", { .heap_mask = SYS, .flags = ACCMAP_ALLOC_CONTIGUOUS | UC },
+	  SYS, 0, SYS },
+	{ "contiguous_wc_and_uncached",
+	  { .heap_mask = SYS, .flags = ACCMAP_ALLOC_CONTIGUOUS | WC | UC }, SYS, -EINVAL },
+	{ "unknown_flag", { .heap_mask = SYS, .flags = 1U << 3 }, SYS, -EINVAL },
 	{ "flag_bit31", { .heap_mask = SYS, .flags = 1U << 31 }, SYS, -EINVAL },
 	{ "pad", { .heap_mask = SYS, .pad = 1 }, SYS, -EINVAL },
 	{ "align_not_pow2", { .heap_mask = SYS, .align = 12288 }, SYS, -EINVAL },
@@ -420,6 +427,42 @@ static void validate_from_va_unbounded(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, accmap_check_from_va(&arg, TOP, U64_MAX), -EINVAL);
 }
 
+/* ---- contiguous ALLOC size ---- */
+
+static void validate_contig_size(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, accmap_check_contig_size(PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, accmap_check_contig_size(SZ_64M), 0);
+	KUNIT_EXPECT_EQ(test, accmap_check_contig_size(ACCMAP_CONTIG_MAX_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, accmap_check_contig_size(ACCMAP_CONTIG_MAX_SIZE + PAGE_SIZE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, accmap_check_contig_size(U64_MAX & PAGE_MASK), -EINVAL);
+}
+
+/* ---- heap accounting ---- */
+
+static void validate_heap_account(struct kunit *test)
+{
+	struct accmap_heap heap = { .name = "test" };
+	u32 contig = ACCMAP_ALLOC_CONTIGUOUS;
+
+	atomic64_set(&heap.used, 0);
+	atomic64_set(&heap.contiguous, 0);
+	accmap_heap_account(&heap, SZ_1M, contig, true);
+	accmap_heap_account(&heap, SZ_64K, 0, true);
+	accmap_heap_account(&heap, SZ_4M, contig | ACCMAP_ALLOC_WRITECOMBINE, true);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&heap.used), (s64)(SZ_1M + SZ_64K + SZ_4M));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&heap.contiguous), (s64)(SZ_1M + SZ_4M));
+
+	accmap_heap_account(&heap, SZ_1M, contig, false);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&heap.used), (s64)(SZ_64K + SZ_4M));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&heap.contiguous), (s64)SZ_4M);
+	accmap_heap_account(&heap, SZ_64K, 0, false);
+	accmap_heap_account(&heap, SZ_4M, contig | ACCMAP_ALLOC_WRITECOMBINE, false);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&heap.used), 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&heap.contiguous), 0);
+}
+
 static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_ioctl_size, ioctl_size_gen_params),
 	KUNIT_CASE_PARAM(validate_create, create_gen_params),
@@ -432,6 +475,8 @@ static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_cache_op, cache_gen_params),
 	KUNIT_CASE_PARAM(validate_from_va, from_va_gen_params),
 	KUNIT_CASE(validate_from_va_unbounded),
+	KUNIT_CASE(validate_contig_size),
+	KUNIT_CASE(validate_heap_account),
 	{}
 };
 

@@ -66,10 +66,11 @@ struct accmap_create {
 /*
  * One physically contiguous block, for importers whose DMA needs one (a
  * device without an IOMMU behind videobuf2-dma-contig, say): from the
- * kernel's CMA area where it has one, else from the largest blocks the
- * page allocator gives; ENOMEM when there is no such block.  Combines
- * with one of the attributes above.  A carveout's buffers are contiguous
- * whether asked or not (ACCMAP_STATE_CONTIGUOUS says so).
+ * kernel's CMA area where it has one, else from the page allocator, one
+ * block of the order that covers the size (so no larger than its largest
+ * block); ENOMEM when there is no such block, EINVAL above 1 GiB.
+ * Combines with one of the attributes above.  A carveout's buffers are
+ * contiguous whether asked or not (ACCMAP_STATE_CONTIGUOUS says so).
  */
 #define ACCMAP_ALLOC_CONTIGUOUS		(1U << 2)
 #define ACCMAP_ALLOC_VALID_FLAGS	(ACCMAP_ALLOC_WRITECOMBINE | \
@@ -157,7 +158,9 @@ struct accmap_get_fd {
  *
  * Fields added in version 3 (the second version ended at @attachments):
  * @vmaps:       out: kernel mappings of the buffer importers hold
- *               (dma_buf_vmap(), e.g. videobuf2-vmalloc's)
+ *               (dma_buf_vmap(), e.g. videobuf2-vmalloc's); the dma-buf
+ *               core shares one among all users of a dma-buf, so this
+ *               counts the buffer's dma-bufs that are vmapped
  * @pad3:        out: always 0
  */
 struct accmap_info {

@@ -33,7 +33,7 @@ static const char *const clients_cols[] = { "pid", "comm", "handles" };
 
 static const char *const allocations_cols[] = {
 	"pid", "comm", "id", "size", "heap", "flags", "tag", "label", "maps", "attachments",
-	"exports", "mapped", "vmaps", "contiguous",
+	"exports", "mapped", "vmaps", "contiguous", "runs",
 };
 
 static const char *const orphans_cols[] = {

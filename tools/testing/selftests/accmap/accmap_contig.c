@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Contiguous buffers (ACCMAP_ALLOC_CONTIGUOUS) as user space sees them:
+ * every size from 4 KiB to 64 MiB either is one physically contiguous
+ * block (its page frames counted by debugfs allocations' runs column:
+ * pagemap shows accmap's PFN mappings as holes), zeroed, or fails with
+ * ENOMEM; the memory attributes combine;
+ * exhaustion and fragmentation never give a buffer that is not one block;
+ * INFO, QUERY_HEAP and debugfs account for them, and the older argument
+ * sizes of INFO and QUERY_HEAP still work.
+ *
+ * What the guest can give: with a CMA area (/proc/meminfo CmaTotal, Debian's
+ * arm64 kernels), blocks up to the area's free size; without (Debian's amd64
+ * kernels), blocks up to the page allocator's largest order
+ * (/proc/buddyinfo), so larger sizes must fail with ENOMEM.  Each size's
+ * outcome is printed as a diagnostic.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "accmap_util.h"
+#include "tap.h"
+
+#define KIB	1024ULL
+#define MIB	(1024 * KIB)
+
+static const uint64_t sizes[] = { 4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB };
+
+/* A value of /proc/meminfo in bytes; -1 if the kernel has no such line. */
+static long long meminfo_bytes(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':' &&
+		    sscanf(line + n + 1, "%lld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* The page allocator's largest block, from the order columns of /proc/buddyinfo. */
+static uint64_t buddy_max_block(void)
+{
+	char line[512], *tok, *save;
+	int fields = 0;
+	FILE *f = fopen("/proc/buddyinfo", "r");
+
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+			fields++;
+	fclose(f);
+	/* "Node 0, zone Normal" and then one count per order. */
+	if (fields <= 4)
+		return 0;
+	return (uint64_t)page_size() << (fields - 4 - 1);
+}
+
+/* Bytes the CMA area has free now; 0 without CMA. */
+static uint64_t cma_free(void)
+{
+	long long v = meminfo_bytes("CmaFree");
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static bool have_cma(void)
+{
+	return meminfo_bytes("CmaTotal") > 0;
+}
+
+/*
+ * CREATE and ALLOC (system heap) of size with flags: 0 and *id, or -errno
+ * of the ALLOC (the id is freed then).
+ */
+static int contig_buffer(int dev, uint64_t size, uint32_t flags, uint32_t *id)
+{
+	int ret = am_create(dev, size, id);
+
+	if (!CHECK(ret == 0, "CREATE(%llu): %s", (unsigned long long)size, strerror(-ret)))
+		return ret;
+	ret = am_alloc(dev, *id, flags, 0);
+	if (ret)
+		am_free(dev, *id);
+	return ret;
+}
+
+/* The debugfs allocations row of this process's id, or -1. */
+static long alloc_row(const struct dbg_table *t, uint32_t id)
+{
+	char idstr[16];
+
+	snprintf(idstr, sizeof(idstr), "%u", id);
+	for (size_t i = 0; i < t->nrows; i++)
+		if (!strcmp(dbg_cell(t, i, "id"), idstr) &&
+		    (pid_t)dbg_num(t, i, "pid") == getpid())
+			return (long)i;
+	return -1;
+}
+
+/*
+ * Physically contiguous runs of a buffer's memory as debugfs allocations
+ * counts them from its page frames; 0 if it cannot be read.  User space
+ * has no PFNs of its own to look at: /proc/self/pagemap reports the PFN
+ * mappings (VM_PFNMAP) of accmap buffers as holes, and /dev/mem does not
+ * read RAM on Debian's kernels (STRICT_DEVMEM).
+ */
+static unsigned long long buffer_runs(uint32_t id)
+{
+	unsigned long long runs = 0;
+	struct dbg_table t;
+	long r;
+
+	if (!dbg_read("allocations", &t))
+		return 0;
+	r = alloc_row(&t, id);
+	if (CHECK(r >= 0, "debugfs allocations: no row for id %u", id))
+		runs = dbg_num(&t, r, "runs");
+	dbg_free(&t);
+	return runs;
+}
+
+/*
+ * Checks a contiguous buffer: INFO, zero contents through READ and the
+ * mmap of its dma-buf, one block by its PFNs, a pattern written through
+ * WRITE read back through the mapping.
+ */
+static void check_contig(int dev, uint32_t id, uint64_t size, uint32_t flags)
+{
+	struct accmap_info info;
+	unsigned long long runs;
+	unsigned char *map, *buf;
+	size_t bad;
+	int fd;
+
+	check_info(dev, id, size, ACCMAP_HEAP_SYSTEM, flags,
+		   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_CONTIGUOUS, 0, "contiguous buffer");
+	if (CHECK_OK(am_info(dev, id, &info)))
+		CHECK(info.vmaps == 0 && info.pad3 == 0, "INFO: vmaps %u pad3 %u, expected 0 0",
+		      info.vmaps, info.pad3);
+
+	buf = malloc(size);
+	if (!CHECK(buf, "malloc(%llu)", (unsigned long long)size))
+		return;
+	if (CHECK_OK(am_read(dev, id, 0, buf, size))) {
+		bad = find_nonzero(buf, size);
+		CHECK(bad == size, "READ: byte %zu of a new contiguous buffer is not zero", bad);
+	}
+
+	fd = am_get_fd(dev, id, O_RDWR | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "GET_FD: %s", strerror(-fd)))
+		goto out_free;
+	map = map_shared(fd, size, PROT_READ | PROT_WRITE, 0);
+	if (!map)
+		goto out_close;
+	bad = find_nonzero(map, size);
+	CHECK(bad == size, "mmap: byte %zu of a new contiguous buffer is not zero", bad);
+	runs = buffer_runs(id);
+	CHECK(runs == 1, "the %llu bytes are %llu runs of consecutive PFNs, not one block",
+	      (unsigned long long)size, runs);
+
+	fill_pattern(buf, size, 0, (unsigned int)size);
+	if (CHECK_OK(am_write(dev, id, 0, buf, size))) {
+		bad = find_pattern_mismatch(map, size, 0, (unsigned int)size);
+		CHECK(bad == size, "mmap: byte %zu differs from what WRITE wrote", bad);
+	}
+	munmap(map, size);
+out_close:
+	close(fd);
+out_free:
+	free(buf);
+}
+
+/* ==== sizes ==== */
+
+static void test_sizes(void)
+{
+	uint64_t maxblock = buddy_max_block(), cma = cma_free();
+	bool cma_on = have_cma();
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	tap_diag("guest: CMA %s, %llu bytes free; largest page allocator block %llu",
+		 cma_on ? "yes" : "no", (unsigned long long)cma, (unsigned long long)maxblock);
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(sizes); i++) {
+		uint64_t size = sizes[i];
+		uint32_t id;
+		int ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &id);
+
+		tap_diag("contiguous %llu bytes: %s", (unsigned long long)size,
+			 ret ? err_name(ret) : "allocated");
+		if (ret) {
+			CHECK(ret == -ENOMEM, "ALLOC contiguous %llu: %s, expected ENOMEM or success",
+			      (unsigned long long)size, err_name(ret));
+			/* Room the guest has must be had. */
+			CHECK(size > 1 * MIB && !(cma_on && size < cma / 2),
+			      "ALLOC contiguous %llu failed although the guest has room",
+			      (unsigned long long)size);
+			continue;
+		}
+		/* Without CMA nothing larger than the allocator's largest block exists. */
+		CHECK(cma_on || !maxblock || size <= maxblock,
+		      "contiguous %llu allocated without CMA, larger than a %llu block",
+		      (unsigned long long)size, (unsigned long long)maxblock);
+		check_contig(dev, id, size, ACCMAP_ALLOC_CONTIGUOUS);
+		CHECK_OK(am_free(dev, id));
+	}
+	close(dev);
+}
+
+/* ==== attributes ==== */
+
+static void test_attributes(void)
+{
+	static const uint32_t attrs[] = { 0, ACCMAP_ALLOC_WRITECOMBINE, ACCMAP_ALLOC_UNCACHED };
+	int dev = am_open();
+	uint32_t id;
+
+	if (dev < 0)
+		return;
+	for (size_t a = 0; a < TAP_ARRAY_SIZE(attrs); a++) {
+		for (uint64_t size = 64 * KIB; size <= 1 * MIB; size *= 16) {
+			uint32_t flags = ACCMAP_ALLOC_CONTIGUOUS | attrs[a];
+			int ret = contig_buffer(dev, size, flags, &id);
+
+			if (!CHECK(ret == 0, "ALLOC %llu flags %#x: %s", (unsigned long long)size,
+				   flags, err_name(ret)))
+				continue;
+			check_contig(dev, id, size, flags);
+			CHECK_OK(am_free(dev, id));
+		}
+	}
+	/* Both attributes are refused with the contiguous flag as without. */
+	if (CHECK_OK(am_create(dev, page_size(), &id))) {
+		int ret = am_alloc(dev, id, ACCMAP_ALLOC_CONTIGUOUS | ACCMAP_ALLOC_WRITECOMBINE |
+				   ACCMAP_ALLOC_UNCACHED, 0);
+
+		CHECK(ret == -EINVAL, "ALLOC contiguous|wc|uncached: %s, expected EINVAL",
+		      err_name(ret));
+		am_free(dev, id);
+	}
+	close(dev);
+}
+
+/* ==== accounting ==== */
+
+static bool query_system(int dev, struct accmap_heap_info *hi)
+{
+	return CHECK_OK(am_query_heap(dev, ACCMAP_HEAP_SYSTEM, hi));
+}
+
+/* debugfs heaps' used and contiguous of the system heap; false if unreadable. */
+static bool dbg_system(unsigned long long *used, unsigned long long *contig)
+{
+	struct dbg_table t;
+	long r;
+
+	if (!dbg_read("heaps", &t))
+		return false;
+	r = dbg_find(&t, "name", "system", NULL, NULL);
+	if (CHECK(r >= 0, "debugfs heaps: no system row")) {
+		*used = dbg_num(&t, r, "used");
+		*contig = dbg_num(&t, r, "contiguous");
+	}
+	dbg_free(&t);
+	return r >= 0;
+}
+
+static void test_accounting(void)
+{
+	struct accmap_heap_info before, during, after;
+	unsigned long long dused, dcontig;
+	uint64_t size = 64 * KIB;
+	uint32_t id, plain;
+	struct dbg_table t;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!query_system(dev, &before))
+		goto out;
+	if (!CHECK(contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &id) == 0, "ALLOC contiguous"))
+		goto out;
+	if (am_buffer(dev, size, 0, &plain, false) < 0)
+		goto out_free;
+
+	if (query_system(dev, &during)) {
+		CHECK(during.used == before.used + 2 * size, "QUERY_HEAP used %llu, expected %llu",
+		      (unsigned long long)during.used,
+		      (unsigned long long)(before.used + 2 * size));
+		CHECK(during.contiguous == before.contiguous + size,
+		      "QUERY_HEAP contiguous %llu, expected %llu",
+		      (unsigned long long)during.contiguous,
+		      (unsigned long long)(before.contiguous + size));
+	}
+	if (dbg_system(&dused, &dcontig))
+		CHECK(dused == during.used && dcontig == during.contiguous,
+		      "debugfs heaps: used %llu contiguous %llu, QUERY_HEAP %llu %llu", dused,
+		      dcontig, (unsigned long long)during.used,
+		      (unsigned long long)during.contiguous);
+	/* The plain buffer is not marked contiguous. */
+	check_info(dev, plain, size, ACCMAP_HEAP_SYSTEM, 0, ACCMAP_STATE_ALLOCATED, 0,
+		   "plain buffer beside a contiguous one");
+
+	if (dbg_read("allocations", &t)) {
+		long r = alloc_row(&t, id);
+
+		if (CHECK(r >= 0, "debugfs allocations: no row for id %u", id))
+			CHECK(!strcmp(dbg_cell(&t, r, "contiguous"), "yes") &&
+			      !strcmp(dbg_cell(&t, r, "vmaps"), "0") &&
+			      !strcmp(dbg_cell(&t, r, "runs"), "1"),
+			      "debugfs allocations: contiguous '%s' vmaps '%s' runs '%s', expected yes 0 1",
+			      dbg_cell(&t, r, "contiguous"), dbg_cell(&t, r, "vmaps"),
+			      dbg_cell(&t, r, "runs"));
+		r = alloc_row(&t, plain);
+		if (CHECK(r >= 0, "debugfs allocations: no row for id %u", plain))
+			CHECK(!strcmp(dbg_cell(&t, r, "contiguous"), "no"),
+			      "debugfs allocations: plain buffer contiguous '%s'",
+			      dbg_cell(&t, r, "contiguous"));
+		dbg_free(&t);
+	}
+
+	CHECK_OK(am_free(dev, plain));
+out_free:
+	CHECK_OK(am_free(dev, id));
+	if (query_system(dev, &after))
+		CHECK(after.used == before.used && after.contiguous == before.contiguous,
+		      "after FREE: used %llu contiguous %llu, expected %llu %llu",
+		      (unsigned long long)after.used, (unsigned long long)after.contiguous,
+		      (unsigned long long)before.used, (unsigned long long)before.contiguous);
+out:
+	close(dev);
+}
+
+/* ==== older argument sizes ==== */
+
+static unsigned long resize_cmd(unsigned long cmd, size_t size)
+{
+	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
+}
+
+static void test_old_sizes(void)
+{
+	unsigned char buf[sizeof(struct accmap_heap_info) + 32];
+	struct accmap_heap_info hi;
+	struct accmap_info info;
+	int dev = am_open();
+	uint32_t id;
+
+	if (dev < 0)
+		return;
+	/* QUERY_HEAP of the first version: up to largest_free, nothing after. */
+	memset(buf, GARBAGE_BYTE, sizeof(buf));
+	memset(&hi, 0, sizeof(hi));
+	hi.heap = ACCMAP_HEAP_SYSTEM;
+	memcpy(buf, &hi, ACCMAP_HEAP_INFO_SIZE_VER1);
+	if (CHECK_OK(ioctl(dev, resize_cmd(ACCMAP_IOC_QUERY_HEAP, ACCMAP_HEAP_INFO_SIZE_VER1),
+			   buf))) {
+		memcpy(&hi, buf, ACCMAP_HEAP_INFO_SIZE_VER1);
+		CHECK(!strcmp(hi.name, "system") && hi.total, "QUERY_HEAP v1: name '%.16s'",
+		      hi.name);
+		for (size_t i = ACCMAP_HEAP_INFO_SIZE_VER1; i < sizeof(buf); i++)
+			if (!CHECK(buf[i] == GARBAGE_BYTE, "QUERY_HEAP v1 wrote byte %zu", i))
+				break;
+	}
+	CHECK(ACCMAP_HEAP_INFO_SIZE_VER1 + 8 == sizeof(struct accmap_heap_info),
+	      "struct accmap_heap_info is %zu bytes", sizeof(struct accmap_heap_info));
+
+	/* INFO of the second version (up to attachments) on a contiguous buffer. */
+	if (contig_buffer(dev, 64 * KIB, ACCMAP_ALLOC_CONTIGUOUS, &id) == 0) {
+		unsigned char ibuf[sizeof(struct accmap_info) + 32];
+
+		memset(ibuf, GARBAGE_BYTE, sizeof(ibuf));
+		memset(&info, 0, sizeof(info));
+		info.id = id;
+		memcpy(ibuf, &info, ACCMAP_INFO_SIZE_VER2);
+		if (CHECK_OK(ioctl(dev, resize_cmd(ACCMAP_IOC_INFO, ACCMAP_INFO_SIZE_VER2),
+				   ibuf))) {
+			memcpy(&info, ibuf, ACCMAP_INFO_SIZE_VER2);
+			CHECK(info.state == (ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_CONTIGUOUS) &&
+			      info.flags == ACCMAP_ALLOC_CONTIGUOUS,
+			      "INFO v2: state %#x flags %#x", info.state, info.flags);
+			for (size_t i = ACCMAP_INFO_SIZE_VER2; i < sizeof(ibuf); i++)
+				if (!CHECK(ibuf[i] == GARBAGE_BYTE, "INFO v2 wrote byte %zu", i))
+					break;
+		}
+		am_free(dev, id);
+	} else {
+		CHECK(0, "ALLOC contiguous 64 KiB");
+	}
+	CHECK(ACCMAP_INFO_SIZE_VER2 + 8 == sizeof(struct accmap_info),
+	      "struct accmap_info is %zu bytes", sizeof(struct accmap_info));
+	close(dev);
+}
+
+/* ==== exhaustion and fragmentation ==== */
+
+/*
+ * A size CMA alone can give: twice the page allocator's largest block, so
+ * that the fallback cannot serve it, at least 4 MiB.
+ */
+static uint64_t exhaust_size(void)
+{
+	uint64_t s = buddy_max_block() * 2;
+
+	return s < 4 * MIB ? 4 * MIB : s;
+}
+
+#define EXHAUST_MAX	64
+
+static void test_exhaustion(void)
+{
+	struct accmap_heap_info before, after;
+	uint64_t size = exhaust_size();
+	unsigned long long dused, dcontig;
+	uint32_t ids[EXHAUST_MAX];
+	int dev = am_open(), n = 0, ret = 0;
+
+	if (dev < 0)
+		return;
+	if (!query_system(dev, &before))
+		goto out;
+	while (n < EXHAUST_MAX) {
+		ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &ids[n]);
+		if (ret)
+			break;
+		check_info(dev, ids[n], size, ACCMAP_HEAP_SYSTEM, ACCMAP_ALLOC_CONTIGUOUS,
+			   ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_CONTIGUOUS, 0, "exhaustion");
+		n++;
+	}
+	tap_diag("%d contiguous buffers of %llu bytes before %s", n, (unsigned long long)size,
+		 err_name(ret));
+	CHECK(ret == -ENOMEM, "exhaustion ended with %s, expected ENOMEM", err_name(ret));
+	if (!have_cma())
+		CHECK(n == 0, "%d buffers of %llu bytes without CMA", n, (unsigned long long)size);
+	/* The last one proves its block as the first did. */
+	if (n)
+		check_contig(dev, ids[n - 1], size, ACCMAP_ALLOC_CONTIGUOUS);
+	while (n)
+		CHECK_OK(am_free(dev, ids[--n]));
+	if (query_system(dev, &after))
+		CHECK(after.used == before.used && after.contiguous == before.contiguous,
+		      "after freeing all: used %llu contiguous %llu, expected %llu %llu",
+		      (unsigned long long)after.used, (unsigned long long)after.contiguous,
+		      (unsigned long long)before.used, (unsigned long long)before.contiguous);
+	if (dbg_system(&dused, &dcontig))
+		CHECK(dused == after.used && dcontig == after.contiguous,
+		      "debugfs heaps after freeing all: used %llu contiguous %llu", dused, dcontig);
+out:
+	close(dev);
+}
+
+#define FRAG_PAIRS	64
+
+static void test_fragmentation(void)
+{
+	uint32_t small[FRAG_PAIRS], holes[FRAG_PAIRS], id;
+	struct accmap_heap_info before, after;
+	uint64_t size;
+	int dev = am_open(), ns = 0, nh = 0, ret;
+
+	if (dev < 0)
+		return;
+	if (!query_system(dev, &before))
+		goto out;
+	/* Small plain buffers interleaved with small contiguous ones... */
+	for (int i = 0; i < FRAG_PAIRS; i++) {
+		if (am_buffer(dev, 16 * KIB, 0, &small[ns], false) < 0)
+			break;
+		ns++;
+		if (contig_buffer(dev, 64 * KIB, ACCMAP_ALLOC_CONTIGUOUS, &holes[nh]) == 0)
+			nh++;
+	}
+	/* ...whose contiguous ones go again, leaving holes. */
+	while (nh)
+		CHECK_OK(am_free(dev, holes[--nh]));
+
+	/* A block of what CMA still has, or of the allocator's largest. */
+	size = have_cma() ? cma_free() / 2 : buddy_max_block();
+	if (size < 4 * MIB)
+		size = 4 * MIB;
+	size &= ~(uint64_t)(page_size() - 1);
+	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &id);
+	tap_diag("after fragmentation, contiguous %llu bytes: %s", (unsigned long long)size,
+		 ret ? err_name(ret) : "allocated");
+	if (ret) {
+		CHECK(ret == -ENOMEM, "ALLOC after fragmentation: %s, expected ENOMEM or success",
+		      err_name(ret));
+	} else {
+		check_contig(dev, id, size, ACCMAP_ALLOC_CONTIGUOUS);
+		CHECK_OK(am_free(dev, id));
+	}
+	while (ns)
+		CHECK_OK(am_free(dev, small[--ns]));
+	if (query_system(dev, &after))
+		CHECK(after.used == before.used && after.contiguous == before.contiguous,
+		      "after fragmentation: used %llu contiguous %llu, expected %llu %llu",
+		      (unsigned long long)after.used, (unsigned long long)after.contiguous,
+		      (unsigned long long)before.used, (unsigned long long)before.contiguous);
+out:
+	close(dev);
+}
+
+/* ==== importer vmaps ==== */
+
+static void test_vmaps_no_importer(void)
+{
+	struct accmap_info info;
+	int dev = am_open(), fd;
+	uint32_t id;
+	void *map;
+
+	if (dev < 0)
+		return;
+	/*
+	 * No in-kernel importer that vmaps is reachable here without V4L2
+	 * (vgem does not vmap what it imports): the V4L2 tier checks a
+	 * held vmap with vivid.  Here: an export and a CPU mapping are not
+	 * counted as vmaps.
+	 */
+	fd = am_buffer(dev, 64 * KIB, ACCMAP_ALLOC_CONTIGUOUS, &id, true);
+	if (fd < 0)
+		goto out;
+	map = map_shared(fd, 64 * KIB, PROT_READ, 0);
+	if (CHECK_OK(am_info(dev, id, &info)))
+		CHECK(info.vmaps == 0 && info.maps == 1 && info.exports == 1,
+		      "INFO: vmaps %u maps %u exports %u, expected 0 1 1", info.vmaps, info.maps,
+		      info.exports);
+	if (map)
+		munmap(map, 64 * KIB);
+	close(fd);
+	am_free(dev, id);
+out:
+	close(dev);
+}
+
+static const struct tap_test tests[] = {
+	{ "contig_sizes", test_sizes },
+	{ "contig_attributes", test_attributes },
+	{ "contig_accounting", test_accounting },
+	{ "contig_old_sizes", test_old_sizes },
+	{ "contig_exhaustion", test_exhaustion },
+	{ "contig_fragmentation", test_fragmentation },
+	{ "contig_vmaps_no_importer", test_vmaps_no_importer },
+};
+
+int main(void)
+{
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}
