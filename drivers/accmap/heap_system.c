@@ -246,9 +246,9 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 
 	/*
 	 * The DMA API zeroes what it hands out today, but does not say
-	 * so: stale data must never reach the new owner.
+	 * so: stale data must never reach the new owner.  Pages by PFN:
+	 * the memmap of a block need not be contiguous (SPARSEMEM).
 	 */
-	/* By PFN: the memmap of a block need not be contiguous (SPARSEMEM). */
 	for (i = 0; i < npages; i++) {
 		pages[i] = pfn_to_page(page_to_pfn(page) + i);
 		clear_highpage(pages[i]);
