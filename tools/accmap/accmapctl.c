@@ -1482,7 +1482,7 @@ static int cmd_alloc(int argc, char **argv)
 	struct accmap_info info;
 	int fd, dmabuf_fd = -1;
 	int ret, status, c;
-	char b[64], name[ACCMAP_HEAP_NAME_LEN + 1];
+	char b[80], name[ACCMAP_HEAP_NAME_LEN + 1];
 	struct sigaction sa;
 	sigset_t stop;
 	uint64_t size;
@@ -1659,7 +1659,7 @@ static int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint32_t target_fd = UINT32_MAX, pid = 0, id;
-	char b[64], name[ACCMAP_HEAP_NAME_LEN + 1];
+	char b[80], name[ACCMAP_HEAP_NAME_LEN + 1];
 	struct accmap_info info;
 	int fd, dmabuf_fd, ret, c, status;
 	bool have_pid = false;
@@ -1786,7 +1786,7 @@ static bool checkpoint_client(int fd, int target_fd, uint64_t *bytes)
 	struct accmap_ckpt arg = { .op = ACCMAP_CKPT_OP_STATE };
 	const struct accmap_ckpt_handle *h;
 	struct accmap_ckpt_client *st;
-	char b[64], f[64];
+	char b[64], f[80];
 	const char *p;
 	uint32_t i;
 	int ret;
