@@ -823,20 +823,28 @@ static int v4l2_setup(int vfd, size_t *size)
 	return 0;
 }
 
+/* VIDIOC_REQBUFS of count buffers; 0 or fail()'s status. */
+static int v4l2_reqbufs(int vfd, uint32_t memory, uint32_t count)
+{
+	struct v4l2_requestbuffers rb = {
+		.count = count, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory,
+	};
+	int ret = v4l2_ioctl(vfd, VIDIOC_REQBUFS, &rb);
+
+	if (ret || rb.count != count)
+		return fail(ret, "VIDIOC_REQBUFS %u (got %u)", count, rb.count);
+	return 0;
+}
+
 /*
- * V4L2_NBUFS buffers queued (MMAP, or DMABUF of the fds), streamed until
- * the second frame; its index, or fail()'s status (negative).
+ * The V4L2_NBUFS buffers REQBUFS set up queued (MMAP, or DMABUF of the
+ * fds), streamed until the second frame; its index, or fail()'s status
+ * (negative).
  */
 static int v4l2_capture(int vfd, uint32_t memory, const int *fds, size_t len)
 {
-	struct v4l2_requestbuffers rb = {
-		.count = V4L2_NBUFS, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory,
-	};
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, idx = -1, ret;
 
-	ret = v4l2_ioctl(vfd, VIDIOC_REQBUFS, &rb);
-	if (ret || rb.count != V4L2_NBUFS)
-		return -fail(ret, "VIDIOC_REQBUFS %u (got %u)", V4L2_NBUFS, rb.count);
 	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
 		struct v4l2_buffer b = {
 			.index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory,
@@ -862,16 +870,6 @@ static int v4l2_capture(int vfd, uint32_t memory, const int *fds, size_t len)
 	if (ret)
 		return -fail(ret, "VIDIOC_STREAMOFF");
 	return idx;
-}
-
-static int v4l2_release(int vfd, uint32_t memory)
-{
-	struct v4l2_requestbuffers rb = {
-		.count = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory,
-	};
-	int ret = v4l2_ioctl(vfd, VIDIOC_REQBUFS, &rb);
-
-	return ret ? fail(ret, "VIDIOC_REQBUFS 0") : 0;
 }
 
 static int v4l2_step(void)
@@ -900,19 +898,18 @@ static int v4l2_step(void)
 		goto out;
 	len = (size + 4095) & ~(size_t)4095;
 
-	/* The reference: the frame in vivid's own buffers. */
+	/*
+	 * The reference: the frame in vivid's own buffers, mapped after
+	 * REQBUFS (another REQBUFS would orphan them).
+	 */
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_MMAP, V4L2_NBUFS))
+		goto out;
 	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
-		struct v4l2_requestbuffers rb = {
-			.count = V4L2_NBUFS, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-			.memory = V4L2_MEMORY_MMAP,
-		};
 		struct v4l2_buffer b = {
 			.index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP,
 		};
 
-		ret = i ? 0 : v4l2_ioctl(vfd, VIDIOC_REQBUFS, &rb);
-		if (!ret)
-			ret = v4l2_ioctl(vfd, VIDIOC_QUERYBUF, &b);
+		ret = v4l2_ioctl(vfd, VIDIOC_QUERYBUF, &b);
 		if (ret) {
 			fail(ret, "vivid's MMAP buffer %u", i);
 			goto out;
@@ -932,7 +929,7 @@ static int v4l2_step(void)
 		munmap(map[i], maplen[i]);
 		map[i] = MAP_FAILED;
 	}
-	if (v4l2_release(vfd, V4L2_MEMORY_MMAP))
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_MMAP, 0))
 		goto out;
 
 	/* The same frame into accmap buffers, read back through accmap. */
@@ -950,6 +947,8 @@ static int v4l2_step(void)
 			goto out;
 		}
 	}
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_DMABUF, V4L2_NBUFS))
+		goto out;
 	idx = v4l2_capture(vfd, V4L2_MEMORY_DMABUF, fds, len);
 	if (idx < 0)
 		goto out;
@@ -970,7 +969,7 @@ static int v4l2_step(void)
 		goto out;
 	}
 	our_sum = cr_hash(frame, size);
-	if (v4l2_release(vfd, V4L2_MEMORY_DMABUF))
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_DMABUF, 0))
 		goto out;
 	say("v4l2", "%s (vivid, 75%% colour bars): %ux%u GREY, %zu bytes", node, V4L2_W, V4L2_H,
 	    size);
