@@ -197,7 +197,8 @@ static void test_sizes(void)
 	tap_diag("guest: CMA %s, %llu bytes free; largest page allocator block %llu",
 		 cma_on ? "yes" : "no", (unsigned long long)cma, (unsigned long long)maxblock);
 	for (size_t i = 0; i < TAP_ARRAY_SIZE(sizes); i++) {
-		uint64_t size = sizes[i];
+		/* 4 KiB is a 16 KiB buffer on a kernel with 16 KiB pages. */
+		uint64_t size = (sizes[i] + page_size() - 1) & ~(uint64_t)(page_size() - 1);
 		uint32_t id;
 		int ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &id);
 
