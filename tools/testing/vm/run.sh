@@ -33,8 +33,9 @@
 #
 # Steps: build accmap.ko against the kernel's build tree (the arm64 one
 # cross-compiled), build the user programs statically, pack a busybox
-# initramfs (with the distro's drm/vgem modules for a stock kernel,
-# dependencies taken from modules.dep), boot the kernel under a timeout,
+# initramfs (with the distro's drm/vgem modules for a stock kernel, and
+# vivid's for accmap_v4l2 and the demo, dependencies taken from
+# modules.dep), boot the kernel under a timeout,
 # parse the console.  Build trees, the initramfs and the console log live
 # in $CACHE/vm/<target>.
 #
