@@ -18,16 +18,21 @@
  * target's own memory, the GPU sums it there, the CPU walks it with the
  * same pointers, and the counters say what moved each way.  A kernel
  * without device memory gets a line saying so, and the step passes.
- * Last, a checkpoint: a child holding a buffer written and mapped through
- * /dev/accmap is dumped with criu and restored, and describes its buffer
- * before and after (where ACCMAP_CRIU is empty, a line says so and the
- * step passes).
+ * Then V4L2: the kernel's vivid test driver captures a frame into accmap
+ * buffers (V4L2_MEMORY_DMABUF), and its checksum through accmap's READ
+ * equals the same frame's in vivid's own buffers (without vivid, a line
+ * says so and the step passes).  Last, a checkpoint: a child holding a
+ * buffer written and mapped through /dev/accmap is dumped with criu and
+ * restored, and describes its buffer before and after (where ACCMAP_CRIU
+ * is empty, a line says so and the step passes).
  *
  * One line per step.  Exits 0 only if every step worked; otherwise 1, after
  * a line naming the failing step.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -36,12 +41,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/videodev2.h>
 
 #include "accmap.h"
 #include "recording.h"
@@ -714,6 +722,286 @@ static uint64_t cr_hash(const uint8_t *p, size_t len)
 	return h;
 }
 
+/*
+ * The V4L2 step: the kernel's vivid test driver (a capture device, found
+ * by its node's name in sysfs) captures one frame into accmap buffers
+ * queued as V4L2_MEMORY_DMABUF; the frame read back through accmap's READ
+ * must have the checksum of the same frame captured into vivid's own
+ * buffers.  vivid-000 is preferred (the harness loads it with
+ * videobuf2-vmalloc, which takes any accmap buffer); without vivid a line
+ * says so and the step passes.
+ */
+#define V4L2_W		320U	/* vivid's smallest webcam size */
+#define V4L2_H		180U
+#define V4L2_NBUFS	2U	/* vivid sets up two buffers at least */
+#define VIVID_CID_BASE	(0x00f00000 | 0xf000)
+
+static int v4l2_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+/* The first vivid capture node (/dev/videoN) into path; false if none. */
+static bool vivid_node(char *path, size_t len)
+{
+	char name[64], best[64] = "";
+	struct dirent *e;
+	DIR *d = opendir("/sys/class/video4linux");
+
+	if (!d)
+		return false;
+	while ((e = readdir(d))) {
+		char file[300];
+		FILE *f;
+
+		if (strncmp(e->d_name, "video", 5))
+			continue;
+		snprintf(file, sizeof(file), "/sys/class/video4linux/%s/name", e->d_name);
+		f = fopen(file, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) && !strncmp(name, "vivid-", 6) &&
+		    strstr(name, "-vid-cap") &&
+		    (!*best || strcmp(name, best) < 0)) {
+			snprintf(best, sizeof(best), "%s", name);
+			snprintf(path, len, "/dev/%s", e->d_name);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return *best;
+}
+
+/* Waits for one frame and dequeues it; its index, or -errno. */
+static int v4l2_dq(int vfd, uint32_t memory)
+{
+	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory };
+	struct pollfd p = { .fd = vfd, .events = POLLIN };
+	int ret = poll(&p, 1, 20000);
+
+	if (ret != 1)
+		return ret < 0 ? -errno : -ETIMEDOUT;
+	ret = v4l2_ioctl(vfd, VIDIOC_DQBUF, &b);
+	return ret ? ret : (int)b.index;
+}
+
+static int v4l2_setup(int vfd, size_t *size)
+{
+	static const struct { uint32_t id; int32_t value; } ctrls[] = {
+		{ VIVID_CID_BASE + 0, 0 },	/* test pattern: 75% colour bars */
+		{ VIVID_CID_BASE + 1, 2 },	/* OSD text: none */
+		{ VIVID_CID_BASE + 2, 3 },	/* no horizontal movement */
+		{ VIVID_CID_BASE + 3, 3 },	/* no vertical movement */
+	};
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	int input = 0, ret;
+
+	ret = v4l2_ioctl(vfd, VIDIOC_S_INPUT, &input);
+	if (ret)
+		return fail(ret, "VIDIOC_S_INPUT 0");
+	f.fmt.pix.width = V4L2_W;
+	f.fmt.pix.height = V4L2_H;
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_GREY;
+	f.fmt.pix.field = V4L2_FIELD_NONE;
+	ret = v4l2_ioctl(vfd, VIDIOC_S_FMT, &f);
+	if (ret || f.fmt.pix.width != V4L2_W || f.fmt.pix.height != V4L2_H)
+		return fail(ret, "VIDIOC_S_FMT %ux%u GREY (got %ux%u)", V4L2_W, V4L2_H,
+			    f.fmt.pix.width, f.fmt.pix.height);
+	for (size_t i = 0; i < ARRAY_SIZE(ctrls); i++) {
+		struct v4l2_control c = { .id = ctrls[i].id, .value = ctrls[i].value };
+
+		ret = v4l2_ioctl(vfd, VIDIOC_S_CTRL, &c);
+		if (ret)
+			return fail(ret, "VIDIOC_S_CTRL %#x", ctrls[i].id);
+	}
+	*size = f.fmt.pix.sizeimage;
+	return 0;
+}
+
+/* VIDIOC_REQBUFS of count buffers; 0 or fail()'s status. */
+static int v4l2_reqbufs(int vfd, uint32_t memory, uint32_t count)
+{
+	struct v4l2_requestbuffers rb = {
+		.count = count, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory,
+	};
+	int ret = v4l2_ioctl(vfd, VIDIOC_REQBUFS, &rb);
+
+	if (ret || rb.count != count)
+		return fail(ret, "VIDIOC_REQBUFS %u (got %u)", count, rb.count);
+	return 0;
+}
+
+/*
+ * The V4L2_NBUFS buffers REQBUFS set up queued (MMAP, or DMABUF of the
+ * fds), streamed until the second frame; its index, or fail()'s status
+ * (negative).
+ */
+static int v4l2_capture(int vfd, uint32_t memory, const int *fds, size_t len)
+{
+	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, idx = -1, ret;
+
+	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
+		struct v4l2_buffer b = {
+			.index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = memory,
+			.length = (uint32_t)len,
+		};
+
+		if (fds)
+			b.m.fd = fds[i];
+		ret = v4l2_ioctl(vfd, VIDIOC_QBUF, &b);
+		if (ret)
+			return -fail(ret, "VIDIOC_QBUF %u", i);
+	}
+	ret = v4l2_ioctl(vfd, VIDIOC_STREAMON, &type);
+	if (ret)
+		return -fail(ret, "VIDIOC_STREAMON");
+	/* The second frame: the first may have begun before the controls took. */
+	for (int n = 0; n < 2; n++) {
+		idx = v4l2_dq(vfd, memory);
+		if (idx < 0)
+			return -fail(idx, "VIDIOC_DQBUF");
+	}
+	ret = v4l2_ioctl(vfd, VIDIOC_STREAMOFF, &type);
+	if (ret)
+		return -fail(ret, "VIDIOC_STREAMOFF");
+	return idx;
+}
+
+static int v4l2_step(void)
+{
+	uint32_t ids[V4L2_NBUFS] = { 0 };
+	int fds[V4L2_NBUFS] = { -1, -1 };
+	int dev = -1, vfd = -1, idx, ret, status = EXIT_FAILURE;
+	uint64_t ref_sum = 0, our_sum = 0;
+	struct accmap_info info;
+	uint8_t *frame = NULL;
+	size_t size = 0, len;
+	char node[300];
+	void *map[V4L2_NBUFS] = { MAP_FAILED, MAP_FAILED };
+	uint32_t maplen[V4L2_NBUFS] = { 0 };
+
+	begin("v4l2");
+	if (!vivid_node(node, sizeof(node))) {
+		say("v4l2", "no vivid capture node in /sys/class/video4linux: nothing captured");
+		say("v4l2", "(the kernel has no vivid, or it is not loaded)");
+		return EXIT_SUCCESS;
+	}
+	vfd = open(node, O_RDWR | O_CLOEXEC);
+	if (vfd < 0)
+		return fail(-errno, "open(%s)", node);
+	if (v4l2_setup(vfd, &size))
+		goto out;
+	len = (size + 4095) & ~(size_t)4095;
+
+	/*
+	 * The reference: the frame in vivid's own buffers, mapped after
+	 * REQBUFS (another REQBUFS would orphan them).
+	 */
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_MMAP, V4L2_NBUFS))
+		goto out;
+	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
+		struct v4l2_buffer b = {
+			.index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP,
+		};
+
+		ret = v4l2_ioctl(vfd, VIDIOC_QUERYBUF, &b);
+		if (ret) {
+			fail(ret, "vivid's MMAP buffer %u", i);
+			goto out;
+		}
+		maplen[i] = b.length;
+		map[i] = mmap(NULL, b.length, PROT_READ, MAP_SHARED, vfd, b.m.offset);
+		if (map[i] == MAP_FAILED) {
+			fail(-errno, "mmap of vivid's buffer %u", i);
+			goto out;
+		}
+	}
+	idx = v4l2_capture(vfd, V4L2_MEMORY_MMAP, NULL, 0);
+	if (idx < 0)
+		goto out;
+	ref_sum = cr_hash(map[idx], size);
+	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
+		munmap(map[i], maplen[i]);
+		map[i] = MAP_FAILED;
+	}
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_MMAP, 0))
+		goto out;
+
+	/* The same frame into accmap buffers, read back through accmap. */
+	ret = accmap_open(&dev);
+	if (ret) {
+		fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
+		goto out;
+	}
+	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
+		ret = accmap_alloc_buffer(dev, len, ACCMAP_HEAP_MASK_SYSTEM, 0, 0, &ids[i]);
+		if (!ret)
+			ret = accmap_get_fd(dev, ids[i], O_RDWR | O_CLOEXEC, &fds[i]);
+		if (ret) {
+			fail(ret, "accmap buffer %u of %zu bytes", i, len);
+			goto out;
+		}
+	}
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_DMABUF, V4L2_NBUFS))
+		goto out;
+	idx = v4l2_capture(vfd, V4L2_MEMORY_DMABUF, fds, len);
+	if (idx < 0)
+		goto out;
+	/* vivid still holds the buffers (until REQBUFS 0): its vmaps show. */
+	ret = accmap_info(dev, ids[idx], &info);
+	if (ret) {
+		fail(ret, "accmap_info(id %u)", ids[idx]);
+		goto out;
+	}
+	frame = malloc(size);
+	if (!frame) {
+		fail(-ENOMEM, "malloc");
+		goto out;
+	}
+	ret = accmap_read(dev, ids[idx], 0, frame, size);
+	if (ret) {
+		fail(ret, "accmap_read(id %u)", ids[idx]);
+		goto out;
+	}
+	our_sum = cr_hash(frame, size);
+	if (v4l2_reqbufs(vfd, V4L2_MEMORY_DMABUF, 0))
+		goto out;
+	say("v4l2", "%s (vivid, 75%% colour bars): %ux%u GREY, %zu bytes", node, V4L2_W, V4L2_H,
+	    size);
+	say("v4l2", "captured into accmap id %u (dma-buf, %u vmap(s) by vivid while it held it)",
+	    ids[idx], info.vmaps);
+	if (our_sum != ref_sum) {
+		fail(0, "READ of id %u: checksum %016llx, vivid's own buffer %016llx", ids[idx],
+		     (unsigned long long)our_sum, (unsigned long long)ref_sum);
+		goto out;
+	}
+	say("v4l2", "READ checksum %016llx = the frame in vivid's own buffer",
+	    (unsigned long long)our_sum);
+	status = EXIT_SUCCESS;
+out:
+	free(frame);
+	for (uint32_t i = 0; i < V4L2_NBUFS; i++) {
+		if (map[i] != MAP_FAILED)
+			munmap(map[i], maplen[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	if (vfd >= 0)
+		close(vfd);
+	if (dev >= 0) {
+		for (uint32_t i = 0; i < V4L2_NBUFS; i++)
+			if (ids[i])
+				accmap_free(dev, ids[i]);
+		accmap_close(dev);
+	}
+	return status;
+}
+
 /* "id N, SIZE, hash H, at ADDR": what the child holds, as the kernel and its memory say. */
 static void cr_describe(int dev, uint32_t id, const uint8_t *p, const char *dir,
 			const char *name)
@@ -1223,6 +1511,10 @@ int main(int argc, char **argv)
 
 	/* ---- device memory: the same pointers, the pages on the device ---- */
 	if (device_memory())
+		return EXIT_FAILURE;
+
+	/* ---- V4L2: vivid captures a frame into accmap buffers ---- */
+	if (v4l2_step())
 		return EXIT_FAILURE;
 
 	/* ---- checkpoint: criu dumps a process using accmap, and restores it ---- */

@@ -1787,7 +1787,7 @@ static bool checkpoint_client(int fd, int target_fd, uint64_t *bytes)
 	struct accmap_ckpt arg = { .op = ACCMAP_CKPT_OP_STATE };
 	const struct accmap_ckpt_handle *h;
 	struct accmap_ckpt_client *st;
-	char b[64], f[64];
+	char b[64], f[80];
 	const char *p;
 	uint32_t i;
 	int ret;

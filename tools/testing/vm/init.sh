@@ -39,13 +39,34 @@ dmesg -n 5
 mark "taint-before $(cat /proc/sys/kernel/tainted)"
 echo "accmap-vm: loading modules" >/dev/kmsg
 
-while read -r m; do
-	if insmod "/lib/modules/$m"; then
+# A line: the module's file name, then its parameters (run.sh).
+while read -r m args; do
+	# shellcheck disable=SC2086 # one word per parameter
+	if insmod "/lib/modules/$m" $args; then
 		mark "modload ok $m"
 	else
 		mark "modload failed $m"
 	fi
 done </lib/modules/load-order
+
+# The V4L2 tier (issue 18): run.sh loaded vivid with two instances, or
+# wrote into /etc/accmap-vivid why the kernel has none.  The capture node
+# of each instance is named in sysfs: vivid-000 allocates its buffers
+# through videobuf2-vmalloc, vivid-001 through videobuf2-dma-contig.
+vivid_reason=$(cat /etc/accmap-vivid 2>/dev/null)
+ACCMAP_VIVID_VMALLOC=
+ACCMAP_VIVID_CONTIG=
+if [ -z "$vivid_reason" ] && [ -d /sys/module/vivid ]; then
+	for n in /sys/class/video4linux/video*; do
+		[ -e "$n/name" ] || continue
+		case $(cat "$n/name") in
+		vivid-000-vid-cap) ACCMAP_VIVID_VMALLOC=/dev/${n##*/} ;;
+		vivid-001-vid-cap) ACCMAP_VIVID_CONTIG=/dev/${n##*/} ;;
+		esac
+	done
+	mark "vivid vmalloc=${ACCMAP_VIVID_VMALLOC:-none} dma-contig=${ACCMAP_VIVID_CONTIG:-none}"
+fi
+export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 
 # CRIU (issue 16): run.sh packed criu, with the socket-diag modules it
 # needs, where the kernel has CONFIG_CHECKPOINT_RESTORE, or wrote why not
@@ -161,6 +182,14 @@ elif [ "$mode" = demo ]; then
 else
 	while read -r t; do
 		case $t in
+		accmap_v4l2)
+			if [ -n "$vivid_reason" ]; then
+				# A TAP comment naming the kernel, and no run.
+				echo "# $t not run on $(uname -r): $vivid_reason"
+				mark "v4l2-notrun $t $vivid_reason"
+				continue
+			fi
+			;;
 		criu_*)
 			if [ -n "$criu_notrun" ]; then
 				mark "criu-notrun $t"
