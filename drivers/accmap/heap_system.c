@@ -26,11 +26,13 @@
  * size (so no larger than its largest order, 4 MiB with 4 KiB pages).
  * The handle lists every page of the block, as for other buffers, so
  * mapping, export and CPU access need nothing of their own.  They are
- * never charged to a memory cgroup: CMA pages cannot be (the kernel
- * exports no way to charge pages it did not allocate with
- * __GFP_ACCOUNT), and charging only the blocks that happened to come from
- * the page allocator would make the charge depend on where they came
- * from.  Only the page array of such a buffer is charged.
+ * not charged to a memory cgroup: CMA pages cannot be (the kernel exports
+ * no way to charge pages it did not allocate with __GFP_ACCOUNT), and
+ * charging only the blocks that happened to come from the page allocator
+ * would make the charge depend on where they came from.  Instead, like
+ * pinned memory (FROM_VA), they count against the allocating process's
+ * RLIMIT_MEMLOCK (its locked_vm, unless it has CAP_IPC_LOCK) until they
+ * are freed, whoever frees them; the page array is charged to the cgroup.
  *
  * Memory attributes (Documentation/userspace-api/accmap.rst): a cached
  * buffer is mapped write-back everywhere.  On arm64 a write-combined or
@@ -52,6 +54,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -236,12 +239,18 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	if (!pages)
 		return -ENOMEM;
 
+	/* Uncharged memory a local user could take: RLIMIT_MEMLOCK bounds it. */
+	ret = account_locked_vm(current->mm, npages, true);
+	if (ret)
+		goto err_free_array;
+	mmgrab(current->mm);
+
 	/* Quiet: user space asks for sizes the allocator may not have. */
 	page = dma_alloc_pages(adev->dev, handle->size, &dma,
 			       DMA_BIDIRECTIONAL, GFP_KERNEL | __GFP_NOWARN);
 	if (!page) {
 		ret = -ENOMEM;
-		goto err_free_array;
+		goto err_refund;
 	}
 
 	/*
@@ -265,6 +274,7 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	handle->memcg_charged = false;
 	handle->contiguous = true;
 	handle->contig_dma = dma;
+	handle->contig_mm = current->mm;
 
 	if (accmap_handle_cached(handle)) {
 		ret = accmap_cache_clean(&adev->cache, page, 0, handle->size);
@@ -282,9 +292,13 @@ err_unset:
 	handle->npages = 0;
 	handle->contiguous = false;
 	handle->contig_dma = 0;
+	handle->contig_mm = NULL;
 err_free_block:
 	dma_free_pages(adev->dev, npages << PAGE_SHIFT, page, dma,
 		       DMA_BIDIRECTIONAL);
+err_refund:
+	account_locked_vm(current->mm, npages, false);
+	mmdrop(current->mm);
 err_free_array:
 	kvfree(pages);
 	return ret;
@@ -376,6 +390,12 @@ static void system_heap_free(struct accmap_heap *heap,
 	else if (handle->contiguous)
 		dma_free_pages(heap->adev->dev, handle->size, handle->pages[0],
 			       handle->contig_dma, DMA_BIDIRECTIONAL);
+	/* The charge goes back even for pages kept out of use. */
+	if (handle->contig_mm) {
+		account_locked_vm(handle->contig_mm, handle->npages, false);
+		mmdrop(handle->contig_mm);
+		handle->contig_mm = NULL;
+	}
 	else
 		system_heap_free_pages(heap->adev->pool, handle->pages,
 				       handle->npages, handle->memcg_charged);

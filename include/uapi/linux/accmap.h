@@ -68,7 +68,9 @@ struct accmap_create {
  * device without an IOMMU behind videobuf2-dma-contig, say): from the
  * kernel's CMA area where it has one, else from the page allocator, one
  * block of the order that covers the size (so no larger than its largest
- * block); ENOMEM when there is no such block, EINVAL above 1 GiB.
+ * block); ENOMEM when there is no such block, EINVAL above 1 GiB.  Such
+ * memory counts against the allocating process's RLIMIT_MEMLOCK (not its
+ * memory cgroup) until it is freed: ENOMEM past that limit too.
  * Combines with one of the attributes above.  A carveout's buffers are
  * contiguous whether asked or not (ACCMAP_STATE_CONTIGUOUS says so).
  */

@@ -7,7 +7,8 @@
  * ENOMEM; the memory attributes combine;
  * exhaustion and fragmentation never give a buffer that is not one block;
  * INFO, QUERY_HEAP and debugfs account for them, and the older argument
- * sizes of INFO and QUERY_HEAP still work.
+ * sizes of INFO and QUERY_HEAP still work; they count against the
+ * allocating process's RLIMIT_MEMLOCK (VmLck) until freed.
  *
  * What the guest can give: with a CMA area (/proc/meminfo CmaTotal, Debian's
  * arm64 kernels), blocks up to the area's free size; without (Debian's amd64
@@ -22,6 +23,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "accmap_util.h"
@@ -549,6 +552,91 @@ out:
 	close(dev);
 }
 
+/* VmLck of this process (its locked_vm) in bytes, or -1. */
+static long long vmlck_bytes(void)
+{
+	char line[256];
+	long long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* The child of test_memlock(): no CAP_IPC_LOCK, RLIMIT_MEMLOCK 1.5 MiB. */
+static void memlock_child(void)
+{
+	const uint64_t size = MIB, limit = 3 * MIB / 2;
+	struct rlimit rl = { .rlim_cur = limit, .rlim_max = limit };
+	long long base, now;
+	uint32_t a, b;
+	int dev = am_open(), ret;
+
+	if (dev < 0)
+		return;
+	/* nobody: no CAP_IPC_LOCK, so the limit holds; the open fd stays usable. */
+	if (!CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0 && setgid(65534) == 0 &&
+		   setuid(65534) == 0, "setrlimit/setgid/setuid: %s", strerror(errno)))
+		goto out;
+	base = vmlck_bytes();
+	if (!CHECK(base >= 0 && contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &a) == 0,
+		   "VmLck %lld, or a contiguous 1 MiB under a 1.5 MiB limit refused", base))
+		goto out;
+	now = vmlck_bytes();
+	CHECK(now == base + (long long)size, "VmLck %lld after a 1 MiB contiguous ALLOC, %lld before",
+	      now, base);
+	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &b);
+	CHECK(ret == -ENOMEM, "a second 1 MiB past RLIMIT_MEMLOCK: %s, expected ENOMEM",
+	      ret ? strerror(-ret) : "allocated");
+	if (!ret)
+		am_free(dev, b);
+	CHECK(vmlck_bytes() == now, "VmLck %lld after the refused ALLOC, %lld before",
+	      vmlck_bytes(), now);
+	/* Plain buffers are the memory cgroup's business, not the limit's. */
+	ret = contig_buffer(dev, size, 0, &b);
+	CHECK(ret == 0 && vmlck_bytes() == now, "a plain 1 MiB: %s, VmLck %lld",
+	      ret ? strerror(-ret) : "allocated", vmlck_bytes());
+	if (!ret)
+		am_free(dev, b);
+	CHECK_OK(am_free(dev, a));
+	CHECK(vmlck_bytes() == base, "VmLck %lld after FREE, %lld before the ALLOC",
+	      vmlck_bytes(), base);
+	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &a);
+	CHECK(ret == 0, "1 MiB again after the FREE: %s", strerror(-ret));
+	if (!ret)
+		am_free(dev, a);
+out:
+	close(dev);
+}
+
+/*
+ * Contiguous memory is not charged to a memory cgroup (CMA pages cannot
+ * be): it counts against the allocating process's RLIMIT_MEMLOCK
+ * instead, as pinned memory does, in VmLck, until it is freed.
+ */
+static void test_memlock(void)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		return;
+	if (!pid) {
+		memlock_child();
+		fflush(stdout);
+		_exit(tap_failed() ? 1 : 0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status),
+	      "the unprivileged child failed (status %#x)", status);
+}
+
 static const struct tap_test tests[] = {
 	{ "contig_sizes", test_sizes },
 	{ "contig_attributes", test_attributes },
@@ -557,6 +645,7 @@ static const struct tap_test tests[] = {
 	{ "contig_exhaustion", test_exhaustion },
 	{ "contig_fragmentation", test_fragmentation },
 	{ "contig_vmaps_no_importer", test_vmaps_no_importer },
+	{ "contig_memlock", test_memlock },
 };
 
 int main(void)

@@ -1099,7 +1099,7 @@ static void info_check(struct fz_thread *t, const struct fz_idk *k, const struct
 		       bool v1, struct fz_cl *cl)
 {
 	const uint32_t states = ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED |
-				ACCMAP_STATE_READONLY;
+				ACCMAP_STATE_READONLY | ACCMAP_STATE_CONTIGUOUS;
 	bool alloc = a->state & ACCMAP_STATE_ALLOCATED;
 	const struct fz_handle *h = k->h;
 
@@ -1119,6 +1119,12 @@ static void info_check(struct fz_thread *t, const struct fz_idk *k, const struct
 			k->readonly);
 	if (k->alloc == YES && !alloc)
 		FZ_FAIL(t, "INFO id %u lost its memory: state %#x", k->id, a->state);
+	/* One block: only memory has it, and a contiguous ALLOC must give it. */
+	if ((!alloc && (a->state & ACCMAP_STATE_CONTIGUOUS)) ||
+	    (alloc && (a->flags & ACCMAP_ALLOC_CONTIGUOUS) &&
+	     !(a->state & ACCMAP_STATE_CONTIGUOUS)))
+		FZ_FAIL(t, "INFO id %u: state %#x flags %#x: contiguous or not", k->id, a->state,
+			a->flags);
 	if (h && (alloc != h->alloc ||
 		  (h->alloc && h->known && (a->heap != h->heap || a->flags != h->flags ||
 					    a->tag != h->tag))))
@@ -1150,9 +1156,12 @@ static void info_check(struct fz_thread *t, const struct fz_idk *k, const struct
 		FZ_FAIL(t, "INFO id %u: exports %u state %#x handle_refs %u", k->id, a->exports,
 			a->state, a->handle_refs);
 	/* Never exported, never passed on: nothing but our id holds it. */
-	if (h && !h->shared && (a->exports || a->maps || a->attachments || a->handle_refs != 1))
-		FZ_FAIL(t, "INFO private id %u: refs %u exports %u maps %u attachments %u",
-			k->id, a->handle_refs, a->exports, a->maps, a->attachments);
+	if (h && !h->shared && (a->exports || a->maps || a->attachments || a->vmaps ||
+				a->handle_refs != 1))
+		FZ_FAIL(t, "INFO private id %u: refs %u exports %u maps %u attachments %u vmaps %u",
+			k->id, a->handle_refs, a->exports, a->maps, a->attachments, a->vmaps);
+	if (a->pad3)
+		FZ_FAIL(t, "INFO id %u: pad3 %u", k->id, a->pad3);
 	(void)cl;
 }
 
@@ -1540,6 +1549,10 @@ static bool op_alloc(struct fz_thread *t)
 		break;
 	case 2:
 		a.flags = one_in(t, 2) ? 3 : boundary32(t);
+		break;
+	case 3:
+		/* One block: from CMA, or the page allocator's large orders. */
+		a.flags = ACCMAP_ALLOC_CONTIGUOUS | (one_in(t, 2) ? ACCMAP_ALLOC_WRITECOMBINE : 0);
 		break;
 	default:
 		a.flags = 0;
