@@ -134,6 +134,8 @@
 
 #define FZ_SMALL_PAGES		16	/* most buffers */
 #define FZ_BIG_MAX		(16ULL << 20)
+/* The largest contiguous ALLOC (the driver's ACCMAP_CONTIG_MAX_SIZE). */
+#define FZ_CONTIG_MAX		(1ULL << 30)
 #define FZ_TAG_BASE		0xf000	/* tags used for labels and ALLOC */
 #define FZ_TAGS			64
 #define FZ_KERN_ADDR		0xffff900000000000ULL
@@ -1584,11 +1586,18 @@ static bool op_alloc(struct fz_thread *t)
 		 (a.flags & ACCMAP_ALLOC_WRITECOMBINE && a.flags & ACCMAP_ALLOC_UNCACHED) ||
 		 a.pad || (a.align && ((a.align & (a.align - 1)) ||
 				       a.align > ACCMAP_ALLOC_MAX_ALIGN)) || !a.heap_mask);
+	/* One block is at most ACCMAP_CONTIG_MAX_SIZE (1 GiB); an unknown size may be more. */
+	if (a.flags & ACCMAP_ALLOC_CONTIGUOUS) {
+		fault_if(&x, EINVAL, k.size > FZ_CONTIG_MAX);
+		if (!k.size)
+			x.may |= RES_E(EINVAL);
+	}
 	fault_if(&x, ENODEV, a.heap_mask && !usable);
 	fault_id(&x, &k, false);
 	fault(&x, EEXIST, tri_and(k.exists, k.alloc));
 	/* Carveouts that give no cached buffers: the heap rule. */
-	if (!a.flags && !(usable & ACCMAP_HEAP_MASK_SYSTEM))
+	if (!(a.flags & (ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED)) &&
+	    !(usable & ACCMAP_HEAP_MASK_SYSTEM))
 		x.may |= RES_E(EINVAL);
 	x.may |= RES_E(ENOMEM);
 	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_ALLOC, &a, exp_allowed(&x), "ALLOC", &intact);
