@@ -986,6 +986,8 @@ static unsigned int min_size(unsigned long cmd)
 		return ACCMAP_REPLAY_SETUP_SIZE_VER1;
 	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_SVM))
 		return ACCMAP_SVM_OP_SIZE_VER1;
+	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_QUERY_HEAP))
+		return ACCMAP_HEAP_INFO_SIZE_VER1;
 	return _IOC_SIZE(cmd);
 }
 
