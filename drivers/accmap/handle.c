@@ -167,10 +167,11 @@ static void accmap_handle_put_work(struct work_struct *work)
  * takes an mmap_lock to free it (free_locks_mm: FROM_VA buffers give back
  * the locked_vm of the process that pinned them, maybe the caller's own;
  * and contiguous system heap buffers, @handle->contig_mm, that of the
- * process that allocated them) cannot run here.  Such a buffer's last reference is handed to a worker,
- * which owns it from then on: nobody else holds one, so the work cannot
- * be queued again before it ran.  Other buffers are released at once, so
- * that their memory is back when munmap() returns.
+ * process that allocated them) cannot run here.  Such a buffer's last
+ * reference is handed to a worker, which owns it from then on: nobody
+ * else holds one, so the work cannot be queued again before it ran.
+ * Other buffers are released at once, so that their memory is back when
+ * munmap() returns.
  */
 void accmap_handle_put_mm(struct accmap_handle *handle)
 {

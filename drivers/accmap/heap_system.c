@@ -390,15 +390,15 @@ static void system_heap_free(struct accmap_heap *heap,
 	else if (handle->contiguous)
 		dma_free_pages(heap->adev->dev, handle->size, handle->pages[0],
 			       handle->contig_dma, DMA_BIDIRECTIONAL);
+	else
+		system_heap_free_pages(heap->adev->pool, handle->pages,
+				       handle->npages, handle->memcg_charged);
 	/* The charge goes back even for pages kept out of use. */
 	if (handle->contig_mm) {
 		account_locked_vm(handle->contig_mm, handle->npages, false);
 		mmdrop(handle->contig_mm);
 		handle->contig_mm = NULL;
 	}
-	else
-		system_heap_free_pages(heap->adev->pool, handle->pages,
-				       handle->npages, handle->memcg_charged);
 	kvfree(handle->pages);
 	handle->pages = NULL;
 	handle->npages = 0;

@@ -588,8 +588,8 @@ static void memlock_child(void)
 		   "VmLck %lld, or a contiguous 1 MiB under a 1.5 MiB limit refused", base))
 		goto out;
 	now = vmlck_bytes();
-	CHECK(now == base + (long long)size, "VmLck %lld after a 1 MiB contiguous ALLOC, %lld before",
-	      now, base);
+	CHECK(now == base + (long long)size,
+	      "VmLck %lld after a 1 MiB contiguous ALLOC, %lld before", now, base);
 	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &b);
 	CHECK(ret == -ENOMEM, "a second 1 MiB past RLIMIT_MEMLOCK: %s, expected ENOMEM",
 	      ret ? strerror(-ret) : "allocated");

@@ -135,7 +135,7 @@
 #define FZ_SMALL_PAGES		16	/* most buffers */
 #define FZ_BIG_MAX		(16ULL << 20)
 /* The largest contiguous ALLOC (the driver's ACCMAP_CONTIG_MAX_SIZE). */
-#define FZ_CONTIG_MAX		(1ULL << 30)
+#define FZ_CONTIG_MAX		(1024ULL << 20)
 #define FZ_TAG_BASE		0xf000	/* tags used for labels and ALLOC */
 #define FZ_TAGS			64
 #define FZ_KERN_ADDR		0xffff900000000000ULL
