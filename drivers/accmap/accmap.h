@@ -236,11 +236,10 @@ enum accmap_export_mode {
  * @contig_dma: for a contiguous system heap buffer, the DMA address
  *              dma_alloc_pages() gave for it, which freeing it needs
  * @contig_mm: for a contiguous system heap buffer, the mm of the process
- *             that allocated it, held with mmgrab(): its locked_vm carries
- *             the buffer's pages (RLIMIT_MEMLOCK) until the buffer is freed,
- *             which takes that mm's mmap_lock, so a release with an
- *             mmap_lock held goes to a worker (accmap_handle_put_mm()); set
- *             with @pages, before any mapping
+ *             that allocated it, held with mmgrab(): its pinned_vm carries
+ *             the buffer's pages (RLIMIT_MEMLOCK) until the buffer is freed
+ *             (an atomic count: no lock, so any context may free it); set
+ *             with @pages
  * @readonly: the memory may not be written through accmap: no writable
  *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
  *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation

@@ -165,22 +165,16 @@ static void accmap_handle_put_work(struct work_struct *work)
  *
  * For a vma's close and for mmap(): the release of a buffer whose heap
  * takes an mmap_lock to free it (free_locks_mm: FROM_VA buffers give back
- * the locked_vm of the process that pinned them, maybe the caller's own;
- * and contiguous system heap buffers, @handle->contig_mm, that of the
- * process that allocated them) cannot run here.  Such a buffer's last
- * reference is handed to a worker, which owns it from then on: nobody
- * else holds one, so the work cannot be queued again before it ran.
- * Other buffers are released at once, so that their memory is back when
- * munmap() returns.
+ * the locked_vm of the process that pinned them, maybe the caller's own)
+ * cannot run here.  Such a buffer's last reference is handed to a worker,
+ * which owns it from then on: nobody else holds one, so the work cannot
+ * be queued again before it ran.  Other buffers are released at once, so
+ * that their memory is back when munmap() returns.
  */
 void accmap_handle_put_mm(struct accmap_handle *handle)
 {
-	/*
-	 * Set once at allocation, before any mapping or mmap() offset.  A
-	 * contiguous system heap buffer gives back the allocator's locked_vm
-	 * when it is freed, so it takes an mmap_lock too.
-	 */
-	if (!handle->heap->free_locks_mm && !handle->contig_mm) {
+	/* Set once at allocation, before any mapping or mmap() offset. */
+	if (!handle->heap->free_locks_mm) {
 		accmap_handle_put(handle);
 		return;
 	}

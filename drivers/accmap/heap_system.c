@@ -29,9 +29,9 @@
  * not charged to a memory cgroup: CMA pages cannot be (the kernel exports
  * no way to charge pages it did not allocate with __GFP_ACCOUNT), and
  * charging only the blocks that happened to come from the page allocator
- * would make the charge depend on where they came from.  Instead, like
- * pinned memory (FROM_VA), they count against the allocating process's
- * RLIMIT_MEMLOCK (its locked_vm, unless it has CAP_IPC_LOCK) until they
+ * would make the charge depend on where they came from.  Instead, as
+ * pinned memory is (RDMA's), they count against the allocating process's
+ * RLIMIT_MEMLOCK in its pinned_vm (unless it has CAP_IPC_LOCK) until they
  * are freed, whoever frees them; the page array is charged to the cgroup.
  *
  * Memory attributes (Documentation/userspace-api/accmap.rst): a cached
@@ -46,6 +46,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/gfp.h>
@@ -219,6 +220,24 @@ static bool system_heap_memtype_off(struct accmap_handle *handle)
 #endif
 
 /*
+ * Charges @npages to @mm's pinned_vm against RLIMIT_MEMLOCK (no limit
+ * with CAP_IPC_LOCK), as pinned user memory is charged: lock-free, since
+ * the caller holds the handle's lock, which ranks below every mmap_lock.
+ * Returns 0 or -ENOMEM.
+ */
+static int system_heap_charge_pinned(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if ((unsigned long)atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
  * A contiguous buffer (ACCMAP_ALLOC_CONTIGUOUS): one block, zeroed, its
  * cache lines cleaned, or for a write-combined or uncached buffer
  * cleaned and invalidated before its memory type is set.  Returns 0,
@@ -240,7 +259,7 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 		return -ENOMEM;
 
 	/* Uncharged memory a local user could take: RLIMIT_MEMLOCK bounds it. */
-	ret = account_locked_vm(current->mm, npages, true);
+	ret = system_heap_charge_pinned(current->mm, npages);
 	if (ret)
 		goto err_free_array;
 	mmgrab(current->mm);
@@ -297,7 +316,7 @@ err_free_block:
 	dma_free_pages(adev->dev, npages << PAGE_SHIFT, page, dma,
 		       DMA_BIDIRECTIONAL);
 err_refund:
-	account_locked_vm(current->mm, npages, false);
+	atomic64_sub(npages, &current->mm->pinned_vm);
 	mmdrop(current->mm);
 err_free_array:
 	kvfree(pages);
@@ -395,7 +414,7 @@ static void system_heap_free(struct accmap_heap *heap,
 				       handle->npages, handle->memcg_charged);
 	/* The charge goes back even for pages kept out of use. */
 	if (handle->contig_mm) {
-		account_locked_vm(handle->contig_mm, handle->npages, false);
+		atomic64_sub(handle->npages, &handle->contig_mm->pinned_vm);
 		mmdrop(handle->contig_mm);
 		handle->contig_mm = NULL;
 	}

@@ -8,7 +8,7 @@
  * exhaustion and fragmentation never give a buffer that is not one block;
  * INFO, QUERY_HEAP and debugfs account for them, and the older argument
  * sizes of INFO and QUERY_HEAP still work; they count against the
- * allocating process's RLIMIT_MEMLOCK (VmLck) until freed.
+ * allocating process's RLIMIT_MEMLOCK (VmPin) until freed.
  *
  * What the guest can give: with a CMA area (/proc/meminfo CmaTotal, Debian's
  * arm64 kernels), blocks up to the area's free size; without (Debian's amd64
@@ -552,8 +552,8 @@ out:
 	close(dev);
 }
 
-/* VmLck of this process (its locked_vm) in bytes, or -1. */
-static long long vmlck_bytes(void)
+/* VmPin of this process (its pinned_vm) in bytes, or -1. */
+static long long vmpin_bytes(void)
 {
 	char line[256];
 	long long kb = -1;
@@ -562,7 +562,7 @@ static long long vmlck_bytes(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %lld kB", &kb) == 1)
+		if (sscanf(line, "VmPin: %lld kB", &kb) == 1)
 			break;
 	fclose(f);
 	return kb < 0 ? -1 : kb * 1024;
@@ -583,29 +583,29 @@ static void memlock_child(void)
 	if (!CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0 && setgid(65534) == 0 &&
 		   setuid(65534) == 0, "setrlimit/setgid/setuid: %s", strerror(errno)))
 		goto out;
-	base = vmlck_bytes();
+	base = vmpin_bytes();
 	if (!CHECK(base >= 0 && contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &a) == 0,
-		   "VmLck %lld, or a contiguous 1 MiB under a 1.5 MiB limit refused", base))
+		   "VmPin %lld, or a contiguous 1 MiB under a 1.5 MiB limit refused", base))
 		goto out;
-	now = vmlck_bytes();
+	now = vmpin_bytes();
 	CHECK(now == base + (long long)size,
-	      "VmLck %lld after a 1 MiB contiguous ALLOC, %lld before", now, base);
+	      "VmPin %lld after a 1 MiB contiguous ALLOC, %lld before", now, base);
 	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &b);
 	CHECK(ret == -ENOMEM, "a second 1 MiB past RLIMIT_MEMLOCK: %s, expected ENOMEM",
 	      ret ? strerror(-ret) : "allocated");
 	if (!ret)
 		am_free(dev, b);
-	CHECK(vmlck_bytes() == now, "VmLck %lld after the refused ALLOC, %lld before",
-	      vmlck_bytes(), now);
+	CHECK(vmpin_bytes() == now, "VmPin %lld after the refused ALLOC, %lld before",
+	      vmpin_bytes(), now);
 	/* Plain buffers are the memory cgroup's business, not the limit's. */
 	ret = contig_buffer(dev, size, 0, &b);
-	CHECK(ret == 0 && vmlck_bytes() == now, "a plain 1 MiB: %s, VmLck %lld",
-	      ret ? strerror(-ret) : "allocated", vmlck_bytes());
+	CHECK(ret == 0 && vmpin_bytes() == now, "a plain 1 MiB: %s, VmPin %lld",
+	      ret ? strerror(-ret) : "allocated", vmpin_bytes());
 	if (!ret)
 		am_free(dev, b);
 	CHECK_OK(am_free(dev, a));
-	CHECK(vmlck_bytes() == base, "VmLck %lld after FREE, %lld before the ALLOC",
-	      vmlck_bytes(), base);
+	CHECK(vmpin_bytes() == base, "VmPin %lld after FREE, %lld before the ALLOC",
+	      vmpin_bytes(), base);
 	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &a);
 	CHECK(ret == 0, "1 MiB again after the FREE: %s", strerror(-ret));
 	if (!ret)
@@ -617,7 +617,7 @@ out:
 /*
  * Contiguous memory is not charged to a memory cgroup (CMA pages cannot
  * be): it counts against the allocating process's RLIMIT_MEMLOCK
- * instead, as pinned memory does, in VmLck, until it is freed.
+ * instead, as pinned memory does, in VmPin, until it is freed.
  */
 static void test_memlock(void)
 {
