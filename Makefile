@@ -13,10 +13,13 @@
 #   make check          every test tier; last line "N passed, N failed"
 #   make kunit | kunit-debug | lint | dkms-test
 #   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|
-#                 amd64-mainline|amd64-debug|amd64-perf]
+#                 amd64-mainline|amd64-debug|amd64-perf|arm64-perf]
 #   make kernels        build (or find up to date) the debug and perf kernels
-#   make bench          benchmarks in one boot of the perf kernel; report in
-#                       $(ACCMAP_CACHE)/bench
+#                       (perf for amd64 and arm64)
+#   make bench [VM_ARCH=arm64|amd64]
+#                       benchmarks in one boot of that architecture's perf
+#                       kernel (default arm64, the boards' architecture);
+#                       report in $(ACCMAP_CACHE)/bench
 #   make fuzz-check     the GPUReplay importer's hostile inputs (seconds)
 #   make fuzz [FUZZ_SECONDS=300] [FUZZ_JOBS=1]   libFuzzer on the importer
 
@@ -33,6 +36,8 @@ KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build), \
 	     $(shell ls -d /usr/src/linux-headers-6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1), \
 	     /lib/modules/$(KVER)/build)
 
+# make bench defaults to arm64, every other VM target to amd64.
+BENCH_ARCH := $(or $(VM_ARCH),arm64)
 VM_ARCH ?= amd64
 FUZZ_SECONDS ?= 300
 FUZZ_JOBS ?= 1
@@ -84,9 +89,10 @@ demo: deps
 kernels: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh debug
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh perf
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh perf arm64
 
 bench: deps
-	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh amd64-perf bench
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh $(BENCH_ARCH)-perf bench
 
 lint: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/lint.sh

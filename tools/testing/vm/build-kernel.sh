@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Builds one of accmap's amd64 test kernels from a Debian linux-source
-# package (its tarball unpacked once into the cache):
+# Builds one of accmap's test kernels from a Debian linux-source package
+# (its tarball unpacked once into the cache):
 #
-#   tools/testing/vm/build-kernel.sh debug|perf|mainline
+#   tools/testing/vm/build-kernel.sh debug|perf|mainline [amd64|arm64]
 #
 #   debug     KASAN, lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST,
 #             DEBUG_VM and friends, from linux-source-6.1: the fuzz and
@@ -14,12 +14,16 @@
 #             offers (install-deps.sh fetches it from unstable or
 #             experimental): the newest kernel line accmap is tested on
 #
-# Each is allnoconfig plus kernel/base.config plus kernel/<flavor>.config
-# (dma-buf heaps, udmabuf, vgem and debugfs built in; accmap itself is
-# built out of tree as a module by the VM harness).  The build tree is
-# $CACHE/kernel-<flavor>, outside git's view.  A stamp records what was
-# built (fragments, source package version, compiler, this script); when
-# nothing changed, the script returns at once without running make.
+# The architecture defaults to amd64; arm64 is cross-compiled with
+# Debian's aarch64-linux-gnu-gcc from the same source (debug and perf).
+# Each kernel is allnoconfig plus kernel/base.config, kernel/<arch>.config
+# and kernel/<flavor>.config (dma-buf heaps, udmabuf and vgem and debugfs
+# built in; accmap itself is built out of tree as a module by the VM
+# harness).  The build tree is $CACHE/kernel-<flavor> for amd64 and
+# $CACHE/kernel-<flavor>-arm64 for arm64, outside git's view.  A stamp
+# records what was built (fragments, source package version, compiler,
+# this script); when nothing changed, the script returns at once without
+# running make.
 #
 # Every option line of the fragments must reach the final .config
 # (Kconfig silently drops options whose dependencies are not met): the
@@ -29,20 +33,37 @@
 set -euo pipefail
 
 flavor=${1:-}
-TIER=kernel-$flavor
+karch=${2:-amd64}
+kname=kernel-$flavor
+[ "$karch" = amd64 ] || kname=$kname-$karch
+TIER=$kname
 # shellcheck source=tools/testing/scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 
-case $flavor in
-debug | perf) ;;
-mainline) ;;
-*) die "usage: $0 debug|perf|mainline" ;;
+case $flavor/$karch in
+debug/amd64 | perf/amd64 | mainline/amd64) ;;
+debug/arm64 | perf/arm64) ;;
+*) die "usage: $0 debug|perf|mainline [amd64|arm64] (mainline: amd64 only)" ;;
 esac
 KERNEL_BUILD_TIMEOUT=${ACCMAP_KERNEL_BUILD_TIMEOUT:-2700}
 
 frag_dir=$ACCMAP_ROOT/tools/testing/vm/kernel
-out=$CACHE/kernel-$flavor
-image=$out/arch/x86/boot/bzImage
+out=$CACHE/$kname
+case $karch in
+amd64)
+	kmake=(make)
+	cc=gcc
+	target=bzImage
+	image=$out/arch/x86/boot/bzImage
+	;;
+arm64)
+	kmake=(make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	cc=aarch64-linux-gnu-gcc
+	target=Image
+	image=$out/arch/arm64/boot/Image
+	;;
+esac
+frags=("$frag_dir/base.config" "$frag_dir/$karch.config" "$frag_dir/$flavor.config")
 
 ensure_deps
 if [ "$flavor" = mainline ]; then
@@ -54,9 +75,9 @@ else
 fi
 
 key=$( {
-	cat "$frag_dir/base.config" "$frag_dir/$flavor.config" "$0"
+	cat "${frags[@]}" "$0"
 	printf '%s\n' "$srcver"
-	gcc --version | head -n 1
+	"$cc" --version | head -n 1
 } | sha256sum | cut -d' ' -f1)
 
 if [ -f "$image" ] && [ "$(cat "$out/.accmap-stamp" 2>/dev/null)" = "$key" ]; then
@@ -70,12 +91,12 @@ acquire_build_lock
 [ "$flavor" = mainline ] || graft_accmap "$src"
 
 mkdir -p "$out" "$CACHE/logs"
-log=$CACHE/logs/kernel-$flavor.log
-cat "$frag_dir/base.config" "$frag_dir/$flavor.config" >"$out/fragment.config"
+log=$CACHE/logs/$kname.log
+cat "${frags[@]}" >"$out/fragment.config"
 rm -f "$out/.accmap-stamp"
 
-say "configuring $out (allnoconfig + base.config + $flavor.config)"
-make -C "$src" O="$out" KCONFIG_ALLCONFIG="$out/fragment.config" \
+say "configuring $out (allnoconfig + base.config + $karch.config + $flavor.config)"
+"${kmake[@]}" -C "$src" O="$out" KCONFIG_ALLCONFIG="$out/fragment.config" \
 	allnoconfig >"$log" 2>&1 || { tail -n 30 "$log" >&2; die "allnoconfig failed"; }
 
 # Check every option of the fragments against the result.
@@ -111,10 +132,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	die "configuration of the $flavor kernel is incomplete"
 fi
 
-say "building the $flavor kernel (-j$(nproc); log $log)"
+say "building the $flavor kernel for $karch (-j$(nproc); log $log)"
 start=$SECONDS
 if ! timeout -k 30 "$KERNEL_BUILD_TIMEOUT" \
-	make -C "$src" O="$out" -j"$(nproc)" bzImage modules >>"$log" 2>&1; then
+	"${kmake[@]}" -C "$src" O="$out" -j"$(nproc)" "$target" modules >>"$log" 2>&1; then
 	tail -n 40 "$log" >&2
 	die "the $flavor kernel did not build (log $log)"
 fi

@@ -18,12 +18,14 @@
 #                  architecture as install-deps.sh chose it), the line of
 #                  L4T R35 boards
 #   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
-#   amd64-perf     accmap's perf kernel (no debug options)
+#   amd64-perf, arm64-perf
+#                  accmap's perf kernel (no debug options)
 #   amd64-mainline the newest kernel line Debian packages, no debug options
-# The last three are built by build-kernel.sh (seconds when already
-# built), the first two from linux-source-6.1, the third from the newest
-# linux-source-*; they have the dma-buf heaps, udmabuf and vgem built in,
-# where the stock kernels load vgem as a module.
+# The last four are built by build-kernel.sh (seconds when already
+# built; arm64 cross-compiled), debug and perf from linux-source-6.1,
+# mainline from the newest linux-source-*; they have the dma-buf heaps,
+# udmabuf and vgem built in, where the stock kernels load vgem as a
+# module.
 #
 # TESTS is optional: a file with one test name per line, or a comma
 # separated list of names, picked from the selftests' tests.list (default:
@@ -67,8 +69,8 @@ case $target in
 amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
 amd64-5.10 | arm64-5.10) line=5.10 ;;
-amd64-debug | amd64-perf | amd64-mainline) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|amd64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
+amd64-debug | amd64-perf | amd64-mainline | arm64-perf) flavor=${target#*-} ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
@@ -142,10 +144,18 @@ fi
 
 if [ -n "$flavor" ]; then
 	# accmap's own kernel: built (or found up to date) first.
-	"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" "$flavor" ||
-		die "the $flavor kernel is not available"
-	kdir=$CACHE/kernel-$flavor
-	vmlinuz=$kdir/arch/x86/boot/bzImage
+	"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" "$flavor" "$arch" ||
+		die "the $flavor kernel for $arch is not available"
+	case $arch in
+	amd64)
+		kdir=$CACHE/kernel-$flavor
+		vmlinuz=$kdir/arch/x86/boot/bzImage
+		;;
+	arm64)
+		kdir=$CACHE/kernel-$flavor-arm64
+		vmlinuz=$kdir/arch/arm64/boot/Image
+		;;
+	esac
 	kver=$(cat "$kdir/include/config/kernel.release")
 	moddir=
 	need=("$kdir/Makefile" "$vmlinuz" "$busybox")
@@ -259,7 +269,9 @@ else
 	# The compat tier: on an arm64 kernel that runs 32-bit user space
 	# (CONFIG_COMPAT), the selftests that suit it are also built for armhf
 	# and run as NAME-armhf, through the kernel's compat_ioctl path.
-	if [ "$arch" = arm64 ]; then
+	if [ "$arch" = arm64 ] && [ -n "$flavor" ]; then
+		compat32_tests "$kdir/.config"
+	elif [ "$arch" = arm64 ]; then
 		compat32_tests "$image/boot/config-$kver"
 	fi
 	# criu_basic (a shell test, tools/testing/vm/criu_basic.sh): criu
