@@ -71,56 +71,27 @@ union accmap_ioctl_arg {
 	u8 bytes[ACCMAP_IOCTL_MAX_ARG];
 };
 
-static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
+/*
+ * Gives @handle memory as @arg asks (ALLOC, or CREATE with
+ * ACCMAP_CREATE_ALLOC), falling back from heap to heap while they are
+ * full.  A heap that cannot give cached memory (no_cached) is passed over
+ * for a cached request; if every heap of the mask is passed over, -EINVAL.
+ * @usable are the heaps of @arg's mask that exist (accmap_check_alloc()).
+ * Sets @arg->heap on success.
+ */
+static int accmap_alloc_from_heaps(struct accmap_device *adev,
+				   struct accmap_handle *handle,
+				   struct accmap_alloc *arg, u32 usable)
 {
-	struct accmap_create *arg = data;
-	struct accmap_handle *handle;
-	u64 size;
-	int ret;
-
-	ret = accmap_check_create(arg, (u64)totalram_pages() << PAGE_SHIFT,
-				  &size);
-	if (ret)
-		return ret;
-
-	handle = accmap_handle_create(ctx->client->adev, size);
-	if (!handle)
-		return -ENOMEM;
-	ret = accmap_client_add_handle(ctx->client, handle, false, &arg->id);
-	if (!ret)
-		ctx->new_id = arg->id;
-	/* The client's reference keeps the handle, if it was added. */
-	accmap_handle_put(handle);
-	return ret;
-}
-
-static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
-{
-	struct accmap_device *adev = ctx->client->adev;
-	struct accmap_alloc *arg = data;
-	struct accmap_handle *handle;
 	int heap_id = -1;
-	u32 usable;
 	int ret;
 
-	ret = accmap_check_alloc(arg, adev->alloc_mask, &usable);
-	if (ret)
-		return ret;
-
-	handle = accmap_client_get_handle(ctx->client, arg->id);
-	if (!handle)
-		return -ENOENT;
 	if (arg->flags & ACCMAP_ALLOC_CONTIGUOUS) {
 		ret = accmap_check_contig_size(handle->size);
 		if (ret)
-			goto out_put_handle;
+			return ret;
 	}
 
-	/*
-	 * Fall back from heap to heap while they are full.  A heap that
-	 * cannot give cached memory (no_cached) is passed over for a cached
-	 * request; if every heap of the mask is passed over, -EINVAL.
-	 */
 	ret = -EINVAL;
 	while ((heap_id = accmap_heap_next(usable, heap_id)) >= 0) {
 		struct accmap_heap *heap = adev->heaps[heap_id];
@@ -138,7 +109,73 @@ static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
 		arg->heap = heap_id;
 	else if (ret == -ENOSPC)
 		ret = -ENOMEM;
+	return ret;
+}
+
+/*
+ * With ACCMAP_CREATE_ALLOC the buffer gets its memory and its mmap()
+ * offset before its id exists, so no other thread of the client ever sees
+ * the id without memory, and a failure leaves nothing to undo but the
+ * handle itself.
+ */
+static int accmap_ioctl_create(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_device *adev = ctx->client->adev;
+	struct accmap_create *arg = data;
+	struct accmap_alloc alloc = {
+		.heap_mask = arg->heap_mask,
+		.flags = arg->alloc_flags,
+		.align = arg->align,
+		.tag = arg->tag,
+	};
+	struct accmap_handle *handle;
+	u32 usable = 0;
+	u64 size;
+	int ret;
+
+	ret = accmap_check_create(arg, (u64)totalram_pages() << PAGE_SHIFT,
+				  &size);
+	if (!ret && (arg->flags & ACCMAP_CREATE_ALLOC))
+		ret = accmap_check_alloc(&alloc, adev->alloc_mask, &usable);
+	if (ret)
+		return ret;
+
+	handle = accmap_handle_create(adev, size);
+	if (!handle)
+		return -ENOMEM;
+	if (arg->flags & ACCMAP_CREATE_ALLOC) {
+		ret = accmap_alloc_from_heaps(adev, handle, &alloc, usable);
+		if (ret)
+			goto out_put_handle;
+		arg->heap = alloc.heap;
+		ret = accmap_handle_map_offset(handle, &arg->offset);
+		if (ret)
+			goto out_put_handle;
+	}
+	ret = accmap_client_add_handle(ctx->client, handle, false, &arg->id);
+	if (!ret)
+		ctx->new_id = arg->id;
 out_put_handle:
+	/* The client's reference keeps the handle, if it was added. */
+	accmap_handle_put(handle);
+	return ret;
+}
+
+static int accmap_ioctl_alloc(struct accmap_ioctl_ctx *ctx, void *data)
+{
+	struct accmap_device *adev = ctx->client->adev;
+	struct accmap_alloc *arg = data;
+	struct accmap_handle *handle;
+	u32 usable;
+	int ret;
+
+	ret = accmap_check_alloc(arg, adev->alloc_mask, &usable);
+	if (ret)
+		return ret;
+	handle = accmap_client_get_handle(ctx->client, arg->id);
+	if (!handle)
+		return -ENOENT;
+	ret = accmap_alloc_from_heaps(adev, handle, arg, usable);
 	accmap_handle_put(handle);
 	return ret;
 }
@@ -618,6 +655,9 @@ long accmap_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(karg) != ACCMAP_IOCTL_MAX_ARG);
+	BUILD_BUG_ON(offsetofend(struct accmap_create, id) !=
+		     ACCMAP_CREATE_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct accmap_create) != ACCMAP_CREATE_SIZE_VER2);
 	BUILD_BUG_ON(offsetofend(struct accmap_info, pad2) !=
 		     ACCMAP_INFO_SIZE_VER1);
 	BUILD_BUG_ON(offsetofend(struct accmap_info, attachments) !=

@@ -47,13 +47,22 @@ int accmap_check_ioctl_size(unsigned int cmd, unsigned int kernel_cmd,
  * @max_size: the largest buffer size allowed, in bytes
  * @size: set to the requested size rounded up to pages on success
  *
- * Return: 0, or -EINVAL for unknown flags, a zero size or a size above
+ * Only CREATE's own fields are checked here: the allocation fields of
+ * ACCMAP_CREATE_ALLOC are ALLOC's, checked by accmap_check_alloc().
+ *
+ * Return: 0, or -EINVAL for unknown flags, non-zero padding, allocation
+ * fields without ACCMAP_CREATE_ALLOC, a zero size or a size above
  * @max_size.
  */
 int accmap_check_create(const struct accmap_create *arg, u64 max_size,
 			u64 *size)
 {
 	if (arg->flags & ~ACCMAP_CREATE_VALID_FLAGS)
+		return -EINVAL;
+	if (arg->pad || arg->pad2)
+		return -EINVAL;
+	if (!(arg->flags & ACCMAP_CREATE_ALLOC) &&
+	    (arg->heap_mask || arg->alloc_flags || arg->align || arg->tag))
 		return -EINVAL;
 	if (!arg->size || arg->size > max_size)
 		return -EINVAL;

@@ -74,7 +74,8 @@ static const struct create_case create_cases[] = {
 	{ "huge", 1ULL << 62, 0, -EINVAL },
 	{ "u64_max", U64_MAX, 0, -EINVAL },
 	{ "u64_max_page_round", U64_MAX - PAGE_SIZE + 2, 0, -EINVAL },
-	{ "flag_bit0", PAGE_SIZE, 1, -EINVAL },
+	{ "flag_alloc", PAGE_SIZE, ACCMAP_CREATE_ALLOC, 0, PAGE_SIZE },
+	{ "flag_bit1", PAGE_SIZE, 1U << 1, -EINVAL },
 	{ "flag_bit31", PAGE_SIZE, 1U << 31, -EINVAL },
 };
 
@@ -108,6 +109,45 @@ static void validate_create_unbounded(struct kunit *test)
 	arg.size = U64_MAX - PAGE_SIZE + 1;
 	KUNIT_EXPECT_EQ(test, accmap_check_create(&arg, U64_MAX, &size), 0);
 	KUNIT_EXPECT_EQ(test, size, U64_MAX - PAGE_SIZE + 1);
+}
+
+/*
+ * The version 2 fields: padding is refused always, the allocation fields
+ * without ACCMAP_CREATE_ALLOC; the out fields are not looked at.
+ */
+static void validate_create_v2(struct kunit *test)
+{
+	static const struct {
+		const char *name;
+		struct accmap_create arg;
+		int ret;
+	} cases[] = {
+		{ "heap_mask", { .heap_mask = 1 }, -EINVAL },
+		{ "alloc_flags", { .alloc_flags = ACCMAP_ALLOC_WRITECOMBINE }, -EINVAL },
+		{ "align", { .align = PAGE_SIZE }, -EINVAL },
+		{ "tag", { .tag = 1 }, -EINVAL },
+		{ "pad", { .pad = 1 }, -EINVAL },
+		{ "pad2", { .pad2 = 1 }, -EINVAL },
+		{ "alloc_pad", { .flags = ACCMAP_CREATE_ALLOC, .pad = 1 }, -EINVAL },
+		{ "alloc_pad2", { .flags = ACCMAP_CREATE_ALLOC, .pad2 = 1 }, -EINVAL },
+		{ "alloc_fields", { .flags = ACCMAP_CREATE_ALLOC, .heap_mask = 3,
+				    .alloc_flags = ACCMAP_ALLOC_UNCACHED,
+				    .align = PAGE_SIZE, .tag = 7 }, 0 },
+		{ "out_fields", { .heap = 5, .offset = 1ULL << 40 }, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct accmap_create arg = cases[i].arg;
+		u64 size = 0;
+
+		arg.size = PAGE_SIZE;
+		KUNIT_EXPECT_EQ_MSG(test, accmap_check_create(&arg, MAX_SIZE, &size),
+				    cases[i].ret, "case %s", cases[i].name);
+		if (!cases[i].ret)
+			KUNIT_EXPECT_EQ_MSG(test, size, (u64)PAGE_SIZE, "case %s",
+					    cases[i].name);
+	}
 }
 
 /* ---- ALLOC ---- */
@@ -467,6 +507,7 @@ static struct kunit_case validate_cases[] = {
 	KUNIT_CASE_PARAM(validate_ioctl_size, ioctl_size_gen_params),
 	KUNIT_CASE_PARAM(validate_create, create_gen_params),
 	KUNIT_CASE(validate_create_unbounded),
+	KUNIT_CASE(validate_create_v2),
 	KUNIT_CASE_PARAM(validate_alloc, alloc_gen_params),
 	KUNIT_CASE(validate_heap_order),
 	KUNIT_CASE_PARAM(validate_get_fd, get_fd_gen_params),

@@ -43,17 +43,48 @@
 
 /**
  * struct accmap_create - ACCMAP_IOC_CREATE argument
- * @size:  in: size in bytes, rounded up to a whole number of pages
- * @flags: in: no flags are defined yet, must be 0
- * @id:    out: the new handle's id in this client, never 0
+ * @size:        in: size in bytes, rounded up to a whole number of pages
+ * @flags:       in: ACCMAP_CREATE_* flags
+ * @id:          out: the new handle's id in this client, never 0
+ *
+ * Version 2 (ACCMAP_CREATE_SIZE_VER2 bytes) adds, for ACCMAP_CREATE_ALLOC
+ * only (without it they must be 0):
+ * @heap_mask:   in: as struct accmap_alloc's
+ * @alloc_flags: in: ACCMAP_ALLOC_* flags, as struct accmap_alloc's @flags
+ * @align:       in: as struct accmap_alloc's
+ * @tag:         in: as struct accmap_alloc's
+ * @pad:         must be 0
+ * @heap:        out: the heap id the memory came from
+ * @pad2:        must be 0
+ * @offset:      out: the buffer's mmap() offset on /dev/accmap, as
+ *               ACCMAP_IOC_MAP_OFFSET gives it
  */
 struct accmap_create {
 	__u64 size;
 	__u32 flags;
 	__u32 id;
+	__u32 heap_mask;
+	__u32 alloc_flags;
+	__u32 align;
+	__u16 tag;
+	__u16 pad;
+	__u32 heap;
+	__u32 pad2;
+	__u64 offset;
 };
 
-#define ACCMAP_CREATE_VALID_FLAGS	0U
+/* The size of the first struct accmap_create, before ACCMAP_CREATE_ALLOC. */
+#define ACCMAP_CREATE_SIZE_VER1		16
+#define ACCMAP_CREATE_SIZE_VER2		48
+
+/*
+ * Allocate the memory too, as ACCMAP_IOC_ALLOC would with the version 2
+ * fields, and give the mmap() offset: the handle, its memory and a
+ * mapping's offset in one call.  Fails as CREATE or ALLOC would, and then
+ * leaves no id behind.
+ */
+#define ACCMAP_CREATE_ALLOC		(1U << 0)
+#define ACCMAP_CREATE_VALID_FLAGS	ACCMAP_CREATE_ALLOC
 
 /*
  * CPU memory attribute of a buffer, in accmap_alloc.flags; at most one of

@@ -95,6 +95,31 @@ int accmap_alloc(int fd, uint32_t id, uint32_t heap_mask, uint32_t flags,
 		 uint32_t align, uint16_t tag, uint32_t *heap);
 
 /**
+ * accmap_create_alloc() - create a handle with its memory in one call
+ *                         (ACCMAP_IOC_CREATE with ACCMAP_CREATE_ALLOC)
+ * @fd: accmap device file descriptor
+ * @size: size in bytes, rounded up to whole pages
+ * @heap_mask: heaps the memory may come from, as for accmap_alloc()
+ * @flags: ACCMAP_ALLOC_* flags, as for accmap_alloc()
+ * @align: alignment, as for accmap_alloc()
+ * @tag: accounting tag (0: untagged)
+ * @id: set to the new handle id on success
+ * @heap: if not NULL, set to the heap id the memory came from on success
+ * @offset: if not NULL, set to the buffer's mmap() offset on the device
+ *          (as accmap_map_offset() gives it) on success
+ *
+ * On failure no id is left behind and @id is untouched.  A kernel older
+ * than ACCMAP_CREATE_ALLOC refuses the call with -E2BIG (its CREATE does
+ * not know the allocation fields); accmap_alloc_buffer() falls back to
+ * two calls then.
+ *
+ * Return: 0, -EINVAL if @id is NULL, or the ioctl's negative errno.
+ */
+int accmap_create_alloc(int fd, uint64_t size, uint32_t heap_mask, uint32_t flags,
+			uint32_t align, uint16_t tag, uint32_t *id, uint32_t *heap,
+			uint64_t *offset);
+
+/**
  * accmap_alloc_buffer() - create a handle and allocate its memory
  * @fd: accmap device file descriptor
  * @size: size in bytes, rounded up to whole pages
@@ -103,9 +128,10 @@ int accmap_alloc(int fd, uint32_t id, uint32_t heap_mask, uint32_t flags,
  * @tag: accounting tag (0: untagged)
  * @id: set to the new handle id on success
  *
- * accmap_create() followed by accmap_alloc() with page alignment.  If the
- * allocation fails, the handle is freed again and @id is left untouched.
- * accmap_info() tells which heap was used.
+ * accmap_create_alloc() with page alignment; on a kernel without it,
+ * accmap_create() followed by accmap_alloc().  If the allocation fails,
+ * no handle is left behind and @id is untouched.  accmap_info() tells
+ * which heap was used.
  *
  * Return: 0, -EINVAL if @id is NULL, or the negative errno of the ioctl
  * that failed.

@@ -103,6 +103,35 @@ int accmap_alloc(int fd, uint32_t id, uint32_t heap_mask, uint32_t flags,
 	return 0;
 }
 
+int accmap_create_alloc(int fd, uint64_t size, uint32_t heap_mask, uint32_t flags,
+			uint32_t align, uint16_t tag, uint32_t *id, uint32_t *heap,
+			uint64_t *offset)
+{
+	struct accmap_create arg;
+	int ret;
+
+	if (!id)
+		return -EINVAL;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = size;
+	arg.flags = ACCMAP_CREATE_ALLOC;
+	arg.heap_mask = heap_mask;
+	arg.alloc_flags = flags;
+	arg.align = align;
+	arg.tag = tag;
+	ret = accmap_ioctl(fd, ACCMAP_IOC_CREATE, &arg);
+	if (ret)
+		return ret;
+
+	*id = arg.id;
+	if (heap)
+		*heap = arg.heap;
+	if (offset)
+		*offset = arg.offset;
+	return 0;
+}
+
 int accmap_alloc_buffer(int fd, uint64_t size, uint32_t heap_mask,
 			uint32_t flags, uint16_t tag, uint32_t *id)
 {
@@ -112,6 +141,11 @@ int accmap_alloc_buffer(int fd, uint64_t size, uint32_t heap_mask,
 	if (!id)
 		return -EINVAL;
 
+	ret = accmap_create_alloc(fd, size, heap_mask, flags, 0, tag, id, NULL, NULL);
+	if (ret != -E2BIG)
+		return ret;
+
+	/* A kernel before ACCMAP_CREATE_ALLOC: two calls. */
 	ret = accmap_create(fd, size, &new_id);
 	if (ret)
 		return ret;

@@ -31,6 +31,8 @@ static size_t first_size(unsigned long cmd)
 {
 	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_INFO))
 		return ACCMAP_INFO_SIZE_VER1;
+	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_CREATE))
+		return ACCMAP_CREATE_SIZE_VER1;
 	return _IOC_SIZE(cmd);
 }
 
@@ -432,6 +434,8 @@ static void test_create_bad_flags(void)
 			.size = page_size(), .flags = 1U << bit, .id = GARBAGE_U32,
 		};
 
+		if (a.flags & ACCMAP_CREATE_VALID_FLAGS)
+			continue;
 		if (!CHECK_ERR(ioctl(dev, ACCMAP_IOC_CREATE, &a), EINVAL))
 			tap_diag("CREATE flags %#x", 1U << bit);
 	}
@@ -542,6 +546,142 @@ static void test_create_size_rounding(void)
 			}
 		}
 	}
+	close(dev);
+}
+
+/* A caller built with the first, 16-byte accmap_create still works. */
+static void test_create_version1(void)
+{
+	const unsigned long cmd_v1 = resize_cmd(ACCMAP_IOC_CREATE, ACCMAP_CREATE_SIZE_VER1);
+	unsigned char buf[sizeof(struct accmap_create) + 16];
+	struct accmap_create v1 = { .size = 3 * page_size() };
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	memset(buf, GARBAGE_BYTE, sizeof(buf));
+	memcpy(buf, &v1, ACCMAP_CREATE_SIZE_VER1);
+	if (CHECK_OK(ioctl(dev, cmd_v1, buf))) {
+		memcpy(&v1, buf, ACCMAP_CREATE_SIZE_VER1);
+		if (CHECK(v1.id != 0, "version 1 CREATE gave id 0"))
+			check_info(dev, v1.id, 3 * page_size(), ACCMAP_HEAP_NONE, 0, 0, 0,
+				   "after a version 1 CREATE");
+		for (size_t i = ACCMAP_CREATE_SIZE_VER1; i < sizeof(buf); i++) {
+			if (!CHECK(buf[i] == GARBAGE_BYTE,
+				   "byte %zu past a version 1 CREATE was written", i))
+				break;
+		}
+	}
+	close(dev);
+}
+
+/* CREATE with ACCMAP_CREATE_ALLOC: the id, its memory and its offset at once. */
+static void test_create_alloc(void)
+{
+	struct accmap_create a = {
+		.size = 2 * page_size() + 1, .flags = ACCMAP_CREATE_ALLOC,
+		.id = GARBAGE_U32, .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+		.alloc_flags = ACCMAP_ALLOC_WRITECOMBINE, .tag = 0x2c,
+		.heap = GARBAGE_U32, .offset = ~0ULL,
+	};
+	struct accmap_map_offset mo = { 0 };
+	size_t len = 3 * page_size();
+	uint32_t word = 0x5eed1e55, got = 0;
+	int dev = am_open();
+	uint8_t *p;
+
+	if (dev < 0)
+		return;
+	if (!CHECK_OK(ioctl(dev, ACCMAP_IOC_CREATE, &a)))
+		goto out;
+	CHECK(a.id != 0 && a.id != GARBAGE_U32, "CREATE_ALLOC returned id %#x", a.id);
+	CHECK(a.heap == ACCMAP_HEAP_SYSTEM, "CREATE_ALLOC heap %#x", a.heap);
+	check_info(dev, a.id, len, ACCMAP_HEAP_SYSTEM, ACCMAP_ALLOC_WRITECOMBINE,
+		   ACCMAP_STATE_ALLOCATED, 0x2c, "after CREATE_ALLOC");
+	/* The offset is the one MAP_OFFSET gives, and maps the buffer. */
+	mo.id = a.id;
+	if (CHECK_OK(ioctl(dev, ACCMAP_IOC_MAP_OFFSET, &mo)))
+		CHECK(mo.offset == a.offset, "CREATE_ALLOC offset %#llx, MAP_OFFSET %#llx",
+		      (unsigned long long)a.offset, (unsigned long long)mo.offset);
+	CHECK(am_write(dev, a.id, len - sizeof(word), &word, sizeof(word)) == 0, "WRITE");
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, dev, (off_t)a.offset);
+	if (CHECK(p != MAP_FAILED, "mmap at the CREATE_ALLOC offset: %s", strerror(errno))) {
+		memcpy(&got, p + len - sizeof(word), sizeof(got));
+		CHECK(got == word, "mapping reads %#x where WRITE put %#x", got, word);
+		check_counts(dev, a.id, 1, 0, 1, 0, "mapped after CREATE_ALLOC");
+		munmap(p, len);
+	}
+	CHECK(am_free(dev, a.id) == 0, "FREE after CREATE_ALLOC");
+out:
+	close(dev);
+}
+
+/*
+ * Every refused CREATE_ALLOC names the errno of the field at fault and
+ * leaves no id behind: the next CREATE gets the id right after the last
+ * one that was handed out.
+ */
+static void test_create_alloc_errnos(void)
+{
+	static const struct {
+		const char *name;
+		struct accmap_create a;
+		int err;
+	} cases[] = {
+		{ "heap_mask without ALLOC", { .heap_mask = ACCMAP_HEAP_MASK_SYSTEM }, EINVAL },
+		{ "alloc_flags without ALLOC", { .alloc_flags = ACCMAP_ALLOC_UNCACHED }, EINVAL },
+		{ "align without ALLOC", { .align = 4096 }, EINVAL },
+		{ "tag without ALLOC", { .tag = 1 }, EINVAL },
+		{ "pad", { .flags = ACCMAP_CREATE_ALLOC, .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+			   .pad = 1 }, EINVAL },
+		{ "pad2", { .flags = ACCMAP_CREATE_ALLOC, .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+			    .pad2 = 1 }, EINVAL },
+		{ "empty heap_mask", { .flags = ACCMAP_CREATE_ALLOC }, EINVAL },
+		{ "no such heap", { .flags = ACCMAP_CREATE_ALLOC, .heap_mask = 1U << 30 }, ENODEV },
+		{ "unknown alloc flag", { .flags = ACCMAP_CREATE_ALLOC,
+					  .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+					  .alloc_flags = 1U << 31 }, EINVAL },
+		{ "write-combined and uncached", { .flags = ACCMAP_CREATE_ALLOC,
+						  .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+						  .alloc_flags = ACCMAP_ALLOC_WRITECOMBINE |
+								 ACCMAP_ALLOC_UNCACHED }, EINVAL },
+		{ "align not a power of two", { .flags = ACCMAP_CREATE_ALLOC,
+					       .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+					       .align = 3 * 4096 }, EINVAL },
+		{ "align above the maximum", { .flags = ACCMAP_CREATE_ALLOC,
+					      .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+					      .align = ACCMAP_ALLOC_MAX_ALIGN * 2U }, EINVAL },
+	};
+	uint32_t last = 0, next = 0;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!CHECK(am_create(dev, page_size(), &last) == 0, "CREATE"))
+		goto out;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(cases); i++) {
+		struct accmap_create a = cases[i].a;
+
+		a.size = page_size();
+		a.id = GARBAGE_U32;
+		if (!CHECK_ERR(ioctl(dev, ACCMAP_IOC_CREATE, &a), cases[i].err))
+			tap_diag("CREATE: %s", cases[i].name);
+		CHECK(a.id == GARBAGE_U32, "CREATE (%s) refused but wrote id %#x",
+		      cases[i].name, a.id);
+	}
+	/* An allocation too large for RAM fails in CREATE's own check. */
+	{
+		struct accmap_create a = {
+			.size = total_ram_bytes() + page_size(), .flags = ACCMAP_CREATE_ALLOC,
+			.heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
+		};
+
+		CHECK_ERR(ioctl(dev, ACCMAP_IOC_CREATE, &a), EINVAL);
+	}
+	if (CHECK(am_create(dev, page_size(), &next) == 0, "CREATE"))
+		CHECK(next == last + 1, "refused CREATE_ALLOCs used ids: %u follows %u", next,
+		      last);
+out:
 	close(dev);
 }
 
@@ -1307,6 +1447,9 @@ static const struct tap_test tests[] = {
 	{ "create_size_too_large", test_create_size_too_large },
 	{ "create_distinct_ids", test_create_distinct_ids },
 	{ "create_size_rounding", test_create_size_rounding },
+	{ "create_version1", test_create_version1 },
+	{ "create_alloc", test_create_alloc },
+	{ "create_alloc_errnos", test_create_alloc_errnos },
 	{ "alloc_unknown_id", test_alloc_unknown_id },
 	{ "alloc_bad_flags", test_alloc_bad_flags },
 	{ "alloc_bad_pad", test_alloc_bad_pad },

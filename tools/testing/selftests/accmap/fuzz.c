@@ -982,6 +982,8 @@ static unsigned int min_size(unsigned long cmd)
 {
 	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_INFO))
 		return ACCMAP_INFO_SIZE_VER1;
+	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_CREATE))
+		return ACCMAP_CREATE_SIZE_VER1;
 	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_REPLAY_SETUP))
 		return ACCMAP_REPLAY_SETUP_SIZE_VER1;
 	if (_IOC_NR(cmd) == _IOC_NR(ACCMAP_IOC_SVM))
@@ -1467,12 +1469,62 @@ static uint64_t page_round(uint64_t size)
 	return (size + env.page - 1) / env.page * env.page;
 }
 
+static uint32_t pick_heap_mask(struct fz_thread *t);
+
+/*
+ * The allocation fields of CREATE with ACCMAP_CREATE_ALLOC, as ALLOC's
+ * would be (no contiguous buffers: op_alloc covers those), and what they
+ * may make it return.
+ */
+static void create_alloc_fields(struct fz_thread *t, struct accmap_create *a, bool priv,
+				struct fz_exp *x)
+{
+	uint64_t size = page_round(a->size);
+	uint32_t usable;
+
+	a->flags = ACCMAP_CREATE_ALLOC;
+	a->heap_mask = pick_heap_mask(t);
+	a->heap = GARBAGE_U32;
+	a->tag = FZ_TAG_BASE + (uint16_t)below(t, FZ_TAGS);
+	switch (below(t, 6)) {
+	case 0:
+		a->alloc_flags = ACCMAP_ALLOC_WRITECOMBINE;
+		break;
+	case 1:
+		a->alloc_flags = ACCMAP_ALLOC_UNCACHED;
+		break;
+	case 2:
+		a->alloc_flags = one_in(t, 2) ? 3 : boundary32(t) & ~ACCMAP_ALLOC_CONTIGUOUS;
+		break;
+	default:
+		a->alloc_flags = 0;
+		break;
+	}
+	a->align = one_in(t, 8) ? (one_in(t, 2) ? 3 * (uint32_t)env.page : 1U << 31) : 0;
+	if (one_in(t, 24))
+		a->pad = (uint16_t)range(t, 1, 0xffff);
+	/* As op_alloc: the system heap only for what fits the test budget. */
+	if (size > FZ_BIG_MAX || (!priv && size > FZ_SMALL_PAGES * env.page))
+		a->heap_mask &= ~ACCMAP_HEAP_MASK_SYSTEM;
+	usable = a->heap_mask & env.alloc_heaps;
+	fault_if(x, EINVAL, (a->alloc_flags & ~ACCMAP_ALLOC_VALID_FLAGS) ||
+		 (a->alloc_flags & ACCMAP_ALLOC_WRITECOMBINE &&
+		  a->alloc_flags & ACCMAP_ALLOC_UNCACHED) ||
+		 a->pad || (a->align && ((a->align & (a->align - 1)) ||
+					 a->align > ACCMAP_ALLOC_MAX_ALIGN)) || !a->heap_mask);
+	fault_if(x, ENODEV, a->heap_mask && !usable);
+	/* Carveouts that give no cached buffers: the heap rule. */
+	if (!(a->alloc_flags & (ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED)) &&
+	    !(usable & ACCMAP_HEAP_MASK_SYSTEM))
+		x->may |= RES_E(EINVAL);
+}
+
 static bool op_create(struct fz_thread *t)
 {
 	struct accmap_create a;
 	struct fz_exp x;
 	struct fz_cl cl;
-	bool intact;
+	bool intact, with_alloc;
 	int ret;
 
 	if (!cl_get(t, &cl))
@@ -1487,20 +1539,39 @@ static bool op_create(struct fz_thread *t)
 	/* Big buffers only in the private client, where ALLOC knows their size. */
 	if (!cl.priv && a.size > FZ_SMALL_PAGES * env.page && a.size <= env.ram)
 		a.size = env.page;
-	if (one_in(t, 24))
-		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
 	exp_init(&x);
-	fault_if(&x, EINVAL, a.flags || !a.size || a.size > env.ram ||
-		 page_round(a.size) > env.ram || a.size > UINT64_MAX - env.page + 1);
+	fault_if(&x, EINVAL, !a.size || a.size > env.ram || page_round(a.size) > env.ram ||
+		 a.size > UINT64_MAX - env.page + 1);
+	with_alloc = one_in(t, 4);
+	if (with_alloc) {
+		create_alloc_fields(t, &a, cl.priv, &x);
+	} else if (one_in(t, 24)) {
+		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+		/* Unknown bits, or ALLOC with an empty heap mask. */
+		fault_if(&x, EINVAL, true);
+	}
 	x.may |= RES_E(ENOMEM);
 	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_CREATE, &a, exp_allowed(&x), "CREATE", &intact);
 	if (!ret && intact) {
+		struct fz_handle *h = NULL;
+
 		if (!a.id)
 			FZ_FAIL(t, "CREATE gave id 0");
+		else if (with_alloc && (a.heap >= ACCMAP_HEAP_MAX ||
+					!(a.heap_mask & env.alloc_heaps & (1U << a.heap))))
+			FZ_FAIL(t, "CREATE_ALLOC mask %#x: heap %u", a.heap_mask, a.heap);
+		else if (with_alloc && a.offset < (1ULL << 30))
+			FZ_FAIL(t, "CREATE_ALLOC: offset %#llx", (unsigned long long)a.offset);
 		else if (cl.priv)
-			own_add(t, a.id, page_round(a.size));
+			h = own_add(t, a.id, page_round(a.size));
 		else
-			rec_add(t, &cl, a.id, page_round(a.size), false, false);
+			rec_add(t, &cl, a.id, page_round(a.size), with_alloc, false);
+		if (h && with_alloc) {
+			h->alloc = true;
+			h->heap = a.heap;
+			h->flags = a.alloc_flags;
+			h->tag = a.tag;
+		}
 	}
 	cl_put(&cl);
 	return true;
