@@ -2,9 +2,9 @@
 /*
  * mmap() of /dev/accmap at a buffer's offset (ACCMAP_IOC_MAP_OFFSET): the
  * offset itself and every errno of the ioctl, contents against READ and
- * WRITE, sharing between clients and across fork(), access (no id,
- * read-only id), ranges, lifetime after FREE and close, heap usage, and
- * the memory kinds (write-combined, uncached, carveout).
+ * WRITE, sharing between clients and across fork(), mremap(), access (no
+ * id, read-only id), ranges, lifetime after FREE and close, heap usage,
+ * and the memory kinds (write-combined, uncached, carveout).
  *
  * Uncached memory is touched only with aligned 64-bit loads and stores
  * (see accmap_carveout.c).
@@ -545,6 +545,74 @@ out:
 	close(dev);
 }
 
+/*
+ * mremap() of a mapping: it may move and shrink, counted once in INFO's
+ * maps and holding the buffer, but never grow past what mmap() checked
+ * (VM_DONTEXPAND) nor be duplicated (old size 0).
+ */
+static void test_mremap(void)
+{
+	size_t pg = page_size(), len = 4 * pg;
+	uint8_t *p, *moved, *dup, *dst;
+	uint32_t id;
+	uint64_t off;
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	if (!p)
+		goto out;
+	fill_pattern(p, len, 0, 71);
+
+	/* Growing, in place or by moving, is refused. */
+	CHECK(mremap(p, len, 2 * len, 0) == MAP_FAILED, "growing in place is refused");
+	CHECK(mremap(p, len, 2 * len, MREMAP_MAYMOVE) == MAP_FAILED,
+	      "growing by moving is refused");
+
+	/* A move to a chosen address keeps the pages and the count. */
+	dst = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(dst != MAP_FAILED, "reserving a destination: %s", strerror(errno)))
+		goto out_unmap;
+	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (!CHECK(moved == dst, "mremap to %p: %s", (void *)dst, strerror(errno))) {
+		munmap(dst, len);
+		goto out_unmap;
+	}
+	p = moved;
+	check_pattern(p, len, 0, 71, "after the move");
+	CHECK(check_counts(dev, id, 1, 0, 1, 0, "after the move"), "counts");
+
+	/* Shrinking drops the tail only. */
+	CHECK(mremap(p, len, 2 * pg, 0) == p, "shrinking to two pages: %s", strerror(errno));
+	len = 2 * pg;
+	check_pattern(p, len, 0, 71, "after shrinking");
+	CHECK(check_counts(dev, id, 1, 0, 1, 0, "after shrinking"), "counts");
+
+	/*
+	 * Old size 0 would make a second mapping of the same pages: the
+	 * kernel refuses it for a PFN mapping (EFAULT), as it refuses growth.
+	 */
+	dup = mremap(p, 0, len, MREMAP_MAYMOVE);
+	CHECK(dup == MAP_FAILED && errno == EFAULT, "duplicating with old size 0: %s",
+	      dup == MAP_FAILED ? strerror(errno) : "allowed");
+	if (dup != MAP_FAILED)
+		munmap(dup, len);
+	CHECK(check_counts(dev, id, 1, 0, 1, 0, "after the refused duplicate"), "counts");
+
+	/* The moved mapping keeps the buffer after FREE. */
+	CHECK(am_free(dev, id) == 0, "FREE");
+	fill_pattern(p, len, 0, 72);
+	check_pattern(p, len, 0, 72, "the moved mapping, after FREE");
+out_unmap:
+	if (p)
+		munmap(p, len);
+out:
+	close(dev);
+}
+
 static bool heap_used(int dev, uint32_t heap, uint64_t *used)
 {
 	struct accmap_heap_info info;
@@ -734,6 +802,7 @@ static const struct tap_test tests[] = {
 	{ "bad_ranges", test_bad_ranges },
 	{ "outlives_id_and_file", test_outlives_id_and_file },
 	{ "fork_shares", test_fork_shares },
+	{ "mremap", test_mremap },
 	{ "unmap_frees_memory", test_unmap_frees_memory },
 	{ "fromva_last_unmap", test_fromva_last_unmap },
 	{ "wc_uncached", test_wc_uncached },
