@@ -108,6 +108,29 @@ static inline pgprot_t accmap_prot_dirty(struct vm_area_struct *vma,
 }
 #endif
 
+/*
+ * The protection bits of a present entry, memory type included, where
+ * the architecture has its own pte_pgprot(); accmap_have_pte_pgprot()
+ * says whether it has.
+ */
+static inline bool accmap_have_pte_pgprot(void)
+{
+#ifdef ACCMAP_HAVE_ARCH_PTE_PGPROT
+	return true;
+#else
+	return false;
+#endif
+}
+
+static inline pgprot_t accmap_pte_pgprot(pte_t pte)
+{
+#ifdef ACCMAP_HAVE_ARCH_PTE_PGPROT
+	return pte_pgprot(pte);
+#else
+	return __pgprot(0);
+#endif
+}
+
 /**
  * accmap_insert_pfn_dirty() - map a PFN young and dirty in a writable vma
  * @vma: the VM_PFNMAP, VM_WRITE mapping

@@ -10,16 +10,27 @@
  * dma-buf, at the buffer's map_pgoff for /dev/accmap.
  *
  * User mappings are filled lazily: a fault inserts, as PFNs with the
- * mapping's memory attribute, the pages of the faulting address's 2 MiB
- * block of virtual addresses (one page table's worth on 4 KiB pages)
- * that the mapping covers.  Buffers are mostly written whole by the CPU,
- * so this takes one fault where page-at-a-time takes 512, as a
- * transparent huge page does for anonymous memory; a page already
- * present is left as it is.
+ * mapping's memory attribute, the pages of the faulting address's block
+ * of virtual addresses that one page table maps (2 MiB on 4 KiB pages,
+ * 32 MiB on 16 KiB pages) and that the mapping covers.  Buffers are
+ * mostly written whole by the CPU, so this takes one fault where
+ * page-at-a-time takes 512 (or 2048), as a transparent huge page does for
+ * anonymous memory; a page already present is left as it is.  The block
+ * is filled in one walk of its page table, under its lock once
+ * (apply_to_page_range()), not one walk and one lock per page.
+ *
+ * The mappings are VM_PFNMAP, their entries special PFN entries, never
+ * normal (refcounted, rmapped) ones as vm_insert_pages() or VM_MIXEDMAP
+ * would make for page-backed buffers: get_user_pages() and its fast path
+ * refuse special entries, so no O_DIRECT read, vmsplice() or FROM_VA of
+ * such a mapping can pin a buffer's pages.  A pin may outlive the buffer,
+ * and accmap's pages then go back to its page pool whatever their
+ * reference count, and on to a new owner, whose data the pin would
+ * expose or overwrite.  Carveout pages, which may have no struct page,
+ * take the same path.
  */
 
 #include <linux/mm.h>
-#include <linux/sizes.h>
 
 #include "accmap.h"
 #include "compat.h"
@@ -45,8 +56,11 @@ static void accmap_vm_close(struct vm_area_struct *vma)
 	accmap_handle_put_mm(handle);
 }
 
-/* Bytes of virtual address space one fault fills, at most. */
-#define ACCMAP_FAULT_AROUND	SZ_2M
+/*
+ * Bytes of virtual address space one fault fills, at most: what one page
+ * table maps, so that a block is aligned to it and never crosses two.
+ */
+#define ACCMAP_FAULT_AROUND	PMD_SIZE
 
 /*
  * Maps one page of the buffer at @addr.  In a writable mapping the entry
@@ -62,6 +76,98 @@ static vm_fault_t accmap_insert(struct vm_fault *vmf, unsigned long addr,
 	return vmf_insert_pfn(vmf->vma, addr, pfn);
 }
 
+/**
+ * struct accmap_fill - a block being filled around a fault
+ * @vma: the faulting vma
+ * @handle: its buffer
+ * @start: the first address of the block in @vma
+ * @pgoff: the buffer page mapped at @start
+ * @prot: the protection of the faulting page's entry, once @have_prot
+ * @have_prot: @prot is set
+ */
+struct accmap_fill {
+	struct vm_area_struct *vma;
+	const struct accmap_handle *handle;
+	unsigned long start;
+	unsigned long pgoff;
+	pgprot_t prot;
+	bool have_prot;
+};
+
+/*
+ * apply_to_page_range()'s callback, under the page table's lock.  Its
+ * first call is for the faulting page, whose entry the kernel's own
+ * insert has just written: the entry's protection, memory type included
+ * (x86 with PAT may choose another cache mode than the vma's for the
+ * buffer's memory type), is the one every other page of the buffer gets,
+ * so that they all map as the kernel would map them.  Entries already
+ * present (another thread's fault) are left alone.
+ */
+static int accmap_fill_pte(pte_t *ptep, unsigned long addr, void *data)
+{
+	struct accmap_fill *fill = data;
+	pte_t pte = ptep_get(ptep);
+	unsigned long pfn;
+
+	if (!fill->have_prot) {
+		/* Gone again already: let every page fault for itself. */
+		if (!pte_present(pte))
+			return -EAGAIN;
+		fill->prot = accmap_pte_pgprot(pte);
+		fill->have_prot = true;
+		return 0;
+	}
+	if (!pte_none(pte))
+		return 0;
+	pfn = accmap_handle_pfn(fill->handle,
+				fill->pgoff + ((addr - fill->start) >> PAGE_SHIFT));
+	set_pte_at(fill->vma->vm_mm, addr, ptep,
+		   pte_mkspecial(pfn_pte(pfn, fill->prot)));
+	update_mmu_cache(fill->vma, addr, ptep);
+	return 0;
+}
+
+/*
+ * Maps the pages of [@start, @end) of the faulting vma but the faulting
+ * page, which is mapped already; @pgoff is the buffer page at @start.
+ * The range lies in one page table.  A failure here (no memory for a
+ * page table) is not the fault's: the pages it left out fault themselves.
+ */
+static void accmap_fill(struct vm_fault *vmf, unsigned long start,
+			unsigned long end, unsigned long pgoff)
+{
+	unsigned long fault = vmf->address & PAGE_MASK, addr;
+	struct accmap_fill fill = {
+		.vma = vmf->vma,
+		.handle = vmf->vma->vm_private_data,
+		.start = start,
+		.pgoff = pgoff,
+	};
+
+	/*
+	 * Without the architecture's pte_pgprot() the protection cannot be
+	 * taken from the entry: one insert per page, as the kernel makes it.
+	 */
+	if (!accmap_have_pte_pgprot()) {
+		for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
+			if (addr == fault)
+				continue;
+			if (accmap_insert(vmf, addr,
+					  accmap_handle_pfn(fill.handle, pgoff)) !=
+			    VM_FAULT_NOPAGE)
+				break;
+		}
+		return;
+	}
+
+	/* From the faulting page on (its entry first), then the pages before. */
+	if (apply_to_page_range(fill.vma->vm_mm, fault, end - fault,
+				accmap_fill_pte, &fill) || start == fault)
+		return;
+	apply_to_page_range(fill.vma->vm_mm, start, fault - start,
+			    accmap_fill_pte, &fill);
+}
+
 /*
  * The fault of both kinds of vma: @first is the vma page offset of the
  * buffer's first page, so page offset p is buffer page p - @first.
@@ -70,7 +176,7 @@ static vm_fault_t accmap_fault(struct vm_fault *vmf, unsigned long first)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct accmap_handle *handle = vma->vm_private_data;
-	unsigned long start, end, addr, pgoff;
+	unsigned long block, start, end;
 	vm_fault_t ret;
 
 	/* mmap checked the range; a page offset below @first wraps too. */
@@ -83,21 +189,12 @@ static vm_fault_t accmap_fault(struct vm_fault *vmf, unsigned long first)
 	if (ret != VM_FAULT_NOPAGE)
 		return ret;
 
-	/*
-	 * Then the rest of the block around it.  A failure here (no memory
-	 * for a page table) is not the fault's: the page will fault itself.
-	 */
-	start = max(vma->vm_start, ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND));
-	end = min(vma->vm_end, ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND) +
-		  ACCMAP_FAULT_AROUND);
-	pgoff = vma->vm_pgoff - first + ((start - vma->vm_start) >> PAGE_SHIFT);
-	for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
-		if (addr == (vmf->address & PAGE_MASK))
-			continue;
-		if (accmap_insert(vmf, addr, accmap_handle_pfn(handle, pgoff)) !=
-		    VM_FAULT_NOPAGE)
-			break;
-	}
+	/* Then the rest of the block around it. */
+	block = ALIGN_DOWN(vmf->address, ACCMAP_FAULT_AROUND);
+	start = max(vma->vm_start, block);
+	end = min(vma->vm_end, block + ACCMAP_FAULT_AROUND);
+	accmap_fill(vmf, start, end, vma->vm_pgoff - first +
+		    ((start - vma->vm_start) >> PAGE_SHIFT));
 	return VM_FAULT_NOPAGE;
 }
 

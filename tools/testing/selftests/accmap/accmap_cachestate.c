@@ -199,6 +199,33 @@ static void *map_buffer(int dev, size_t len, uint32_t flags, int prot, uint32_t 
 #define DMA_TO_DEVICE	1
 
 /*
+ * As map_buffer(), but every page a mapping of its own (MAP_FIXED, in
+ * order, into a reservation), so that every page takes a fault of its
+ * own; one munmap() of the result unmaps them all.
+ */
+static void *map_buffer_pagewise(int dev, size_t len, int prot, uint32_t *id, int *fd)
+{
+	const size_t ps = page_size();
+	uint8_t *p;
+
+	*fd = am_buffer(dev, len, 0, id, true);
+	if (*fd < 0)
+		return NULL;
+	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!CHECK(p != MAP_FAILED, "reserving %zu bytes: %s", len, strerror(errno)))
+		return NULL;
+	for (size_t off = 0; off < len; off += ps) {
+		if (!CHECK(mmap(p + off, ps, prot, MAP_SHARED | MAP_FIXED, *fd, (off_t)off) ==
+			   p + off, "mmap of page %zu alone: %s", off / ps, strerror(errno))) {
+			munmap(p, len);
+			return NULL;
+		}
+		__atomic_load_n(p + off, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+/*
  * Empties the pool through the kernel's shrinkers (drop_caches 2 runs
  * every shrinker, accmap's among them), so that the next buffer's blocks
  * come from buffers freed later or from the page allocator.
@@ -260,8 +287,12 @@ static void test_handout_cleaned(void)
 	CHECK_OK(am_free(dev, id));
 	CHECK_OK(am_pool_wait_idle(dev, 10000));
 
-	/* Read-only: faults insert through vmf_insert_pfn_prot(). */
-	p = map_buffer(dev, big, 0, PROT_READ, &id, &fd);
+	/*
+	 * Read-only, so that faults insert through vmf_insert_pfn_prot(),
+	 * and one page per mapping: a fault fills the rest of its mapping's
+	 * block by itself, unseen by the probe.
+	 */
+	p = map_buffer_pagewise(dev, big, PROT_READ, &id, &fd);
 	if (!p)
 		goto out_off;
 	nev = read_events(&ev);
@@ -308,7 +339,8 @@ out:
  * Write-combined and uncached buffers: the PTEs user faults insert and
  * the kernel's vmap (made by the first READ) carry one attribute, Normal
  * non-cacheable.  The mapping is read-only, so that faults go through
- * vmf_insert_pfn_prot() with the mapping's protection.
+ * vmf_insert_pfn_prot() with the mapping's protection.  (The other pages
+ * of a fault's block take that entry's protection: vma.c.)
  */
 static void test_one_attribute(void)
 {

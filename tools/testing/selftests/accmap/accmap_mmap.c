@@ -2,20 +2,26 @@
 /*
  * mmap() of /dev/accmap at a buffer's offset (ACCMAP_IOC_MAP_OFFSET): the
  * offset itself and every errno of the ioctl, contents against READ and
- * WRITE, sharing between clients and across fork(), mremap(), access (no
- * id, read-only id), ranges, lifetime after FREE and close, heap usage,
- * and the memory kinds (write-combined, uncached, carveout).
+ * WRITE, faults filling a page table's worth around them (bounds,
+ * contents, access, racing threads), sharing between clients and across
+ * fork(), mremap(), access (no id, read-only id), ranges, lifetime after
+ * FREE and close, heap usage, and the memory kinds (write-combined,
+ * uncached, carveout).
  *
  * Uncached memory is touched only with aligned 64-bit loads and stores
  * (see accmap_carveout.c).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -237,7 +243,8 @@ out:
 
 /*
  * A mapping that starts inside the buffer, over 2 MiB (one fault fills
- * up to 2 MiB around the address): every page lands where it belongs.
+ * up to a page table's worth around the address, 2 MiB on 4 KiB pages):
+ * every page lands where it belongs.
  */
 static void test_partial_range_fault_around(void)
 {
@@ -273,6 +280,321 @@ static void test_partial_range_fault_around(void)
 	}
 out:
 	free(buf);
+	if (dev >= 0)
+		close(dev);
+}
+
+/* ---- fault-around ---- */
+
+/* Minor faults taken so far by this process, or by this thread. */
+static long minor_faults(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		return -1;
+	return ru.ru_minflt;
+}
+
+/*
+ * Bytes one last-level page table maps (8-byte entries, the kernel's on
+ * every architecture tested, armhf user space on arm64 included): one
+ * fault fills at most the pages of the mapping in the aligned block of
+ * that size around it.
+ */
+static size_t fault_block(void)
+{
+	size_t pg = page_size();
+
+	return pg / 8 * pg;
+}
+
+static sigjmp_buf segv_jmp;
+
+static void segv_handler(int sig)
+{
+	(void)sig;
+	siglongjmp(segv_jmp, 1);
+}
+
+/* Whether a write to the byte at @addr raises SIGSEGV. */
+static bool write_segv(uint8_t *addr)
+{
+	struct sigaction sa, old;
+	bool segv = true;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = segv_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	if (!sigsetjmp(segv_jmp, 1)) {
+		__atomic_store_n(addr, 0x5a, __ATOMIC_RELAXED);
+		segv = false;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return segv;
+}
+
+/*
+ * Maps @npages of the buffer at /dev/accmap offset @off from its page
+ * @first, @skew pages past a fault-around block boundary (MAP_FIXED into
+ * a reservation, so that the blocks it touches are known); the mapping,
+ * or NULL (a failed test).  *@resv and *@resv_len: what to munmap().
+ */
+static uint8_t *map_skewed(int dev, uint64_t off, size_t first, size_t npages,
+			   size_t skew, int prot, void **resv, size_t *resv_len)
+{
+	size_t pg = page_size(), blk = fault_block();
+	uintptr_t at;
+	void *p;
+
+	*resv_len = npages * pg + 2 * blk;
+	*resv = mmap(NULL, *resv_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		     -1, 0);
+	if (!CHECK(*resv != MAP_FAILED, "reserving %zu bytes: %s", *resv_len, strerror(errno)))
+		return NULL;
+	at = ((uintptr_t)*resv + blk - 1) / blk * blk + skew * pg;
+	p = mmap((void *)at, npages * pg, prot, MAP_SHARED | MAP_FIXED, dev,
+		 (off_t)(off + first * pg));
+	if (!CHECK(p == (void *)at, "mmap of %zu pages from buffer page %zu at %#lx: %s",
+		   npages, first, (unsigned long)at, strerror(errno))) {
+		munmap(*resv, *resv_len);
+		return NULL;
+	}
+	return p;
+}
+
+/* One mapping of test_fault_around_bounds. */
+struct fault_case {
+	const char *what;
+	size_t first;	/* buffer page the mapping starts at */
+	size_t npages;
+	size_t skew;	/* pages from a block boundary to its start */
+	bool readonly;	/* through the O_RDONLY /dev/accmap */
+};
+
+/*
+ * Reads one byte of every page of @c's mapping (the faults counted must
+ * be the blocks it touches), compares every byte with @ref (the buffer's
+ * contents), then: writable, writes one byte per page (no fault more: the
+ * filled entries are young and dirty like the faulting page's) and
+ * updates @ref; read-only, every page refuses a write, and mprotect()
+ * cannot add write access.
+ */
+static void fault_case(int dev, int dev_ro, uint64_t off, uint8_t *ref,
+		       const struct fault_case *c)
+{
+	size_t pg = page_size(), blk = fault_block(), len = c->npages * pg, bad;
+	long before, faults, want;
+	unsigned int sum = 0;
+	size_t resv_len;
+	uintptr_t a;
+	uint8_t *p;
+	void *resv;
+
+	p = map_skewed(c->readonly ? dev_ro : dev, off, c->first, c->npages, c->skew,
+		       c->readonly ? PROT_READ : PROT_READ | PROT_WRITE, &resv, &resv_len);
+	if (!p)
+		return;
+	a = (uintptr_t)p;
+	want = (long)((a + len - 1) / blk - a / blk + 1);
+	before = minor_faults(RUSAGE_SELF);
+	for (size_t i = 0; i < c->npages; i++)
+		sum += __atomic_load_n(&p[i * pg + i % pg], __ATOMIC_RELAXED);
+	faults = minor_faults(RUSAGE_SELF) - before;
+	CHECK(faults == want, "%s: %zu pages read with %ld faults, want %ld (%zu KiB blocks)",
+	      c->what, c->npages, faults, want, blk >> 10);
+	tap_diag("%s: %zu pages, %ld faults (checksum %u)", c->what, c->npages, faults, sum);
+	for (bad = 0; bad < len && p[bad] == ref[c->first * pg + bad]; bad++)
+		;
+	CHECK(bad == len, "%s: byte %zu (page %zu of the mapping) is not what WRITE put there",
+	      c->what, bad, bad / pg);
+
+	if (!c->readonly) {
+		before = minor_faults(RUSAGE_SELF);
+		for (size_t i = 0; i < c->npages; i++) {
+			size_t at = i * pg + (i * 7) % pg;
+
+			p[at] = (uint8_t)~p[at];
+		}
+		faults = minor_faults(RUSAGE_SELF) - before;
+		CHECK(faults == 0, "%s: writes after the filling reads took %ld faults", c->what,
+		      faults);
+		for (size_t i = 0; i < c->npages; i++) {
+			size_t at = i * pg + (i * 7) % pg;
+
+			ref[c->first * pg + at] = (uint8_t)~ref[c->first * pg + at];
+		}
+	} else {
+		size_t writable = 0;
+
+		for (size_t i = 0; i < c->npages; i++)
+			writable += !write_segv(&p[i * pg + 3]);
+		CHECK(writable == 0, "%s: %zu of %zu pages of a read-only mapping took a write",
+		      c->what, writable, c->npages);
+		CHECK_ERR(mprotect(p, len, PROT_READ | PROT_WRITE), EACCES);
+	}
+	munmap(resv, resv_len);
+}
+
+/*
+ * Mappings of /dev/accmap that are not block aligned, start inside the
+ * buffer or end with it: each fault fills its block's pages of the
+ * mapping, no more (the buffer pages around are not the mapping's), at
+ * the right buffer pages, with the mapping's access.  The buffer is two
+ * blocks and 4 pages (W pages a block).
+ */
+static void test_fault_around_bounds(void)
+{
+	size_t pg = page_size(), w = fault_block() / pg, n = 2 * w + 4, len = n * pg;
+	const struct fault_case cases[] = {
+		{ "whole buffer, 3 pages past a boundary", 0, n, 3, false },
+		{ "from buffer page 5, from the last page of a block", 5, w + 2, w - 1, false },
+		{ "buffer's last 3 pages, across a boundary", n - 3, 3, w - 2, true },
+		{ "buffer's last page, at a block's end", n - 1, 1, w - 1, false },
+		{ "from buffer page 1 to the next-to-last, aligned", 1, n - 2, 0, true },
+	};
+	uint8_t *ref = malloc(len), *got = malloc(len);
+	int dev = am_open(), dev_ro = -1, fd = -1;
+	uint32_t id, id_ro;
+	uint64_t off;
+
+	if (dev < 0 || !CHECK(ref && got, "malloc"))
+		goto out;
+	fd = am_buffer(dev, len, 0, &id, true);
+	if (fd < 0)
+		goto out;
+	off = must_offset(dev, id);
+	if (!off)
+		goto out;
+	fill_pattern(ref, len, 0, 91);
+	if (!CHECK(am_write(dev, id, 0, ref, len) == 0, "WRITE"))
+		goto out;
+	dev_ro = open(ACCMAP_DEV_PATH, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(dev_ro >= 0, "open O_RDONLY: %s", strerror(errno)) ||
+	    !CHECK(am_from_fd(dev_ro, fd, &id_ro) == 0, "FROM_FD into the O_RDONLY client"))
+		goto out;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(cases); i++)
+		fault_case(dev, dev_ro, off, ref, &cases[i]);
+	/* The writes went to the buffer pages they belong to. */
+	if (CHECK(am_read(dev, id, 0, got, len) == 0, "READ"))
+		CHECK(!memcmp(got, ref, len), "READ after writes through the mappings");
+out:
+	free(ref);
+	free(got);
+	if (fd >= 0)
+		close(fd);
+	if (dev_ro >= 0)
+		close(dev_ro);
+	if (dev >= 0)
+		close(dev);
+}
+
+/* Two threads fault one block at once, from either end. */
+struct fault_race {
+	uint8_t *p;
+	size_t npages;
+	const uint8_t *ref;	/* the buffer's contents */
+	pthread_barrier_t *start;
+	unsigned int side;	/* 0: from the first page up, 1: from the last down */
+	uint8_t mark;
+	long faults;
+	size_t bad;		/* pages of the other side that read wrong */
+};
+
+static void *fault_race_thread(void *arg)
+{
+	struct fault_race *r = arg;
+	size_t pg = page_size();
+	long before;
+
+	pthread_barrier_wait(r->start);
+	before = minor_faults(RUSAGE_THREAD);
+	for (size_t k = 0; k < r->npages; k++) {
+		size_t i = r->side ? r->npages - 1 - k : k;
+
+		/* Own pages: a mark at byte 1; the other's: byte 0 intact. */
+		if (i % 2 == r->side)
+			__atomic_store_n(&r->p[i * pg + 1], r->mark, __ATOMIC_RELAXED);
+		else if (__atomic_load_n(&r->p[i * pg], __ATOMIC_RELAXED) != r->ref[i * pg])
+			r->bad++;
+	}
+	r->faults = minor_faults(RUSAGE_THREAD) - before;
+	return NULL;
+}
+
+/*
+ * Both fills find entries the other put there and leave them: every page
+ * reads and keeps the right bytes, and each thread takes one fault at
+ * most (the first fault done, its block is all there).  Rounds with a
+ * fresh mapping each.
+ */
+static void test_fault_around_threads(void)
+{
+	size_t pg = page_size(), n = fault_block() / pg, len = n * pg;
+	uint8_t *ref = malloc(len), *got = malloc(len);
+	int dev = am_open();
+	uint32_t id;
+	uint64_t off;
+
+	if (dev < 0 || !CHECK(ref && got, "malloc"))
+		goto out;
+	if (!new_offset(dev, len, 0, &id, &off))
+		goto out;
+	fill_pattern(ref, len, 0, 93);
+	if (!CHECK(am_write(dev, id, 0, ref, len) == 0, "WRITE"))
+		goto out;
+	for (unsigned int round = 0; round < 16; round++) {
+		struct fault_race r[2];
+		pthread_barrier_t start;
+		pthread_t thr[2];
+		size_t resv_len;
+		unsigned int t;
+		void *resv;
+		uint8_t *p;
+
+		p = map_skewed(dev, off, 0, n, 0, PROT_READ | PROT_WRITE, &resv, &resv_len);
+		if (!p)
+			break;
+		pthread_barrier_init(&start, NULL, 2);
+		for (t = 0; t < 2; t++) {
+			r[t] = (struct fault_race){
+				.p = p, .npages = n, .ref = ref, .start = &start, .side = t,
+				.mark = (uint8_t)(round * 2 + t + 1),
+			};
+			if (!CHECK(pthread_create(&thr[t], NULL, fault_race_thread, &r[t]) == 0,
+				   "pthread_create"))
+				break;
+		}
+		if (t < 2) {
+			/* The one thread started waits for a second: be it this one. */
+			if (t == 1) {
+				pthread_barrier_wait(&start);
+				pthread_join(thr[0], NULL);
+			}
+			pthread_barrier_destroy(&start);
+			munmap(resv, resv_len);
+			break;
+		}
+		for (t = 0; t < 2; t++)
+			pthread_join(thr[t], NULL);
+		pthread_barrier_destroy(&start);
+		for (t = 0; t < 2; t++) {
+			CHECK(r[t].bad == 0, "round %u, thread %u: %zu pages read wrong", round, t,
+			      r[t].bad);
+			CHECK(r[t].faults <= 1, "round %u, thread %u: %ld faults, want 1 at most",
+			      round, t, r[t].faults);
+		}
+		for (size_t i = 0; i < n; i++)
+			ref[i * pg + 1] = r[i % 2].mark;
+		CHECK(!memcmp(p, ref, len), "round %u: the mapping after both threads", round);
+		munmap(resv, resv_len);
+		if (CHECK(am_read(dev, id, 0, got, len) == 0, "READ"))
+			CHECK(!memcmp(got, ref, len), "round %u: READ after both threads", round);
+	}
+out:
+	free(ref);
+	free(got);
 	if (dev >= 0)
 		close(dev);
 }
@@ -795,6 +1117,8 @@ static const struct tap_test tests[] = {
 	{ "errnos", test_errnos },
 	{ "contents_match_read", test_contents_match_read },
 	{ "partial_range_fault_around", test_partial_range_fault_around },
+	{ "fault_around_bounds", test_fault_around_bounds },
+	{ "fault_around_threads", test_fault_around_threads },
 	{ "two_clients", test_two_clients },
 	{ "no_id_eacces", test_no_id_eacces },
 	{ "readonly_id", test_readonly_id },
