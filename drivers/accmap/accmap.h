@@ -337,7 +337,9 @@ struct accmap_href {
 
 /**
  * struct accmap_htable - a client's handle references, keyed by id
- * @root: rbtree of struct accmap_href
+ * @root: rbtree of struct accmap_href, in id order
+ * @index: the same references by id (a plain xarray: id -> href), for
+ *         lookups that do not depend on the table's size
  * @next_id: where the search for the next free id starts
  * @count: number of references in the table
  * @lock: the owner's lock, held around every call (and every walk of
@@ -346,10 +348,14 @@ struct accmap_href {
  * Ids are never 0 and are handed out in increasing order; an id is not
  * used again until the u32 space wraps, so a stale id fails with -ENOENT
  * rather than reaching a newer buffer.  The table has no lock of its own:
- * its owner serialises every call with @lock.
+ * its owner serialises every call with @lock, which protects @root,
+ * @next_id, @count and which references @index holds: the two always
+ * hold the same references, both changed under @lock.  The xarray's own
+ * spinlock only guards its nodes, which it allocates and frees itself.
  */
 struct accmap_htable {
 	struct rb_root root;
+	struct xarray index;
 	u32 next_id;
 	u32 count;
 	struct mutex *lock;	/* not ours: the owner's, serialises all the above */
@@ -516,6 +522,7 @@ void accmap_htable_erase(struct accmap_htable *table, struct accmap_href *ref);
 struct accmap_href *accmap_htable_first(struct accmap_htable *table);
 int accmap_htable_insert_at(struct accmap_htable *table,
 			    struct accmap_href *ref, u32 id);
+void accmap_htable_destroy(struct accmap_htable *table);
 
 /* validate.c */
 int accmap_check_ioctl_size(unsigned int cmd, unsigned int kernel_cmd,

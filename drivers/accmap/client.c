@@ -76,6 +76,7 @@ void accmap_client_destroy(struct accmap_client *client)
 		kfree(ref);
 		cond_resched();
 	}
+	accmap_htable_destroy(&client->handles);
 	mutex_destroy(&client->lock);
 	kfree(client);
 }

@@ -138,12 +138,19 @@ static struct accmap_pool_list *accmap_pool_list(struct accmap_pool *pool,
 }
 
 /*
- * Buffer pages are zeroed by the allocator (__GFP_ZERO) because user space
- * sees them, and charged to the caller's memory cgroup when @charge says
- * so.  Large orders are only taken if they come cheaply, and a failure is
- * an expected outcome, not worth a warning, at any order.  Neither
- * __GFP_NORETRY nor __GFP_RETRY_MAYFAIL lets a charge over the cgroup's
- * limit call its OOM killer: the allocation fails instead.
+ * Buffer pages are zeroed by the allocator (__GFP_ZERO: clear_page() of
+ * each page of the block through the kernel's linear map, in one pass, as
+ * the dma-buf system heap's) because user space sees them, and charged to
+ * the caller's memory cgroup when @charge says so.  Large orders are only
+ * taken if the allocator has them free: as the dma-buf system heap asks
+ * for its large orders, without direct reclaim, compaction or waking
+ * kswapd (no __GFP_RECLAIM), so that a cold allocation never stalls on a
+ * compaction pass that a smaller order makes needless.  Order 0 may
+ * reclaim.  A failure is an expected outcome, not worth a warning, at any
+ * order.  Neither a large order's lack of reclaim nor order 0's
+ * __GFP_RETRY_MAYFAIL lets a charge over the cgroup's limit call its OOM
+ * killer: the allocation fails instead (a large order then falls back to
+ * smaller ones, and order 0 reclaims in the cgroup first).
  */
 static gfp_t accmap_pool_gfp(unsigned int order, bool charge)
 {
@@ -152,7 +159,7 @@ static gfp_t accmap_pool_gfp(unsigned int order, bool charge)
 	if (charge)
 		gfp |= __GFP_ACCOUNT;
 	if (order)
-		return gfp | __GFP_COMP | __GFP_NORETRY;
+		return (gfp & ~__GFP_RECLAIM) | __GFP_COMP | __GFP_NORETRY;
 	return gfp | __GFP_RETRY_MAYFAIL;
 }
 
@@ -213,8 +220,8 @@ static struct page *accmap_pool_fresh(struct accmap_pool *pool,
  *
  * The largest order that fits in @max_pages is tried first, from the pool's
  * zeroed blocks (unless @charge) and then from the page allocator, before
- * smaller orders.  Large orders come from the allocator only if it can
- * give them without retrying; order 0 may reclaim.  Neither pool nor
+ * smaller orders.  Large orders come from the allocator only if it has
+ * them free (no reclaim, no compaction); order 0 may reclaim.  Neither pool nor
  * allocator warn on failure.  Every byte of the block is zero, in memory
  * as well as in the CPU caches: the block is clean to the point of
  * coherency.  May sleep.

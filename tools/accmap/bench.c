@@ -10,7 +10,7 @@
  *      and anonymous memory (the floor);
  *   2. WRITE and READ ioctl bandwidth against memcpy() of the same bytes;
  *   3. first-touch faults of an accmap mapping against anonymous memory;
- *   4. handle operations per second with 1k and with 100k live handles;
+ *   4. handle operations per second with 1k, 100k and 1M live handles;
  *   5. GPUReplay's MNIST recording: import, setup and replay on the "sim"
  *      target against memcpy() of the bytes of its maps;
  *   6. shared virtual memory: a job on the "sim" target over 4 MiB of the
@@ -104,11 +104,14 @@
 /* The sleep before every timed alloc-to-usable sample (see settle()). */
 #define SETTLE_SLEEP_US		1000
 
-/* Handle operations: live handles of the two clients, ops per sample. */
+/* Handle operations: live handles of the three clients, ops per sample. */
 #define HANDLES_SMALL		1000U
 #define HANDLES_LARGE		100000U
+#define HANDLES_HUGE		1000000U
 #define INFO_PER_SAMPLE		2000U
 #define PAIRS_PER_SAMPLE	1000U
+/* FREEs of live ids per sample: a fifth of the smallest table. */
+#define FREES_PER_SAMPLE	200U
 #define HANDLE_SIZE		4096U
 #define RNG_SEED		0x2545f4914f6cdd1dULL
 
@@ -1146,8 +1149,12 @@ static void touch_section(int dev, struct touch_result *res)
 
 /* ---- 4: handle operations ------------------------------------------------ */
 
-enum { H_SMALL, H_LARGE, H_CLIENTS };
-enum { H_INFO, H_PAIRS, H_KINDS };
+enum { H_SMALL, H_LARGE, H_HUGE, H_CLIENTS };
+enum { H_INFO, H_PAIRS, H_FREE, H_KINDS };
+
+static const uint32_t handle_counts[H_CLIENTS] = {
+	HANDLES_SMALL, HANDLES_LARGE, HANDLES_HUGE,
+};
 
 struct handle_client {
 	int fd;
@@ -1192,6 +1199,34 @@ static int handle_fill(struct handle_client *c, uint32_t n, double *us_per_creat
 	return 0;
 }
 
+/*
+ * FREE of FREES_PER_SAMPLE random live ids (distinct: drawn without
+ * replacement), timed; then as many CREATEs, untimed, so that the table
+ * keeps its size.  The new ids take the freed ids' places in @c->ids.
+ */
+static int handle_free_sample(struct handle_client *c, double *rate)
+{
+	unsigned int i;
+	uint64_t t0;
+	uint32_t tmp;
+	int ret = 0;
+
+	for (i = 0; i < FREES_PER_SAMPLE; i++) {
+		uint32_t j = i + (uint32_t)(xorshift() % (c->n - i));
+
+		tmp = c->ids[i];
+		c->ids[i] = c->ids[j];
+		c->ids[j] = tmp;
+	}
+	t0 = now_ns();
+	for (i = 0; i < FREES_PER_SAMPLE && !ret; i++)
+		ret = accmap_free(c->fd, c->ids[i]);
+	*rate = FREES_PER_SAMPLE / ((double)(now_ns() - t0) / 1e9);
+	for (i = 0; i < FREES_PER_SAMPLE && !ret; i++)
+		ret = accmap_create(c->fd, HANDLE_SIZE, &c->ids[i]);
+	return ret;
+}
+
 static int handle_sample(struct handle_client *c, unsigned int kind, double *rate)
 {
 	static uint32_t pick[INFO_PER_SAMPLE];
@@ -1201,6 +1236,8 @@ static int handle_sample(struct handle_client *c, unsigned int kind, double *rat
 	uint32_t id;
 	int ret = 0;
 
+	if (kind == H_FREE)
+		return handle_free_sample(c, rate);
 	/* The ids are drawn first: the timed loop reads the same small array. */
 	for (i = 0; i < INFO_PER_SAMPLE; i++)
 		pick[i] = c->ids[xorshift() % c->n];
@@ -1223,23 +1260,22 @@ static int handle_sample(struct handle_client *c, unsigned int kind, double *rat
 
 static void handle_section(struct handle_result *res)
 {
-	static const uint32_t counts[H_CLIENTS] = { HANDLES_SMALL, HANDLES_LARGE };
-	struct handle_client c[H_CLIENTS] = { { .fd = -1 }, { .fd = -1 } };
+	struct handle_client c[H_CLIENTS] = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 } };
 	unsigned int i, r, k;
 	double rate;
 	int ret = 0;
 
-	progress("handles: creating %u and %u handles in two clients", HANDLES_SMALL,
-		 HANDLES_LARGE);
+	progress("handles: creating %u, %u and %u handles in three clients", HANDLES_SMALL,
+		 HANDLES_LARGE, HANDLES_HUGE);
 	for (i = 0; i < H_CLIENTS && !ret; i++)
-		ret = handle_fill(&c[i], counts[i], &res->create_us[i]);
+		ret = handle_fill(&c[i], handle_counts[i], &res->create_us[i]);
 	if (ret) {
 		res->err = ret;
 		failed = true;
 		goto out;
 	}
-	progress("handles: %u rounds of %u INFO and %u CREATE+FREE per client", reps.handles,
-		 INFO_PER_SAMPLE, PAIRS_PER_SAMPLE);
+	progress("handles: %u rounds of %u INFO, %u CREATE+FREE and %u FREE per client",
+		 reps.handles, INFO_PER_SAMPLE, PAIRS_PER_SAMPLE, FREES_PER_SAMPLE);
 	for (i = 0; i < H_CLIENTS; i++)
 		for (k = 0; k < H_KINDS; k++)
 			handle_sample(&c[i], k, &rate);
@@ -1681,7 +1717,10 @@ static void report_touch(struct touch_result *res)
 
 static void report_handles(struct handle_result *res)
 {
-	static const char *const cols[] = { "live handles", "INFO/s", "CREATE+FREE pairs/s" };
+	static const char *const cols[] = {
+		"live handles", "INFO/s", "CREATE+FREE pairs/s", "FREE/s",
+	};
+	unsigned int i, k;
 	char name[32];
 
 	md("## 4. Handle operations");
@@ -1691,27 +1730,30 @@ static void report_handles(struct handle_result *res)
 		md_blank();
 		return;
 	}
-	md("Two clients of the device, one with %u and one with %u live handles (CREATE of",
-	   HANDLES_SMALL, HANDLES_LARGE);
-	md("%u bytes, no memory), measured in turns: INFO on random live ids (%u per sample)",
+	md("Three clients of the device, with %u, %u and %u live handles (CREATE of",
+	   HANDLES_SMALL, HANDLES_LARGE, HANDLES_HUGE);
+	md("%u bytes, no memory), measured in turns: INFO on random live ids (%u per sample),",
 	   HANDLE_SIZE, INFO_PER_SAMPLE);
-	md("and CREATE+FREE pairs (%u per sample), operations per second.", PAIRS_PER_SAMPLE);
-	md("Filling the tables took %s us and %s us per CREATE.", num(res->create_us[H_SMALL]),
-	   num(res->create_us[H_LARGE]));
+	md("CREATE+FREE pairs (%u per sample), and FREE of random live ids (%u per sample,",
+	   PAIRS_PER_SAMPLE, FREES_PER_SAMPLE);
+	md("created again untimed), operations per second.");
+	md("Filling the tables took %s us, %s us and %s us per CREATE.",
+	   num(res->create_us[H_SMALL]), num(res->create_us[H_LARGE]),
+	   num(res->create_us[H_HUGE]));
 	md_blank();
 	md_table(cols, ARRAY_SIZE(cols));
-	md("| %u | %s | %s |", HANDLES_SMALL, cell(&res->rate[H_SMALL][H_INFO], 1),
-	   cell(&res->rate[H_SMALL][H_PAIRS], 1));
-	md("| %u | %s | %s |", HANDLES_LARGE, cell(&res->rate[H_LARGE][H_INFO], 1),
-	   cell(&res->rate[H_LARGE][H_PAIRS], 1));
-	snprintf(name, sizeof(name), "ratio %uk / %uk", HANDLES_LARGE / 1000,
-		 HANDLES_SMALL / 1000);
-	md_row_begin(name);
-	md_cell(ratio(div_or_nan(median(&res->rate[H_LARGE][H_INFO]),
-				 median(&res->rate[H_SMALL][H_INFO]))));
-	md_cell(ratio(div_or_nan(median(&res->rate[H_LARGE][H_PAIRS]),
-				 median(&res->rate[H_SMALL][H_PAIRS]))));
-	md_row_end();
+	for (i = 0; i < H_CLIENTS; i++)
+		md("| %u | %s | %s | %s |", handle_counts[i], cell(&res->rate[i][H_INFO], 1),
+		   cell(&res->rate[i][H_PAIRS], 1), cell(&res->rate[i][H_FREE], 1));
+	for (i = H_LARGE; i < H_CLIENTS; i++) {
+		snprintf(name, sizeof(name), "ratio %uk / %uk", handle_counts[i] / 1000,
+			 HANDLES_SMALL / 1000);
+		md_row_begin(name);
+		for (k = 0; k < H_KINDS; k++)
+			md_cell(ratio(div_or_nan(median(&res->rate[i][k]),
+						 median(&res->rate[H_SMALL][k]))));
+		md_row_end();
+	}
 	md_blank();
 }
 
@@ -3190,10 +3232,14 @@ static void report_targets(struct bench *b, struct rw_result *rw, struct touch_r
 				       median(&h->rate[H_SMALL][H_INFO]));
 		double rp = div_or_nan(median(&h->rate[H_LARGE][H_PAIRS]),
 				       median(&h->rate[H_SMALL][H_PAIRS]));
+		double rf = div_or_nan(median(&h->rate[H_LARGE][H_FREE]),
+				       median(&h->rate[H_SMALL][H_FREE]));
 
 		judge(&v, ri, 0.7, false);
 		judge(&v, rp, 0.7, false);
-		snprintf(fig, sizeof(fig), "INFO %s, CREATE+FREE %s", ratio(ri), ratio(rp));
+		judge(&v, rf, 0.7, false);
+		snprintf(fig, sizeof(fig), "INFO %s, CREATE+FREE %s, FREE %s", ratio(ri),
+			 ratio(rp), ratio(rf));
 	}
 	target_line(v, "handle operations at 100k live handles >= 0.7x the rate at 1k", fig);
 	md_blank();

@@ -8,6 +8,7 @@
 #include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/xarray.h>
 
 #include "../accmap.h"
 
@@ -46,8 +47,9 @@ static void table_init(struct accmap_htable *t, struct mutex *lock)
 	mutex_lock(lock);
 }
 
-static void table_done(struct mutex *lock)
+static void table_done(struct accmap_htable *t, struct mutex *lock)
 {
+	accmap_htable_destroy(t);
 	mutex_unlock(lock);
 	mutex_destroy(lock);
 }
@@ -64,7 +66,7 @@ static void htable_empty(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 0));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 1));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, U32_MAX));
-	table_done(&lock);
+	table_done(&t, &lock);
 }
 
 static void htable_insert_lookup(struct kunit *test)
@@ -86,7 +88,7 @@ static void htable_insert_lookup(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 0));
 	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 4));
 	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_first(&t), &refs[0]);
-	table_done(&lock);
+	table_done(&t, &lock);
 }
 
 static void htable_erase_no_reuse(struct kunit *test)
@@ -115,7 +117,7 @@ static void htable_erase_no_reuse(struct kunit *test)
 	/* Erasing the first moves first() on. */
 	accmap_htable_erase(&t, &refs[0]);
 	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_first(&t), &refs[2]);
-	table_done(&lock);
+	table_done(&t, &lock);
 }
 
 static void htable_wrap_skips_zero(struct kunit *test)
@@ -134,7 +136,7 @@ static void htable_wrap_skips_zero(struct kunit *test)
 	/* After the top of the id space comes 1, never 0. */
 	KUNIT_EXPECT_EQ(test, refs[2].id, 1U);
 	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_lookup(&t, U32_MAX), &refs[1]);
-	table_done(&lock);
+	table_done(&t, &lock);
 }
 
 static void htable_wrap_skips_live_ids(struct kunit *test)
@@ -161,7 +163,7 @@ static void htable_wrap_skips_live_ids(struct kunit *test)
 	t.next_id = 2;
 	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &low[2]), 0);
 	KUNIT_EXPECT_EQ(test, low[2].id, 3U);
-	table_done(&lock);
+	table_done(&t, &lock);
 }
 
 static void htable_full(struct kunit *test)
@@ -175,7 +177,78 @@ static void htable_full(struct kunit *test)
 	t.count = U32_MAX;
 	KUNIT_EXPECT_EQ(test, accmap_htable_insert(&t, &ref), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, t.count, U32_MAX);
-	table_done(&lock);
+	table_done(&t, &lock);
+}
+
+static void htable_insert_at(struct kunit *test)
+{
+	struct accmap_href *refs = new_refs(test, 5);
+	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
+
+	table_init(&t, &lock);
+	KUNIT_EXPECT_EQ(test, accmap_htable_insert_at(&t, &refs[0], 0), -EINVAL);
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert_at(&t, &refs[0], 10), 0);
+	KUNIT_EXPECT_EQ(test, refs[0].id, 10U);
+	KUNIT_EXPECT_EQ(test, accmap_htable_insert_at(&t, &refs[1], 10), -EEXIST);
+	KUNIT_EXPECT_EQ(test, t.count, 1U);
+	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_lookup(&t, 10), &refs[0]);
+
+	/* The next id search did not move: a plain insert still gets 1. */
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[1]), 0);
+	KUNIT_EXPECT_EQ(test, refs[1].id, 1U);
+	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_first(&t), &refs[1]);
+
+	/* A run up to the top of the id space: the search wraps to 2. */
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert_at(&t, &refs[2], U32_MAX - 1), 0);
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert_at(&t, &refs[3], U32_MAX), 0);
+	t.next_id = U32_MAX - 1;
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[4]), 0);
+	KUNIT_EXPECT_EQ(test, refs[4].id, 2U);
+	KUNIT_EXPECT_EQ(test, t.next_id, 3U);
+	KUNIT_EXPECT_EQ(test, t.count, 5U);
+	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_lookup(&t, U32_MAX), &refs[3]);
+
+	/* Erased, an id given with insert_at is gone from both views. */
+	accmap_htable_erase(&t, &refs[0]);
+	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 10));
+	KUNIT_EXPECT_PTR_EQ(test, rb_entry_safe(rb_next(&refs[4].node),
+						struct accmap_href, node),
+			    &refs[2]);
+	table_done(&t, &lock);
+}
+
+/*
+ * When the index cannot take the id (here a slot reserved behind the
+ * table's back, which xa_insert() refuses as it would fail to allocate a
+ * node), neither insert changes the table.
+ */
+static void htable_index_store_fails(struct kunit *test)
+{
+	struct accmap_href *refs = new_refs(test, 2);
+	struct accmap_htable t;
+	struct mutex lock;	/* stands for the client's */
+
+	table_init(&t, &lock);
+	KUNIT_ASSERT_EQ(test, xa_reserve(&t.index, 1, GFP_KERNEL), 0);
+
+	KUNIT_EXPECT_EQ(test, accmap_htable_insert_at(&t, &refs[0], 1), -EBUSY);
+	KUNIT_EXPECT_EQ(test, accmap_htable_insert(&t, &refs[0]), -EBUSY);
+	KUNIT_EXPECT_EQ(test, t.count, 0U);
+	KUNIT_EXPECT_EQ(test, t.next_id, 1U);
+	KUNIT_EXPECT_NULL(test, accmap_htable_first(&t));
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&t.root));
+	KUNIT_EXPECT_NULL(test, accmap_htable_lookup(&t, 1));
+
+	/* Once the slot is free again, the same id goes in. */
+	xa_release(&t.index, 1);
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[0]), 0);
+	KUNIT_EXPECT_EQ(test, refs[0].id, 1U);
+	KUNIT_ASSERT_EQ(test, accmap_htable_insert(&t, &refs[1]), 0);
+	KUNIT_EXPECT_EQ(test, refs[1].id, 2U);
+	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_lookup(&t, 1), &refs[0]);
+	KUNIT_EXPECT_PTR_EQ(test, accmap_htable_first(&t), &refs[0]);
+	table_done(&t, &lock);
 }
 
 #define MANY_HANDLES 100000
@@ -235,7 +308,7 @@ static void htable_many(struct kunit *test)
 		KUNIT_EXPECT_GT(test, refs[i].id, (u32)MANY_HANDLES);
 		break;
 	}
-	table_done(&lock);
+	table_done(&t, &lock);
 }
 
 static struct kunit_case htable_cases[] = {
@@ -245,6 +318,8 @@ static struct kunit_case htable_cases[] = {
 	KUNIT_CASE(htable_wrap_skips_zero),
 	KUNIT_CASE(htable_wrap_skips_live_ids),
 	KUNIT_CASE(htable_full),
+	KUNIT_CASE(htable_insert_at),
+	KUNIT_CASE(htable_index_store_fails),
 	KUNIT_CASE(htable_many),
 	{}
 };
