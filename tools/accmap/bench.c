@@ -500,6 +500,27 @@ static int map_touch_unmap(int fd, size_t size)
 }
 
 /*
+ * The timed middle of every mapping case: mmap() of @fd at @off, a write
+ * to every page, munmap(); @t gets the time after each of the three.
+ */
+static int timed_map_touch_unmap(int fd, off_t off, size_t size, uint64_t t[3])
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	int ret = 0;
+
+	if (p == MAP_FAILED)
+		ret = -errno;
+	t[0] = now_ns();
+	if (!ret)
+		touch(p, size);
+	t[1] = now_ns();
+	if (p != MAP_FAILED && munmap(p, size) && !ret)
+		ret = -errno;
+	t[2] = now_ns();
+	return ret;
+}
+
+/*
  * The timed part of both accmap cases, step by step: @ph (if not NULL)
  * gets the microseconds of each step.
  */
@@ -507,7 +528,6 @@ static int accmap_usable(struct bench *b, size_t size, struct series *ph, uint64
 {
 	uint64_t t[NPHASES + 1];
 	int fd = -1, ret, ret2;
-	void *p = MAP_FAILED;
 	uint32_t id = 0;
 	unsigned int i;
 
@@ -521,18 +541,9 @@ static int accmap_usable(struct bench *b, size_t size, struct series *ph, uint64
 	if (!ret)
 		ret = accmap_get_fd(b->accmap, id, O_RDWR | O_CLOEXEC, &fd);
 	t[PH_MMAP] = now_ns();
-	if (!ret) {
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			ret = -errno;
-	}
-	t[PH_TOUCH] = now_ns();
+	/* The steps' times are only read if every step worked. */
 	if (!ret)
-		touch(p, size);
-	t[PH_MUNMAP] = now_ns();
-	if (p != MAP_FAILED && munmap(p, size) && !ret)
-		ret = -errno;
-	t[PH_CLOSE] = now_ns();
+		ret = timed_map_touch_unmap(fd, 0, size, &t[PH_TOUCH]);
 	if (fd >= 0)
 		close(fd);
 	t[PH_FREE] = now_ns();
@@ -555,7 +566,6 @@ static int accmap_usable_dev(struct bench *b, size_t size, struct series *ph, ui
 {
 	static const enum phase steps[] = { PH_ALLOC, PH_MMAP, PH_TOUCH, PH_MUNMAP, PH_FREE };
 	uint64_t t[ARRAY_SIZE(steps) + 1];
-	void *p = MAP_FAILED;
 	uint64_t offset = 0;
 	uint32_t id = 0;
 	unsigned int i;
@@ -567,16 +577,7 @@ static int accmap_usable_dev(struct bench *b, size_t size, struct series *ph, ui
 	if (ret)
 		return ret;
 	t[1] = now_ns();
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, b->accmap, (off_t)offset);
-	if (p == MAP_FAILED)
-		ret = -errno;
-	t[2] = now_ns();
-	if (!ret)
-		touch(p, size);
-	t[3] = now_ns();
-	if (p != MAP_FAILED && munmap(p, size) && !ret)
-		ret = -errno;
-	t[4] = now_ns();
+	ret = timed_map_touch_unmap(b->accmap, (off_t)offset, size, &t[2]);
 	ret2 = accmap_free(b->accmap, id);
 	t[5] = now_ns();
 	*ns = t[5] - t[0];
@@ -768,7 +769,6 @@ static int cycle_heap(struct bench *b, size_t size, struct series *ph, uint64_t 
 	};
 	static const enum phase steps[] = { PH_ALLOC, PH_MMAP, PH_TOUCH, PH_MUNMAP, PH_CLOSE };
 	uint64_t t[ARRAY_SIZE(steps) + 1];
-	void *p = MAP_FAILED;
 	unsigned int i;
 	int ret = 0;
 
@@ -776,16 +776,7 @@ static int cycle_heap(struct bench *b, size_t size, struct series *ph, uint64_t 
 	if (ioctl(b->heap, DMA_HEAP_IOCTL_ALLOC, &d))
 		return -errno;
 	t[1] = now_ns();
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)d.fd, 0);
-	if (p == MAP_FAILED)
-		ret = -errno;
-	t[2] = now_ns();
-	if (!ret)
-		touch(p, size);
-	t[3] = now_ns();
-	if (p != MAP_FAILED && munmap(p, size) && !ret)
-		ret = -errno;
-	t[4] = now_ns();
+	ret = timed_map_touch_unmap((int)d.fd, 0, size, &t[2]);
 	close((int)d.fd);
 	t[5] = now_ns();
 	*ns = t[5] - t[0];

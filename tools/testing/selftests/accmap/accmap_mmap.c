@@ -61,6 +61,35 @@ static bool new_offset(int dev, uint64_t size, uint32_t flags, uint32_t *id, uin
 	return *off != 0;
 }
 
+/*
+ * A cached buffer of @len bytes with a dma-buf of it and its offset: the
+ * dma-buf's fd, or a negative errno (a failed test).
+ */
+static int new_exported(int dev, size_t len, uint32_t *id, uint64_t *off)
+{
+	int fd = am_buffer(dev, len, 0, id, true);
+
+	if (fd < 0)
+		return fd;
+	*off = must_offset(dev, *id);
+	if (!*off) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/*
+ * A cached buffer of @len bytes (CREATE, ALLOC), its offset, and a shared
+ * read-write mapping of all of it; NULL (a failed test) if not.
+ */
+static uint8_t *new_mapping(int dev, size_t len, uint32_t *id, uint64_t *off)
+{
+	if (!new_offset(dev, len, 0, id, off))
+		return NULL;
+	return map_shared(dev, len, PROT_READ | PROT_WRITE, *off);
+}
+
 /* mmap(MAP_SHARED) of /dev/accmap; the result or MAP_FAILED, errno kept. */
 static void *dev_mmap(int dev, uint64_t offset, size_t len, int prot, int flags)
 {
@@ -217,9 +246,7 @@ static void test_contents_match_read(void)
 
 	if (dev < 0 || !CHECK(buf, "malloc"))
 		goto out;
-	if (!new_offset(dev, len, 0, &id, &off))
-		goto out;
-	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	p = new_mapping(dev, len, &id, &off);
 	if (!p)
 		goto out;
 
@@ -461,11 +488,8 @@ static void test_fault_around_bounds(void)
 
 	if (dev < 0 || !CHECK(ref && got, "malloc"))
 		goto out;
-	fd = am_buffer(dev, len, 0, &id, true);
+	fd = new_exported(dev, len, &id, &off);
 	if (fd < 0)
-		goto out;
-	off = must_offset(dev, id);
-	if (!off)
 		goto out;
 	fill_pattern(ref, len, 0, 91);
 	if (!CHECK(am_write(dev, id, 0, ref, len) == 0, "WRITE"))
@@ -611,11 +635,8 @@ static void test_two_clients(void)
 
 	if (dev1 < 0 || dev2 < 0)
 		goto out;
-	fd = am_buffer(dev1, len, 0, &id1, true);
+	fd = new_exported(dev1, len, &id1, &off);
 	if (fd < 0)
-		goto out;
-	off = must_offset(dev1, id1);
-	if (!off)
 		goto out;
 	if (!CHECK(am_from_fd(dev2, fd, &id2) == 0, "FROM_FD"))
 		goto out;
@@ -690,11 +711,8 @@ static void test_readonly_id(void)
 
 	if (dev1 < 0 || dev2 < 0)
 		goto out;
-	fd_rw = am_buffer(dev1, len, 0, &id, true);
+	fd_rw = new_exported(dev1, len, &id, &off);
 	if (fd_rw < 0)
-		goto out;
-	off = must_offset(dev1, id);
-	if (!off)
 		goto out;
 	fd_ro = am_get_fd(dev1, id, O_RDONLY | O_CLOEXEC);
 	if (!CHECK(fd_ro >= 0, "GET_FD O_RDONLY") ||
@@ -809,10 +827,8 @@ static void test_outlives_id_and_file(void)
 
 	if (dev < 0)
 		return;
-	if (!new_offset(dev, len, 0, &id, &off))
-		goto out;
-	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
-	q = map_shared(dev, 2 * pg, PROT_READ, off + 2 * pg);
+	p = new_mapping(dev, len, &id, &off);
+	q = p ? map_shared(dev, 2 * pg, PROT_READ, off + 2 * pg) : NULL;
 	if (!p || !q)
 		goto out;
 	CHECK(check_counts(dev, id, 1, 0, 2, 0, "two mappings"), "counts");
@@ -843,9 +859,7 @@ static void test_fork_shares(void)
 
 	if (dev < 0)
 		return;
-	if (!new_offset(dev, len, 0, &id, &off))
-		goto out;
-	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	p = new_mapping(dev, len, &id, &off);
 	if (!p)
 		goto out;
 	fill_pattern(p, len, 0, 61);
@@ -882,9 +896,7 @@ static void test_mremap(void)
 
 	if (dev < 0)
 		return;
-	if (!new_offset(dev, len, 0, &id, &off))
-		goto out;
-	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	p = new_mapping(dev, len, &id, &off);
 	if (!p)
 		goto out;
 	fill_pattern(p, len, 0, 71);
@@ -958,9 +970,7 @@ static void test_unmap_frees_memory(void)
 		return;
 	if (!heap_used(dev, ACCMAP_HEAP_SYSTEM, &before))
 		goto out;
-	if (!new_offset(dev, len, 0, &id, &off))
-		goto out;
-	p = map_shared(dev, len, PROT_READ | PROT_WRITE, off);
+	p = new_mapping(dev, len, &id, &off);
 	if (!p)
 		goto out;
 	memset(p, 0x5a, len);
