@@ -81,40 +81,49 @@ if ! grep -q '^[0-9]' "$out/bench.dat"; then
 	exit "$status"
 fi
 
-# Alloc-to-usable (block 0) and bandwidth (block 1), side by side.  Column
-# names come from the "# size ..." comment line of each block.
+# Alloc-to-usable and bandwidth side by side, each where its section ran
+# (a data block each, in that order).  Column names come from the
+# "# size ..." comment line of each block.
 plot() {
-	local cols1 cols2
-	cols1=$(awk '/^# size/ { print NF - 2; exit }' "$out/bench.dat")
-	cols2=$(awk '/^# size/ { n++ } /^# size/ && n == 2 { print NF - 2; exit }' "$out/bench.dat")
-	[ -n "$cols1" ] || return 1
-	gnuplot <<EOF
-set terminal pngcairo size 1400,560 font ",10" noenhanced
-set output "$out/bench.png"
-set datafile missing NaN
-set key top left
-set logscale xy 2
-set grid
-set format x "%.0b %BB"
-set xlabel "buffer size"
-set multiplot layout 1,2
-set title "alloc-to-usable (median, lower is better)"
-set ylabel "microseconds"
-set logscale y 10
-set format y "%g"
-header1 = system("awk '/^# size/ { \$1 = \$2 = \"\"; print; exit }' '$out/bench.dat'")
-plot for [i = 2:$((cols1 + 1))] "$out/bench.dat" index 0 using 1:i with linespoints \
-	title word(header1, i - 1)
-set title "WRITE / READ against memcpy (median, higher is better)"
-set ylabel "GB/s"
-unset logscale y
-set logscale x 2
-set yrange [0:*]
-header2 = system("awk '/^# size/ { n++ } /^# size/ && n == 2 { \$1 = \$2 = \"\"; print; exit }' '$out/bench.dat'")
-plot for [i = 2:$((${cols2:-3} + 1))] "$out/bench.dat" index 1 using 1:i with linespoints \
-	title word(header2, i - 1)
-unset multiplot
-EOF
+	local panels=0 block=0 cols
+	local -a script=()
+
+	grep -q '^# alloc-to-usable' "$out/bench.dat" && panels=$((panels + 1))
+	grep -q '^# bandwidth' "$out/bench.dat" && panels=$((panels + 1))
+	[ "$panels" -gt 0 ] || return 1
+	if grep -q '^# alloc-to-usable' "$out/bench.dat"; then
+		cols=$(awk '/^# size/ { n++ } /^# size/ && n == 1 { print NF - 2; exit }' "$out/bench.dat")
+		script+=(
+			'set title "alloc-to-usable (median, lower is better)"'
+			'set ylabel "microseconds"'
+			'set logscale y 10'
+			'set format y "%g"'
+			"header = system(\"awk '/^# size/ { n++ } /^# size/ && n == 1 { \$1 = \$2 = \\\"\\\"; print; exit }' '$out/bench.dat'\")"
+			"plot for [i = 2:$((cols + 1))] \"$out/bench.dat\" index 0 using 1:i with linespoints title word(header, i - 1)"
+		)
+		block=1
+	fi
+	if grep -q '^# bandwidth' "$out/bench.dat"; then
+		cols=$(awk -v b=$((block + 1)) '/^# size/ { n++ } /^# size/ && n == b { print NF - 2; exit }' "$out/bench.dat")
+		script+=(
+			'set title "WRITE / READ against memcpy (median, higher is better)"'
+			'set ylabel "GB/s"'
+			'unset logscale y'
+			'set logscale x 2'
+			'set yrange [0:*]'
+			"header = system(\"awk '/^# size/ { n++ } /^# size/ && n == $((block + 1)) { \$1 = \$2 = \\\"\\\"; print; exit }' '$out/bench.dat'\")"
+			"plot for [i = 2:$((cols + 1))] \"$out/bench.dat\" index $block using 1:i with linespoints title word(header, i - 1)"
+		)
+	fi
+	{
+		printf '%s\n' \
+			"set terminal pngcairo size $((panels * 700)),560 font \",10\" noenhanced" \
+			"set output \"$out/bench.png\"" \
+			'set datafile missing NaN' 'set key top left' 'set logscale xy 2' 'set grid' \
+			'set format x "%.0b %BB"' 'set xlabel "buffer size"' \
+			"set multiplot layout 1,$panels"
+		printf '%s\n' "${script[@]}" 'unset multiplot'
+	} | gnuplot
 }
 
 if ! command -v gnuplot >/dev/null 2>&1; then
