@@ -637,7 +637,11 @@ static void test_create_alloc_errnos(void)
 		{ "pad2", { .flags = ACCMAP_CREATE_ALLOC, .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
 			    .pad2 = 1 }, EINVAL },
 		{ "empty heap_mask", { .flags = ACCMAP_CREATE_ALLOC }, EINVAL },
-		{ "no such heap", { .flags = ACCMAP_CREATE_ALLOC, .heap_mask = 1U << 30 }, ENODEV },
+		{ "no heap with that id", { .flags = ACCMAP_CREATE_ALLOC,
+					    .heap_mask = 1U << ACCMAP_HEAP_USER }, ENODEV },
+		/* Device memory is placed by SVM migration, never allocated. */
+		{ "the device-memory heap", { .flags = ACCMAP_CREATE_ALLOC,
+					      .heap_mask = 1U << ACCMAP_HEAP_DEVICE }, ENODEV },
 		{ "unknown alloc flag", { .flags = ACCMAP_CREATE_ALLOC,
 					  .heap_mask = ACCMAP_HEAP_MASK_SYSTEM,
 					  .alloc_flags = 1U << 31 }, EINVAL },
