@@ -69,8 +69,8 @@ case $target in
 amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
 amd64-5.10 | arm64-5.10) line=5.10 ;;
-amd64-debug | amd64-perf | amd64-mainline | arm64-perf) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
+amd64-debug | amd64-perf | amd64-mainline | arm64-perf | arm64-debug) flavor=${target#*-} ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
 esac
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
