@@ -20,6 +20,8 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup
 
 mode=$(cat /etc/accmap-mode)
 test_timeout=$(cat /etc/accmap-test-timeout)
+ACCMAP_FUZZ_INJECT=$(cat /etc/accmap-fuzz-inject 2>/dev/null)
+export ACCMAP_FUZZ_INJECT
 
 mark() {
 	echo "@@accmap-vm $*"

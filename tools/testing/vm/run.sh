@@ -434,6 +434,8 @@ else
 	echo tests >"$root/etc/accmap-mode"
 fi
 echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
+# ACCMAP_FUZZ_INJECT (none, half, all): the fuzzer's fault injection.
+printf '%s\n' "${ACCMAP_FUZZ_INJECT:-}" >"$root/etc/accmap-fuzz-inject"
 echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"

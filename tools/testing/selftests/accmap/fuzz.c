@@ -194,14 +194,18 @@ struct fz_config {
 	uint64_t ops;
 	unsigned int threads;
 	uint64_t min_ops;
+	unsigned int inject;	/* FZ_INJECT_*: which seeds inject failures */
 };
 
 static struct fz_config cfg;
+
+enum { FZ_INJECT_NONE, FZ_INJECT_HALF, FZ_INJECT_ALL };
 
 /* In a MAP_SHARED page: every seed's child reports here. */
 struct fz_shared {
 	unsigned int next_seed;
 	uint64_t total_ops;
+	uint64_t injected;	/* failures the kernel injected, all seeds */
 };
 
 static struct fz_shared *fz_sh;
@@ -345,6 +349,7 @@ struct fz_thread {
 	uint64_t errs[128];	/* results by errno (0: success) */
 	enum fz_op cur;
 	bool nowb;		/* last fz_ioctl: ran, result not written back */
+	int mif;		/* /proc/thread-self/make-it-fail, or -1 */
 
 	int own;		/* the private client, or -1 */
 	struct fz_handle h[FZ_OWN_MAX];
@@ -1002,6 +1007,157 @@ static void arg_ro_fill(struct fz_thread *t, size_t off, const void *src, size_t
 	mprotect(ro, env.page, PROT_READ);
 }
 
+/* ---- fault injection ---- */
+
+/*
+ * With injection on for a seed, the kernel's failslab, fail_page_alloc
+ * and fail_usercopy fail allocations and user copies of the fuzzer's
+ * threads (task-filter), and only while they are inside an accmap ioctl:
+ * make-it-fail is set around the call alone, so that page faults, mmap(),
+ * fork() and the rest do not fail under the fuzzer.  A call may then also
+ * end in ENOMEM or EFAULT; an EFAULT may come after the call did its work
+ * (the result's copy back failed), so the fuzzer treats it as a result it
+ * could not read (nowb).  "times" counts down from FZ_INJECT_TIMES as the
+ * kernel injects: the difference is the count of injected failures.
+ */
+#define FZ_INJECT_TIMES		1000000000L
+
+static const char *const fz_fail_dirs[] = { "failslab", "fail_page_alloc", "fail_usercopy" };
+
+static struct {
+	bool on;
+	unsigned int probability;	/* percent */
+	unsigned int interval;
+} fz_inj;
+
+static bool inject_knob(const char *dir, const char *knob, const char *val)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s", dir, knob);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok;
+}
+
+static long inject_times(const char *dir)
+{
+	char path[128], buf[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/%s/times", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* Sets the kernel's knobs for one seed; false (and a failed test) if it cannot. */
+static bool inject_begin(uint64_t seed)
+{
+	char prob[16], ival[16], times[24];
+
+	fz_inj.on = cfg.inject == FZ_INJECT_ALL || (cfg.inject == FZ_INJECT_HALF && (seed & 1));
+	if (!fz_inj.on)
+		return true;
+	fz_inj.probability = 1 + (unsigned int)(seed % 10);
+	fz_inj.interval = 1 + (unsigned int)((seed >> 4) % 4);
+	snprintf(prob, sizeof(prob), "%u", fz_inj.probability);
+	snprintf(ival, sizeof(ival), "%u", fz_inj.interval);
+	snprintf(times, sizeof(times), "%ld", FZ_INJECT_TIMES);
+	for (unsigned int i = 0; i < TAP_ARRAY_SIZE(fz_fail_dirs); i++) {
+		const char *d = fz_fail_dirs[i];
+
+		if (!CHECK(inject_knob(d, "task-filter", "Y") && inject_knob(d, "verbose", "0") &&
+			   inject_knob(d, "space", "0") && inject_knob(d, "interval", ival) &&
+			   inject_knob(d, "times", times) && inject_knob(d, "probability", prob),
+			   "fault injection: cannot set /sys/kernel/debug/%s: %s", d,
+			   strerror(errno)))
+			return false;
+	}
+	/* Both default to leaving sleeping allocations alone: the driver's are. */
+	if (!CHECK(inject_knob("failslab", "ignore-gfp-wait", "N") &&
+		   inject_knob("fail_page_alloc", "ignore-gfp-wait", "N") &&
+		   inject_knob("fail_page_alloc", "ignore-gfp-highmem", "N") &&
+		   inject_knob("fail_page_alloc", "min-order", "0"),
+		   "fault injection: cannot set the gfp filters: %s", strerror(errno)))
+		return false;
+	tap_diag("  injecting: %u%% of allocations and user copies inside accmap ioctls, "
+		 "interval %u", fz_inj.probability, fz_inj.interval);
+	return true;
+}
+
+/* Turns injection off again and counts what it injected. */
+static void inject_end(void)
+{
+	long n, total = 0;
+
+	if (!fz_inj.on)
+		return;
+	for (unsigned int i = 0; i < TAP_ARRAY_SIZE(fz_fail_dirs); i++) {
+		inject_knob(fz_fail_dirs[i], "probability", "0");
+		n = inject_times(fz_fail_dirs[i]);
+		if (n >= 0) {
+			tap_diag("  %s: %ld injected", fz_fail_dirs[i], FZ_INJECT_TIMES - n);
+			total += FZ_INJECT_TIMES - n;
+		}
+	}
+	__atomic_add_fetch(&fz_sh->injected, (uint64_t)total, __ATOMIC_SEQ_CST);
+	fz_inj.on = false;
+}
+
+static void inject_thread(struct fz_thread *t)
+{
+	t->mif = fz_inj.on ? open("/proc/thread-self/make-it-fail", O_WRONLY | O_CLOEXEC) : -1;
+	if (fz_inj.on && t->mif < 0)
+		FZ_FAIL(t, "make-it-fail: %s", strerror(errno));
+}
+
+/* ioctl() with injection on for this thread while it runs. */
+static int inject_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	if (t->mif < 0)
+		return ioctl(fd, cmd, arg) ? -errno : 0;
+	if (pwrite(t->mif, "1", 1, 0) != 1)
+		FZ_FAIL(t, "make-it-fail on: %s", strerror(errno));
+	ret = ioctl(fd, cmd, arg) ? -errno : 0;
+	/* The write itself may have its user copy failed: until it takes. */
+	for (unsigned int i = 0; pwrite(t->mif, "0", 1, 0) != 1; i++) {
+		if (i > 1000) {
+			FZ_FAIL(t, "make-it-fail stays on: %s", strerror(errno));
+			break;
+		}
+	}
+	return ret;
+}
+
+/*
+ * What an injected failure adds to a call's allowed results: ENOMEM and
+ * EFAULT, the latter possibly after the call did its work.
+ */
+static __uint128_t inject_allowed(struct fz_thread *t, __uint128_t allowed)
+{
+	return t->mif >= 0 ? allowed | RES_E(ENOMEM) | RES_E(EFAULT) : allowed;
+}
+
+static void inject_result(struct fz_thread *t, __uint128_t allowed, int ret, bool *intact)
+{
+	if (t->mif < 0 || !ret || (allowed & RES_E(-ret)))
+		return;
+	*intact = false;
+	if (ret == -EFAULT)
+		t->nowb = true;
+}
+
 /*
  * Issues @cmd on @fd with @arg, the kernel's _IOC_SIZE(@cmd) bytes; one
  * call in ten goes through a mutated envelope: a wrong command (ENOTTY),
@@ -1024,8 +1180,9 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 	*intact = true;
 	t->nowb = false;
 	if (!one_in(t, 10)) {
-		ret = ioctl(fd, cmd, arg) ? -errno : 0;
-		fz_expect(t, what, ret, allowed);
+		ret = inject_ioctl(t, fd, cmd, arg);
+		fz_expect(t, what, ret, inject_allowed(t, allowed));
+		inject_result(t, allowed, ret, intact);
 		return ret;
 	}
 
@@ -1092,8 +1249,9 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 	    allowed == RES_E(EFAULT))
 		*intact = false;
 
-	ret = ioctl(fd, _IOC(dir, type, nr, usize), p) ? -errno : 0;
-	fz_expect(t, what, ret, allowed);
+	ret = inject_ioctl(t, fd, _IOC(dir, type, nr, usize), p);
+	fz_expect(t, what, ret, inject_allowed(t, allowed));
+	inject_result(t, allowed, ret, intact);
 	if (*intact && p != arg)
 		memcpy(arg, p, ksize);
 	return ret;
@@ -4617,6 +4775,7 @@ static void *thread_main(void *arg)
 	unsigned int idle = 0;
 
 	fz_self = t;
+	inject_thread(t);
 	if (!thread_mem(t)) {
 		FZ_FAIL(t, "thread memory: %s", strerror(errno));
 		return NULL;
@@ -4641,6 +4800,8 @@ static void *thread_main(void *arg)
 		map_drop(t, t->nmaps - 1);
 	own_close(t);
 	thread_mem_free(t);
+	if (t->mif >= 0)
+		close(t->mif);
 	return NULL;
 }
 
@@ -4891,6 +5052,8 @@ static void run_seed(uint64_t seed)
 	fds_before = count_fds();
 	if (!snap_take(&before) || !probe_device())
 		return;
+	if (!inject_begin(seed))
+		return;
 
 	env.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	env.vgem = vgem_open();
@@ -4953,6 +5116,7 @@ static void run_seed(uint64_t seed)
 		total += fz_threads[i].nop;
 	}
 	ns = now_ns() - t0;
+	inject_end();
 
 	/* The helper goes, then every fd: what they held must go with them. */
 	msg_send(env.sock, &(struct fz_msg){ .type = MSG_QUIT }, -1, 0);
@@ -4995,7 +5159,8 @@ static void total_test(void)
 {
 	unsigned long long total = __atomic_load_n(&fz_sh->total_ops, __ATOMIC_SEQ_CST);
 
-	tap_diag("%llu operations over %u seeds", total, cfg.nseeds);
+	tap_diag("%llu operations over %u seeds, %llu failures injected", total, cfg.nseeds,
+		 (unsigned long long)__atomic_load_n(&fz_sh->injected, __ATOMIC_SEQ_CST));
 	CHECK(total >= cfg.min_ops, "%llu operations, fewer than %llu", total,
 	      (unsigned long long)cfg.min_ops);
 }
@@ -5039,6 +5204,7 @@ int main(int argc, char **argv)
 	const char *seed_s = getenv("ACCMAP_FUZZ_SEED"), *seeds_s = getenv("ACCMAP_FUZZ_SEEDS");
 	const char *ops_s = getenv("ACCMAP_FUZZ_OPS"), *threads_s = getenv("ACCMAP_FUZZ_THREADS");
 	const char *min_s = getenv("ACCMAP_FUZZ_MIN_OPS");
+	const char *inject_s = getenv("ACCMAP_FUZZ_INJECT");
 	struct tap_test *tests;
 	uint64_t base;
 	int c;
@@ -5070,6 +5236,15 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		print_usage();
+		return 2;
+	}
+	/* ACCMAP_FUZZ_INJECT: "half" (odd seeds), "all", or unset/"none". */
+	if (inject_s && !strcmp(inject_s, "half")) {
+		cfg.inject = FZ_INJECT_HALF;
+	} else if (inject_s && !strcmp(inject_s, "all")) {
+		cfg.inject = FZ_INJECT_ALL;
+	} else if (inject_s && *inject_s && strcmp(inject_s, "none")) {
+		fprintf(stderr, "fuzz: ACCMAP_FUZZ_INJECT is none, half or all\n");
 		return 2;
 	}
 	cfg.nseeds = seeds_s ? (unsigned int)num_arg(seeds_s, "seed count") :
