@@ -15,11 +15,20 @@
 #   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|
 #                 amd64-mainline|amd64-debug|amd64-perf|arm64-perf]
 #   make kernels        build (or find up to date) the debug and perf kernels
-#                       (perf for amd64 and arm64)
+#                       (both for amd64 and arm64)
 #   make bench [VM_ARCH=arm64|amd64]
 #                       benchmarks in one boot of that architecture's perf
 #                       kernel (default arm64, the boards' architecture);
 #                       report in $(ACCMAP_CACHE)/bench
+#   make coverage [VM_ARCH=amd64|arm64]
+#                       line and branch coverage of drivers/accmap under
+#                       the selftests and the fuzzer, in one boot of that
+#                       architecture's debug kernel (default amd64, which
+#                       has device memory); table in $(ACCMAP_CACHE)/coverage
+#   make soak HOURS=N [VM_ARCH=arm64|amd64]
+#                       the fuzzer (injection on half its seeds) and the
+#                       stress test in turns for N hours in the debug
+#                       kernel (default arm64), then the kmemleak scans
 #   make fuzz-check     the GPUReplay importer's hostile inputs (seconds)
 #   make fuzz [FUZZ_SECONDS=300] [FUZZ_JOBS=1]   libFuzzer on the importer
 
@@ -36,15 +45,18 @@ KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build), \
 	     $(shell ls -d /usr/src/linux-headers-6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1), \
 	     /lib/modules/$(KVER)/build)
 
-# make bench defaults to arm64, every other VM target to amd64.
+# make bench and make soak default to arm64, every other VM target to amd64.
 BENCH_ARCH := $(or $(VM_ARCH),arm64)
+SOAK_ARCH := $(or $(VM_ARCH),arm64)
+COVERAGE_ARCH := $(or $(VM_ARCH),amd64)
+HOURS ?= 2
 VM_ARCH ?= amd64
 FUZZ_SECONDS ?= 300
 FUZZ_JOBS ?= 1
 SCRIPTS := $(ACCMAP_ROOT)/tools/testing
 
 .PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
-	demo lint dkms-test check fuzz fuzz-check help kernels bench
+	demo lint dkms-test check fuzz fuzz-check help kernels bench coverage soak
 
 all: modules
 
@@ -88,11 +100,18 @@ demo: deps
 
 kernels: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh debug
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh debug arm64
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh perf
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/build-kernel.sh perf arm64
 
 bench: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh $(BENCH_ARCH)-perf bench
+
+coverage: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/coverage.sh $(COVERAGE_ARCH)-debug
+
+soak: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/soak.sh $(SOAK_ARCH)-debug $(HOURS)
 
 lint: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/lint.sh

@@ -181,6 +181,20 @@ elif [ "$mode" = demo ]; then
 	# The operator's view of the same device, through accmapctl.
 	sh /demo-accmapctl.sh "$test_timeout" 2>&1 </dev/null
 	mark "accmapctl-end rc=$?"
+elif [ "$mode" = soak ]; then
+	# make soak: the programs in turns until the time is up, each run a
+	# test program of its own (NAME.ROUND).
+	deadline=$(($(date +%s) + $(cat /etc/accmap-soak-seconds)))
+	round=0
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		round=$((round + 1))
+		while read -r t; do
+			mark "test-begin $t.$round"
+			timeout -s KILL "$test_timeout" "/tests/$t" 2>&1 </dev/null
+			mark "test-end $t.$round rc=$?"
+		done </tests/tests.list
+	done
+	mark "soak-rounds $round"
 else
 	while read -r t; do
 		case $t in
@@ -235,6 +249,25 @@ if [ -n "$hold_pid" ]; then
 	rc=$?
 	cat /tmp/devmem-hold.log
 	mark "test-end accmap_devmem_unload rc=$rc"
+fi
+
+# make coverage: the driver's gcov counters, kept by the kernel past the
+# rmmod (gcov_persist), out through the console as a base64 tar between
+# two markers (quiet console meanwhile: a kernel line would cut into it).
+if [ -e /etc/accmap-gcov ]; then
+	printk=$(cat /proc/sys/kernel/printk)
+	echo 1 >/proc/sys/kernel/printk
+	rm -rf /tmp/gcov
+	(cd /sys/kernel/debug/gcov && find . -name '*.gcda') | while read -r f; do
+		mkdir -p "/tmp/gcov/${f%/*}"
+		cat "/sys/kernel/debug/gcov/$f" >"/tmp/gcov/$f"
+	done
+	tar -C /tmp/gcov -cf /tmp/gcov.tar .
+	gzip -9 /tmp/gcov.tar
+	mark "gcov-begin $(md5sum </tmp/gcov.tar.gz | cut -d' ' -f1)"
+	base64 /tmp/gcov.tar.gz
+	mark "gcov-end"
+	echo "$printk" >/proc/sys/kernel/printk
 fi
 
 # Objects must be a few seconds old before kmemleak reports them.  Two

@@ -17,11 +17,14 @@
 #                  the stock Debian 11 5.10 kernel (5.10.0-N, per
 #                  architecture as install-deps.sh chose it), the line of
 #                  L4T R35 boards
-#   amd64-debug    accmap's debug kernel (KASAN, lockdep, kmemleak, ...)
+#   amd64-debug, arm64-debug
+#                  accmap's debug kernel (KASAN, lockdep, kmemleak, fault
+#                  injection, ...); the fuzzer injects failures in half
+#                  its seeds there unless ACCMAP_FUZZ_INJECT says otherwise
 #   amd64-perf, arm64-perf
 #                  accmap's perf kernel (no debug options)
 #   amd64-mainline the newest kernel line Debian packages, no debug options
-# The last four are built by build-kernel.sh (seconds when already
+# Ours are built by build-kernel.sh (seconds when already
 # built; arm64 cross-compiled), debug and perf from linux-source-6.1,
 # mainline from the newest linux-source-*; they have the dma-buf heaps,
 # udmabuf and vgem built in, where the stock kernels load vgem as a
@@ -31,7 +34,14 @@
 # separated list of names, picked from the selftests' tests.list (default:
 # all of them, in tests.list order).  "demo" runs accmap-demo instead;
 # "bench" runs tools/accmap/bench (with $BENCH_ARGS, if set) and writes
-# its report to $CACHE/bench (tools/accmap/bench-report.sh).
+# its report to $CACHE/bench (tools/accmap/bench-report.sh).  "soak"
+# runs the fuzzer and accmap_stress in turns for $ACCMAP_SOAK_SECONDS
+# (tools/testing/scripts/soak.sh, make soak).
+#
+# ACCMAP_GCOV=1 builds accmap.ko with gcov counters (a kernel with
+# CONFIG_GCOV_KERNEL: the debug kernels) and puts the counters the guest
+# sends back after the rmmod next to the objects in $CACHE/vm/<target>/src
+# (tools/testing/scripts/coverage.sh, make coverage).
 #
 # Steps: build accmap.ko against the kernel's build tree (the arm64 one
 # cross-compiled), build the user programs statically, pack a busybox
@@ -70,8 +80,19 @@ amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
 amd64-5.10 | arm64-5.10) line=5.10 ;;
 amd64-debug | amd64-perf | amd64-mainline | arm64-perf | arm64-debug) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench]" ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench|soak]" ;;
 esac
+if [ "$mode" = soak ]; then
+	[ "$flavor" = debug ] || die "soak runs in a debug kernel (amd64-debug, arm64-debug)"
+	soak_seconds=${ACCMAP_SOAK_SECONDS:-7200}
+	case $soak_seconds in
+	'' | *[!0-9]*) die "ACCMAP_SOAK_SECONDS must be a whole number of seconds" ;;
+	esac
+fi
+# The debug kernels inject failures into half the fuzzer's seeds.
+if [ "$flavor" = debug ]; then
+	ACCMAP_FUZZ_INJECT=${ACCMAP_FUZZ_INJECT-half}
+fi
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
 case $flavor/$mode in
@@ -79,8 +100,10 @@ debug/*) default_qemu=3000 default_test=900 ;;
 */bench) default_qemu=2400 default_test=2100 ;;
 *) default_qemu=600 default_test=240 ;;
 esac
-QEMU_TIMEOUT=${ACCMAP_QEMU_TIMEOUT:-$default_qemu}
 TEST_TIMEOUT=${ACCMAP_TEST_TIMEOUT:-$default_test}
+# A soak's last round may begin just before its end: room for a whole one.
+[ "$mode" = soak ] && default_qemu=$((soak_seconds + 2 * TEST_TIMEOUT + 1200))
+QEMU_TIMEOUT=${ACCMAP_QEMU_TIMEOUT:-$default_qemu}
 BUILD_TIMEOUT=${ACCMAP_MODULE_BUILD_TIMEOUT:-900}
 
 ensure_deps
@@ -175,7 +198,7 @@ exec 8>"$work/.lock"
 flock -w "$QEMU_TIMEOUT" 8 || die "another vm-test $target run holds $work/.lock"
 log=$work/console.log
 case $mode in
-demo | bench) log=$work/console-$mode.log ;;
+demo | bench | soak) log=$work/console-$mode.log ;;
 esac
 
 # Carveout heaps of the guest (memmap= / device tree, module parameter).
@@ -196,7 +219,12 @@ grep -qx 'CONFIG_DMA_CMA=y' "$kdir/.config" 2>/dev/null && cma_append=cma=128M
 criu_setup "$kdir/.config"
 
 # --- accmap.ko ----------------------------------------------------------
-say "building accmap.ko for $kver (tree copy in $work/src)"
+if [ -n "${ACCMAP_GCOV:-}" ]; then
+	grep -qx 'CONFIG_GCOV_KERNEL=y' "$kdir/.config" ||
+		die "ACCMAP_GCOV: $kver has no CONFIG_GCOV_KERNEL (the debug kernels do)"
+	make_args+=(ACCMAP_GCOV=1)
+fi
+say "building accmap.ko for $kver (tree copy in $work/src${ACCMAP_GCOV:+, gcov counters})"
 sync_tree "$work/src"
 if ! timeout "$BUILD_TIMEOUT" make -C "$kdir" M="$work/src" "${make_args[@]}" \
 	-j"$(nproc)" modules >"$work/build.log" 2>&1; then
@@ -289,6 +317,8 @@ else
 	fi
 	if [ "$mode" = tests ]; then
 		progs=("${all_tests[@]}")
+	elif [ "$mode" = soak ]; then
+		progs=(fuzz accmap_stress)
 	else
 		if [ -f "$mode" ]; then
 			mapfile -t progs < <(grep -v '^[[:space:]]*$' "$mode")
@@ -430,9 +460,14 @@ elif [ "$mode" = bench ]; then
 	echo bench >"$root/etc/accmap-mode"
 	# BENCH_ARGS: extra arguments for bench, e.g. "--only svm --reps 5".
 	printf '%s\n' "${BENCH_ARGS:-}" >"$root/etc/accmap-bench-args"
+elif [ "$mode" = soak ]; then
+	echo soak >"$root/etc/accmap-mode"
+	echo "$soak_seconds" >"$root/etc/accmap-soak-seconds"
 else
 	echo tests >"$root/etc/accmap-mode"
 fi
+rm -f "$root/etc/accmap-gcov"
+[ -z "${ACCMAP_GCOV:-}" ] || touch "$root/etc/accmap-gcov"
 echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
 # ACCMAP_FUZZ_INJECT (none, half, all): the fuzzer's fault injection.
 printf '%s\n' "${ACCMAP_FUZZ_INJECT:-}" >"$root/etc/accmap-fuzz-inject"
@@ -455,9 +490,10 @@ timeout -k 10 "$QEMU_TIMEOUT" "${qemu[@]}" "${carveout_qemu[@]}" -nographic -no-
 	-append "console=$console panic=-1${carveout_append:+ $carveout_append}${cma_append:+ $cma_append}" </dev/null 2>&1 |
 	tr -d '\r' | tee "$log" |
 	awk '/^@@accmap-vm dmesg-begin/ { d = 1; print "[guest] (kernel log: see " logf ")" }
+	     /^@@accmap-vm gcov-begin/ { d = 1; print "[guest] (gcov counters)" }
 	     /^@@accmap-vm begin/ { on = 1 }
 	     on && !d { print "[guest] " $0; fflush() }
-	     /^@@accmap-vm dmesg-end/ { d = 0 }' logf="$log"
+	     /^@@accmap-vm (dmesg|gcov)-end/ { d = 0 }' logf="$log"
 qemu_rc=${PIPESTATUS[0]}
 set -e
 say "qemu exited $qemu_rc after $((SECONDS - start)) s"
@@ -585,7 +621,40 @@ else
 		say "criu tests not run: $notrun"
 		want=$((want - $(wc -w <<<"$notrun")))
 	fi
+	if [ "$mode" = soak ]; then
+		rounds=$(sed -n 's/^@@accmap-vm soak-rounds //p' "$log")
+		say "soak: ${rounds:-no} rounds of ${progs[*]}"
+		want=$((${rounds:-0} * ${#progs[@]}))
+		[ "${rounds:-0}" -gt 0 ] || fail "the soak ended without a whole round"
+	fi
 	[ "$ran" -eq "$want" ] || fail "only $ran of $want test programs started"
+fi
+
+# make coverage: the counters, checked against their digest, go next to
+# the objects they count (their path in the tar is the build's own).
+if [ -n "${ACCMAP_GCOV:-}" ]; then
+	sum=$(sed -n 's/^@@accmap-vm gcov-begin \([0-9a-f]*\).*/\1/p' "$log")
+	rm -rf "$work/gcov"
+	mkdir -p "$work/gcov"
+	sed -n '/^@@accmap-vm gcov-begin/,/^@@accmap-vm gcov-end/p' "$log" | sed '1d;$d' |
+		base64 -d >"$work/gcov/gcov.tar.gz" 2>/dev/null || true
+	if [ -z "$sum" ] || [ "$(md5sum <"$work/gcov/gcov.tar.gz" | cut -d' ' -f1)" != "$sum" ]; then
+		fail "the guest's gcov counters did not come back whole"
+	else
+		tar -C "$work/gcov" -xzf "$work/gcov/gcov.tar.gz"
+		n=0
+		while read -r f; do
+			dest=/${f#"$work/gcov/"}
+			case $dest in
+			"$work/src/drivers/accmap/"*.gcda) ;;
+			*) continue ;;
+			esac
+			cp "$f" "$dest"
+			n=$((n + 1))
+		done < <(find "$work/gcov" -name '*.gcda')
+		say "gcov: counters of $n object(s) in $work/src/drivers/accmap"
+		[ "$n" -gt 0 ] || fail "no gcov counters for $work/src/drivers/accmap"
+	fi
 fi
 
 # The whole kernel log (the stock kernels boot clean under TCG, so a hit

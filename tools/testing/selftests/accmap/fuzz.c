@@ -80,6 +80,7 @@
 #include <execinfo.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -104,6 +105,8 @@
 #define FZ_DEFAULT_OPS		131072
 #define FZ_DEFAULT_THREADS	4
 #define FZ_DEFAULT_MIN_OPS	1000000ULL
+/* With injection, a run of the default size must also inject this many failures. */
+#define FZ_DEFAULT_MIN_INJECTED	10000ULL
 #define FZ_MAX_THREADS		16
 #define FZ_MAX_SEEDS		1024
 
@@ -194,6 +197,7 @@ struct fz_config {
 	uint64_t ops;
 	unsigned int threads;
 	uint64_t min_ops;
+	uint64_t min_injected;
 	unsigned int inject;	/* FZ_INJECT_*: which seeds inject failures */
 };
 
@@ -349,6 +353,8 @@ struct fz_thread {
 	uint64_t errs[128];	/* results by errno (0: success) */
 	enum fz_op cur;
 	bool nowb;		/* last fz_ioctl: ran, result not written back */
+	bool inj;		/* last fz_ioctl: failed by injection, may have run */
+	bool inj_wb;		/* ... with ENOMEM, its result written back */
 	int mif;		/* /proc/thread-self/make-it-fail, or -1 */
 
 	int own;		/* the private client, or -1 */
@@ -924,6 +930,27 @@ static bool own_room(struct fz_thread *t)
 	return t->nh < FZ_OWN_MAX - 1;
 }
 
+/*
+ * What a call failed by injection did to private handle @h, asked of the
+ * kernel with injection off: whether it has memory, and its heap, flags
+ * and tag.
+ */
+static void own_probe(struct fz_thread *t, struct fz_handle *h)
+{
+	struct accmap_info a = { .id = h->id };
+
+	if (ioctl(t->own, ACCMAP_IOC_INFO, &a)) {
+		FZ_FAIL(t, "INFO of private id %u after an injected failure: %s", h->id,
+			strerror(errno));
+		return;
+	}
+	h->alloc = a.state & ACCMAP_STATE_ALLOCATED;
+	h->known = true;
+	h->heap = a.heap;
+	h->flags = a.flags;
+	h->tag = a.tag;
+}
+
 /* ---- records of the shared clients ---- */
 
 /*
@@ -1149,13 +1176,30 @@ static __uint128_t inject_allowed(struct fz_thread *t, __uint128_t allowed)
 	return t->mif >= 0 ? allowed | RES_E(ENOMEM) | RES_E(EFAULT) : allowed;
 }
 
+/*
+ * Under injection, a result the call would not give otherwise (t->inj)
+ * says nothing of whether it ran: an injected EFAULT may fail the copy of
+ * the argument in (it did not run) or of the result out (it did, but a new
+ * id, session or fd is dropped again).  So may any EFAULT, even one the
+ * call could give without injection.  The caller finds out what happened
+ * where the model needs it (own_probe()).  An injected ENOMEM writes the
+ * result back as any failure does (t->inj_wb): partial results are checked.
+ */
 static void inject_result(struct fz_thread *t, __uint128_t allowed, int ret, bool *intact)
 {
-	if (t->mif < 0 || !ret || (allowed & RES_E(-ret)))
+	if (t->mif < 0 || !ret)
 		return;
+	if (ret == -EFAULT) {
+		t->inj = true;
+		t->nowb = false;
+		*intact = false;
+		return;
+	}
+	if (allowed & RES_E(-ret))
+		return;
+	t->inj = true;
+	t->inj_wb = *intact;
 	*intact = false;
-	if (ret == -EFAULT)
-		t->nowb = true;
 }
 
 /*
@@ -1179,6 +1223,8 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 
 	*intact = true;
 	t->nowb = false;
+	t->inj = false;
+	t->inj_wb = false;
 	if (!one_in(t, 10)) {
 		ret = inject_ioctl(t, fd, cmd, arg);
 		fz_expect(t, what, ret, inject_allowed(t, allowed));
@@ -1252,7 +1298,7 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 	ret = inject_ioctl(t, fd, _IOC(dir, type, nr, usize), p);
 	fz_expect(t, what, ret, inject_allowed(t, allowed));
 	inject_result(t, allowed, ret, intact);
-	if (*intact && p != arg)
+	if ((*intact || t->inj_wb) && p != arg)
 		memcpy(arg, p, ksize);
 	return ret;
 }
@@ -1844,6 +1890,8 @@ static bool op_alloc(struct fz_thread *t)
 			k.h->tag = a.tag;
 		}
 		rec_set_alloc(&cl, &k);
+	} else if (t->inj && k.h) {
+		own_probe(t, k.h);
 	}
 	cl_put(&cl);
 	return true;
@@ -2306,6 +2354,11 @@ static bool op_clist(struct fz_thread *t)
 	     (first_definite >= 0 && (int)a.done > first_definite) || a.done >= n))
 		FZ_FAIL(t, "CACHE_LIST of %u: %s at done %u; faults maybe from %d, surely at %d",
 			n, ename(-ret), a.done, first_maybe, first_definite);
+	/* An injected failure may stop the list at any entry up to the first that must fail. */
+	if (t->inj_wb && a.done != GARBAGE_U32 &&
+	    ((first_definite >= 0 && (int)a.done > first_definite) || a.done >= n))
+		FZ_FAIL(t, "CACHE_LIST of %u: injected %s at done %u; faults surely at %d", n,
+			ename(-ret), a.done, first_definite);
 	cl_put(&cl);
 	return true;
 }
@@ -5165,6 +5218,14 @@ static void total_test(void)
 	      (unsigned long long)cfg.min_ops);
 }
 
+static void injected_test(void)
+{
+	unsigned long long n = __atomic_load_n(&fz_sh->injected, __ATOMIC_SEQ_CST);
+
+	CHECK(n >= cfg.min_injected, "%llu failures injected, fewer than %llu", n,
+	      (unsigned long long)cfg.min_injected);
+}
+
 /* ---- main ---- */
 
 static uint64_t num_arg(const char *s, const char *what)
@@ -5186,8 +5247,12 @@ static void print_usage(void)
 	printf("usage: fuzz [--seed S] [--seeds K] [--ops N] [--threads T] [--min-ops M]\n"
 	       "  defaults: %u seeds from a random base, %u ops each, %u threads, M %llu\n"
 	       "  environment: ACCMAP_FUZZ_SEED, ACCMAP_FUZZ_SEEDS, ACCMAP_FUZZ_OPS,\n"
-	       "  ACCMAP_FUZZ_THREADS, ACCMAP_FUZZ_MIN_OPS\n",
-	       FZ_DEFAULT_SEEDS, FZ_DEFAULT_OPS, FZ_DEFAULT_THREADS, FZ_DEFAULT_MIN_OPS);
+	       "  ACCMAP_FUZZ_THREADS, ACCMAP_FUZZ_MIN_OPS\n"
+	       "  ACCMAP_FUZZ_INJECT=none|half|all: fault injection (debugfs fail*) on no\n"
+	       "  seed, the odd seeds or every seed; a run of the default size must then\n"
+	       "  inject ACCMAP_FUZZ_MIN_INJECTED failures (default %llu)\n",
+	       FZ_DEFAULT_SEEDS, FZ_DEFAULT_OPS, FZ_DEFAULT_THREADS, FZ_DEFAULT_MIN_OPS,
+	       FZ_DEFAULT_MIN_INJECTED);
 }
 
 int main(int argc, char **argv)
@@ -5204,6 +5269,7 @@ int main(int argc, char **argv)
 	const char *seed_s = getenv("ACCMAP_FUZZ_SEED"), *seeds_s = getenv("ACCMAP_FUZZ_SEEDS");
 	const char *ops_s = getenv("ACCMAP_FUZZ_OPS"), *threads_s = getenv("ACCMAP_FUZZ_THREADS");
 	const char *min_s = getenv("ACCMAP_FUZZ_MIN_OPS");
+	const char *min_inj_s = getenv("ACCMAP_FUZZ_MIN_INJECTED");
 	const char *inject_s = getenv("ACCMAP_FUZZ_INJECT");
 	struct tap_test *tests;
 	uint64_t base;
@@ -5247,6 +5313,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fuzz: ACCMAP_FUZZ_INJECT is none, half or all\n");
 		return 2;
 	}
+	/*
+	 * Under injection, the kernel's rseq update on the way back to user
+	 * space from an ioctl (make-it-fail still on) may have its user copy
+	 * failed, and rseq then kills the thread with SIGSEGV.  glibc's rseq
+	 * registration is a tunable read at start: run once more without it.
+	 */
+	if (cfg.inject && __rseq_size) {
+		const char *tun = getenv("GLIBC_TUNABLES");
+
+		if (tun && strstr(tun, "glibc.pthread.rseq=0")) {
+			fprintf(stderr, "fuzz: glibc registers rseq despite GLIBC_TUNABLES\n");
+			return 2;
+		}
+		setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, "fuzz: cannot run again without rseq: %s\n", strerror(errno));
+		return 2;
+	}
 	cfg.nseeds = seeds_s ? (unsigned int)num_arg(seeds_s, "seed count") :
 			       seed_s ? 1 : FZ_DEFAULT_SEEDS;
 	cfg.ops = ops_s ? num_arg(ops_s, "op count") : FZ_DEFAULT_OPS;
@@ -5261,6 +5345,8 @@ int main(int argc, char **argv)
 	/* A run of the default size must reach the CI figure; a chosen one, all it asked for. */
 	cfg.min_ops = min_s ? num_arg(min_s, "minimum op count") :
 		      seeds_s || seed_s || ops_s ? cfg.nseeds * cfg.ops : FZ_DEFAULT_MIN_OPS;
+	cfg.min_injected = min_inj_s ? num_arg(min_inj_s, "minimum injected count") :
+			   cfg.inject && !(seeds_s || seed_s || ops_s) ? FZ_DEFAULT_MIN_INJECTED : 0;
 	if (seed_s) {
 		base = num_arg(seed_s, "seed");
 	} else {
@@ -5273,7 +5359,7 @@ int main(int argc, char **argv)
 
 	fz_sh = mmap(NULL, sizeof(*fz_sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		     -1, 0);
-	tests = calloc(cfg.nseeds + 1, sizeof(*tests));
+	tests = calloc(cfg.nseeds + 2, sizeof(*tests));
 	if (fz_sh == MAP_FAILED || !tests)
 		return 1;
 	for (unsigned int i = 0; i < cfg.nseeds; i++) {
@@ -5290,6 +5376,12 @@ int main(int argc, char **argv)
 			     (unsigned long long)cfg.min_ops) < 0)
 			return 1;
 		tests[cfg.nseeds] = (struct tap_test){ name, total_test };
+		if (!cfg.min_injected)
+			return tap_run(tests, cfg.nseeds + 1);
+		if (asprintf(&name, "failures injected >= %llu",
+			     (unsigned long long)cfg.min_injected) < 0)
+			return 1;
+		tests[cfg.nseeds + 1] = (struct tap_test){ name, injected_test };
 	}
-	return tap_run(tests, cfg.nseeds + 1);
+	return tap_run(tests, cfg.nseeds + 2);
 }
