@@ -10,9 +10,11 @@
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
 #   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
 #   amd64-mainline (the newest line Debian packages, built on first use),
-#   vm-test amd64-debug (accmap's KASAN/lockdep/kmemleak kernel, built on first
-#   use), lint, dkms-test, fuzz-corpus (the GPUReplay importer's hostile
-#   inputs, on the host)
+#   vm-test amd64-debug and arm64-debug (accmap's KASAN/lockdep/kmemleak
+#   kernels with fault injection, built on first use; the fuzzer injects
+#   failures in half its seeds; arm64's runs 4 seeds, not 8, to keep
+#   make check within the hour), lint, dkms-test, fuzz-corpus (the
+#   GPUReplay importer's hostile inputs, on the host)
 # Prints each tier's result, its time, and as the very last line the grand
 # total "N passed, N failed".  Exits non-zero if anything failed.
 # Each tier's full output: $CACHE/logs/check-<tier>.log.
@@ -37,6 +39,7 @@ tiers=(
 	"vm-arm64-5.10|$t/vm/run.sh arm64-5.10"
 	"vm-amd64-mainline|$t/vm/run.sh amd64-mainline"
 	"vm-amd64-debug|$t/vm/run.sh amd64-debug"
+	"vm-arm64-debug|env ACCMAP_FUZZ_SEEDS=4 ACCMAP_FUZZ_MIN_INJECTED=5000 $t/vm/run.sh arm64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
 	"fuzz-corpus|$t/fuzz/run.sh check"

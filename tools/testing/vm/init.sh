@@ -20,8 +20,9 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup
 
 mode=$(cat /etc/accmap-mode)
 test_timeout=$(cat /etc/accmap-test-timeout)
-ACCMAP_FUZZ_INJECT=$(cat /etc/accmap-fuzz-inject 2>/dev/null)
-export ACCMAP_FUZZ_INJECT
+# The fuzzer's settings from the host (run.sh): ACCMAP_FUZZ_* variables.
+# shellcheck disable=SC1091
+[ -f /etc/accmap-fuzz-env ] && . /etc/accmap-fuzz-env
 
 mark() {
 	echo "@@accmap-vm $*"
@@ -190,8 +191,9 @@ elif [ "$mode" = soak ]; then
 		round=$((round + 1))
 		while read -r t; do
 			mark "test-begin $t.$round"
+			t0=$(date +%s)
 			timeout -s KILL "$test_timeout" "/tests/$t" 2>&1 </dev/null
-			mark "test-end $t.$round rc=$?"
+			mark "test-end $t.$round rc=$? secs=$(($(date +%s) - t0))"
 		done </tests/tests.list
 	done
 	mark "soak-rounds $round"
@@ -214,8 +216,9 @@ else
 			;;
 		esac
 		mark "test-begin $t"
+		t0=$(date +%s)
 		timeout -s KILL "$test_timeout" "/tests/$t" 2>&1 </dev/null
-		mark "test-end $t rc=$?"
+		mark "test-end $t rc=$? secs=$(($(date +%s) - t0))"
 	done </tests/tests.list
 fi
 cd / || true

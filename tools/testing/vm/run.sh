@@ -469,8 +469,17 @@ fi
 rm -f "$root/etc/accmap-gcov"
 [ -z "${ACCMAP_GCOV:-}" ] || touch "$root/etc/accmap-gcov"
 echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
-# ACCMAP_FUZZ_INJECT (none, half, all): the fuzzer's fault injection.
-printf '%s\n' "${ACCMAP_FUZZ_INJECT:-}" >"$root/etc/accmap-fuzz-inject"
+# The fuzzer's settings (fuzz --help): ACCMAP_FUZZ_INJECT (none, half,
+# all), ACCMAP_FUZZ_SEEDS, _OPS, _THREADS, _MIN_OPS, _MIN_INJECTED.
+: >"$root/etc/accmap-fuzz-env"
+for v in INJECT SEED SEEDS OPS THREADS MIN_OPS MIN_INJECTED; do
+	var=ACCMAP_FUZZ_$v
+	[ -n "${!var:-}" ] || continue
+	case ${!var} in
+	*[!A-Za-z0-9]*) die "$var: letters and digits only, not '${!var}'" ;;
+	esac
+	printf 'export %s=%s\n' "$var" "${!var}" >>"$root/etc/accmap-fuzz-env"
+done
 echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
@@ -563,8 +572,8 @@ else
 	# Per program: count TAP results (top level only), compare with the
 	# plan, and check its exit status.
 	tap=$(awk '
-		/^@@accmap-vm test-begin / { t = $3; inside = 1; plan[t] = -1; ok[t] = 0; bad[t] = 0; rc[t] = "none"; order[++n] = t; next }
-		/^@@accmap-vm test-end / { split($4, a, "="); rc[t] = a[2]; inside = 0; next }
+		/^@@accmap-vm test-begin / { t = $3; inside = 1; plan[t] = -1; ok[t] = 0; bad[t] = 0; rc[t] = "none"; secs[t] = "?"; order[++n] = t; next }
+		/^@@accmap-vm test-end / { split($4, a, "="); rc[t] = a[2]; split($5, a, "="); secs[t] = a[2]; inside = 0; next }
 		!inside { next }
 		/^1\.\.[0-9]+/ { split($1, a, "."); plan[t] = a[3] + 0; next }
 		/^ok [0-9]/ { if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) { bad[t]++; print "skip " t ": " $0 } else ok[t]++; next }
@@ -574,7 +583,7 @@ else
 				t = order[i]
 				missing = 0
 				if (plan[t] > ok[t] + bad[t]) missing = plan[t] - ok[t] - bad[t]
-				printf "count %s %d %d %d %s %d\n", t, ok[t], bad[t], missing, rc[t], plan[t]
+				printf "count %s %d %d %d %s %d %s\n", t, ok[t], bad[t], missing, rc[t], plan[t], secs[t]
 			}
 		}' "$log")
 	ran=0
@@ -582,11 +591,11 @@ else
 		case $kind in
 		skip | fail) warn "FAIL: $rest" ;;
 		count)
-			read -r t ok bad missing rc plan <<<"$rest"
+			read -r t ok bad missing rc plan secs <<<"$rest"
 			ran=$((ran + 1))
 			passed=$((passed + ok))
 			failed=$((failed + bad))
-			say "$t: $ok ok, $bad not ok/skipped (plan $plan), exit $rc"
+			say "$t: $ok ok, $bad not ok/skipped (plan $plan), exit $rc, ${secs:-?} s"
 			if [ "$missing" -gt 0 ]; then
 				fail "$t: $missing planned test(s) never reported"
 			fi

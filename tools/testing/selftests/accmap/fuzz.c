@@ -1168,12 +1168,28 @@ static int inject_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *ar
 }
 
 /*
- * What an injected failure adds to a call's allowed results: ENOMEM and
- * EFAULT, the latter possibly after the call did its work.
+ * What an injected failure adds to a call's allowed results: EFAULT (a
+ * failed user copy, possibly after the call did its work), and ENOMEM
+ * for the calls that allocate.  Looking an id up, freeing one, reading a
+ * heap's, the pool's or a target's figures and ending a session allocate
+ * nothing: ENOMEM from them would be a failure of something else.
  */
-static __uint128_t inject_allowed(struct fz_thread *t, __uint128_t allowed)
+static __uint128_t inject_allowed(struct fz_thread *t, unsigned long cmd, __uint128_t allowed)
 {
-	return t->mif >= 0 ? allowed | RES_E(ENOMEM) | RES_E(EFAULT) : allowed;
+	if (t->mif < 0)
+		return allowed;
+	allowed |= RES_E(EFAULT);
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(ACCMAP_IOC_INFO):
+	case _IOC_NR(ACCMAP_IOC_FREE):
+	case _IOC_NR(ACCMAP_IOC_QUERY_HEAP):
+	case _IOC_NR(ACCMAP_IOC_QUERY_POOL):
+	case _IOC_NR(ACCMAP_IOC_REPLAY_QUERY):
+	case _IOC_NR(ACCMAP_IOC_REPLAY_DESTROY):
+		return allowed;
+	default:
+		return allowed | RES_E(ENOMEM);
+	}
 }
 
 /*
@@ -1227,7 +1243,7 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 	t->inj_wb = false;
 	if (!one_in(t, 10)) {
 		ret = inject_ioctl(t, fd, cmd, arg);
-		fz_expect(t, what, ret, inject_allowed(t, allowed));
+		fz_expect(t, what, ret, inject_allowed(t, cmd, allowed));
 		inject_result(t, allowed, ret, intact);
 		return ret;
 	}
@@ -1296,7 +1312,7 @@ static int fz_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *arg,
 		*intact = false;
 
 	ret = inject_ioctl(t, fd, _IOC(dir, type, nr, usize), p);
-	fz_expect(t, what, ret, inject_allowed(t, allowed));
+	fz_expect(t, what, ret, inject_allowed(t, cmd, allowed));
 	inject_result(t, allowed, ret, intact);
 	if ((*intact || t->inj_wb) && p != arg)
 		memcpy(arg, p, ksize);
