@@ -3,15 +3,12 @@
 #
 # Runs accmap's KUnit tests under UML (User-Mode Linux).
 #
-#   tools/testing/kunit/run.sh [default|debug|coverage]
+#   tools/testing/kunit/run.sh [default|debug]
 #
 # The driver is grafted into the Debian linux-source-6.1 tree in the cache
 # (symlinks plus one Kconfig and one Makefile line, all idempotent) and
 # tested with that tree's tools/testing/kunit/kunit.py.  The "debug"
-# profile adds KASAN, lockdep (PROVE_LOCKING) and other debug options;
-# "coverage" builds UML with gcov (CONFIG_GCOV: every object counts, and
-# UML writes the .gcda files into the build directory as it exits) for
-# make coverage (tools/testing/scripts/coverage.sh).
+# profile adds KASAN, lockdep (PROVE_LOCKING) and other debug options.
 # Each profile has its own build directory, $CACHE/kunit-<profile>, so a
 # rerun with nothing changed only relinks UML and boots it: seconds.
 #
@@ -28,8 +25,8 @@ TIER=kunit
 
 profile=${1:-default}
 case $profile in
-default | debug | coverage) ;;
-*) die "usage: $0 [default|debug|coverage]" ;;
+default | debug) ;;
+*) die "usage: $0 [default|debug]" ;;
 esac
 TIER=kunit-$profile
 KERNEL_BUILD_TIMEOUT=${ACCMAP_KERNEL_BUILD_TIMEOUT:-2700}
@@ -85,13 +82,6 @@ if [ "$profile" = debug ]; then
 	for opt in "${debug_options[@]}"; do
 		args+=(--kconfig_add "$opt")
 	done
-elif [ "$profile" = coverage ]; then
-	for opt in CONFIG_DEBUG_KERNEL=y CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y \
-		CONFIG_GCOV=y; do
-		args+=(--kconfig_add "$opt")
-	done
-	# Counters of an earlier run would add to this one's.
-	find "$build_dir" -name '*.gcda' -delete 2>/dev/null || true
 fi
 
 say "kunit.py ${args[*]}"
