@@ -47,7 +47,7 @@ def main():
     path, date, target, commit = sys.argv[1:]
     files = parse(path)
     out = [f"Coverage of `drivers/accmap` on {date} (commit {commit}, `make coverage`: "
-           f"every selftest and the fuzzer in one boot of {target})", "",
+           f"every selftest and the fuzzer in one boot of each of {target})", "",
            "| file | lines | | branches | | functions | |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     tot = dict.fromkeys(("LF", "LH", "BRF", "BRH", "FNF", "FNH"), 0)
