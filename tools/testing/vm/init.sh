@@ -208,6 +208,15 @@ else
 				continue
 			fi
 			;;
+		accmap_inject)
+			# fail-nth: a kernel with fault injection (accmap's
+			# debug kernels); a line, and no run, elsewhere.
+			if [ ! -e /proc/self/fail-nth ]; then
+				echo "# $t not run on $(uname -r): no fault injection (/proc/self/fail-nth)"
+				mark "inject-notrun $t"
+				continue
+			fi
+			;;
 		criu_*)
 			if [ -n "$criu_notrun" ]; then
 				mark "criu-notrun $t"

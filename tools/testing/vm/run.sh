@@ -624,6 +624,12 @@ else
 		say "V4L2 tests not run: $notrun($vivid_reason)"
 		want=$((want - $(wc -w <<<"$notrun")))
 	fi
+	# The fault injection sweep where the kernel has no fault injection.
+	notrun=$(sed -n 's/^@@accmap-vm inject-notrun //p' "$log" | tr '\n' ' ')
+	if [ -n "$notrun" ]; then
+		say "fault injection tests not run (the kernel has none): $notrun"
+		want=$((want - $(wc -w <<<"$notrun")))
+	fi
 	# The criu tests the guest found its kernel cannot run (init.sh).
 	notrun=$(sed -n 's/^@@accmap-vm criu-notrun //p' "$log" | tr '\n' ' ')
 	if [ -n "$notrun" ]; then

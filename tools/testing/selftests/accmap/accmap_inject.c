@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every failure point of a call, failed in turn (fault injection's
+ * fail-nth, Documentation/fault-injection/fault-injection.rst).
+ *
+ * For each case, the N-th fault-injection point this thread reaches (a
+ * slab allocation, a page allocation, a user copy) is failed, for N = 1,
+ * 2, ... until the call gets through without reaching an N-th point.  Each
+ * time the call must succeed (a failure it recovers from, such as a pool
+ * falling back to smaller blocks) or fail with ENOMEM or EFAULT and
+ * nothing else; once its client is closed, debugfs's totals (clients,
+ * allocations, orphans, heap bytes in use, replay sessions) must be back
+ * where they were, and a KASAN, kmemleak or lockdep report of any of it
+ * fails the run.  This walks every unwinding path of those calls on
+ * purpose, where the fuzzer's random injection reaches them by chance.
+ *
+ * Needs a kernel with CONFIG_FAULT_INJECTION and the failslab,
+ * fail_page_alloc and fail_usercopy attributes in debugfs (accmap's debug
+ * kernels); the guest's /init leaves it out elsewhere, with a line saying
+ * so.  Root (REPLAY_* need CAP_SYS_RAWIO, CHECKPOINT
+ * CAP_CHECKPOINT_RESTORE).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "accmap.h"
+#include "accmap_util.h"
+#include "simdrv.h"
+#include "tap.h"
+
+/* No call here reaches that many points: more means the sweep never ends. */
+#define MAX_POINTS	20000
+#define BUF_PAGES	4
+#define GPU_VA		0x100000ULL
+#define VA_BITS		32
+
+static size_t ps;
+static int nth_fd = -1;
+
+/* ---- fail-nth ---- */
+
+static bool knob(const char *dir, const char *name, const char *val)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok;
+}
+
+/*
+ * fail-nth counts every point that asks: the sleeping allocations the
+ * driver makes are left alone by default (ignore-gfp-wait), and so are
+ * single pages and highmem ones (fail_page_alloc's min-order 1,
+ * ignore-gfp-highmem).
+ */
+static bool nth_setup(void)
+{
+	return knob("failslab", "ignore-gfp-wait", "N") &&
+	       knob("fail_page_alloc", "ignore-gfp-wait", "N") &&
+	       knob("fail_page_alloc", "ignore-gfp-highmem", "N") &&
+	       knob("fail_page_alloc", "min-order", "0");
+}
+
+static void nth_restore(void)
+{
+	knob("failslab", "ignore-gfp-wait", "Y");
+	knob("fail_page_alloc", "ignore-gfp-wait", "Y");
+	knob("fail_page_alloc", "ignore-gfp-highmem", "Y");
+	knob("fail_page_alloc", "min-order", "1");
+}
+
+static bool nth_arm(unsigned int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", n);
+
+	return pwrite(nth_fd, buf, len, 0) == len;
+}
+
+/*
+ * Whether the armed point was reached (and failed), and the counter off
+ * again.  The read is a point itself while the counter runs: with one
+ * point left it fails its own copy (EFAULT), which says the call reached
+ * fewer.  The write of 0 may fail the same way, and the counter is 0
+ * after it either way.
+ */
+static bool nth_fired(void)
+{
+	char buf[16] = "";
+	ssize_t n = pread(nth_fd, buf, sizeof(buf) - 1, 0);
+	bool fired = n > 0 && strtoul(buf, NULL, 10) == 0;
+
+	if (pwrite(nth_fd, "0", 1, 0) != 1 && errno != EFAULT)
+		CHECK(false, "fail-nth 0: %s", strerror(errno));
+	return fired;
+}
+
+/* ---- what must be back after each try ---- */
+
+struct totals {
+	unsigned long long clients, allocations, orphans, used, replay;
+};
+
+static bool table_rows(const char *name, unsigned long long *rows, const char *col,
+		       unsigned long long *sum)
+{
+	struct dbg_table t;
+
+	if (!dbg_read(name, &t))
+		return false;
+	*rows = t.nrows;
+	for (size_t r = 0; sum && r < t.nrows; r++)
+		*sum += dbg_num(&t, r, col);
+	dbg_free(&t);
+	return true;
+}
+
+static bool totals_read(struct totals *s)
+{
+	unsigned long long heaps;
+	char *text;
+	size_t len;
+
+	memset(s, 0, sizeof(*s));
+	if (!table_rows("clients", &s->clients, NULL, NULL) ||
+	    !table_rows("allocations", &s->allocations, NULL, NULL) ||
+	    !table_rows("orphans", &s->orphans, NULL, NULL) ||
+	    !table_rows("heaps", &heaps, "used", &s->used))
+		return false;
+	/* Session rows of the replay file start with a number. */
+	text = read_text(ACCMAP_DEBUGFS_DIR "/replay", &len);
+	if (!CHECK(text, "read debugfs replay"))
+		return false;
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
+		s->replay += l[0] >= '0' && l[0] <= '9';
+	free(text);
+	return true;
+}
+
+static bool totals_same(const struct totals *a, const struct totals *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+/* ---- the cases ---- */
+
+/*
+ * One try: a fresh client (and what the case needs, made before the
+ * counter is armed), the call, then everything closed.
+ */
+struct ctx {
+	int dev, dev2, fd;
+	uint32_t id, session;
+	void *mem;
+	uint8_t data[2 * 4096];
+};
+
+struct inj_case {
+	const char *name;
+	bool (*prep)(struct ctx *c);
+	int (*call)(struct ctx *c);
+	/* After a success: the result holds (false fails the test). */
+	bool (*after)(struct ctx *c);
+};
+
+static bool prep_buffer(struct ctx *c)
+{
+	return CHECK(am_buffer(c->dev, BUF_PAGES * ps, 0, &c->id, false) == 0, "buffer");
+}
+
+static bool prep_empty(struct ctx *c)
+{
+	return CHECK(am_create(c->dev, BUF_PAGES * ps, &c->id) == 0, "CREATE");
+}
+
+static bool prep_export(struct ctx *c)
+{
+	if (!prep_buffer(c))
+		return false;
+	c->fd = am_get_fd(c->dev, c->id, O_RDWR | O_CLOEXEC);
+	c->dev2 = am_open();
+	return CHECK(c->fd >= 0 && c->dev2 >= 0, "GET_FD, second client");
+}
+
+static bool prep_anon(struct ctx *c)
+{
+	c->mem = mmap(NULL, BUF_PAGES * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (!CHECK(c->mem != MAP_FAILED, "mmap: %s", strerror(errno))) {
+		c->mem = NULL;
+		return false;
+	}
+	memset(c->mem, 0x5a, BUF_PAGES * ps);
+	return true;
+}
+
+static bool prep_session(struct ctx *c)
+{
+	struct accmap_replay_map m = {
+		.gpu_va = GPU_VA, .length = BUF_PAGES * ps,
+		.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE,
+	};
+	struct accmap_replay_setup s = { .maps = (uintptr_t)&m, .nr_maps = 1,
+					 .format = ACCMAP_PGT_MALI_AARCH64_4K,
+					 .va_bits = VA_BITS };
+
+	if (!prep_buffer(c) ||
+	    !CHECK(accmap_replay_find_target(c->dev, SIMDRV_TARGET, &s.target, NULL) == 0,
+		   "no target %s", SIMDRV_TARGET))
+		return false;
+	m.id = c->id;
+	if (!CHECK(accmap_replay_setup(c->dev, &s) == 0, "REPLAY_SETUP"))
+		return false;
+	c->session = s.session;
+	return true;
+}
+
+static int call_create(struct ctx *c)
+{
+	struct accmap_create a = { .size = BUF_PAGES * ps };
+
+	return raw_ioctl(c->dev, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC,
+				      _IOC_NR(ACCMAP_IOC_CREATE), ACCMAP_CREATE_SIZE_VER1), &a);
+}
+
+static int create_alloc(struct ctx *c, uint32_t heap_mask, uint32_t flags, uint64_t size)
+{
+	struct accmap_create a = { .size = size, .flags = ACCMAP_CREATE_ALLOC,
+				   .heap_mask = heap_mask, .alloc_flags = flags, .tag = 7 };
+	int ret = raw_ioctl(c->dev, ACCMAP_IOC_CREATE, &a);
+
+	c->id = a.id;
+	return ret;
+}
+
+static int call_create_alloc(struct ctx *c)
+{
+	return create_alloc(c, ACCMAP_HEAP_MASK_SYSTEM, 0, BUF_PAGES * ps);
+}
+
+static int call_create_alloc_wc(struct ctx *c)
+{
+	return create_alloc(c, ACCMAP_HEAP_MASK_SYSTEM, ACCMAP_ALLOC_WRITECOMBINE,
+			    BUF_PAGES * ps);
+}
+
+static int call_create_alloc_contig(struct ctx *c)
+{
+	return create_alloc(c, ACCMAP_HEAP_MASK_SYSTEM, ACCMAP_ALLOC_CONTIGUOUS, 16 * ps);
+}
+
+/* The first carveout heap: one exists in every guest that runs this test. */
+static uint32_t carveout_heap(int dev)
+{
+	struct accmap_heap_info hi;
+
+	for (uint32_t h = 0; h < ACCMAP_HEAP_MAX; h++) {
+		if (h == ACCMAP_HEAP_SYSTEM || h == ACCMAP_HEAP_USER || h == ACCMAP_HEAP_DEVICE)
+			continue;
+		if (am_query_heap(dev, h, &hi) == 0 && hi.total)
+			return h;
+	}
+	return ACCMAP_HEAP_MAX;
+}
+
+static int call_create_alloc_carveout(struct ctx *c)
+{
+	uint32_t h = carveout_heap(c->dev);
+
+	if (!CHECK(h < ACCMAP_HEAP_MAX, "no carveout heap"))
+		return -ENODEV;
+	return create_alloc(c, 1U << h, ACCMAP_ALLOC_WRITECOMBINE, BUF_PAGES * ps);
+}
+
+static int call_alloc(struct ctx *c)
+{
+	return am_alloc(c->dev, c->id, 0, 3);
+}
+
+static int call_get_fd(struct ctx *c)
+{
+	int fd = am_get_fd(c->dev, c->id, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return fd;
+	c->fd = fd;
+	return 0;
+}
+
+static int call_from_fd(struct ctx *c)
+{
+	uint32_t id;
+
+	return am_from_fd(c->dev2, c->fd, &id);
+}
+
+static int call_from_va(struct ctx *c)
+{
+	struct accmap_from_va a = { .addr = (uintptr_t)c->mem, .size = BUF_PAGES * ps,
+				    .flags = ACCMAP_FROM_VA_WRITE, .tag = 5 };
+	int ret = raw_ioctl(c->dev, ACCMAP_IOC_FROM_VA, &a);
+
+	c->id = a.id;
+	return ret;
+}
+
+static int call_write(struct ctx *c)
+{
+	for (size_t i = 0; i < sizeof(c->data); i++)
+		c->data[i] = (uint8_t)(i * 7 + 1);
+	return am_write(c->dev, c->id, ps / 2, c->data, sizeof(c->data));
+}
+
+static bool after_write(struct ctx *c)
+{
+	uint8_t back[sizeof(c->data)];
+
+	return CHECK(am_read(c->dev, c->id, ps / 2, back, sizeof(back)) == 0 &&
+		     !memcmp(back, c->data, sizeof(back)), "WRITE's bytes read back");
+}
+
+static int call_read(struct ctx *c)
+{
+	return am_read(c->dev, c->id, 0, c->data, sizeof(c->data));
+}
+
+static int call_cache_list(struct ctx *c)
+{
+	struct accmap_cache_op ops[2] = {
+		{ .id = c->id, .op = ACCMAP_CACHE_WRITEBACK, .offset = 0, .length = ps },
+		{ .id = c->id, .op = ACCMAP_CACHE_WRITEBACK_INVALIDATE, .offset = ps, .length = 2 * ps },
+	};
+	struct accmap_cache_list a = { .ops = (uintptr_t)ops, .count = 2 };
+
+	return raw_ioctl(c->dev, ACCMAP_IOC_CACHE_LIST, &a);
+}
+
+static int call_map_offset(struct ctx *c)
+{
+	struct accmap_map_offset a = { .id = c->id };
+
+	return raw_ioctl(c->dev, ACCMAP_IOC_MAP_OFFSET, &a);
+}
+
+static int call_label(struct ctx *c)
+{
+	return am_set_label(c->dev, 9, "inject-label");
+}
+
+static int call_replay_setup(struct ctx *c)
+{
+	struct accmap_replay_map m = {
+		.gpu_va = GPU_VA, .length = BUF_PAGES * ps, .id = c->id,
+		.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE,
+	};
+	struct accmap_replay_setup s = { .maps = (uintptr_t)&m, .nr_maps = 1,
+					 .format = ACCMAP_PGT_MALI_AARCH64_4K,
+					 .va_bits = VA_BITS };
+	int ret = accmap_replay_find_target(c->dev, SIMDRV_TARGET, &s.target, NULL);
+
+	if (!CHECK(ret == 0, "no target %s", SIMDRV_TARGET))
+		return ret;
+	return raw_ioctl(c->dev, ACCMAP_IOC_REPLAY_SETUP, &s);
+}
+
+static int call_replay_run(struct ctx *c)
+{
+	struct accmap_replay_op ops[8];
+	uint32_t n = simdrv_reset_ops(ops);
+	struct accmap_replay_run r = { .ops = (uintptr_t)ops, .nr_ops = n,
+				       .session = c->session };
+
+	return raw_ioctl(c->dev, ACCMAP_IOC_REPLAY_RUN, &r);
+}
+
+static int call_state(struct ctx *c)
+{
+	struct accmap_ckpt a = { .op = ACCMAP_CKPT_OP_STATE, .data = (uintptr_t)c->data,
+				 .size = sizeof(c->data) };
+
+	return raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
+}
+
+static const struct inj_case cases[] = {
+	{ "CREATE", NULL, call_create, NULL },
+	{ "CREATE_ALLOC system", NULL, call_create_alloc, NULL },
+	{ "CREATE_ALLOC write-combined", NULL, call_create_alloc_wc, NULL },
+	{ "CREATE_ALLOC contiguous", NULL, call_create_alloc_contig, NULL },
+	{ "CREATE_ALLOC carveout", NULL, call_create_alloc_carveout, NULL },
+	{ "ALLOC", prep_empty, call_alloc, NULL },
+	{ "GET_FD", prep_buffer, call_get_fd, NULL },
+	{ "FROM_FD", prep_export, call_from_fd, NULL },
+	{ "FROM_VA", prep_anon, call_from_va, NULL },
+	{ "WRITE", prep_buffer, call_write, after_write },
+	{ "READ", prep_buffer, call_read, NULL },
+	{ "CACHE_LIST", prep_buffer, call_cache_list, NULL },
+	{ "MAP_OFFSET", prep_buffer, call_map_offset, NULL },
+	{ "SET_TAG_LABEL", NULL, call_label, NULL },
+	{ "REPLAY_SETUP", prep_buffer, call_replay_setup, NULL },
+	{ "REPLAY_RUN", prep_session, call_replay_run, NULL },
+	{ "CHECKPOINT STATE", prep_buffer, call_state, NULL },
+};
+
+static void ctx_close(struct ctx *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->dev2 >= 0)
+		close(c->dev2);
+	if (c->dev >= 0)
+		close(c->dev);
+	if (c->mem)
+		munmap(c->mem, BUF_PAGES * ps);
+}
+
+/* Each test runs in a process of its own: fail-nth is that thread's. */
+static void sweep(const struct inj_case *cur)
+{
+	unsigned int n, failed[2] = { 0, 0 }, absorbed = 0;
+	struct totals before, after;
+	struct ctx c;
+	int mon;
+
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	mon = am_open();
+	if (!CHECK(nth_fd >= 0 && mon >= 0, "fail-nth, /dev/accmap: %s", strerror(errno)) ||
+	    !CHECK(nth_setup(), "fault injection knobs: %s", strerror(errno)))
+		goto out;
+	/* Blocks freed back to the pool are zeroed in the background. */
+	am_pool_wait_idle(mon, 5000);
+	if (!totals_read(&before))
+		goto out;
+	for (n = 1; n <= MAX_POINTS; n++) {
+		bool fired;
+		int ret;
+
+		memset(&c, 0, sizeof(c));
+		c.fd = c.dev2 = -1;
+		c.dev = am_open();
+		if (!CHECK(c.dev >= 0, "open") || (cur->prep && !cur->prep(&c))) {
+			ctx_close(&c);
+			break;
+		}
+		if (!CHECK(nth_arm(n), "fail-nth %u: %s", n, strerror(errno))) {
+			ctx_close(&c);
+			break;
+		}
+		ret = cur->call(&c);
+		fired = nth_fired();
+		if (!CHECK(!ret || ((ret == -ENOMEM || ret == -EFAULT) && fired),
+			   "%s with point %u failed: %s", cur->name, n, err_name(ret))) {
+			ctx_close(&c);
+			break;
+		}
+		if (ret)
+			failed[ret == -EFAULT]++;
+		else if (fired)
+			absorbed++;
+		if (!ret && cur->after && !cur->after(&c)) {
+			ctx_close(&c);
+			break;
+		}
+		ctx_close(&c);
+		am_pool_wait_idle(mon, 5000);
+		if (!totals_read(&after))
+			break;
+		if (!CHECK(totals_same(&before, &after),
+			   "%s with point %u failed (%s): debugfs clients %llu allocations %llu "
+			   "orphans %llu used %llu sessions %llu, before %llu %llu %llu %llu %llu",
+			   cur->name, n, err_name(ret), after.clients, after.allocations,
+			   after.orphans, after.used, after.replay, before.clients,
+			   before.allocations, before.orphans, before.used, before.replay))
+			break;
+		if (!fired)
+			break;
+	}
+	nth_restore();
+	CHECK(n <= MAX_POINTS, "%s: still failing at point %u", cur->name, MAX_POINTS);
+	tap_diag("%s: %u points, failed in turn: %u ENOMEM, %u EFAULT, %u recovered from",
+		 cur->name, n - 1, failed[0], failed[1], absorbed);
+out:
+	if (mon >= 0)
+		close(mon);
+	if (nth_fd >= 0)
+		close(nth_fd);
+}
+
+#define SWEEP(i)	static void sweep_##i(void) { sweep(&cases[i]); }
+SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7) SWEEP(8)
+SWEEP(9) SWEEP(10) SWEEP(11) SWEEP(12) SWEEP(13) SWEEP(14) SWEEP(15) SWEEP(16)
+
+int main(void)
+{
+	static void (*const fns[])(void) = {
+		sweep_0, sweep_1, sweep_2, sweep_3, sweep_4, sweep_5, sweep_6, sweep_7, sweep_8,
+		sweep_9, sweep_10, sweep_11, sweep_12, sweep_13, sweep_14, sweep_15, sweep_16,
+	};
+	struct tap_test tests[TAP_ARRAY_SIZE(cases)];
+
+	_Static_assert(TAP_ARRAY_SIZE(fns) == TAP_ARRAY_SIZE(cases), "one sweep per case");
+	ps = page_size();
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(cases); i++)
+		tests[i] = (struct tap_test){ cases[i].name, fns[i] };
+	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+}
