@@ -692,6 +692,8 @@ if [ "$flavor" = debug ]; then
 		grep -c '^unreferenced object' || true)
 	if ! grep -q '^@@accmap-vm kmemleak-end' "$log"; then
 		fail "no kmemleak scan result"
+	elif ! grep -q '^@@accmap-vm kmemleak-scan ok' "$log"; then
+		fail "kmemleak refused the scan (it turned itself off: see $log)"
 	elif [ "$leaks" != 0 ]; then
 		sed -n '/^@@accmap-vm kmemleak-begin/,/^@@accmap-vm kmemleak-end/p' "$log" |
 			head -n 40 | indent >&2

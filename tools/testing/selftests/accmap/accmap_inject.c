@@ -59,22 +59,30 @@ static bool knob(const char *dir, const char *name, const char *val)
 	return ok;
 }
 
+static const char *const fail_dirs[] = { "failslab", "fail_page_alloc", "fail_usercopy" };
+
 /*
  * fail-nth counts every point that asks: the sleeping allocations the
  * driver makes are left alone by default (ignore-gfp-wait), and so are
  * single pages and highmem ones (fail_page_alloc's min-order 1,
- * ignore-gfp-highmem).
+ * ignore-gfp-highmem).  Quiet: each failure would print a stack trace.
  */
 static bool nth_setup(void)
 {
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(fail_dirs); i++)
+		if (!knob(fail_dirs[i], "verbose", "0"))
+			return false;
 	return knob("failslab", "ignore-gfp-wait", "N") &&
 	       knob("fail_page_alloc", "ignore-gfp-wait", "N") &&
 	       knob("fail_page_alloc", "ignore-gfp-highmem", "N") &&
 	       knob("fail_page_alloc", "min-order", "0");
 }
 
+/* The defaults again. */
 static void nth_restore(void)
 {
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(fail_dirs); i++)
+		knob(fail_dirs[i], "verbose", "2");
 	knob("failslab", "ignore-gfp-wait", "Y");
 	knob("fail_page_alloc", "ignore-gfp-wait", "Y");
 	knob("fail_page_alloc", "ignore-gfp-highmem", "Y");
@@ -162,7 +170,7 @@ static bool totals_same(const struct totals *a, const struct totals *b)
  */
 struct ctx {
 	int dev, dev2, fd;
-	uint32_t id, session;
+	uint32_t id, session, heap, target;
 	void *mem;
 	uint8_t data[2 * 4096];
 };
@@ -275,13 +283,15 @@ static uint32_t carveout_heap(int dev)
 	return ACCMAP_HEAP_MAX;
 }
 
+static bool prep_carveout(struct ctx *c)
+{
+	c->heap = carveout_heap(c->dev);
+	return CHECK(c->heap < ACCMAP_HEAP_MAX, "no carveout heap");
+}
+
 static int call_create_alloc_carveout(struct ctx *c)
 {
-	uint32_t h = carveout_heap(c->dev);
-
-	if (!CHECK(h < ACCMAP_HEAP_MAX, "no carveout heap"))
-		return -ENODEV;
-	return create_alloc(c, 1U << h, ACCMAP_ALLOC_WRITECOMBINE, BUF_PAGES * ps);
+	return create_alloc(c, 1U << c->heap, ACCMAP_ALLOC_WRITECOMBINE, BUF_PAGES * ps);
 }
 
 static int call_alloc(struct ctx *c)
@@ -359,6 +369,13 @@ static int call_label(struct ctx *c)
 	return am_set_label(c->dev, 9, "inject-label");
 }
 
+static bool prep_target(struct ctx *c)
+{
+	return prep_buffer(c) &&
+	       CHECK(accmap_replay_find_target(c->dev, SIMDRV_TARGET, &c->target, NULL) == 0,
+		     "no target %s", SIMDRV_TARGET);
+}
+
 static int call_replay_setup(struct ctx *c)
 {
 	struct accmap_replay_map m = {
@@ -366,12 +383,10 @@ static int call_replay_setup(struct ctx *c)
 		.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE,
 	};
 	struct accmap_replay_setup s = { .maps = (uintptr_t)&m, .nr_maps = 1,
+					 .target = c->target,
 					 .format = ACCMAP_PGT_MALI_AARCH64_4K,
 					 .va_bits = VA_BITS };
-	int ret = accmap_replay_find_target(c->dev, SIMDRV_TARGET, &s.target, NULL);
 
-	if (!CHECK(ret == 0, "no target %s", SIMDRV_TARGET))
-		return ret;
 	return raw_ioctl(c->dev, ACCMAP_IOC_REPLAY_SETUP, &s);
 }
 
@@ -398,7 +413,7 @@ static const struct inj_case cases[] = {
 	{ "CREATE_ALLOC system", NULL, call_create_alloc, NULL },
 	{ "CREATE_ALLOC write-combined", NULL, call_create_alloc_wc, NULL },
 	{ "CREATE_ALLOC contiguous", NULL, call_create_alloc_contig, NULL },
-	{ "CREATE_ALLOC carveout", NULL, call_create_alloc_carveout, NULL },
+	{ "CREATE_ALLOC carveout", prep_carveout, call_create_alloc_carveout, NULL },
 	{ "ALLOC", prep_empty, call_alloc, NULL },
 	{ "GET_FD", prep_buffer, call_get_fd, NULL },
 	{ "FROM_FD", prep_export, call_from_fd, NULL },
@@ -408,7 +423,7 @@ static const struct inj_case cases[] = {
 	{ "CACHE_LIST", prep_buffer, call_cache_list, NULL },
 	{ "MAP_OFFSET", prep_buffer, call_map_offset, NULL },
 	{ "SET_TAG_LABEL", NULL, call_label, NULL },
-	{ "REPLAY_SETUP", prep_buffer, call_replay_setup, NULL },
+	{ "REPLAY_SETUP", prep_target, call_replay_setup, NULL },
 	{ "REPLAY_RUN", prep_session, call_replay_run, NULL },
 	{ "CHECKPOINT STATE", prep_buffer, call_state, NULL },
 };
