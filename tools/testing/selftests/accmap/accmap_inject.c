@@ -173,6 +173,9 @@ struct ctx {
 	uint32_t id, session, heap, target;
 	void *mem;
 	uint8_t data[2 * 4096];
+	/* A dumped client: its state, and its one written buffer's bytes. */
+	uint64_t state[512];
+	uint8_t contents[BUF_PAGES * 16384];
 };
 
 struct inj_case {
@@ -204,8 +207,7 @@ static bool prep_export(struct ctx *c)
 
 static bool prep_anon(struct ctx *c)
 {
-	c->mem = mmap(NULL, BUF_PAGES * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		      -1, 0);
+	c->mem = mmap(NULL, 16 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!CHECK(c->mem != MAP_FAILED, "mmap: %s", strerror(errno))) {
 		c->mem = NULL;
 		return false;
@@ -350,7 +352,8 @@ static int call_cache_list(struct ctx *c)
 {
 	struct accmap_cache_op ops[2] = {
 		{ .id = c->id, .op = ACCMAP_CACHE_WRITEBACK, .offset = 0, .length = ps },
-		{ .id = c->id, .op = ACCMAP_CACHE_WRITEBACK_INVALIDATE, .offset = ps, .length = 2 * ps },
+		{ .id = c->id, .op = ACCMAP_CACHE_WRITEBACK_INVALIDATE, .offset = ps,
+		  .length = 2 * ps },
 	};
 	struct accmap_cache_list a = { .ops = (uintptr_t)ops, .count = 2 };
 
@@ -408,6 +411,102 @@ static int call_state(struct ctx *c)
 	return raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
 }
 
+/* A second client with a written buffer and an empty id, dumped (STATE). */
+static bool prep_dump(struct ctx *c)
+{
+	struct accmap_ckpt a = { .op = ACCMAP_CKPT_OP_STATE, .data = (uintptr_t)c->state,
+				 .size = sizeof(c->state) };
+	uint32_t id2;
+
+	c->dev2 = am_open();
+	if (!CHECK(c->dev2 >= 0, "open") ||
+	    !CHECK(am_buffer(c->dev2, BUF_PAGES * ps, 0, &c->id, false) == 0, "buffer"))
+		return false;
+	for (size_t i = 0; i < BUF_PAGES * ps; i++)
+		c->contents[i] = (uint8_t)(i * 13 + 5);
+	return CHECK(am_write(c->dev2, c->id, 0, c->contents, BUF_PAGES * ps) == 0, "WRITE") &&
+	       CHECK(am_create(c->dev2, ps, &id2) == 0, "CREATE") &&
+	       CHECK(raw_ioctl(c->dev2, ACCMAP_IOC_CHECKPOINT, &a) == 0, "STATE");
+}
+
+static int ckpt_op(struct ctx *c, uint32_t op, uint64_t token, const void *data, uint64_t size,
+		   const void *contents)
+{
+	struct accmap_ckpt a = { .op = op, .token = token, .data = (uintptr_t)data,
+				 .size = size, .contents = (uintptr_t)contents,
+				 .pid = (uint32_t)getpid() };
+
+	if (op == ACCMAP_CKPT_OP_RESTORE_BUFFER)
+		a.flags = ACCMAP_CKPT_ADD_ID;
+	return raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
+}
+
+/* The whole restore of that dump into the fresh client: the first error ends it. */
+static int call_restore(struct ctx *c)
+{
+	const struct accmap_ckpt_client *head = (const void *)c->state;
+	const struct accmap_ckpt_handle *recs = (const void *)(head + 1);
+	struct accmap_ckpt a = { .op = ACCMAP_CKPT_OP_RESTORE_BEGIN };
+	int ret = raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
+
+	if (!ret)
+		ret = ckpt_op(c, ACCMAP_CKPT_OP_RESTORE_CLIENT, a.token, head, sizeof(*head), NULL);
+	for (uint32_t i = 0; !ret && i < head->nr_handles; i++)
+		ret = ckpt_op(c, ACCMAP_CKPT_OP_RESTORE_BUFFER, a.token, &recs[i], sizeof(recs[i]),
+			      recs[i].kind == ACCMAP_CKPT_KIND_ALLOC ? c->contents : NULL);
+	if (!ret)
+		ret = ckpt_op(c, ACCMAP_CKPT_OP_RESTORE_FINISH, a.token, NULL, 0, NULL);
+	return ret;
+}
+
+static bool after_restore(struct ctx *c)
+{
+	uint8_t back[BUF_PAGES * 16384];
+
+	return CHECK(am_read(c->dev, c->id, 0, back, BUF_PAGES * ps) == 0 &&
+		     !memcmp(back, c->contents, BUF_PAGES * ps), "restored bytes read back");
+}
+
+/* 16 pages of this process for an SVM session to mirror. */
+static bool prep_svm(struct ctx *c)
+{
+	c->mem = mmap(NULL, 16 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!CHECK(c->mem != MAP_FAILED, "mmap: %s", strerror(errno))) {
+		c->mem = NULL;
+		return false;
+	}
+	memset(c->mem, 0x3c, 16 * ps);
+	return CHECK(accmap_replay_find_target(c->dev, SIMDRV_TARGET, &c->target, NULL) == 0,
+		     "no target %s", SIMDRV_TARGET);
+}
+
+/* An SVM session over those pages, and a PREFETCH of them to @location. */
+static int svm_prefetch(struct ctx *c, uint32_t location)
+{
+	struct accmap_svm_op op = { .op = ACCMAP_SVM_OP_PREFETCH, .start = (uintptr_t)c->mem,
+				    .size = 16 * ps, .location = location };
+	struct accmap_replay_setup s;
+	int ret;
+
+	simdrv_svm_setup(&s, c->target, ACCMAP_PGT_MALI_AARCH64_4K, SIMDRV_VA_BITS,
+			 (uintptr_t)c->mem, 16 * ps);
+	ret = raw_ioctl(c->dev, ACCMAP_IOC_REPLAY_SETUP, &s);
+	if (ret)
+		return ret;
+	op.session = s.session;
+	return raw_ioctl(c->dev, ACCMAP_IOC_SVM, &op);
+}
+
+static int call_svm_system(struct ctx *c)
+{
+	return svm_prefetch(c, ACCMAP_SVM_LOC_SYSTEM);
+}
+
+static int call_svm_device(struct ctx *c)
+{
+	return svm_prefetch(c, ACCMAP_SVM_LOC_DEVICE);
+}
+
 static const struct inj_case cases[] = {
 	{ "CREATE", NULL, call_create, NULL },
 	{ "CREATE_ALLOC system", NULL, call_create_alloc, NULL },
@@ -426,6 +525,10 @@ static const struct inj_case cases[] = {
 	{ "REPLAY_SETUP", prep_target, call_replay_setup, NULL },
 	{ "REPLAY_RUN", prep_session, call_replay_run, NULL },
 	{ "CHECKPOINT STATE", prep_buffer, call_state, NULL },
+	{ "CHECKPOINT restore", prep_dump, call_restore, after_restore },
+	{ "SVM session, PREFETCH", prep_svm, call_svm_system, NULL },
+	/* Last: only where the guest has device memory. */
+	{ "SVM session, PREFETCH to device memory", prep_svm, call_svm_device, NULL },
 };
 
 static void ctx_close(struct ctx *c)
@@ -437,7 +540,7 @@ static void ctx_close(struct ctx *c)
 	if (c->dev >= 0)
 		close(c->dev);
 	if (c->mem)
-		munmap(c->mem, BUF_PAGES * ps);
+		munmap(c->mem, 16 * ps);
 }
 
 /* Each test runs in a process of its own: fail-nth is that thread's. */
@@ -462,7 +565,8 @@ static void sweep(const struct inj_case *cur)
 		int ret;
 
 		memset(&c, 0, sizeof(c));
-		c.fd = c.dev2 = -1;
+		c.fd = -1;
+		c.dev2 = -1;
 		c.dev = am_open();
 		if (!CHECK(c.dev >= 0, "open") || (cur->prep && !cur->prep(&c))) {
 			ctx_close(&c);
@@ -492,12 +596,15 @@ static void sweep(const struct inj_case *cur)
 		if (!totals_read(&after))
 			break;
 		if (!CHECK(totals_same(&before, &after),
-			   "%s with point %u failed (%s): debugfs clients %llu allocations %llu "
-			   "orphans %llu used %llu sessions %llu, before %llu %llu %llu %llu %llu",
-			   cur->name, n, err_name(ret), after.clients, after.allocations,
-			   after.orphans, after.used, after.replay, before.clients,
-			   before.allocations, before.orphans, before.used, before.replay))
+			   "%s with point %u failed (%s): debugfs totals not back", cur->name, n,
+			   err_name(ret))) {
+			tap_diag("clients allocations orphans used sessions: %llu %llu %llu",
+				 after.clients, after.allocations, after.orphans);
+			tap_diag("  %llu %llu; before: %llu %llu %llu %llu %llu", after.used,
+				 after.replay, before.clients, before.allocations, before.orphans,
+				 before.used, before.replay);
 			break;
+		}
 		if (!fired)
 			break;
 	}
@@ -514,19 +621,28 @@ out:
 
 #define SWEEP(i)	static void sweep_##i(void) { sweep(&cases[i]); }
 SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7) SWEEP(8)
-SWEEP(9) SWEEP(10) SWEEP(11) SWEEP(12) SWEEP(13) SWEEP(14) SWEEP(15) SWEEP(16)
+SWEEP(9) SWEEP(10) SWEEP(11) SWEEP(12) SWEEP(13) SWEEP(14) SWEEP(15) SWEEP(16) SWEEP(17)
+SWEEP(18) SWEEP(19)
 
 int main(void)
 {
 	static void (*const fns[])(void) = {
 		sweep_0, sweep_1, sweep_2, sweep_3, sweep_4, sweep_5, sweep_6, sweep_7, sweep_8,
 		sweep_9, sweep_10, sweep_11, sweep_12, sweep_13, sweep_14, sweep_15, sweep_16,
+		sweep_17, sweep_18, sweep_19,
 	};
 	struct tap_test tests[TAP_ARRAY_SIZE(cases)];
+	size_t n = TAP_ARRAY_SIZE(cases);
 
-	_Static_assert(TAP_ARRAY_SIZE(fns) == TAP_ARRAY_SIZE(cases), "one sweep per case");
 	ps = page_size();
-	for (size_t i = 0; i < TAP_ARRAY_SIZE(cases); i++)
+	if (TAP_ARRAY_SIZE(fns) != TAP_ARRAY_SIZE(cases) ||
+	    ps * BUF_PAGES > sizeof(((struct ctx *)0)->contents))
+		return 1;
+	if (!am_devmem_expected()) {
+		printf("# no device memory in this guest: \"%s\" not run\n", cases[n - 1].name);
+		n--;
+	}
+	for (size_t i = 0; i < n; i++)
 		tests[i] = (struct tap_test){ cases[i].name, fns[i] };
-	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+	return tap_run(tests, n);
 }

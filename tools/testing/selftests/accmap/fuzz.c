@@ -1116,8 +1116,8 @@ static bool inject_begin(uint64_t seed)
 		   inject_knob("fail_page_alloc", "min-order", "0"),
 		   "fault injection: cannot set the gfp filters: %s", strerror(errno)))
 		return false;
-	tap_diag("  injecting: %u%% of allocations and user copies inside accmap ioctls, "
-		 "interval %u", fz_inj.probability, fz_inj.interval);
+	tap_diag("  injecting: %u%% of allocations and user copies in accmap ioctls, interval %u",
+		 fz_inj.probability, fz_inj.interval);
 	return true;
 }
 
@@ -5361,8 +5361,9 @@ int main(int argc, char **argv)
 	/* A run of the default size must reach the CI figure; a chosen one, all it asked for. */
 	cfg.min_ops = min_s ? num_arg(min_s, "minimum op count") :
 		      seeds_s || seed_s || ops_s ? cfg.nseeds * cfg.ops : FZ_DEFAULT_MIN_OPS;
-	cfg.min_injected = min_inj_s ? num_arg(min_inj_s, "minimum injected count") :
-			   cfg.inject && !(seeds_s || seed_s || ops_s) ? FZ_DEFAULT_MIN_INJECTED : 0;
+	cfg.min_injected = min_inj_s ? num_arg(min_inj_s, "minimum injected count") : 0;
+	if (!min_inj_s && cfg.inject && !(seeds_s || seed_s || ops_s))
+		cfg.min_injected = FZ_DEFAULT_MIN_INJECTED;
 	if (seed_s) {
 		base = num_arg(seed_s, "seed");
 	} else {
