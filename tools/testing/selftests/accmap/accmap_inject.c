@@ -48,15 +48,9 @@ static int nth_fd = -1;
 static bool knob(const char *dir, const char *name, const char *val)
 {
 	char path[128];
-	int fd, ok;
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok;
+	return write_text(path, val);
 }
 
 static const char *const fail_dirs[] = { "failslab", "fail_page_alloc", "fail_usercopy" };
@@ -121,20 +115,6 @@ struct totals {
 	unsigned long long clients, allocations, orphans, used, replay;
 };
 
-static bool table_rows(const char *name, unsigned long long *rows, const char *col,
-		       unsigned long long *sum)
-{
-	struct dbg_table t;
-
-	if (!dbg_read(name, &t))
-		return false;
-	*rows = t.nrows;
-	for (size_t r = 0; sum && r < t.nrows; r++)
-		*sum += dbg_num(&t, r, col);
-	dbg_free(&t);
-	return true;
-}
-
 static bool totals_read(struct totals *s)
 {
 	unsigned long long heaps;
@@ -142,10 +122,10 @@ static bool totals_read(struct totals *s)
 	size_t len;
 
 	memset(s, 0, sizeof(*s));
-	if (!table_rows("clients", &s->clients, NULL, NULL) ||
-	    !table_rows("allocations", &s->allocations, NULL, NULL) ||
-	    !table_rows("orphans", &s->orphans, NULL, NULL) ||
-	    !table_rows("heaps", &heaps, "used", &s->used))
+	if (!dbg_rows("clients", &s->clients, NULL, NULL) ||
+	    !dbg_rows("allocations", &s->allocations, NULL, NULL) ||
+	    !dbg_rows("orphans", &s->orphans, NULL, NULL) ||
+	    !dbg_rows("heaps", &heaps, "used", &s->used))
 		return false;
 	/* Session rows of the replay file start with a number. */
 	text = read_text(ACCMAP_DEBUGFS_DIR "/replay", &len);

@@ -423,6 +423,19 @@ int fdinfo_value(int fd, const char *key, char *val, size_t len)
 	return ret;
 }
 
+bool write_text(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
 char *read_text(const char *path, size_t *len)
 {
 	size_t cap = 16384, n = 0;
@@ -546,6 +559,23 @@ bad:
 bool dbg_read(const char *name, struct dbg_table *t)
 {
 	return dbg_read_keyed(name, 0, t);
+}
+
+bool dbg_rows(const char *name, unsigned long long *rows, const char *col,
+	      unsigned long long *sum)
+{
+	struct dbg_table tb;
+
+	if (!dbg_read(name, &tb))
+		return false;
+	*rows = tb.nrows;
+	if (sum) {
+		*sum = 0;
+		for (size_t r = 0; r < tb.nrows; r++)
+			*sum += dbg_num(&tb, r, col);
+	}
+	dbg_free(&tb);
+	return true;
 }
 
 void dbg_free(struct dbg_table *t)

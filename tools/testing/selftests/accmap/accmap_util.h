@@ -116,6 +116,11 @@ int am_recv_byte(int sock, char *c);
  * be read.
  */
 char *read_text(const char *path, size_t *len);
+/*
+ * Writes @text to the file at @path in one write() (a debugfs or procfs
+ * knob); false, errno set, if it cannot be opened or takes less.
+ */
+bool write_text(const char *path, const char *text);
 
 /* MemTotal of /proc/meminfo in bytes, 0 if it cannot be read. */
 uint64_t meminfo_total_bytes(void);
@@ -152,6 +157,13 @@ bool dbg_read(const char *name, struct dbg_table *t);
  */
 bool dbg_read_keyed(const char *name, size_t nkeys, struct dbg_table *t);
 void dbg_free(struct dbg_table *t);
+/*
+ * The number of data rows of debugfs table @name in *@rows and, if @sum is
+ * not NULL, the sum of column @col over them in *@sum; false (a failed
+ * check) if the table cannot be read.
+ */
+bool dbg_rows(const char *name, unsigned long long *rows, const char *col,
+	      unsigned long long *sum);
 /* The key of key line @i (0-based, in file order); "" if there is none. */
 const char *dbg_key(const struct dbg_table *t, size_t i);
 /* The value of the first key line with that key, or NULL. */

@@ -1060,15 +1060,9 @@ static struct {
 static bool inject_knob(const char *dir, const char *knob, const char *val)
 {
 	char path[128];
-	int fd, ok;
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s", dir, knob);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok;
+	return write_text(path, val);
 }
 
 static long inject_times(const char *dir)
@@ -4881,23 +4875,6 @@ struct fz_snap {
 	unsigned long long sessions, mapped, table_pages, target_sessions, replay_rows;
 };
 
-static bool snap_table(const char *name, unsigned long long *rows, const char *col,
-		       unsigned long long *sum)
-{
-	struct dbg_table tb;
-
-	if (!dbg_read(name, &tb))
-		return false;
-	*rows = tb.nrows;
-	if (sum) {
-		*sum = 0;
-		for (size_t r = 0; r < tb.nrows; r++)
-			*sum += dbg_num(&tb, r, col);
-	}
-	dbg_free(&tb);
-	return true;
-}
-
 /* The replay file: session rows, then "name\ttotal" lines, then one "target" line each. */
 static bool snap_replay(struct fz_snap *s)
 {
@@ -4935,10 +4912,10 @@ static bool snap_take(struct fz_snap *s)
 	unsigned long long heaps;
 
 	memset(s, 0, sizeof(*s));
-	return snap_table("clients", &s->clients, "handles", &s->handles) &&
-	       snap_table("allocations", &s->allocations, NULL, NULL) &&
-	       snap_table("orphans", &s->orphans, NULL, NULL) &&
-	       snap_table("heaps", &heaps, "used", &s->used) && snap_replay(s);
+	return dbg_rows("clients", &s->clients, "handles", &s->handles) &&
+	       dbg_rows("allocations", &s->allocations, NULL, NULL) &&
+	       dbg_rows("orphans", &s->orphans, NULL, NULL) &&
+	       dbg_rows("heaps", &heaps, "used", &s->used) && snap_replay(s);
 }
 
 static void snap_print(const char *what, const struct fz_snap *s, char *buf, size_t len)
