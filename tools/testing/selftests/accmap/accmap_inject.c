@@ -413,11 +413,12 @@ static int ckpt_op(struct ctx *c, uint32_t op, uint64_t token, const void *data,
 		   const void *contents)
 {
 	struct accmap_ckpt a = { .op = op, .token = token, .data = (uintptr_t)data,
-				 .size = size, .contents = (uintptr_t)contents,
-				 .pid = (uint32_t)getpid() };
+				 .size = size, .contents = (uintptr_t)contents };
 
 	if (op == ACCMAP_CKPT_OP_RESTORE_BUFFER)
 		a.flags = ACCMAP_CKPT_ADD_ID;
+	if (op == ACCMAP_CKPT_OP_RESTORE_FINISH)
+		a.pid = (uint32_t)getpid();
 	return raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
 }
 
