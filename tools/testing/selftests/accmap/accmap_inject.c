@@ -409,7 +409,7 @@ static bool prep_dump(struct ctx *c)
 	       CHECK(raw_ioctl(c->dev2, ACCMAP_IOC_CHECKPOINT, &a) == 0, "STATE");
 }
 
-static int ckpt_op(struct ctx *c, uint32_t op, uint64_t token, const void *data, uint64_t size,
+static int ckpt_op(int dev, uint32_t op, uint64_t token, const void *data, uint64_t size,
 		   const void *contents)
 {
 	struct accmap_ckpt a = { .op = op, .token = token, .data = (uintptr_t)data,
@@ -419,24 +419,30 @@ static int ckpt_op(struct ctx *c, uint32_t op, uint64_t token, const void *data,
 		a.flags = ACCMAP_CKPT_ADD_ID;
 	if (op == ACCMAP_CKPT_OP_RESTORE_FINISH)
 		a.pid = (uint32_t)getpid();
-	return raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
+	return raw_ioctl(dev, ACCMAP_IOC_CHECKPOINT, &a);
 }
 
-/* The whole restore of that dump into the fresh client: the first error ends it. */
+/*
+ * The whole restore of that dump into the fresh client, the dumped one's
+ * file running it (BEGIN, FINISH), as CRIU's plugin does with a file of
+ * its own: the first error ends it.
+ */
 static int call_restore(struct ctx *c)
 {
 	const struct accmap_ckpt_client *head = (const void *)c->state;
 	const struct accmap_ckpt_handle *recs = (const void *)(head + 1);
 	struct accmap_ckpt a = { .op = ACCMAP_CKPT_OP_RESTORE_BEGIN };
-	int ret = raw_ioctl(c->dev, ACCMAP_IOC_CHECKPOINT, &a);
+	int ret = raw_ioctl(c->dev2, ACCMAP_IOC_CHECKPOINT, &a);
 
 	if (!ret)
-		ret = ckpt_op(c, ACCMAP_CKPT_OP_RESTORE_CLIENT, a.token, head, sizeof(*head), NULL);
+		ret = ckpt_op(c->dev, ACCMAP_CKPT_OP_RESTORE_CLIENT, a.token, head, sizeof(*head),
+			      NULL);
 	for (uint32_t i = 0; !ret && i < head->nr_handles; i++)
-		ret = ckpt_op(c, ACCMAP_CKPT_OP_RESTORE_BUFFER, a.token, &recs[i], sizeof(recs[i]),
+		ret = ckpt_op(c->dev, ACCMAP_CKPT_OP_RESTORE_BUFFER, a.token, &recs[i],
+			      sizeof(recs[i]),
 			      recs[i].kind == ACCMAP_CKPT_KIND_ALLOC ? c->contents : NULL);
 	if (!ret)
-		ret = ckpt_op(c, ACCMAP_CKPT_OP_RESTORE_FINISH, a.token, NULL, 0, NULL);
+		ret = ckpt_op(c->dev2, ACCMAP_CKPT_OP_RESTORE_FINISH, a.token, NULL, 0, NULL);
 	return ret;
 }
 
