@@ -22,9 +22,9 @@
 #                       report in $(ACCMAP_CACHE)/bench
 #   make coverage [VM_ARCH=amd64|arm64]
 #                       line and branch coverage of drivers/accmap under
-#                       the selftests and the fuzzer, in one boot of that
-#                       architecture's debug kernel (default amd64, which
-#                       has device memory); table in $(ACCMAP_CACHE)/coverage
+#                       the selftests and the fuzzer, in one boot of each
+#                       debug kernel (or of the one named), added up;
+#                       table in $(ACCMAP_CACHE)/coverage
 #   make soak HOURS=N [VM_ARCH=arm64|amd64]
 #                       the fuzzer (injection on half its seeds) and the
 #                       stress test in turns for N hours in the debug
@@ -48,7 +48,8 @@ KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build), \
 # make bench and make soak default to arm64, every other VM target to amd64.
 BENCH_ARCH := $(or $(VM_ARCH),arm64)
 SOAK_ARCH := $(or $(VM_ARCH),arm64)
-COVERAGE_ARCH := $(or $(VM_ARCH),amd64)
+# make coverage: both debug kernels, or the one VM_ARCH names.
+COVERAGE_TARGETS := $(if $(VM_ARCH),$(VM_ARCH)-debug,amd64-debug arm64-debug)
 HOURS ?= 2
 VM_ARCH ?= amd64
 FUZZ_SECONDS ?= 300
@@ -108,7 +109,7 @@ bench: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/vm/run.sh $(BENCH_ARCH)-perf bench
 
 coverage: deps
-	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/coverage.sh $(COVERAGE_ARCH)-debug
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/coverage.sh $(COVERAGE_TARGETS)
 
 soak: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/soak.sh $(SOAK_ARCH)-debug $(HOURS)
