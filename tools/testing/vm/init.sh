@@ -20,9 +20,9 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup
 
 mode=$(cat /etc/accmap-mode)
 test_timeout=$(cat /etc/accmap-test-timeout)
-# The fuzzer's settings from the host (run.sh): ACCMAP_FUZZ_* variables.
+# The fuzzer's and the stress test's settings from the host (run.sh).
 # shellcheck disable=SC1091
-[ -f /etc/accmap-fuzz-env ] && . /etc/accmap-fuzz-env
+[ -f /etc/accmap-test-env ] && . /etc/accmap-test-env
 
 mark() {
 	echo "@@accmap-vm $*"

@@ -469,16 +469,17 @@ fi
 rm -f "$root/etc/accmap-gcov"
 [ -z "${ACCMAP_GCOV:-}" ] || touch "$root/etc/accmap-gcov"
 echo "$TEST_TIMEOUT" >"$root/etc/accmap-test-timeout"
-# The fuzzer's settings (fuzz --help): ACCMAP_FUZZ_INJECT (none, half,
-# all), ACCMAP_FUZZ_SEEDS, _OPS, _THREADS, _MIN_OPS, _MIN_INJECTED.
-: >"$root/etc/accmap-fuzz-env"
-for v in INJECT SEED SEEDS OPS THREADS MIN_OPS MIN_INJECTED; do
-	var=ACCMAP_FUZZ_$v
+# The fuzzer's and the stress test's settings (fuzz --help,
+# accmap_stress.c): ACCMAP_FUZZ_INJECT (none, half, all), ACCMAP_FUZZ_SEEDS,
+# _OPS, _THREADS, _MIN_OPS, _MIN_INJECTED, ACCMAP_STRESS_SECONDS.
+: >"$root/etc/accmap-test-env"
+for var in ACCMAP_FUZZ_INJECT ACCMAP_FUZZ_SEED ACCMAP_FUZZ_SEEDS ACCMAP_FUZZ_OPS \
+	ACCMAP_FUZZ_THREADS ACCMAP_FUZZ_MIN_OPS ACCMAP_FUZZ_MIN_INJECTED ACCMAP_STRESS_SECONDS; do
 	[ -n "${!var:-}" ] || continue
 	case ${!var} in
 	*[!A-Za-z0-9]*) die "$var: letters and digits only, not '${!var}'" ;;
 	esac
-	printf 'export %s=%s\n' "$var" "${!var}" >>"$root/etc/accmap-fuzz-env"
+	printf 'export %s=%s\n' "$var" "${!var}" >>"$root/etc/accmap-test-env"
 done
 echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
