@@ -383,7 +383,8 @@ static int accmap_ckpt_state(struct accmap_client *client,
 	}
 	arg->size = size;
 
-	buf = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	/* Sized by user space: its ENOMEM, not a vmalloc warning. */
+	buf = kvzalloc(size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!buf) {
 		ret = -ENOMEM;
 		goto out_unlock;
@@ -869,8 +870,10 @@ static int accmap_ckpt_restore_session(struct accmap_client *client,
 		ret = -EINVAL;
 		goto err_free;
 	}
-	p->maps = kvmalloc(max_t(size_t, maps_size, 1), GFP_KERNEL_ACCOUNT);
-	p->attrs = kvmalloc(max_t(size_t, attrs_size, 1), GFP_KERNEL_ACCOUNT);
+	p->maps = kvmalloc(max_t(size_t, maps_size, 1),
+			   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	p->attrs = kvmalloc(max_t(size_t, attrs_size, 1),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!p->maps || !p->attrs) {
 		ret = -ENOMEM;
 		goto err_free;

@@ -101,7 +101,8 @@ static void *carveout_vmap_wc(struct accmap_handle *handle)
 	unsigned long i;
 	void *vaddr;
 
-	pages = kvmalloc_array(handle->npages, sizeof(*pages), GFP_KERNEL);
+	pages = kvmalloc_array(handle->npages, sizeof(*pages),
+			       GFP_KERNEL | __GFP_NOWARN);
 	if (!pages)
 		return NULL;
 	for (i = 0; i < handle->npages; i++)

@@ -492,7 +492,7 @@ static int accmap_replay_setup_core(struct accmap_client *client,
 	/* From here on the release function undoes whatever was done. */
 
 	s->maps = kvcalloc(max(arg->nr_maps, 1U), sizeof(*s->maps),
-			   GFP_KERNEL_ACCOUNT);
+			   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!s->maps) {
 		ret = -ENOMEM;
 		goto err_put_session;
@@ -601,7 +601,9 @@ int accmap_replay_setup(struct accmap_client *client,
 	if (ret)
 		return ret;
 
-	maps = kvmalloc_array(max(arg->nr_maps, 1U), sizeof(*maps), GFP_KERNEL);
+	/* Sized by user space: its ENOMEM, not a vmalloc warning. */
+	maps = kvmalloc_array(max(arg->nr_maps, 1U), sizeof(*maps),
+			      GFP_KERNEL | __GFP_NOWARN);
 	if (!maps)
 		return -ENOMEM;
 	if (copy_from_user(maps, u64_to_user_ptr(arg->maps),
@@ -856,7 +858,8 @@ int accmap_replay_run(struct accmap_client *client,
 	 * The whole list comes in before any lock is taken: a copy that
 	 * stalls (userfaultfd, FUSE) holds up this caller only.
 	 */
-	kops = kvmalloc_array(arg->nr_ops, sizeof(*kops), GFP_KERNEL_ACCOUNT);
+	kops = kvmalloc_array(arg->nr_ops, sizeof(*kops),
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!kops) {
 		ret = -ENOMEM;
 		goto out;

@@ -1392,9 +1392,10 @@ static int sim_compute(struct sim_chain *ch, u64 jd)
 	if (job.op == ACCMAP_SIM_OP_LIST_SUM_I32)
 		return sim_list_sum(ch, &job);
 
-	a = kvmalloc(job.a_bytes, GFP_KERNEL);
-	b = kvmalloc(job.b_bytes, GFP_KERNEL);
-	c = kvzalloc(job.c_bytes, GFP_KERNEL);
+	/* Sized by the job in user memory: a failed job, not a warning. */
+	a = kvmalloc(job.a_bytes, GFP_KERNEL | __GFP_NOWARN);
+	b = kvmalloc(job.b_bytes, GFP_KERNEL | __GFP_NOWARN);
+	c = kvzalloc(job.c_bytes, GFP_KERNEL | __GFP_NOWARN);
 	if (!a || !b || !c) {
 		ret = sim_fail(ch, SIM_JS_STATUS_OUT_OF_MEMORY);
 		goto out_free;

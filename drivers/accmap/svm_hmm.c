@@ -162,9 +162,10 @@ struct svm_hmm_arrays {
 
 static int svm_hmm_arrays_alloc(struct svm_hmm_arrays *a, unsigned long npages)
 {
-	a->hmm_pfns = kvcalloc(npages, sizeof(*a->hmm_pfns), GFP_KERNEL);
-	a->req = kvcalloc(npages, sizeof(*a->req), GFP_KERNEL);
-	a->pfns = kvcalloc(npages, sizeof(*a->pfns), GFP_KERNEL);
+	a->hmm_pfns = kvcalloc(npages, sizeof(*a->hmm_pfns),
+			       GFP_KERNEL | __GFP_NOWARN);
+	a->req = kvcalloc(npages, sizeof(*a->req), GFP_KERNEL | __GFP_NOWARN);
+	a->pfns = kvcalloc(npages, sizeof(*a->pfns), GFP_KERNEL | __GFP_NOWARN);
 	if (a->hmm_pfns && a->req && a->pfns)
 		return 0;
 	kvfree(a->hmm_pfns);

@@ -674,9 +674,10 @@ if [ -n "${ACCMAP_GCOV:-}" ]; then
 fi
 
 # The whole kernel log (the stock kernels boot clean under TCG, so a hit
-# before the modules load is reported too, marked as such).
+# before the modules load is reported too, marked as such).  A stack
+# dump is "Call Trace:" on amd64 and "Call trace:" on arm64.
 dmesg_all=$(sed -n '/^@@accmap-vm dmesg-begin/,/^@@accmap-vm dmesg-end/p' "$log")
-bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|general protection fault|Unable to handle|ODEBUG|suspected memory leak'
+bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|Call trace:|general protection fault|Unable to handle|ODEBUG|suspected memory leak'
 if bad=$(printf '%s\n' "$dmesg_all" |
 	awk '/accmap-vm: loading modules/ { after = 1 }
 	     $0 ~ re { print (after ? "" : "(before accmap loaded) ") $0; found = 1 }
