@@ -96,6 +96,9 @@ fi
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
 case $flavor/$mode in
+# A soak's fuzzer runs at full size under injection, on a host that may be
+# busy: an hour per program before the guest kills it.
+debug/soak) default_qemu=3000 default_test=3600 ;;
 debug/*) default_qemu=3000 default_test=900 ;;
 */bench) default_qemu=2400 default_test=2100 ;;
 *) default_qemu=600 default_test=240 ;;
