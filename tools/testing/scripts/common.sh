@@ -139,6 +139,7 @@ sync_tree() {
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='*.a' \
 		--exclude=Module.symvers --exclude=modules.order \
 		--exclude=.tmp_versions --exclude='*.tmp' --exclude='*.d' \
+		--exclude='*.gcno' --exclude='*.gcda' \
 		--exclude=/.cache --exclude=/build --exclude=/output \
 		"$ACCMAP_ROOT/" "$dest/"
 }
