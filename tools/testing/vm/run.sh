@@ -513,6 +513,7 @@ boot() {
 	set -e
 	say "qemu exited $qemu_rc after $((SECONDS - start)) s"
 }
+rm -f "$log.first-boot"
 boot
 # Now and then a TCG guest hangs in early boot (an RCU stall: a vCPU's
 # timer never fires) and never reaches /init.  Nothing of accmap has run
