@@ -119,6 +119,16 @@ static void system_heap_free_pages(struct accmap_pool *pool,
 }
 
 /*
+ * Pages whose memory type could not be set back to write-back would give
+ * their next owner a mismatched alias: they are kept out of use for good.
+ */
+static void system_heap_keep_pages(unsigned long npages)
+{
+	pr_warn_ratelimited("%lu pages kept: their memory type could not be set back to write-back\n",
+			    npages);
+}
+
+/*
  * Drops the cached linear-map alias of a write-combined or uncached
  * buffer from the CPU caches: the blocks are clean already, and
  * invalidating leaves no line of the alias to disagree with the buffer's
@@ -152,14 +162,19 @@ static int system_heap_flush_alias(struct accmap_device *adev,
  * Gives @n pages from @pages the memory type of @handle's flags (@wb:
  * write-back again), a batch at a time.  On failure the pages of the
  * failing batch keep their type and those before it have the new one.
+ *
+ * Returns 0 or -ENOMEM.  set_pages_array_*() say -EINVAL for every
+ * failure, but for pages this heap owns, whose type nobody else has
+ * reserved, the only way to fail is the memory that splitting the
+ * linear map's large pages takes: an allocation failure, told as one.
  */
 static int system_heap_set_memtype(struct accmap_handle *handle,
 				   unsigned long first, unsigned long n, bool wb)
 {
 	unsigned long i;
-	int ret = 0;
+	int ret;
 
-	for (i = first; i < first + n && !ret; i += SYSTEM_HEAP_MEMTYPE_BATCH) {
+	for (i = first; i < first + n; i += SYSTEM_HEAP_MEMTYPE_BATCH) {
 		struct page **pages = handle->pages + i;
 		int count = min(first + n - i, SYSTEM_HEAP_MEMTYPE_BATCH);
 
@@ -169,18 +184,18 @@ static int system_heap_set_memtype(struct accmap_handle *handle,
 			ret = set_pages_array_wc(pages, count);
 		else
 			ret = set_pages_array_uc(pages, count);
-		if (!ret)
-			continue;
-		/* Undo this call's own batch before giving up. */
-		if (!wb)
-			set_pages_array_wb(pages, count);
-		return ret;
+		if (ret)
+			return -ENOMEM;
 	}
-	return ret;
+	return 0;
 }
 
-/* Sets the buffer's memory type; on failure every page is write-back. */
-static int system_heap_memtype_on(struct accmap_handle *handle)
+/*
+ * Sets the buffer's memory type.  On failure every page is made
+ * write-back again; if even that fails, *@stuck is set and the pages
+ * must never be reused (system_heap_keep_pages()).
+ */
+static int system_heap_memtype_on(struct accmap_handle *handle, bool *stuck)
 {
 	unsigned long i;
 	int ret;
@@ -191,8 +206,9 @@ static int system_heap_memtype_on(struct accmap_handle *handle)
 
 		ret = system_heap_set_memtype(handle, i, n, false);
 		if (ret) {
-			if (i)
-				system_heap_set_memtype(handle, 0, i, true);
+			/* The failing batch may be part-way changed too. */
+			if (system_heap_set_memtype(handle, 0, i + n, true))
+				*stuck = true;
 			return ret;
 		}
 	}
@@ -208,7 +224,7 @@ static bool system_heap_memtype_off(struct accmap_handle *handle)
 	return !system_heap_set_memtype(handle, 0, handle->npages, true);
 }
 #else
-static int system_heap_memtype_on(struct accmap_handle *handle)
+static int system_heap_memtype_on(struct accmap_handle *handle, bool *stuck)
 {
 	return 0;
 }
@@ -249,6 +265,7 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	struct accmap_device *adev = heap->adev;
 	unsigned long npages = handle->size >> PAGE_SHIFT;
 	struct page **pages, *page;
+	bool stuck = false;
 	dma_addr_t dma;
 	unsigned long i;
 	int ret;
@@ -300,7 +317,7 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	} else {
 		ret = accmap_cache_flush(&adev->cache, page, 0, handle->size);
 		if (!ret)
-			ret = system_heap_memtype_on(handle);
+			ret = system_heap_memtype_on(handle, &stuck);
 	}
 	if (ret)
 		goto err_unset;
@@ -312,6 +329,10 @@ err_unset:
 	handle->contiguous = false;
 	handle->contig_dma = 0;
 	handle->contig_mm = NULL;
+	if (stuck) {
+		system_heap_keep_pages(npages);
+		goto err_refund;
+	}
 err_free_block:
 	dma_free_pages(adev->dev, npages << PAGE_SHIFT, page, dma,
 		       DMA_BIDIRECTIONAL);
@@ -332,6 +353,7 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	unsigned long no_alloc = 0;
 	unsigned long filled = 0;
 	struct page **pages;
+	bool stuck = false;
 	int ret;
 
 	/*
@@ -380,7 +402,7 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	if (!accmap_handle_cached(handle)) {
 		ret = system_heap_flush_alias(heap->adev, handle);
 		if (!ret)
-			ret = system_heap_memtype_on(handle);
+			ret = system_heap_memtype_on(handle, &stuck);
 		if (ret)
 			goto err_unset;
 	}
@@ -390,8 +412,13 @@ err_unset:
 	handle->pages = NULL;
 	handle->npages = 0;
 	handle->memcg_charged = false;
+	if (stuck) {
+		system_heap_keep_pages(npages);
+		goto err_free_array;
+	}
 err_free_pages:
 	system_heap_free_pages(pool, pages, filled, charge);
+err_free_array:
 	kvfree(pages);
 	return ret;
 }
@@ -399,13 +426,8 @@ err_free_pages:
 static void system_heap_free(struct accmap_heap *heap,
 			     struct accmap_handle *handle)
 {
-	/*
-	 * Pages whose memory type could not be set back would give the
-	 * next owner a mismatched alias: they are kept out of use for good.
-	 */
 	if (!accmap_handle_cached(handle) && !system_heap_memtype_off(handle))
-		pr_warn_ratelimited("%lu pages kept: their memory type could not be set back to write-back\n",
-				    handle->npages);
+		system_heap_keep_pages(handle->npages);
 	else if (handle->contiguous)
 		dma_free_pages(heap->adev->dev, handle->size, handle->pages[0],
 			       handle->contig_dma, DMA_BIDIRECTIONAL);
