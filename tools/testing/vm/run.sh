@@ -263,7 +263,7 @@ compat32_tests() {
 		return 0
 	fi
 	say "building the armhf selftests (arm-linux-gnueabihf-gcc)"
-	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/testing/selftests/accmap" \
+	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/testing/selftests/accmap" \
 		CC=arm-linux-gnueabihf-gcc OUTPUT="$work/bin32" compat32 \
 		>"$work/user-build32.log" 2>&1 ||
 		{ tail -n 40 "$work/user-build32.log" >&2; die "armhf selftest build failed"; }
@@ -278,13 +278,13 @@ rm -rf "${work:?}/bin" "$work/bin32"
 mkdir -p "$work/bin" "$work/bin32"
 if [ "$mode" = bench ]; then
 	say "building bench ($cc)"
-	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/accmap" CC="$cc" \
+	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/accmap" CC="$cc" \
 		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
 		{ tail -n 40 "$work/user-build.log" >&2; die "bench build failed"; }
 	progs=(bench)
 elif [ "$mode" = demo ]; then
 	say "building accmap-demo ($cc)"
-	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/accmap" CC="$cc" \
+	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/accmap" CC="$cc" \
 		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
 		{ tail -n 40 "$work/user-build.log" >&2; die "accmap-demo build failed"; }
 	[ -x "$work/bin/accmap-demo" ] || die "no accmap-demo in $work/bin"
@@ -292,7 +292,7 @@ elif [ "$mode" = demo ]; then
 	progs=(accmap-demo accmapctl)
 else
 	say "building selftests ($cc)"
-	timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/testing/selftests/accmap" \
+	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/testing/selftests/accmap" \
 		CC="$cc" OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
 		{ tail -n 40 "$work/user-build.log" >&2; die "selftest build failed"; }
 	[ -s "$work/bin/tests.list" ] || die "selftests wrote no $work/bin/tests.list"
