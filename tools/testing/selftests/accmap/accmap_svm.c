@@ -1709,6 +1709,59 @@ static void svm_expect(int dev, struct accmap_svm_op *a, int err, const char *wh
 	CHECK(ret == -err, "SVM %s: %s, expected %s", what, err_name(ret), err_name(err));
 }
 
+/*
+ * Fields an op does not take, one at a time on an otherwise good call:
+ * QUERY takes no range, attributes, granule or location, PREFETCH no
+ * attributes or granule.
+ */
+static void svm_extra_fields(struct svm *t, uint64_t start)
+{
+	static const struct {
+		uint32_t op;
+		size_t off;	/* of a __u32 field, or of __u64 size */
+		const char *what;
+	} cases[] = {
+		{ ACCMAP_SVM_OP_QUERY, offsetof(struct accmap_svm_op, size), "QUERY with a size" },
+		{ ACCMAP_SVM_OP_QUERY, offsetof(struct accmap_svm_op, attrs),
+		  "QUERY with attributes" },
+		{ ACCMAP_SVM_OP_QUERY, offsetof(struct accmap_svm_op, granule),
+		  "QUERY with a granule" },
+		{ ACCMAP_SVM_OP_QUERY, offsetof(struct accmap_svm_op, location),
+		  "QUERY with a location" },
+		{ ACCMAP_SVM_OP_PREFETCH, offsetof(struct accmap_svm_op, attrs),
+		  "PREFETCH with attributes" },
+		{ ACCMAP_SVM_OP_PREFETCH, offsetof(struct accmap_svm_op, granule),
+		  "PREFETCH with a granule" },
+	};
+	struct accmap_svm_op a;
+	size_t i;
+
+	for (i = 0; i < TAP_ARRAY_SIZE(cases); i++) {
+		/* A granule that would be good for SET_ATTR. */
+		uint32_t one = ACCMAP_SVM_GRANULE_MIN;
+
+		memset(&a, 0, sizeof(a));
+		a.session = t->sim.session;
+		a.op = cases[i].op;
+		if (a.op == ACCMAP_SVM_OP_PREFETCH) {
+			a.start = start;
+			a.size = ps;
+		}
+		if (cases[i].off == offsetof(struct accmap_svm_op, size))
+			a.size = ps;
+		else
+			memcpy((char *)&a + cases[i].off, &one, sizeof(one));
+		svm_expect(t->dev, &a, EINVAL, cases[i].what);
+	}
+	/* The same calls without the extra field go through. */
+	memset(&a, 0, sizeof(a));
+	a.session = t->sim.session;
+	a.op = ACCMAP_SVM_OP_PREFETCH;
+	a.start = start;
+	a.size = ps;
+	svm_expect(t->dev, &a, 0, "PREFETCH of one page");
+}
+
 static void test_svm_ioctl_errors(void)
 {
 	size_t len = 16 * ps;
@@ -1770,6 +1823,9 @@ static void test_svm_ioctl_errors(void)
 	BASE(ACCMAP_SVM_OP_PREFETCH, (uintptr_t)r, ps);
 	a.location = ACCMAP_SVM_LOC_DEVICE + 1;
 	svm_expect(t.dev, &a, EINVAL, "PREFETCH to location 2");
+	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, -(uint64_t)ps);
+	svm_expect(t.dev, &a, EINVAL, "SET_ATTR of a range that wraps");
+	svm_extra_fields(&t, (uintptr_t)r);
 	BASE(ACCMAP_SVM_OP_SET_ATTR, (uintptr_t)r, ps);
 	a.granule = ACCMAP_SVM_GRANULE_MIN;
 	a.attrs = ACCMAP_SVM_ATTR_VALID;
