@@ -967,6 +967,522 @@ out:
 	fix_close(&f);
 }
 
+/* ==== the model's registers ==== */
+
+/* Offsets of mali_regs.h that simdrv.h does not name. */
+#define REG_GPU_IRQ_RAWSTAT	0x0020
+#define REG_SHADER_PWRON_HI	0x0184
+#define REG_SHADER_PWROFF_LO	0x01c0
+#define REG_SHADER_PWROFF_HI	0x01c4
+#define REG_GPU_IRQ_POWER	0x600	/* POWER_CHANGED | POWER_CHANGED_ALL */
+#define REG_JOB_IRQ_JS_STATE	0x1010
+#define REG_JS_HEAD_LO		0x00
+#define REG_JS_HEAD_HI		0x04
+#define REG_JS_TAIL_LO		0x08
+#define REG_JS_TAIL_HI		0x0c
+#define REG_JS_AFFINITY_LO	0x10
+#define REG_JS_AFFINITY_HI	0x14
+#define REG_JS_STATUS		0x24
+#define REG_JS_FLUSH_ID_NEXT	0x70
+#define REG_JS_STATUS_ACTIVE	0x08
+#define REG_MMU_IRQ_RAWSTAT	0x2000
+#define REG_AS_LOCKADDR_LO	0x10
+#define REG_AS_LOCKADDR_HI	0x14
+#define REG_AS_FAULTADDRESS_LO	0x20
+#define REG_AS_FAULTADDRESS_HI	0x24
+/* AARCH64_4K, 48 input address bits, table walks write-back. */
+#define REG_TRANSCFG_A64	(SIMDRV_TRANSCFG_AARCH64_4K | (55 - 48) << 6 | 1U << 25)
+
+/**
+ * struct reg_step - one step of a register script
+ * @what: what it shows
+ * @op:   ops run first (a zero @op ends the list); may be empty
+ * @read: then this register is read ...
+ * @mask: ... and under this mask ...
+ * @want: ... must hold this
+ */
+struct reg_step {
+	const char *what;
+	struct accmap_replay_op op[2];
+	uint32_t read;
+	uint32_t mask;
+	uint32_t want;
+};
+
+#define REG_W(off, val)		{ .op = ACCMAP_REPLAY_OP_WRITE, .offset = (off), .value = (val) }
+#define REG_STEP(what_, w, rd, want_)						\
+	{ .what = (what_), .op = { w }, .read = (rd), .mask = UINT32_MAX, .want = (want_) }
+
+/*
+ * Runs the steps in order in @f's session (address space 0), each its ops
+ * and a strict READ in one run: the run must succeed.  @reg (or "")
+ * prefixes the steps' names.
+ */
+static void reg_script(struct fix *f, const char *reg, const struct reg_step *steps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct accmap_replay_op ops[3];
+		struct accmap_replay_run r;
+		uint32_t nops = 0;
+		int ret;
+
+		while (nops < TAP_ARRAY_SIZE(steps[i].op) && steps[i].op[nops].op) {
+			ops[nops] = steps[i].op[nops];
+			nops++;
+		}
+		memset(&ops[nops], 0, sizeof(ops[nops]));
+		ops[nops].op = ACCMAP_REPLAY_OP_READ;
+		ops[nops].flags = ACCMAP_REPLAY_OP_STRICT;
+		ops[nops].offset = steps[i].read;
+		ops[nops].mask = steps[i].mask;
+		ops[nops].value = steps[i].want;
+		ret = run_raw(f->dev, f->session, ops, nops + 1, &r);
+		CHECK(ret == 0 && r.done == nops + 1,
+		      "%s%s: %s, reason %u, failed_op %u; %#x reads %#x under %#x, expected %#x",
+		      reg, steps[i].what, err_name(ret), r.reason, r.failed_op, steps[i].read,
+		      r.value, steps[i].mask, steps[i].want);
+	}
+}
+
+/**
+ * struct reg64 - a 64-bit register and the values for its halves
+ * @what: its name
+ * @lo:   offset of its low half
+ * @vlo:  low half
+ * @vhi:  high half
+ */
+struct reg64 {
+	const char *what;
+	uint32_t lo;
+	uint32_t vlo;
+	uint32_t vhi;
+};
+
+/*
+ * The session's address space and the job slots' _NEXT registers: each
+ * half of a 64-bit register is its own: the low half written reads back,
+ * the high half written leaves the low half alone and reads back itself.
+ */
+static void test_sim_reg_halves(void)
+{
+	static const struct reg64 regs[] = {
+		{ "AS0 MEMATTR", SIMDRV_AS(0) + SIMDRV_AS_MEMATTR_LO, 0x8d8f8888, 0x00004c8d },
+		{ "AS0 LOCKADDR", SIMDRV_AS(0) + REG_AS_LOCKADDR_LO, 0xabcde00f, 0x7f },
+		/* TRANSCFG_HI may only be written with 0. */
+		{ "AS0 TRANSCFG", SIMDRV_AS(0) + SIMDRV_AS_TRANSCFG_LO, REG_TRANSCFG_A64, 0 },
+		{ "JS0 HEAD_NEXT", SIMDRV_JS(0) + SIMDRV_JS_HEAD_NEXT_LO, 0xdead1040, 0x12 },
+		{ "JS1 AFFINITY_NEXT", SIMDRV_JS(1) + SIMDRV_JS_AFFINITY_NEXT_LO, 0xf0, 0xa5a5 },
+		{ "JS2 AFFINITY_NEXT", SIMDRV_JS(2) + SIMDRV_JS_AFFINITY_NEXT_LO, 0x0f,
+		  0x5a5a0000 },
+	};
+	static const struct reg_step more[] = {
+		REG_STEP("JS2 FLUSH_ID_NEXT", REG_W(SIMDRV_JS(2) + REG_JS_FLUSH_ID_NEXT, 0x1234),
+			 SIMDRV_JS(2) + REG_JS_FLUSH_ID_NEXT, 0x1234),
+		REG_STEP("JS1 CONFIG_NEXT", REG_W(SIMDRV_JS(1) + SIMDRV_JS_CONFIG_NEXT, 0x300),
+			 SIMDRV_JS(1) + SIMDRV_JS_CONFIG_NEXT, 0x300),
+		/* The first writes are still there. */
+		REG_STEP("AS0 MEMATTR LO again", {}, SIMDRV_AS(0) + SIMDRV_AS_MEMATTR_LO,
+			 0x8d8f8888),
+		REG_STEP("JS0 HEAD_NEXT HI again", {}, SIMDRV_JS(0) + SIMDRV_JS_HEAD_NEXT_HI, 0x12),
+	};
+	struct fix f;
+
+	if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		goto out;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(regs); i++) {
+		const struct reg64 *g = &regs[i];
+		const struct reg_step steps[] = {
+			REG_STEP(" low half", REG_W(g->lo, g->vlo), g->lo, g->vlo),
+			REG_STEP(" high half written", REG_W(g->lo + 4, g->vhi), g->lo, g->vlo),
+			REG_STEP(" high half", {}, g->lo + 4, g->vhi),
+		};
+
+		reg_script(&f, g->what, steps, TAP_ARRAY_SIZE(steps));
+	}
+	reg_script(&f, "", more, TAP_ARRAY_SIZE(more));
+out:
+	fix_close(&f);
+}
+
+/*
+ * Power control on a fresh model (everything off): PWRON and PWROFF act
+ * on the cores of their half that are present, and the words between the
+ * groups' registers (PRESENT, READY, PWRON, PWROFF + 8) are no registers.
+ */
+static void test_sim_power_regs(void)
+{
+	static const struct reg_step steps[] = {
+		REG_STEP("GPU_IRQ cleared", REG_W(SIMDRV_GPU_IRQ_CLEAR, UINT32_MAX),
+			 REG_GPU_IRQ_RAWSTAT, 0),
+		/* The shader cores are 0xff: none in the high half. */
+		REG_STEP("SHADER_PWRON_HI raises POWER_CHANGED",
+			 REG_W(REG_SHADER_PWRON_HI, 0xff), REG_GPU_IRQ_RAWSTAT, REG_GPU_IRQ_POWER),
+		REG_STEP("SHADER_PWRON_HI: no core of the low half", {},
+			 SIMDRV_SHADER_READY_LO, 0),
+		REG_STEP("SHADER_PWRON_HI: no core, no L2", {}, SIMDRV_L2_READY_LO, 0),
+		REG_STEP("PWRON + 8 is no register", REG_W(SIMDRV_SHADER_PWRON_LO + 8, 0xff),
+			 SIMDRV_SHADER_READY_LO, 0),
+		REG_STEP("PRESENT + 8 reads 0", {}, SIMDRV_SHADER_PRESENT_LO + 8, 0),
+		REG_STEP("SHADER_PWRON_LO", REG_W(SIMDRV_SHADER_PWRON_LO, 0xff),
+			 SIMDRV_SHADER_READY_LO, 0xff),
+		REG_STEP("shader cores bring the L2", {}, SIMDRV_L2_READY_LO, 1),
+		REG_STEP("READY + 8 reads 0", {}, SIMDRV_SHADER_READY_LO + 8, 0),
+		REG_STEP("PWROFF + 8 is no register", REG_W(REG_SHADER_PWROFF_LO + 8, 0xff),
+			 SIMDRV_SHADER_READY_LO, 0xff),
+		REG_STEP("SHADER_PWROFF_HI: no core of the low half",
+			 REG_W(REG_SHADER_PWROFF_HI, 0xff), SIMDRV_SHADER_READY_LO, 0xff),
+		REG_STEP("SHADER_PWROFF_LO of four", REG_W(REG_SHADER_PWROFF_LO, 0x0f),
+			 SIMDRV_SHADER_READY_LO, 0xf0),
+	};
+	struct fix f;
+
+	if (fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		reg_script(&f, "", steps, TAP_ARRAY_SIZE(steps));
+	fix_close(&f);
+}
+
+/*
+ * A chain on slot 1 of a fresh model, whose address space was never
+ * updated (no tables): it faults on its first descriptor and stalls, the
+ * slot ACTIVE with the current registers as the _NEXT ones were.  A START
+ * on the busy slot waits in COMMAND_NEXT; a command other than START or
+ * NOP leaves it; NOP takes it back.
+ */
+static void test_sim_slot_regs(void)
+{
+	const uint64_t head = 0x700001040ULL;
+	const uint32_t js = SIMDRV_JS(1), as = SIMDRV_AS(0);
+	const struct reg_step steps[] = {
+		REG_STEP("MMU_IRQ_MASK", REG_W(SIMDRV_MMU_IRQ_MASK, SIMDRV_MMU_IRQ_FAULT(0)),
+			 SIMDRV_MMU_IRQ_MASK, SIMDRV_MMU_IRQ_FAULT(0)),
+		REG_STEP("HEAD_NEXT", REG_W(js + SIMDRV_JS_HEAD_NEXT_LO, (uint32_t)head),
+			 js + SIMDRV_JS_HEAD_NEXT_LO, (uint32_t)head),
+		REG_STEP("HEAD_NEXT_HI", REG_W(js + SIMDRV_JS_HEAD_NEXT_HI, head >> 32),
+			 js + SIMDRV_JS_HEAD_NEXT_HI, head >> 32),
+		REG_STEP("AFFINITY_NEXT", REG_W(js + SIMDRV_JS_AFFINITY_NEXT_LO, 0x3c),
+			 js + SIMDRV_JS_AFFINITY_NEXT_LO, 0x3c),
+		REG_STEP("AFFINITY_NEXT_HI", REG_W(js + SIMDRV_JS_AFFINITY_NEXT_HI, 0x2),
+			 js + SIMDRV_JS_AFFINITY_NEXT_HI, 0x2),
+		REG_STEP("CONFIG_NEXT", REG_W(js + SIMDRV_JS_CONFIG_NEXT, 0),
+			 js + SIMDRV_JS_CONFIG_NEXT, 0),
+		/* The wait takes the fault's interrupt: nothing stays pending. */
+		{ "START, and the fault", {
+			REG_W(js + SIMDRV_JS_COMMAND_NEXT, SIMDRV_JS_COMMAND_START),
+			{ .op = ACCMAP_REPLAY_OP_WAIT_IRQ, .irq = ACCMAP_REPLAY_IRQ_MMU,
+			  .mask = SIMDRV_MMU_IRQ_FAULT(0), .timeout_us = 2000000 } },
+		  REG_MMU_IRQ_RAWSTAT, SIMDRV_MMU_IRQ_FAULT(0), 0 },
+		REG_STEP("JS_STATUS stalled", {}, js + REG_JS_STATUS, REG_JS_STATUS_ACTIVE),
+		REG_STEP("HEAD_LO", {}, js + REG_JS_HEAD_LO, (uint32_t)head),
+		REG_STEP("HEAD_HI", {}, js + REG_JS_HEAD_HI, head >> 32),
+		REG_STEP("TAIL_LO", {}, js + REG_JS_TAIL_LO, (uint32_t)head),
+		REG_STEP("TAIL_HI", {}, js + REG_JS_TAIL_HI, head >> 32),
+		REG_STEP("AFFINITY_LO", {}, js + REG_JS_AFFINITY_LO, 0x3c),
+		REG_STEP("AFFINITY_HI", {}, js + REG_JS_AFFINITY_HI, 0x2),
+		/* Translation fault at level 0 on a read. */
+		REG_STEP("FAULTSTATUS", {}, as + SIMDRV_AS_FAULTSTATUS, 0x2c0),
+		REG_STEP("FAULTADDRESS_LO", {}, as + REG_AS_FAULTADDRESS_LO, (uint32_t)head),
+		REG_STEP("FAULTADDRESS_HI", {}, as + REG_AS_FAULTADDRESS_HI, head >> 32),
+		REG_STEP("JS_STATE: slot 1 active", {}, REG_JOB_IRQ_JS_STATE, 1U << 1),
+		REG_STEP("START on the busy slot waits",
+			 REG_W(js + SIMDRV_JS_COMMAND_NEXT, SIMDRV_JS_COMMAND_START),
+			 js + SIMDRV_JS_COMMAND_NEXT, SIMDRV_JS_COMMAND_START),
+		REG_STEP("JS_STATE: slot 1 active, one waiting", {}, REG_JOB_IRQ_JS_STATE,
+			 1U << 1 | 1U << 17),
+		REG_STEP("another command leaves it", REG_W(js + SIMDRV_JS_COMMAND_NEXT, 2),
+			 js + SIMDRV_JS_COMMAND_NEXT, SIMDRV_JS_COMMAND_START),
+		REG_STEP("NOP takes it back", REG_W(js + SIMDRV_JS_COMMAND_NEXT, 0),
+			 js + SIMDRV_JS_COMMAND_NEXT, 0),
+		REG_STEP("JS_STATE: nothing waiting", {}, REG_JOB_IRQ_JS_STATE, 1U << 1),
+		REG_STEP("the chain stays put", {}, js + REG_JS_HEAD_LO, (uint32_t)head),
+	};
+	struct fix f;
+
+	if (fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		reg_script(&f, "", steps, TAP_ARRAY_SIZE(steps));
+	fix_close(&f);
+}
+
+/*
+ * A FAILED bit of JOB_IRQ_RAWSTAT raised by a write, for a slot the model
+ * has and for one it has not: the run stops on it, naming the slot; the
+ * slot's JS_STATUS and JS_HEAD if it exists (an idle one: 0), else 0.
+ */
+static void test_sim_failed_bit(void)
+{
+	static const uint32_t slots[] = { 0, 5, 15 };
+	struct accmap_replay_run r;
+	struct fix f;
+	int ret;
+
+	if (!fix_open(&f, ACCMAP_PGT_MALI_AARCH64_4K))
+		goto out;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(slots); i++) {
+		const struct accmap_replay_op ops[] = {
+			REG_W(SIMDRV_JOB_IRQ_CLEAR, UINT32_MAX),
+			REG_W(SIMDRV_JOB_IRQ_RAWSTAT, SIMDRV_JOB_IRQ_FAILED(slots[i])),
+			{ .op = ACCMAP_REPLAY_OP_DELAY, .timeout_us = 1 },
+			{ .op = ACCMAP_REPLAY_OP_READ, .offset = SIMDRV_GPU_ID },
+		};
+
+		ret = run_raw(f.dev, f.session, ops, TAP_ARRAY_SIZE(ops), &r);
+		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_JOB_FAILED && r.failed_op == 2 &&
+		      r.done == 2 && r.fault_as == slots[i] && r.fault_status == 0 &&
+		      r.fault_addr == 0,
+		      "FAILED bit of slot %u: %s, reason %u, failed_op %u, done %u, slot %u, status %#x, head %#llx",
+		      slots[i], err_name(ret), r.reason, r.failed_op, r.done, r.fault_as,
+		      r.fault_status, (unsigned long long)r.fault_addr);
+	}
+out:
+	fix_close(&f);
+}
+
+/* ==== the model's checks of a job ==== */
+
+/* Where the job tests map their one-page buffers. */
+#define JV_DESC			0x40000000ULL
+#define JV_A			0x40200000ULL
+#define JV_B			0x40400000ULL
+#define JV_C			0x40600000ULL
+#define JV_FAR			0xfffffffffffffff8ULL	/* 8 bytes below 2^64 */
+#define JV_SENTINEL		0xa5a5a5a5U
+#define JV_DATA_INVALID		0x58
+
+/* A's page: a list of two nodes {next at 0, value at 8}, 5 and 7. */
+#define JV_NODE1		(JV_A + 0x40)
+/* B's page: B[0] = 2, B[1] = 3. */
+
+enum jv_base { JV_MATMUL, JV_VADD, JV_LIST };
+
+/* The fields of struct accmap_sim_job. */
+enum jv_field { JF_NONE, JF_OP, JF_FLAGS, JF_M, JF_N, JF_K, JF_PAD, JF_A, JF_B, JF_C };
+
+/* One field of struct accmap_sim_job set to a value. */
+struct jv_set {
+	enum jv_field field;
+	uint64_t value;
+};
+
+#define JV_OK(what_, base_, c0, c1)						\
+	{ .what = (what_), .base = (base_), .done = true, .c = { (c0), (c1) } }
+#define JV_BAD(what_, base_, ...)						\
+	{ .what = (what_), .base = (base_), .set = { __VA_ARGS__ } }
+/**
+ * struct jv_case - a job and what the model makes of it
+ * @what:  what it shows
+ * @base:  1x1x1 MATMUL, VADD of 2, or LIST_SUM of A's list (n 2, value at 8)
+ * @set:   fields changed from the base (size 0: none)
+ * @done:  the job is valid: DONE, C[0] and C[1] as @c; else it fails
+ *         with DATA_INVALID_FAULT and C is untouched
+ * @c:     C[0] and C[1] of a valid job
+ */
+struct jv_case {
+	const char *what;
+	enum jv_base base;
+	struct jv_set set[3];
+	bool done;
+	uint32_t c[2];
+};
+
+/**
+ * struct jv - a session over four one-page buffers: descriptor, A, B, C
+ * @f:    the device, target, session (of the descriptor buffer)
+ * @buf:  the other buffers: A, B, C
+ * @gpu:  the model as probed
+ */
+struct jv {
+	struct fix f;
+	uint32_t buf[3];
+	struct simdrv_gpu gpu;
+};
+
+static bool jv_open(struct jv *j)
+{
+	static const uint64_t vas[] = { JV_A, JV_B, JV_C };
+	uint8_t a[128] = { 0 }, b[8] = { 2, 0, 0, 0, 3 };
+	struct accmap_replay_map maps[4];
+	struct accmap_replay_setup s;
+	int ret;
+
+	memset(j, 0, sizeof(*j));
+	j->f.dev = am_open();
+	if (j->f.dev < 0 || !find_sim(j->f.dev, &j->f.target, &j->f.info) ||
+	    am_buffer(j->f.dev, page_size(), 0, &j->f.id, false) < 0)
+		return false;
+	map_init(&maps[0], JV_DESC, page_size(), j->f.id,
+		 ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE);
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(vas); i++) {
+		if (am_buffer(j->f.dev, page_size(), 0, &j->buf[i], false) < 0)
+			return false;
+		map_init(&maps[i + 1], vas[i], page_size(), j->buf[i],
+			 ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE);
+	}
+	/* Node 0 at A: next node 1, value 5; node 1: the end, value 7. */
+	for (int i = 0; i < 8; i++)
+		a[i] = (uint8_t)(JV_NODE1 >> (8 * i));
+	a[8] = 5;
+	a[0x48] = 7;
+	if (!CHECK_OK(am_write(j->f.dev, j->buf[0], 0, a, sizeof(a))) ||
+	    !CHECK_OK(am_write(j->f.dev, j->buf[1], 0, b, sizeof(b))))
+		return false;
+	setup_init(&s, maps, 4, j->f.target, ACCMAP_PGT_MALI_AARCH64_4K);
+	ret = setup_raw(j->f.dev, &s);
+	if (!CHECK(ret == 0, "SETUP of the job buffers: %s", err_name(ret)))
+		return false;
+	j->f.session = s.session;
+	ret = simdrv_probe(j->f.dev, j->f.session, j->f.info.gpu_id, &j->gpu);
+	return CHECK(ret == 0, "simdrv_probe: %s", err_name(ret));
+}
+
+static void jv_job(const struct jv_case *c, struct accmap_sim_job *job)
+{
+	memset(job, 0, sizeof(*job));
+	job->m = 1;
+	job->n = 1;
+	job->k = 1;
+	job->a = JV_A;
+	job->b = JV_B;
+	job->c = JV_C;
+	switch (c->base) {
+	case JV_MATMUL:
+		job->op = ACCMAP_SIM_OP_MATMUL_I32;
+		break;
+	case JV_VADD:
+		job->op = ACCMAP_SIM_OP_VADD_I32;
+		job->n = 2;
+		break;
+	case JV_LIST:
+		simdrv_list_sum_job(job, JV_A, 0, 8, 2, JV_C);
+		break;
+	}
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(c->set); i++) {
+		uint32_t *w[] = {
+			[JF_OP] = &job->op, [JF_FLAGS] = &job->flags, [JF_M] = &job->m,
+			[JF_N] = &job->n, [JF_K] = &job->k, [JF_PAD] = &job->pad,
+		};
+		uint64_t v = c->set[i].value;
+
+		switch (c->set[i].field) {
+		case JF_NONE:
+			break;
+		case JF_A:
+			job->a = v;
+			break;
+		case JF_B:
+			job->b = v;
+			break;
+		case JF_C:
+			job->c = v;
+			break;
+		default:
+			*w[c->set[i].field] = (uint32_t)v;
+			break;
+		}
+	}
+}
+
+/* Runs @c's job from a reset model and checks how it ended. */
+static void jv_case_run(struct jv *j, const struct jv_case *c)
+{
+	struct simdrv_submit sub = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 0, .slot = 0,
+		.timeout_us = 2000000, .head = JV_DESC, .reset = 1,
+	};
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	uint8_t desc[SIMDRV_JD_SIZE];
+	uint32_t out[4], status = GARBAGE_U32;
+	struct accmap_sim_job job;
+	struct accmap_replay_run r;
+	int ret;
+
+	jv_job(c, &job);
+	simdrv_encode_job(desc, &job, 0);
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(out); i++)
+		out[i] = JV_SENTINEL;
+	if (!CHECK_OK(am_write(j->f.dev, j->f.id, 0, desc, sizeof(desc))) ||
+	    !CHECK_OK(am_write(j->f.dev, j->buf[2], 0, out, sizeof(out))))
+		return;
+	ret = run_raw(j->f.dev, j->f.session, ops, simdrv_build_ops(&j->gpu, &sub, ops), &r);
+	if (!CHECK_OK(am_read(j->f.dev, j->f.id, SIMDRV_JD_EXCEPTION_STATUS, &status,
+			      sizeof(status))) ||
+	    !CHECK_OK(am_read(j->f.dev, j->buf[2], 0, out, sizeof(out))))
+		return;
+	if (c->done) {
+		CHECK(ret == 0 && status == SIMDRV_JOB_STATUS_DONE && out[0] == c->c[0] &&
+		      out[1] == c->c[1] && out[2] == JV_SENTINEL,
+		      "%s: %s, reason %u, job status %#x, C %#x %#x %#x; expected DONE, %#x %#x",
+		      c->what, err_name(ret), r.reason, status, out[0], out[1], out[2],
+		      c->c[0], c->c[1]);
+		return;
+	}
+	CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_JOB_FAILED &&
+	      r.fault_status == JV_DATA_INVALID && r.fault_as == 0 && r.fault_addr == JV_DESC &&
+	      status == JV_DATA_INVALID,
+	      "%s: %s, reason %u, JS_STATUS %#x slot %u head %#llx, job status %#x; expected JOB_FAILED, %#x at %#llx",
+	      c->what, err_name(ret), r.reason, r.fault_status, r.fault_as,
+	      (unsigned long long)r.fault_addr, status, JV_DATA_INVALID,
+	      (unsigned long long)JV_DESC);
+	CHECK(out[0] == JV_SENTINEL && out[1] == JV_SENTINEL,
+	      "%s: the refused job wrote C: %#x %#x", c->what, out[0], out[1]);
+}
+
+/*
+ * Each check of a job's payload, for MATMUL, VADD and LIST_SUM: a job
+ * that breaks one fails with DATA_INVALID_FAULT in JS_STATUS and in its
+ * descriptor, and writes nothing.  The valid jobs around them compute.
+ */
+static void test_sim_job_checks(void)
+{
+	const uint64_t big = ACCMAP_SIM_DIM_MAX, elems = ACCMAP_SIM_ELEMS_MAX;
+	const uint64_t far4 = JV_FAR + 4;	/* 4 bytes below 2^64 */
+	const struct jv_case cases[] = {
+		JV_OK("valid matmul", JV_MATMUL, (uint32_t)JV_NODE1 * 2, JV_SENTINEL),
+		JV_OK("valid vadd", JV_VADD, (uint32_t)JV_NODE1 + 2, 3),
+		JV_OK("valid list sum", JV_LIST, 12, 2),
+		JV_BAD("flags 1", JV_MATMUL, { JF_FLAGS, 1 }),
+		JV_BAD("pad 1", JV_MATMUL, { JF_PAD, 1 }),
+		JV_BAD("op 0", JV_MATMUL, { JF_OP, 0 }),
+		JV_BAD("op 4", JV_MATMUL, { JF_OP, 4 }),
+		JV_BAD("m 0", JV_MATMUL, { JF_M, 0 }),
+		JV_BAD("n 0", JV_MATMUL, { JF_N, 0 }),
+		JV_BAD("k 0", JV_MATMUL, { JF_K, 0 }),
+		JV_BAD("m past DIM_MAX", JV_MATMUL, { JF_M, big + 1 }),
+		JV_BAD("n past DIM_MAX", JV_MATMUL, { JF_N, big + 1 }),
+		JV_BAD("k past DIM_MAX", JV_MATMUL, { JF_K, big + 1 }),
+		JV_BAD("m x n x k past MACS_MAX", JV_MATMUL, { JF_M, big }, { JF_N, big },
+		       { JF_K, 9 }),
+		JV_BAD("A past ELEMS_MAX", JV_MATMUL, { JF_M, big }, { JF_K, elems / big + 1 }),
+		JV_BAD("B past ELEMS_MAX", JV_MATMUL, { JF_K, big }, { JF_N, elems / big + 1 }),
+		JV_BAD("C past ELEMS_MAX", JV_MATMUL, { JF_M, big }, { JF_N, elems / big + 1 }),
+		JV_BAD("A unaligned", JV_MATMUL, { JF_A, JV_A + 2 }),
+		JV_BAD("B unaligned", JV_MATMUL, { JF_B, JV_B + 1 }),
+		JV_BAD("C unaligned", JV_MATMUL, { JF_C, JV_C + 2 }),
+		JV_BAD("A wrapping past 2^64", JV_MATMUL, { JF_A, far4 }),
+		JV_BAD("B wrapping past 2^64", JV_MATMUL, { JF_B, far4 }),
+		JV_BAD("C wrapping past 2^64", JV_MATMUL, { JF_C, far4 }),
+		JV_BAD("vadd m 2", JV_VADD, { JF_M, 2 }),
+		JV_BAD("vadd k 2", JV_VADD, { JF_K, 2 }),
+		JV_BAD("list next offset DIM_MAX", JV_LIST, { JF_M, big }),
+		JV_BAD("list value offset DIM_MAX", JV_LIST, { JF_K, big }),
+		JV_BAD("list next offset 4", JV_LIST, { JF_M, 4 }),
+		JV_BAD("list value offset 2", JV_LIST, { JF_K, 2 }),
+		JV_BAD("list of at most 0 nodes", JV_LIST, { JF_N, 0 }),
+		JV_BAD("list past ELEMS_MAX nodes", JV_LIST, { JF_N, elems + 1 }),
+		JV_BAD("list with a B", JV_LIST, { JF_B, JV_B }),
+		JV_BAD("list C unaligned", JV_LIST, { JF_C, JV_C + 2 }),
+		JV_BAD("list C wrapping past 2^64", JV_LIST, { JF_C, JV_FAR }),
+		JV_BAD("list longer than n", JV_LIST, { JF_N, 1 }),
+		JV_BAD("list node's next wrapping", JV_LIST, { JF_A, JV_FAR }, { JF_M, 8 }),
+		JV_BAD("list node's value wrapping", JV_LIST, { JF_A, JV_FAR }, { JF_K, 8 }),
+		JV_BAD("list node unaligned", JV_LIST, { JF_A, JV_A + 4 }),
+	};
+	struct jv j;
+
+	if (jv_open(&j))
+		for (size_t i = 0; i < TAP_ARRAY_SIZE(cases); i++)
+			jv_case_run(&j, &cases[i]);
+	fix_close(&j.f);
+}
+
 /* ==== GPU pages inside CPU pages ==== */
 
 /*
@@ -1249,6 +1765,12 @@ static void test_setup_errors(void)
 	RESET();
 	s.pad = 1;
 	setup_expect(dev, &s, EINVAL, UINT32_MAX, "pad 1");
+	RESET();
+	s.svm_start = 64 * pg;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "svm_start without SETUP_SVM");
+	RESET();
+	s.svm_size = pg;
+	setup_expect(dev, &s, EINVAL, UINT32_MAX, "svm_size without SETUP_SVM");
 
 	RESET();
 	s.target = count;
@@ -1359,6 +1881,23 @@ static void test_setup_errors(void)
 	map_init(&maps[2], maps[1].gpu_va, pg, id2, ACCMAP_REPLAY_MAP_READ);
 	s.nr_maps = 3;
 	setup_expect(dev, &s, EEXIST, 2, "map 2 on map 1");
+	/* An SVM session's maps stay out of its mirrored range. */
+	RESET();
+	s.flags = ACCMAP_REPLAY_SETUP_SVM;
+	s.svm_start = maps[1].gpu_va - pg;
+	s.svm_size = 2 * pg;
+	setup_expect(dev, &s, EINVAL, 1, "map 1 over the end of the SVM range");
+	RESET();
+	s.flags = ACCMAP_REPLAY_SETUP_SVM;
+	s.svm_start = maps[1].gpu_va - 8 * pg;
+	s.svm_size = 16 * pg;
+	setup_expect(dev, &s, EINVAL, 1, "map 1 inside the SVM range");
+	RESET();
+	s.flags = ACCMAP_REPLAY_SETUP_SVM;
+	s.svm_start = maps[1].gpu_va + pg;
+	s.svm_size = pg;
+	if (CHECK(setup_raw(dev, &s) == 0, "SETUP of an SVM range right after map 1"))
+		destroy_raw(dev, s.session);
 	/* Several maps of one buffer, apart: fine. */
 	RESET();
 	maps[1].id = id;
@@ -2060,6 +2599,11 @@ static const struct tap_test tests[] = {
 	{ "cpu_pages", test_cpu_pages },
 	{ "poll_timeout", test_poll_timeout },
 	{ "job_failed", test_job_failed },
+	{ "sim_reg_halves", test_sim_reg_halves },
+	{ "sim_power_regs", test_sim_power_regs },
+	{ "sim_slot_regs", test_sim_slot_regs },
+	{ "sim_failed_bit", test_sim_failed_bit },
+	{ "sim_job_checks", test_sim_job_checks },
 	{ "capture", test_capture },
 	{ "kill_mid_run", test_kill_mid_run },
 	{ "close_destroys", test_close_destroys },
