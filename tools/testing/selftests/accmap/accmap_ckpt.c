@@ -1410,6 +1410,363 @@ out:
 	close(dev);
 }
 
+/* ---- one wrong input at a time ---- */
+
+/* Input fields of struct accmap_ckpt that an op needs to be 0. */
+enum rsv_field { RSV_FLAGS, RSV_TOKEN, RSV_DATA, RSV_SIZE, RSV_CONTENTS, RSV_FD, RSV_PID, RSV_NR };
+
+#define RSV(f)		(1U << RSV_##f)
+
+static const char *const rsv_names[RSV_NR] = {
+	"flags", "token", "data", "size", "contents", "fd", "pid",
+};
+
+/*
+ * Makes field @f of @a wrong: a flag bit no op knows, else 1 where the op
+ * needs 0 (or, for size, a size no record has).
+ */
+static void rsv_poke(struct accmap_ckpt *a, enum rsv_field f)
+{
+	switch (f) {
+	case RSV_FLAGS:
+		a->flags |= 1U << 31;
+		break;
+	case RSV_TOKEN:
+		a->token = 1;
+		break;
+	case RSV_DATA:
+		a->data = 1;
+		break;
+	case RSV_SIZE:
+		a->size = 1;
+		break;
+	case RSV_CONTENTS:
+		a->contents = 1;
+		break;
+	case RSV_FD:
+		a->fd = 1;
+		break;
+	default:
+		a->pid = 1;
+		break;
+	}
+}
+
+/**
+ * struct rsv_fix - a valid call of every op, for test_reserved_fields()
+ * @f:     a restore (@f.a began it, @f.b is being restored)
+ * @fresh: a client that took no op yet: STATE, DMABUF, then BEGIN
+ * @other: a client that RESTORE_CLIENT makes @f's
+ * @buf:   a dma-buf of @f.a's buffer
+ * @rec:   @f.a's record (RESTORE_BUFFER and RESTORE_OFFSET name its serial)
+ * @s:     a session record without maps (RESTORE_SESSION queues it only)
+ */
+struct rsv_fix {
+	struct err_fix f;
+	int fresh, other, buf;
+	struct accmap_ckpt_handle rec;
+	struct accmap_ckpt_session s;
+};
+
+/* The valid call of @op in @a; the file it is made on. */
+static int rsv_base(struct rsv_fix *x, uint32_t op, struct accmap_ckpt *a)
+{
+	ckpt_init(a, op);
+	switch (op) {
+	case ACCMAP_CKPT_OP_STATE:
+		return x->fresh;
+	case ACCMAP_CKPT_OP_DMABUF:
+		a->fd = x->buf;
+		return x->fresh;
+	case ACCMAP_CKPT_OP_RESTORE_BEGIN:
+		return x->fresh;
+	case ACCMAP_CKPT_OP_RESTORE_CLIENT:
+		a->token = x->f.token;
+		a->data = (uintptr_t)x->f.st;
+		a->size = sizeof(*x->f.st);
+		return x->other;
+	case ACCMAP_CKPT_OP_RESTORE_BUFFER:
+		a->flags = ACCMAP_CKPT_FD_RDWR;
+		a->token = x->f.token;
+		a->data = (uintptr_t)&x->rec;
+		a->size = sizeof(x->rec);
+		return x->f.b;
+	case ACCMAP_CKPT_OP_RESTORE_SESSION:
+		a->token = x->f.token;
+		a->data = (uintptr_t)&x->s;
+		a->size = sizeof(x->s);
+		return x->f.b;
+	case ACCMAP_CKPT_OP_RESTORE_OFFSET:
+		a->token = x->f.token;
+		a->serial = x->rec.serial;
+		return x->f.b;
+	default:
+		/* The parent has no client of this restore: nothing to do. */
+		a->token = x->f.token;
+		a->pid = getppid();
+		return x->f.a;
+	}
+}
+
+/*
+ * Per op, in an order where each valid call works: the fields it needs
+ * to be 0 (or, for size, right), and what its valid call answers.
+ */
+static const struct {
+	uint32_t op;
+	unsigned int fields;
+	int ok;
+} rsv_ops[] = {
+	{ ACCMAP_CKPT_OP_STATE, RSV(FLAGS) | RSV(TOKEN) | RSV(CONTENTS) | RSV(FD) | RSV(PID),
+	  -ENOSPC },
+	{ ACCMAP_CKPT_OP_DMABUF, RSV(FLAGS) | RSV(TOKEN) | RSV(CONTENTS) | RSV(PID), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_BEGIN, RSV(FLAGS) | RSV(TOKEN) | RSV(DATA) | RSV(SIZE) |
+	  RSV(CONTENTS) | RSV(FD) | RSV(PID), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_CLIENT, RSV(FLAGS) | RSV(SIZE) | RSV(CONTENTS) | RSV(FD) |
+	  RSV(PID), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_BUFFER, RSV(FLAGS) | RSV(SIZE) | RSV(FD) | RSV(PID), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_SESSION, RSV(FLAGS) | RSV(SIZE) | RSV(CONTENTS) | RSV(FD) |
+	  RSV(PID), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_OFFSET, RSV(FLAGS) | RSV(DATA) | RSV(SIZE) | RSV(CONTENTS) |
+	  RSV(FD) | RSV(PID), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_FINISH, RSV(FLAGS) | RSV(DATA) | RSV(SIZE) | RSV(CONTENTS) |
+	  RSV(FD), 0 },
+};
+
+/*
+ * Every op with each of its fields wrong alone: EINVAL, no fd, and no
+ * effect, for the valid call that follows still works (a BEGIN or
+ * RESTORE_CLIENT that took would make it EBUSY, a queued session EEXIST).
+ */
+static void test_reserved_fields(void)
+{
+	uint64_t used0 = heaps_used();
+	struct accmap_ckpt a;
+	struct rsv_fix x;
+	int dev, next, ret;
+
+	memset(&x, 0, sizeof(x));
+	x.fresh = -1;
+	x.other = -1;
+	x.buf = -1;
+	if (!err_fix_open(&x.f))
+		goto out;
+	x.fresh = am_open();
+	x.other = am_open();
+	x.buf = am_get_fd(x.f.a, x.f.id, O_RDWR | O_CLOEXEC);
+	if (x.fresh < 0 || x.other < 0 || !CHECK(x.buf >= 0, "GET_FD: %s", err_name(x.buf)))
+		goto out;
+	x.rec = recs(x.f.st)[0];
+	x.s.id = 1;
+	x.s.format = SVM_PGT_FORMAT;
+	x.s.va_bits = PLAIN_VA_BITS;
+
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(rsv_ops); i++) {
+		for (int f = 0; f < RSV_NR; f++) {
+			if (!(rsv_ops[i].fields & (1U << f)))
+				continue;
+			dev = rsv_base(&x, rsv_ops[i].op, &a);
+			rsv_poke(&a, f);
+			next = next_fd();
+			ret = ckpt(dev, &a);
+			CHECK(ret == -EINVAL && next_fd() == next,
+			      "op %u with %s wrong: %s, expected EINVAL (next fd %d, was %d)",
+			      rsv_ops[i].op, rsv_names[f], err_name(ret), next_fd(), next);
+		}
+		dev = rsv_base(&x, rsv_ops[i].op, &a);
+		ret = ckpt(dev, &a);
+		CHECK(ret == rsv_ops[i].ok, "op %u, valid: %s, expected %s", rsv_ops[i].op,
+		      err_name(ret), err_name(rsv_ops[i].ok));
+		if (!ret && rsv_ops[i].op == ACCMAP_CKPT_OP_RESTORE_BUFFER)
+			close(a.fd);
+	}
+	/* The session the valid call queued is there: its id is taken. */
+	ret = restore_session(x.f.b, x.f.token, &x.s, sizeof(x.s));
+	CHECK(ret == -EEXIST, "RESTORE_SESSION of a queued id: %s", err_name(ret));
+out:
+	if (x.buf >= 0)
+		close(x.buf);
+	if (x.other >= 0)
+		close(x.other);
+	if (x.fresh >= 0)
+		close(x.fresh);
+	/* @f.b goes with its session still queued. */
+	err_fix_close(&x.f);
+	check_used(used0, "after the calls with a wrong field");
+}
+
+/* What one case of test_record_fields() changes in a valid record. */
+enum rec_bad {
+	BAD_PAD2, BAD_HEAP_NAME, BAD_LABEL, BAD_VA, BAD_FLAGS, BAD_ORIGIN_PID, BAD_STATE,
+	BAD_SERIAL, BAD_CONTENTS, BAD_NO_ORIGIN_PID, BAD_VA_UNALIGNED, BAD_VA_WRAPS,
+	BAD_VA_HIGH,
+};
+
+static const struct {
+	const char *what;
+	uint32_t kind;
+	enum rec_bad bad;
+} rec_cases[] = {
+	{ "pad2", ACCMAP_CKPT_KIND_ALLOC, BAD_PAD2 },
+	{ "a heap_name without a NUL", ACCMAP_CKPT_KIND_ALLOC, BAD_HEAP_NAME },
+	{ "a label with a control character", ACCMAP_CKPT_KIND_ALLOC, BAD_LABEL },
+	{ "serial 0", ACCMAP_CKPT_KIND_ALLOC, BAD_SERIAL },
+	{ "ALLOC with a va", ACCMAP_CKPT_KIND_ALLOC, BAD_VA },
+	{ "ALLOC with an origin_pid", ACCMAP_CKPT_KIND_ALLOC, BAD_ORIGIN_PID },
+	{ "ALLOC with an unknown flag", ACCMAP_CKPT_KIND_ALLOC, BAD_FLAGS },
+	{ "ALLOC with FROM_VA_WRITE", ACCMAP_CKPT_KIND_ALLOC, BAD_STATE },
+	{ "EMPTY with a va", ACCMAP_CKPT_KIND_EMPTY, BAD_VA },
+	{ "EMPTY with flags", ACCMAP_CKPT_KIND_EMPTY, BAD_FLAGS },
+	{ "EMPTY with an origin_pid", ACCMAP_CKPT_KIND_EMPTY, BAD_ORIGIN_PID },
+	{ "EMPTY with EXPORT_RDONLY", ACCMAP_CKPT_KIND_EMPTY, BAD_STATE },
+	{ "EMPTY with contents", ACCMAP_CKPT_KIND_EMPTY, BAD_CONTENTS },
+	{ "FROM_VA with flags", ACCMAP_CKPT_KIND_FROM_VA, BAD_FLAGS },
+	{ "FROM_VA with origin_pid 0", ACCMAP_CKPT_KIND_FROM_VA, BAD_NO_ORIGIN_PID },
+	{ "FROM_VA with a va not page aligned", ACCMAP_CKPT_KIND_FROM_VA, BAD_VA_UNALIGNED },
+	{ "FROM_VA whose end wraps", ACCMAP_CKPT_KIND_FROM_VA, BAD_VA_WRAPS },
+	{ "FROM_VA past the user address space", ACCMAP_CKPT_KIND_FROM_VA, BAD_VA_HIGH },
+	{ "FROM_VA with contents", ACCMAP_CKPT_KIND_FROM_VA, BAD_CONTENTS },
+};
+
+/* Ids and serials of test_record_fields(): the valid records', then the cases'. */
+#define REC_ID0		100
+#define REC_SERIAL0	0x10000000000ULL
+
+/*
+ * A valid record of @kind, new serial and id @n, of the size of @f's
+ * buffer: ALLOC as @f's (no contents: zeros), EMPTY, or FROM_VA of @va.
+ */
+static void rec_valid(const struct err_fix *f, uint32_t kind, uint32_t n, void *va,
+		      struct accmap_ckpt_handle *r)
+{
+	if (kind == ACCMAP_CKPT_KIND_ALLOC) {
+		*r = recs(f->st)[0];
+	} else {
+		memset(r, 0, sizeof(*r));
+		r->size = recs(f->st)[0].size;
+		r->kind = kind;
+		r->heap = ACCMAP_HEAP_NONE;
+	}
+	if (kind == ACCMAP_CKPT_KIND_FROM_VA) {
+		r->va = (uintptr_t)va;
+		r->origin_pid = getpid();
+		r->state = ACCMAP_CKPT_H_FROM_VA_WRITE;
+	}
+	r->serial = REC_SERIAL0 + n;
+	r->id = REC_ID0 + n;
+}
+
+/* Makes @r wrong as @bad says; the contents to give with it. */
+static const void *rec_break(struct accmap_ckpt_handle *r, enum rec_bad bad, const void *bytes)
+{
+	switch (bad) {
+	case BAD_PAD2:
+		r->pad2 = 1;
+		break;
+	case BAD_HEAP_NAME:
+		memset(r->heap_name, 'x', sizeof(r->heap_name));
+		break;
+	case BAD_LABEL:
+		strcpy(r->label, "a\tb");
+		break;
+	case BAD_VA:
+		r->va = ps;
+		break;
+	case BAD_FLAGS:
+		r->flags = r->kind == ACCMAP_CKPT_KIND_ALLOC ? 1U << 31 : ACCMAP_ALLOC_WRITECOMBINE;
+		break;
+	case BAD_ORIGIN_PID:
+		r->origin_pid = getpid();
+		break;
+	case BAD_STATE:
+		r->state |= r->kind == ACCMAP_CKPT_KIND_ALLOC ? ACCMAP_CKPT_H_FROM_VA_WRITE :
+								 ACCMAP_CKPT_H_EXPORT_RDONLY;
+		break;
+	case BAD_SERIAL:
+		r->serial = 0;
+		break;
+	case BAD_CONTENTS:
+		return bytes;
+	case BAD_NO_ORIGIN_PID:
+		r->origin_pid = 0;
+		break;
+	case BAD_VA_UNALIGNED:
+		r->va += 8;
+		break;
+	case BAD_VA_WRAPS:
+		r->va = -(uint64_t)r->size;
+		break;
+	default:
+		/* Page aligned, no wrap, above every architecture's TASK_SIZE. */
+		r->va = 1ULL << 56;
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * RESTORE_BUFFER ADD_ID of records with one field wrong, each at its own
+ * serial and id: EINVAL, and no id was made.  The same records without
+ * the fault are restored, and what a serial holds cannot be named as
+ * another kind later.
+ */
+static void test_record_fields(void)
+{
+	static const uint32_t kinds[] = {
+		ACCMAP_CKPT_KIND_ALLOC, ACCMAP_CKPT_KIND_EMPTY, ACCMAP_CKPT_KIND_FROM_VA,
+	};
+	uint64_t used0 = heaps_used();
+	struct accmap_ckpt_handle r;
+	uint8_t *va = NULL, *got = NULL;
+	const void *contents;
+	struct accmap_info info;
+	struct err_fix f;
+	int ret;
+
+	if (!err_fix_open(&f))
+		goto out;
+	va = map_anon(2 * ps, PROT_READ | PROT_WRITE);
+	got = malloc(2 * ps);
+	if (!va || !CHECK(got, "malloc"))
+		goto out;
+
+	for (uint32_t i = 0; i < TAP_ARRAY_SIZE(rec_cases); i++) {
+		uint32_t n = TAP_ARRAY_SIZE(kinds) + i;
+
+		rec_valid(&f, rec_cases[i].kind, n, va, &r);
+		contents = rec_break(&r, rec_cases[i].bad, f.contents);
+		ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_ADD_ID, &r, contents, NULL);
+		CHECK(ret == -EINVAL, "RESTORE_BUFFER with %s: %s, expected EINVAL",
+		      rec_cases[i].what, err_name(ret));
+		ret = am_info(f.b, REC_ID0 + n, &info);
+		CHECK(ret == -ENOENT, "RESTORE_BUFFER with %s made id %u: INFO %s",
+		      rec_cases[i].what, REC_ID0 + n, err_name(ret));
+	}
+
+	/* The records the cases broke are valid as they are. */
+	for (uint32_t k = 0; k < TAP_ARRAY_SIZE(kinds); k++) {
+		rec_valid(&f, kinds[k], k, va, &r);
+		ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_ADD_ID, &r, NULL, NULL);
+		CHECK(ret == 0, "RESTORE_BUFFER of a valid record of kind %u: %s", kinds[k],
+		      err_name(ret));
+		/* Its serial holds that kind now: a valid record of another is refused. */
+		rec_valid(&f, kinds[(k + 1) % TAP_ARRAY_SIZE(kinds)], k, va, &r);
+		ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_FD_RDWR, &r, NULL, NULL);
+		CHECK(ret == -EINVAL, "RESTORE_BUFFER of kind %u's serial as kind %u: %s",
+		      kinds[k], r.kind, err_name(ret));
+	}
+	/* ALLOC without contents: the buffer is zeroed. */
+	ret = am_read(f.b, REC_ID0, 0, got, 2 * ps);
+	CHECK(ret == 0 && find_nonzero(got, 2 * ps) == 2 * ps,
+	      "READ of an ALLOC restored without contents: %s, or not zeros", err_name(ret));
+out:
+	free(got);
+	if (va)
+		munmap(va, 2 * ps);
+	err_fix_close(&f);
+	check_used(used0, "after the records with a wrong field");
+}
+
 static const struct tap_test tests[] = {
 	{ "state_ids", test_state_ids },
 	{ "state_sessions", test_state_sessions },
@@ -1420,6 +1777,8 @@ static const struct tap_test tests[] = {
 	{ "op_errors", test_op_errors },
 	{ "restore_errors", test_restore_errors },
 	{ "dmabuf_op", test_dmabuf_op },
+	{ "reserved_fields", test_reserved_fields },
+	{ "record_fields", test_record_fields },
 };
 
 int main(void)
