@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1767,6 +1768,267 @@ out:
 	check_used(used0, "after the records with a wrong field");
 }
 
+/* RESTORE_SESSION of @s (@size bytes at it) into @f.b must fail with @err. */
+static void bad_session(struct err_fix *f, const struct accmap_ckpt_session *s, uint64_t size,
+			int err, const char *what)
+{
+	int ret = restore_session(f->b, f->token, s, size);
+
+	CHECK(ret == -err, "RESTORE_SESSION with %s: %s, expected %s", what, err_name(ret),
+	      err_name(err));
+}
+
+/*
+ * RESTORE_SESSION of records too long to be, or that user space cannot
+ * give whole (a record, its maps, its attribute ranges at an unmapped
+ * page); the record itself is queued after.
+ */
+static void check_session_input(struct err_fix *f)
+{
+	struct accmap_ckpt_session s = {
+		.id = 3, .format = SVM_PGT_FORMAT, .va_bits = PLAIN_VA_BITS,
+	};
+	struct accmap_ckpt_session *end;
+	uint8_t *page;
+	int ret;
+
+	s.nr_maps = ACCMAP_REPLAY_MAPS_MAX + 1;
+	bad_session(f, &s, sizeof(s), EINVAL, "too many maps");
+	s.nr_maps = 0;
+	s.nr_attrs = ACCMAP_SVM_ATTR_RANGES_MAX + 1;
+	bad_session(f, &s, sizeof(s), EINVAL, "too many attribute ranges");
+	s.nr_attrs = 0;
+	bad_session(f, (void *)8, sizeof(s), EFAULT, "an unmapped record");
+
+	page = map_anon(2 * ps, PROT_READ | PROT_WRITE);
+	if (!page)
+		return;
+	munmap(page + ps, ps);
+	end = (struct accmap_ckpt_session *)(page + ps) - 1;
+	*end = s;
+	end->nr_maps = 1;
+	bad_session(f, end, session_bytes(end), EFAULT, "its maps unmapped");
+	end->nr_maps = 0;
+	end->nr_attrs = 1;
+	bad_session(f, end, session_bytes(end), EFAULT, "its attribute ranges unmapped");
+	munmap(page, ps);
+	ret = restore_session(f->b, f->token, &s, sizeof(s));
+	CHECK(ret == 0, "RESTORE_SESSION of the record: %s", err_name(ret));
+}
+
+/*
+ * RESTORE_BUFFER with an fd when the process may open no more: EMFILE,
+ * and an id ADD_ID made with it is taken back.
+ */
+static void check_emfile(struct err_fix *f)
+{
+	static const uint32_t flags[] = {
+		ACCMAP_CKPT_FD_RDWR, ACCMAP_CKPT_ADD_ID | ACCMAP_CKPT_FD_RDWR,
+	};
+	const struct accmap_ckpt_handle *r = &recs(f->st)[0];
+	struct accmap_info info;
+	struct rlimit old, lim;
+	int ret;
+
+	if (!CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0, "getrlimit: %s", strerror(errno)))
+		return;
+	lim = old;
+	lim.rlim_cur = next_fd();
+	if (!CHECK(setrlimit(RLIMIT_NOFILE, &lim) == 0, "setrlimit: %s", strerror(errno)))
+		return;
+	for (size_t i = 0; i < TAP_ARRAY_SIZE(flags); i++) {
+		ret = restore_buffer(f->b, f->token, flags[i], r, f->contents, NULL);
+		CHECK(ret == -EMFILE, "RESTORE_BUFFER flags %#x without a free fd: %s", flags[i],
+		      err_name(ret));
+	}
+	CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0, "setrlimit back: %s", strerror(errno));
+	ret = am_info(f->b, r->id, &info);
+	CHECK(ret == -ENOENT, "the id of the RESTORE_BUFFER that had no fd: INFO %s",
+	      err_name(ret));
+	ret = restore_buffer(f->b, f->token, flags[1], r, f->contents, NULL);
+	CHECK(ret == 0, "RESTORE_BUFFER with a free fd: %s", err_name(ret));
+}
+
+/* What a client must be for BEGIN and RESTORE_CLIENT, faults of STATE and DMABUF. */
+static void test_restore_states(void)
+{
+	struct accmap_ckpt_client head, *st = NULL;
+	uint64_t used0 = heaps_used();
+	struct svm t = { .dev = -1 };
+	struct accmap_ckpt a;
+	struct err_fix f;
+	size_t size;
+	int c = -1, buf = -1, ret;
+
+	if (!err_fix_open(&f))
+		goto out;
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_BEGIN);
+	CHECK_ERR(ioctl(f.b, ACCMAP_IOC_CHECKPOINT, &a), EBUSY);
+	ret = restore_client(f.a, f.token, f.st);
+	CHECK(ret == -EBUSY, "RESTORE_CLIENT of the client that began the restore: %s",
+	      err_name(ret));
+	/* A session is state as ids are: a client with one and no id. */
+	if (svm_open(&t) && !state_get(t.dev, &st, &size) &&
+	    CHECK(st->nr_handles == 0 && st->nr_sessions == 1, "SVM client: %u ids, %u sessions",
+		  st->nr_handles, st->nr_sessions)) {
+		ret = restore_client(t.dev, f.token, f.st);
+		CHECK(ret == -EBUSY, "RESTORE_CLIENT of a client with a session: %s",
+		      err_name(ret));
+	}
+
+	c = am_open();
+	buf = am_get_fd(f.a, f.id, O_RDONLY | O_CLOEXEC);
+	if (c < 0 || !CHECK(buf >= 0, "GET_FD: %s", err_name(buf)))
+		goto out;
+	/* The answers go to a pointer nothing is mapped at. */
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	a.data = 8;
+	a.size = 1 << 20;
+	CHECK_ERR(ioctl(c, ACCMAP_IOC_CHECKPOINT, &a), EFAULT);
+	ckpt_init(&a, ACCMAP_CKPT_OP_DMABUF);
+	a.fd = buf;
+	a.data = 8;
+	a.size = sizeof(struct accmap_ckpt_handle);
+	CHECK_ERR(ioctl(c, ACCMAP_IOC_CHECKPOINT, &a), EFAULT);
+
+	for (int i = 0; i < 2; i++) {
+		head = *f.st;
+		if (i)
+			head.pad = 1;
+		else
+			head.version++;
+		ret = restore_client(c, f.token, &head);
+		CHECK(ret == -EINVAL, "RESTORE_CLIENT with a wrong %s: %s", i ? "pad" : "version",
+		      err_name(ret));
+	}
+	ret = restore_client(c, f.token, f.st);
+	CHECK(ret == 0, "RESTORE_CLIENT after the wrong heads: %s", err_name(ret));
+
+	check_session_input(&f);
+	check_emfile(&f);
+out:
+	if (buf >= 0)
+		close(buf);
+	if (c >= 0)
+		close(c);
+	free(st);
+	if (t.dev >= 0)
+		svm_close(&t);
+	err_fix_close(&f);
+	check_used(used0, "after the restore states");
+}
+
+/* Whether pid 2 is kthreadd, a task without memory, in this pid namespace. */
+static bool pid2_is_kthreadd(void)
+{
+	char *comm = read_text("/proc/2/comm", NULL);
+	bool ret = comm && !strcmp(comm, "kthreadd\n");
+
+	free(comm);
+	return ret;
+}
+
+/*
+ * RESTORE_FINISH of a FROM_VA buffer whose memory went: another process's
+ * FINISH leaves it, its own fails with EFAULT and the id has no memory;
+ * FINISH of a kernel thread.
+ */
+static void finish_unmapped(void)
+{
+	struct accmap_ckpt_handle r;
+	struct err_fix f;
+	uint32_t done;
+	uint8_t *va;
+	int ret;
+
+	if (!err_fix_open(&f))
+		goto out;
+	va = map_anon(2 * ps, PROT_READ | PROT_WRITE);
+	if (!va)
+		goto out;
+	rec_valid(&f, ACCMAP_CKPT_KIND_FROM_VA, 0, va, &r);
+	ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_ADD_ID, &r, NULL, NULL);
+	munmap(va, 2 * ps);
+	if (!CHECK(ret == 0, "RESTORE_BUFFER of a FROM_VA record: %s", err_name(ret)))
+		goto out;
+	ret = restore_finish(f.a, f.token, getppid(), &done);
+	CHECK(ret == 0 && done == 0, "RESTORE_FINISH of the parent: %s, done %u", err_name(ret),
+	      done);
+	ret = restore_finish(f.a, f.token, getpid(), &done);
+	CHECK(ret == -EFAULT && done == 0, "RESTORE_FINISH with the memory unmapped: %s, done %u",
+	      err_name(ret), done);
+	check_info(f.b, r.id, r.size, ACCMAP_HEAP_NONE, 0, 0, 0, "FROM_VA id whose pin failed");
+	if (pid2_is_kthreadd()) {
+		ret = restore_finish(f.a, f.token, 2, NULL);
+		CHECK(ret == -ESRCH, "RESTORE_FINISH of kthreadd: %s", err_name(ret));
+	} else {
+		tap_skip("pid 2 is not kthreadd here");
+	}
+out:
+	err_fix_close(&f);
+}
+
+/*
+ * RESTORE_FINISH when the first queued session cannot be made (attribute
+ * ranges without SVM): its errno, and the valid one after it is not made
+ * either.
+ */
+static void finish_bad_session(void)
+{
+	struct {
+		struct accmap_ckpt_session s;
+		union {
+			struct accmap_replay_map m;
+			struct accmap_ckpt_svm_attr attr;
+		};
+	} bad, good;
+	struct err_fix f;
+	uint32_t done;
+	int ret;
+
+	if (!err_fix_open(&f))
+		goto out;
+	ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_ADD_ID, &recs(f.st)[0], f.contents, NULL);
+	if (!CHECK(ret == 0, "RESTORE_BUFFER: %s", err_name(ret)))
+		goto out;
+	memset(&bad, 0, sizeof(bad));
+	bad.s.id = 1;
+	bad.s.format = SVM_PGT_FORMAT;
+	bad.s.va_bits = PLAIN_VA_BITS;
+	good = bad;
+	bad.s.nr_attrs = 1;
+	bad.attr.size = ps;
+	good.s.id = 2;
+	good.s.nr_maps = 1;
+	good.m.gpu_va = PLAIN_GPU_VA;
+	good.m.length = 2 * ps;
+	good.m.id = f.id;
+	good.m.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE;
+	ret = restore_session(f.b, f.token, &bad.s, session_bytes(&bad.s));
+	CHECK(ret == 0, "RESTORE_SESSION of the bad session: %s", err_name(ret));
+	ret = restore_session(f.b, f.token, &good.s, session_bytes(&good.s));
+	CHECK(ret == 0, "RESTORE_SESSION of the good session: %s", err_name(ret));
+	ret = restore_finish(f.a, f.token, getpid(), &done);
+	CHECK(ret == -EINVAL && done == 0, "RESTORE_FINISH with a bad session: %s, done %u",
+	      err_name(ret), done);
+	for (uint32_t id = 1; id <= 2; id++) {
+		ret = svm_ioctl(f.b, id, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, NULL);
+		CHECK(ret == -ENOENT, "SVM QUERY of session %u after the failed FINISH: %s", id,
+		      err_name(ret));
+	}
+out:
+	err_fix_close(&f);
+}
+
+static void test_finish_errors(void)
+{
+	uint64_t used0 = heaps_used();
+
+	finish_unmapped();
+	finish_bad_session();
+	check_used(used0, "after the failed FINISH calls");
+}
+
 static const struct tap_test tests[] = {
 	{ "state_ids", test_state_ids },
 	{ "state_sessions", test_state_sessions },
@@ -1779,6 +2041,8 @@ static const struct tap_test tests[] = {
 	{ "dmabuf_op", test_dmabuf_op },
 	{ "reserved_fields", test_reserved_fields },
 	{ "record_fields", test_record_fields },
+	{ "restore_states", test_restore_states },
+	{ "finish_errors", test_finish_errors },
 };
 
 int main(void)
