@@ -986,6 +986,9 @@ static void test_restore_fromva_exported(void)
 	      err_name(ret));
 	ret = restore_finish(a, token, getpid(), &done);
 	CHECK(ret == 0 && done == 1, "RESTORE_FINISH: %s, done %u", err_name(ret), done);
+	/* Pinned once: a second FINISH has nothing to do. */
+	ret = restore_finish(a, token, getpid(), &done);
+	CHECK(ret == 0 && done == 0, "RESTORE_FINISH again: %s, done %u", err_name(ret), done);
 
 	/* The pin made the kept dma-buf: STATE says so, GET_FD hands it out. */
 	ret = state_get(b, &st2, &size2);
@@ -1022,15 +1025,16 @@ out:
 	check_used(used0, "after the restore");
 }
 
-/* Drops CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN from the effective set. */
-static int drop_caps(void)
+/* Drops CAP_CHECKPOINT_RESTORE and, if @admin, CAP_SYS_ADMIN from the effective set. */
+static int drop_caps(bool admin)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
 
 	if (syscall(SYS_capget, &h, d))
 		return -errno;
-	d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	if (admin)
+		d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
 	d[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].effective &= ~CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
@@ -1050,8 +1054,15 @@ static void test_no_capability(void)
 			ACCMAP_CKPT_OP_RESTORE_SESSION, ACCMAP_CKPT_OP_RESTORE_FINISH,
 		};
 		struct accmap_ckpt a;
-		int ret = drop_caps();
+		int ret = drop_caps(false);
 
+		/* CAP_SYS_ADMIN alone is enough: STATE asks for room. */
+		if (CHECK(ret == 0, "capset: %s", err_name(ret))) {
+			ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+			ret = ckpt(dev, &a);
+			CHECK(ret == -ENOSPC, "STATE with CAP_SYS_ADMIN only: %s", err_name(ret));
+		}
+		ret = drop_caps(true);
 		if (CHECK(ret == 0, "capset: %s", err_name(ret))) {
 			for (size_t i = 0; i < TAP_ARRAY_SIZE(ops); i++) {
 				ckpt_init(&a, ops[i]);
@@ -1060,7 +1071,8 @@ static void test_no_capability(void)
 				      err_name(ret));
 			}
 		}
-		_exit(0);
+		/* The parent's check of the status sees the child's checks. */
+		_exit(tap_failed());
 	}
 	if (CHECK(pid > 0, "fork: %s", strerror(errno)))
 		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
@@ -1849,6 +1861,55 @@ static void check_emfile(struct err_fix *f)
 	CHECK(ret == 0, "RESTORE_BUFFER with a free fd: %s", err_name(ret));
 }
 
+/* mmap() of @dev at @offset, read-only, one page: 0 or -errno. */
+static int map_at(int dev, uint64_t offset)
+{
+	void *p = mmap(NULL, ps, PROT_READ, MAP_SHARED, dev, offset);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	munmap(p, ps);
+	return 0;
+}
+
+/*
+ * mmap() of /dev/accmap without an id for the buffer: a client being
+ * restored maps what its restore made, not another buffer; a client not
+ * being restored maps neither.
+ */
+static void check_may_map(struct err_fix *f)
+{
+	struct accmap_ckpt_handle r = recs(f->st)[0];
+	int other = am_open(), ret;
+	struct accmap_ckpt a;
+	uint64_t theirs = 0;
+
+	if (other < 0)
+		return;
+	r.serial += 4000;
+	r.id = 0;
+	ret = restore_buffer(f->b, f->token, ACCMAP_CKPT_FD_RDWR, &r, NULL, NULL);
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_OFFSET);
+	a.token = f->token;
+	a.serial = r.serial;
+	if (CHECK(ret == 0, "RESTORE_BUFFER FD_RDWR: %s", err_name(ret)))
+		ret = ckpt(f->b, &a);
+	if (CHECK(ret == 0, "RESTORE_OFFSET: %s", err_name(ret)))
+		ret = accmap_map_offset(f->a, f->id, &theirs);
+	if (!CHECK(ret == 0, "MAP_OFFSET: %s", err_name(ret)))
+		goto out;
+	ret = map_at(f->b, a.map_offset);
+	CHECK(ret == 0, "mmap() of what the restore made, no id: %s", err_name(ret));
+	ret = map_at(f->b, theirs);
+	CHECK(ret == -EACCES, "mmap() of a buffer the restore did not make, no id: %s",
+	      err_name(ret));
+	ret = map_at(other, a.map_offset);
+	CHECK(ret == -EACCES, "mmap() of what the restore made by another client: %s",
+	      err_name(ret));
+out:
+	close(other);
+}
+
 /* What a client must be for BEGIN and RESTORE_CLIENT, faults of STATE and DMABUF. */
 static void test_restore_states(void)
 {
@@ -1906,6 +1967,7 @@ static void test_restore_states(void)
 
 	check_session_input(&f);
 	check_emfile(&f);
+	check_may_map(&f);
 out:
 	if (buf >= 0)
 		close(buf);
