@@ -1262,6 +1262,8 @@ static void test_restore_errors(void)
 		   "both FD flags");
 	bad_buffer(&f, 0, &r, NULL, EINVAL, "no flag");
 	bad_buffer(&f, ACCMAP_CKPT_FD_CLOEXEC, &r, NULL, EINVAL, "only CLOEXEC");
+	bad_buffer(&f, ACCMAP_CKPT_ADD_ID | ACCMAP_CKPT_FD_CLOEXEC, &r, NULL, EINVAL,
+		   "CLOEXEC without an FD flag");
 	r.pad = 1;
 	bad_buffer(&f, ACCMAP_CKPT_FD_RDWR, &r, NULL, EINVAL, "nonzero pad");
 	r = recs(f.st)[0];
