@@ -884,10 +884,10 @@ static int accmap_ckpt_restore_session(struct accmap_client *client,
 		ret = -EFAULT;
 		goto err_free;
 	}
-	if (!p->rec.id || p->rec.id > ACCMAP_REPLAY_SESSIONS_MAX) {
-		ret = -EINVAL;
+	/* What the record alone says is refused now, not at FINISH. */
+	ret = accmap_replay_check_restore(client->adev, &p->rec);
+	if (ret)
 		goto err_free;
-	}
 
 	/* As for the other ops: no such restore, then not this client's. */
 	r = accmap_ckpt_restore_get(client->adev, arg->token);

@@ -640,6 +640,58 @@ struct accmap_handle *accmap_replay_map_record(struct accmap_replay_session *s,
 	return m->handle;
 }
 
+/*
+ * What REPLAY_SETUP would refuse in a checkpointed session's record alone,
+ * without its maps' buffers; fills in the setup argument it was made
+ * with, and its target.
+ */
+static int accmap_replay_restore_check(struct accmap_device *adev,
+				       const struct accmap_ckpt_session *rec,
+				       struct accmap_replay_setup *arg,
+				       struct accmap_replay_target **target)
+{
+	if (!accmap_replay_capable())
+		return -EPERM;
+	if (!rec->id || rec->id > ACCMAP_REPLAY_SESSIONS_MAX)
+		return -EINVAL;
+	if (rec->nr_attrs && !(rec->flags & ACCMAP_REPLAY_SETUP_SVM))
+		return -EINVAL;
+	*arg = (struct accmap_replay_setup) {
+		.nr_maps = rec->nr_maps,
+		.target = rec->target,
+		.format = rec->format,
+		.as = rec->as,
+		.va_bits = rec->va_bits,
+		.flags = rec->flags,
+		.svm_start = rec->svm_start,
+		.svm_size = rec->svm_size,
+	};
+	return accmap_replay_check_setup(adev, arg, target);
+}
+
+/**
+ * accmap_replay_check_restore() - check a checkpointed session's record
+ * @adev: the device
+ * @rec: the record
+ *
+ * RESTORE_SESSION checks a record when it is queued, so that
+ * RESTORE_FINISH, which makes every queued session in turn and cannot be
+ * called again, fails only for what only it can see: the maps' buffers,
+ * the restored address space, memory.
+ *
+ * Return: 0, or the negative errno accmap_replay_restore() would give for
+ * the record itself (-EPERM without CAP_SYS_RAWIO, -EINVAL, -ENOENT for no
+ * such target, -EOPNOTSUPP for what the target lacks).
+ */
+int accmap_replay_check_restore(struct accmap_device *adev,
+				const struct accmap_ckpt_session *rec)
+{
+	struct accmap_replay_target *target;
+	struct accmap_replay_setup arg;
+
+	return accmap_replay_restore_check(adev, rec, &arg, &target);
+}
+
 /**
  * accmap_replay_restore() - make a checkpointed session again
  * @client: the client being restored
@@ -658,28 +710,13 @@ int accmap_replay_restore(struct accmap_client *client,
 			  const struct accmap_ckpt_svm_attr *attrs,
 			  struct mm_struct *mm)
 {
-	struct accmap_replay_setup arg = {
-		.nr_maps = rec->nr_maps,
-		.target = rec->target,
-		.format = rec->format,
-		.as = rec->as,
-		.va_bits = rec->va_bits,
-		.flags = rec->flags,
-		.svm_start = rec->svm_start,
-		.svm_size = rec->svm_size,
-	};
 	struct accmap_replay_target *target;
+	struct accmap_replay_setup arg;
 	struct accmap_replay_session *s;
 	u32 i;
 	int ret;
 
-	if (!accmap_replay_capable())
-		return -EPERM;
-	if (!rec->id || rec->id > ACCMAP_REPLAY_SESSIONS_MAX)
-		return -EINVAL;
-	if (rec->nr_attrs && !(rec->flags & ACCMAP_REPLAY_SETUP_SVM))
-		return -EINVAL;
-	ret = accmap_replay_check_setup(client->adev, &arg, &target);
+	ret = accmap_replay_restore_check(client->adev, rec, &arg, &target);
 	if (ret)
 		return ret;
 	ret = accmap_replay_setup_core(client, &arg, target, maps, mm, rec->id,

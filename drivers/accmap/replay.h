@@ -313,6 +313,8 @@ void accmap_replay_setup_done(struct accmap_client *client,
 void accmap_replay_session_put(struct accmap_replay_session *s);
 struct accmap_handle *accmap_replay_map_record(struct accmap_replay_session *s,
 					       u32 i, struct accmap_replay_map *out);
+int accmap_replay_check_restore(struct accmap_device *adev,
+				const struct accmap_ckpt_session *rec);
 int accmap_replay_restore(struct accmap_client *client,
 			  const struct accmap_ckpt_session *rec,
 			  const struct accmap_replay_map *maps,

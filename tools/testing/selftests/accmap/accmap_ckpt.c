@@ -46,6 +46,9 @@
 /* Where the plain session maps the system buffer. */
 #define PLAIN_GPU_VA		0x100000ULL
 #define PLAIN_VA_BITS		32
+/* A session record with no maps: an SVM one, over [1 MiB, 2 MiB). */
+#define REC_SVM_START		0x100000ULL
+#define REC_SVM_SIZE		0x100000ULL
 /* A pid above PID_MAX_LIMIT: no process has it. */
 #define NO_PID			((1U << 22) + 1)
 
@@ -1575,6 +1578,9 @@ static void test_reserved_fields(void)
 	x.s.id = 1;
 	x.s.format = SVM_PGT_FORMAT;
 	x.s.va_bits = PLAIN_VA_BITS;
+	x.s.flags = ACCMAP_REPLAY_SETUP_SVM;
+	x.s.svm_start = REC_SVM_START;
+	x.s.svm_size = REC_SVM_SIZE;
 
 	for (size_t i = 0; i < TAP_ARRAY_SIZE(rsv_ops); i++) {
 		for (int f = 0; f < RSV_NR; f++) {
@@ -1801,6 +1807,8 @@ static void check_session_input(struct err_fix *f)
 {
 	struct accmap_ckpt_session s = {
 		.id = 3, .format = SVM_PGT_FORMAT, .va_bits = PLAIN_VA_BITS,
+		.flags = ACCMAP_REPLAY_SETUP_SVM, .svm_start = REC_SVM_START,
+		.svm_size = REC_SVM_SIZE,
 	};
 	struct accmap_ckpt_session *end;
 	uint8_t *page;
@@ -2033,19 +2041,21 @@ out:
 }
 
 /*
- * RESTORE_FINISH when the first queued session cannot be made (attribute
- * ranges without SVM): its errno, and the valid one after it is not made
- * either.
+ * A session record that cannot be made whatever the buffers (attribute
+ * ranges without SVM) is refused when it is queued, and RESTORE_FINISH
+ * makes the others.  One whose map names an id the restore did not make
+ * gets through the queue, fails RESTORE_FINISH with that map's errno, and
+ * the session queued after it is not made.
  */
 static void finish_bad_session(void)
 {
-	struct {
+	struct session_rec {
 		struct accmap_ckpt_session s;
 		union {
 			struct accmap_replay_map m;
 			struct accmap_ckpt_svm_attr attr;
 		};
-	} bad, good;
+	} no_svm, good, no_buffer, late;
 	struct err_fix f;
 	uint32_t done;
 	int ret;
@@ -2055,30 +2065,45 @@ static void finish_bad_session(void)
 	ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_ADD_ID, &recs(f.st)[0], f.contents, NULL);
 	if (!CHECK(ret == 0, "RESTORE_BUFFER: %s", err_name(ret)))
 		goto out;
-	memset(&bad, 0, sizeof(bad));
-	bad.s.id = 1;
-	bad.s.format = SVM_PGT_FORMAT;
-	bad.s.va_bits = PLAIN_VA_BITS;
-	good = bad;
-	bad.s.nr_attrs = 1;
-	bad.attr.size = ps;
-	good.s.id = 2;
+	memset(&good, 0, sizeof(good));
+	good.s.id = 1;
+	good.s.format = SVM_PGT_FORMAT;
+	good.s.va_bits = PLAIN_VA_BITS;
 	good.s.nr_maps = 1;
 	good.m.gpu_va = PLAIN_GPU_VA;
 	good.m.length = 2 * ps;
 	good.m.id = f.id;
 	good.m.flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE;
-	ret = restore_session(f.b, f.token, &bad.s, session_bytes(&bad.s));
-	CHECK(ret == 0, "RESTORE_SESSION of the bad session: %s", err_name(ret));
+	no_svm = good;
+	no_svm.s.id = 2;
+	no_svm.s.nr_maps = 0;
+	no_svm.s.nr_attrs = 1;
+	memset(&no_svm.attr, 0, sizeof(no_svm.attr));
+	no_svm.attr.size = ps;
+	no_buffer = good;
+	no_buffer.s.id = 3;
+	no_buffer.m.id = f.id + 1000;
+	late = good;
+	late.s.id = 4;
+	ret = restore_session(f.b, f.token, &no_svm.s, session_bytes(&no_svm.s));
+	CHECK(ret == -EINVAL, "RESTORE_SESSION with attribute ranges but no SVM: %s",
+	      err_name(ret));
 	ret = restore_session(f.b, f.token, &good.s, session_bytes(&good.s));
-	CHECK(ret == 0, "RESTORE_SESSION of the good session: %s", err_name(ret));
+	CHECK(ret == 0, "RESTORE_SESSION of a good session: %s", err_name(ret));
+	ret = restore_session(f.b, f.token, &no_buffer.s, session_bytes(&no_buffer.s));
+	CHECK(ret == 0, "RESTORE_SESSION of a map of no restored id: %s", err_name(ret));
+	ret = restore_session(f.b, f.token, &late.s, session_bytes(&late.s));
+	CHECK(ret == 0, "RESTORE_SESSION after it: %s", err_name(ret));
 	ret = restore_finish(f.a, f.token, getpid(), &done);
-	CHECK(ret == -EINVAL && done == 0, "RESTORE_FINISH with a bad session: %s, done %u",
+	CHECK(ret == -ENOENT && done == 1, "RESTORE_FINISH: %s, done %u; expected ENOENT, done 1",
 	      err_name(ret), done);
-	for (uint32_t id = 1; id <= 2; id++) {
+	for (uint32_t id = 1; id <= 4; id++) {
+		int want = id == 1 ? -EOPNOTSUPP : -ENOENT;
+
+		/* QUERY of a session without SVM: EOPNOTSUPP; of none: ENOENT. */
 		ret = svm_ioctl(f.b, id, ACCMAP_SVM_OP_QUERY, 0, 0, 0, 0, NULL);
-		CHECK(ret == -ENOENT, "SVM QUERY of session %u after the failed FINISH: %s", id,
-		      err_name(ret));
+		CHECK(ret == want, "SVM QUERY of session %u after FINISH: %s, expected %s", id,
+		      err_name(ret), err_name(want));
 	}
 out:
 	err_fix_close(&f);
