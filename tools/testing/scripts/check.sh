@@ -18,7 +18,9 @@
 # cache: on the stock kernels the fuzzer runs 4 seeds (524,288
 # operations) and the stress test 10 s; amd64's debug kernel runs the
 # fuzzer at full size (8 seeds, 1,048,576 operations, at least 10,000
-# failures injected) and arm64's 4 seeds (at least 5,000 injected); the
+# failures injected) and arm64's 4 seeds (at least 1,000 injected: its two
+# injecting seeds gave 6,300 and 10,949 in two runs, too close to a
+# higher bar whose seeds draw their rates at random); the
 # stress test runs 30 s on both.  make vm-test and run.sh alone run full
 # size (8 seeds, 60 s).
 # Prints each tier's result, its time, and as the very last line the grand
@@ -47,7 +49,7 @@ tiers=(
 	"vm-arm64-5.10|$short $t/vm/run.sh arm64-5.10"
 	"vm-amd64-mainline|$short $t/vm/run.sh amd64-mainline"
 	"vm-amd64-debug|$debug $t/vm/run.sh amd64-debug"
-	"vm-arm64-debug|$debug ACCMAP_FUZZ_SEEDS=4 ACCMAP_FUZZ_MIN_INJECTED=5000 $t/vm/run.sh arm64-debug"
+	"vm-arm64-debug|$debug ACCMAP_FUZZ_SEEDS=4 ACCMAP_FUZZ_MIN_INJECTED=1000 $t/vm/run.sh arm64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
 	"fuzz-corpus|$t/fuzz/run.sh check"
