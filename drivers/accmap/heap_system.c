@@ -160,8 +160,9 @@ static int system_heap_flush_alias(struct accmap_device *adev,
 
 /*
  * Gives @n pages from @pages the memory type of @handle's flags (@wb:
- * write-back again), a batch at a time.  On failure the pages of the
- * failing batch keep their type and those before it have the new one.
+ * write-back again), a batch at a time.  On failure those before the
+ * failing batch have the new type, and the failing batch may have it in
+ * part (x86 undoes its reservations, not the page attributes it changed).
  *
  * Returns 0 or -ENOMEM.  set_pages_array_*() say -EINVAL for every
  * failure, but for pages this heap owns, whose type nobody else has
