@@ -1029,17 +1029,15 @@ out:
 	check_used(used0, "after the restore");
 }
 
-/* Drops CAP_CHECKPOINT_RESTORE and, if @admin, CAP_SYS_ADMIN from the effective set. */
-static int drop_caps(bool admin)
+/* Drops capability @cap from the effective set. */
+static int drop_cap(int cap)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
 
 	if (syscall(SYS_capget, &h, d))
 		return -errno;
-	if (admin)
-		d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
-	d[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].effective &= ~CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+	d[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
@@ -1058,7 +1056,7 @@ static void test_no_capability(void)
 			ACCMAP_CKPT_OP_RESTORE_SESSION, ACCMAP_CKPT_OP_RESTORE_FINISH,
 		};
 		struct accmap_ckpt a;
-		int ret = drop_caps(false);
+		int ret = drop_cap(CAP_CHECKPOINT_RESTORE);
 
 		/* CAP_SYS_ADMIN alone is enough: STATE asks for room. */
 		if (CHECK(ret == 0, "capset: %s", err_name(ret))) {
@@ -1066,7 +1064,7 @@ static void test_no_capability(void)
 			ret = ckpt(dev, &a);
 			CHECK(ret == -ENOSPC, "STATE with CAP_SYS_ADMIN only: %s", err_name(ret));
 		}
-		ret = drop_caps(true);
+		ret = drop_cap(CAP_SYS_ADMIN);
 		if (CHECK(ret == 0, "capset: %s", err_name(ret))) {
 			for (size_t i = 0; i < TAP_ARRAY_SIZE(ops); i++) {
 				ckpt_init(&a, ops[i]);
@@ -2059,6 +2057,28 @@ out:
 	err_fix_close(&f);
 }
 
+/* RESTORE_SESSION of @s from a child without CAP_SYS_RAWIO: EPERM. */
+static void queue_without_rawio(struct err_fix *f, const struct accmap_ckpt_session *s,
+				uint64_t size)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		int ret = drop_cap(CAP_SYS_RAWIO);
+
+		if (CHECK(ret == 0, "capset: %s", err_name(ret))) {
+			ret = restore_session(f->b, f->token, s, size);
+			CHECK(ret == -EPERM, "RESTORE_SESSION without CAP_SYS_RAWIO: %s",
+			      err_name(ret));
+		}
+		_exit(tap_failed());
+	}
+	if (CHECK(pid > 0, "fork: %s", strerror(errno)))
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0, "child status %#x", status);
+}
+
 /*
  * A session record that cannot be made whatever the buffers (attribute
  * ranges without SVM) is refused when it is queued, and RESTORE_FINISH
@@ -2107,6 +2127,11 @@ static void finish_bad_session(void)
 	ret = restore_session(f.b, f.token, &no_svm.s, session_bytes(&no_svm.s));
 	CHECK(ret == -EINVAL, "RESTORE_SESSION with attribute ranges but no SVM: %s",
 	      err_name(ret));
+	no_svm = good;
+	no_svm.s.target = 0xffff;
+	ret = restore_session(f.b, f.token, &no_svm.s, session_bytes(&no_svm.s));
+	CHECK(ret == -ENOENT, "RESTORE_SESSION of no such target: %s", err_name(ret));
+	queue_without_rawio(&f, &good.s, session_bytes(&good.s));
 	ret = restore_session(f.b, f.token, &good.s, session_bytes(&good.s));
 	CHECK(ret == 0, "RESTORE_SESSION of a good session: %s", err_name(ret));
 	ret = restore_session(f.b, f.token, &no_buffer.s, session_bytes(&no_buffer.s));
