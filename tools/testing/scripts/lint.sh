@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build hygiene, each check pass/fail:
-#   w1-LINE-ARCH      W=1 build against each kernel line accmap runs on:
-#                     no warning.  Debian 11's 5.10 and 12's 6.1 and 6.12 headers
-#                     (amd64, and arm64 cross-built; 6.12 also with 16 KiB
-#                     pages, where PAGE_SHIFT 14 changes what constant
-#                     expressions the compiler sees), and the build tree
-#                     of accmap's mainline kernel (build-kernel.sh mainline)
-#   sparse-LINE-ARCH  C=2 (sparse on every file) against the same trees:
-#                     no report about our files
+#   build-LINE-ARCH   one build against each kernel line accmap runs on,
+#                     with W=1 and sparse (C=2) together: Debian 11's 5.10
+#                     and 12's 6.1 and 6.12 headers (amd64, and arm64
+#                     cross-built; 6.12 also with 16 KiB pages, where
+#                     PAGE_SHIFT 14 changes what constant expressions the
+#                     compiler sees), and the build tree of accmap's
+#                     mainline kernel (build-kernel.sh mainline).  Fails
+#                     on any compiler warning (W=1), on any sparse report
+#                     about our files, and on a failed build; sparse
+#                     reports about the kernel's own headers are counted,
+#                     not failed
 #   checkpatch  checkpatch.pl --strict --no-tree -f on every .c/.h under
 #               drivers/ include/ tools/ (user-space code included)
 #   kernel-doc  kernel-doc -none -v on drivers/accmap/*.[ch] and the uapi
@@ -46,21 +49,20 @@ check_done() {	# check_done NAME OK(0|1)
 	fi
 }
 
-# --- W=1 and sparse, once per kernel line -----------------------------
+# --- W=1 and sparse, one build per kernel line -----------------------------
 # Files that are ours, in the form compilers and sparse print them.
 ours_re='(^|/)(drivers/accmap/|include/uapi/linux/accmap\.h)'
 
-# line_check w1|sparse LINE KDIR [MAKE ARGS...]: a build of a fresh copy
-# of the tree (so every file is compiled, and checked, again) against
-# KDIR.  w1: W=1, fails on any warning.  sparse: C=2, fails on a report
-# about our files (reports about the kernel's own headers are not ours to
-# fix: counted, not failed).  Either fails on a failed build.
+# line_check LINE KDIR [MAKE ARGS...]: a build of a fresh copy of the
+# tree (so every file is compiled, and checked, again) against KDIR, with
+# W=1 and C=2 in one pass.  gcc's warnings end in their option
+# ("[-Wname]") and fail wherever they point; sparse's carry none and fail
+# only when they point at our files.  Anything else that says "warning:"
+# (modpost, the linker) fails too.
 line_check() {
-	local mode=$1 kdir=$3 name=$1-$2 status=0 noise
-	local -a flags=(W=1)
-	shift 3
-	[ "$mode" = sparse ] && flags=(C=2 CHECK=sparse)
-	say "$mode: build against $kdir${*:+ ($*)}"
+	local kdir=$2 name=build-$1 status=0 noise
+	shift 2
+	say "W=1 and sparse: build against $kdir${*:+ ($*)}"
 	if [ ! -f "$kdir/Makefile" ]; then
 		warn "$kdir missing: run install-deps.sh"
 		check_done "$name" 1
@@ -68,17 +70,17 @@ line_check() {
 	fi
 	rm -rf "${work:?}/$name"
 	sync_tree "$work/$name"
-	timeout 900 make -C "$kdir" M="$work/$name" "${flags[@]}" -j"$(nproc)" "$@" modules \
+	timeout 900 make -C "$kdir" M="$work/$name" W=1 C=2 CHECK=sparse -j"$(nproc)" "$@" modules \
 		>"$work/$name.log" 2>&1 || status=$?
-	if [ "$mode" = sparse ]; then
-		grep -E '(warning|error):' "$work/$name.log" >"$work/$name-all.txt" || true
-		grep -E "${ours_re}[^:]*:[0-9]+:[0-9]+: (warning|error):" "$work/$name-all.txt" \
-			>"$work/$name-warnings.txt" || true
-		noise=$(($(wc -l <"$work/$name-all.txt") - $(wc -l <"$work/$name-warnings.txt")))
-		[ "$noise" = 0 ] || say "$name: $noise report(s) about kernel headers ignored (see $work/$name.log)"
-	else
-		grep -i 'warning:' "$work/$name.log" >"$work/$name-warnings.txt" || true
-	fi
+	grep -i 'warning:\|error:' "$work/$name.log" >"$work/$name-all.txt" || true
+	# A sparse report about a kernel header: file:line:col, no [-W...].
+	grep -vE "${ours_re}" "$work/$name-all.txt" |
+		grep -E '^[^ :]+:[0-9]+:[0-9]+: (warning|error):' |
+		grep -vE '\[-W[^]]*\]$' >"$work/$name-noise.txt" || true
+	grep -vxF -f "$work/$name-noise.txt" "$work/$name-all.txt" \
+		>"$work/$name-warnings.txt" || true
+	noise=$(wc -l <"$work/$name-noise.txt")
+	[ "$noise" = 0 ] || say "$name: $noise sparse report(s) about kernel headers ignored (see $work/$name.log)"
 	if [ "$status" != 0 ]; then
 		tail -n 30 "$work/$name.log" >&2
 		warn "$name: build failed (exit $status)"
@@ -103,22 +105,20 @@ k510_amd64=$(k510_abi amd64)
 k510_arm64=$(k510_abi arm64)
 "$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >"$work/kernel-mainline.log" 2>&1 ||
 	{ tail -n 20 "$work/kernel-mainline.log" >&2; warn "the mainline kernel did not build"; }
-for mode in w1 sparse; do
-	line_check "$mode" 6.1-amd64 "$kdir"
-	line_check "$mode" 6.1-arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
-	line_check "$mode" 6.12-amd64 "/usr/src/linux-headers-${ckver:-none}"
-	line_check "$mode" 6.12-arm64 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" "${arm64[@]}"
-	line_check "$mode" 6.12-arm64-16k \
-		"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
-	line_check "$mode" "$ml_series-amd64" "$CACHE/kernel-mainline"
-	# Debian 11's headers name gcc-10, which Debian 12 lacks: the host's
-	# compilers instead, as run.sh builds for the 5.10 guests.
-	line_check "$mode" 5.10-amd64 \
-		"$CACHE/amd64/$k510_amd64/headers/usr/src/linux-headers-$k510_amd64-amd64" CC=gcc
-	line_check "$mode" 5.10-arm64 \
-		"$CACHE/arm64/$k510_arm64/headers/usr/src/linux-headers-$k510_arm64-arm64" \
-		"${arm64[@]}" CC=aarch64-linux-gnu-gcc
-done
+line_check 6.1-amd64 "$kdir"
+line_check 6.1-arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
+line_check 6.12-amd64 "/usr/src/linux-headers-${ckver:-none}"
+line_check 6.12-arm64 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" "${arm64[@]}"
+line_check 6.12-arm64-16k \
+	"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
+line_check "$ml_series-amd64" "$CACHE/kernel-mainline"
+# Debian 11's headers name gcc-10, which Debian 12 lacks: the host's
+# compilers instead, as run.sh builds for the 5.10 guests.
+line_check 5.10-amd64 \
+	"$CACHE/amd64/$k510_amd64/headers/usr/src/linux-headers-$k510_amd64-amd64" CC=gcc
+line_check 5.10-arm64 \
+	"$CACHE/arm64/$k510_arm64/headers/usr/src/linux-headers-$k510_arm64-arm64" \
+	"${arm64[@]}" CC=aarch64-linux-gnu-gcc
 
 # --- checkpatch -------------------------------------------------------
 # Relative paths from the repository root, so that checkpatch knows which
