@@ -194,7 +194,9 @@ for f in "${need[@]}"; do
 	[ -e "$f" ] || die "$f missing: run tools/testing/scripts/install-deps.sh"
 done
 
-work=$CACHE/vm/$target
+# ACCMAP_VM_WORK: another work directory, for a run beside another of
+# the same target (each keeps its own build tree, initramfs and console).
+work=${ACCMAP_VM_WORK:-$CACHE/vm/$target}
 mkdir -p "$work"
 # One run per target at a time: they share $work.
 exec 8>"$work/.lock"
