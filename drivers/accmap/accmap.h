@@ -258,6 +258,9 @@ enum accmap_export_mode {
  *          module is loaded, fixed at creation
  * @ckpt_token: the token of the restore that made the buffer, else 0;
  *              fixed before the buffer is reachable
+ * @ckpt_rdwr: that restore was given a writable id or a read-write dma-buf
+ *             of it: its mappings through the restore may write (set once,
+ *             read with READ_ONCE())
  * @creator_pid: thread group id of the process that created the handle
  * @creator_comm: its command name then
  * @hrefs: number of client handle references (struct accmap_href); it
@@ -305,6 +308,7 @@ struct accmap_handle {
 	struct list_head node;
 	u64 serial;
 	u64 ckpt_token;
+	bool ckpt_rdwr;
 	pid_t creator_pid;
 	char creator_comm[TASK_COMM_LEN];
 
@@ -648,8 +652,9 @@ int accmap_check_from_va(const struct accmap_from_va *arg, u64 task_size,
 struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 					    const struct accmap_from_va *arg);
 int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
-			 u64 addr, bool writable, u16 tag);
-bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable);
+			 struct pid *owner, u64 addr, bool writable, u16 tag);
+bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable,
+		      struct pid_namespace *ns, u32 *owner);
 
 /* checkpoint.c */
 struct accmap_ckpt_restore;
@@ -657,7 +662,7 @@ int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
 		      struct file **install_file, int *install_fd);
 void accmap_checkpoint_client_fini(struct accmap_client *client);
 bool accmap_checkpoint_may_map(struct accmap_client *client,
-			       struct accmap_handle *handle);
+			       struct accmap_handle *handle, bool *readonly);
 struct accmap_heap *accmap_user_heap_create(struct accmap_device *adev);
 void accmap_user_heap_destroy(struct accmap_heap *heap);
 

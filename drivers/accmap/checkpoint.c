@@ -22,6 +22,16 @@
  * FROM_VA buffers and replay sessions need the restored process's memory
  * at its final addresses: they wait for RESTORE_FINISH, which CRIU's main
  * process issues per process when the tree is about to resume.
+ *
+ * RESTORE_FINISH acts on another process's memory, so it acts only on a
+ * process that joined the restore itself: RESTORE_CLIENT, which only code
+ * running in that process can call, records its address space and the pid
+ * namespace it called from (struct accmap_ckpt_member).  FINISH of any
+ * other process is refused, whatever the caller's capabilities: CRIU's
+ * CAP_CHECKPOINT_RESTORE grants no right to another process's memory.
+ * Dumped pids are numbers in the pid namespace of the dumped client's
+ * process, and are matched in the namespace its restored process joined
+ * from, so that a tree restored into a new pid namespace finds its own.
  */
 
 #include <linux/capability.h>
@@ -30,6 +40,7 @@
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
@@ -47,18 +58,35 @@
  * @node: in accmap_device.restores
  * @adev: the device
  * @token: what the restore's other calls name it by; random, not 0
- * @lock: protects @bufs and @dead
+ * @lock: protects @bufs, @members and @dead
  * @bufs: dumped serial -> struct accmap_ckpt_buf
- * @dead: the beginning file is gone: no more buffers
+ * @members: the processes that joined it (struct accmap_ckpt_member.node)
+ * @dead: the beginning file is gone: no more buffers, and no mapping
+ *        through the restore's right (accmap_checkpoint_may_map()); read
+ *        without @lock there
  */
 struct accmap_ckpt_restore {
 	struct kref ref;
 	struct list_head node;
 	struct accmap_device *adev;
 	u64 token;
-	struct mutex lock;	/* protects bufs, dead */
+	struct mutex lock;	/* protects bufs, members, dead */
 	struct xarray bufs;
+	struct list_head members;
 	bool dead;
+};
+
+/**
+ * struct accmap_ckpt_member - a process that joined a restore
+ * @node: in accmap_ckpt_restore.members
+ * @mm: its address space, held by mmgrab(): RESTORE_FINISH acts on no other
+ * @ns: the pid namespace it joined from (held): dumped pids are numbers
+ *      there
+ */
+struct accmap_ckpt_member {
+	struct list_head node;
+	struct mm_struct *mm;
+	struct pid_namespace *ns;
 };
 
 /**
@@ -107,7 +135,14 @@ static void accmap_ckpt_restore_release(struct kref *ref)
 {
 	struct accmap_ckpt_restore *r =
 		container_of(ref, struct accmap_ckpt_restore, ref);
+	struct accmap_ckpt_member *m, *next;
 
+	list_for_each_entry_safe(m, next, &r->members, node) {
+		list_del(&m->node);
+		mmdrop(m->mm);
+		put_pid_ns(m->ns);
+		kfree(m);
+	}
 	xa_destroy(&r->bufs);
 	mutex_destroy(&r->lock);
 	kfree(r);
@@ -155,7 +190,7 @@ static void accmap_ckpt_restore_end(struct accmap_ckpt_restore *r)
 	mutex_unlock(&adev->restores_lock);
 
 	mutex_lock(&r->lock);
-	r->dead = true;
+	WRITE_ONCE(r->dead, true);
 	xa_for_each(&r->bufs, serial, b) {
 		xa_erase(&r->bufs, serial);
 		accmap_handle_put_id(b->handle);
@@ -198,10 +233,11 @@ static void accmap_ckpt_fill_handle(struct accmap_device *adev,
 	rec->serial = handle->serial;
 	rec->size = handle->size;
 	rec->heap = ACCMAP_HEAP_NONE;
-	if (accmap_handle_va(handle, &va, &writable)) {
+	/* The process whose memory it pins, as the caller sees it. */
+	if (accmap_handle_va(handle, &va, &writable,
+			     task_active_pid_ns(current), &rec->origin_pid)) {
 		rec->kind = ACCMAP_CKPT_KIND_FROM_VA;
 		rec->va = va;
-		rec->origin_pid = handle->creator_pid;
 		if (writable)
 			rec->state |= ACCMAP_CKPT_H_FROM_VA_WRITE;
 	}
@@ -228,37 +264,12 @@ static void accmap_ckpt_fill_handle(struct accmap_device *adev,
 }
 
 /*
- * The ids of @client, at most @max of them, into @out; -EAGAIN if the
- * client has more ids by now than when the caller counted.
- */
-static int accmap_ckpt_fill_ids(struct accmap_client *client,
-				struct accmap_ckpt_handle *out, u32 max)
-{
-	struct accmap_href *ref;
-	struct rb_node *node;
-	u32 n = 0;
-	int ret = 0;
-
-	mutex_lock(&client->lock);
-	if (client->handles.count != max)
-		ret = -EAGAIN;
-	for (ref = accmap_htable_first(&client->handles); ref && !ret;
-	     ref = node ? rb_entry(node, struct accmap_href, node) : NULL) {
-		accmap_ckpt_fill_handle(client->adev, ref->handle, &out[n]);
-		out[n].id = ref->id;
-		if (ref->readonly)
-			out[n].state |= ACCMAP_CKPT_H_ID_RDONLY;
-		n++;
-		node = rb_next(&ref->node);
-	}
-	mutex_unlock(&client->lock);
-	return ret;
-}
-
-/*
  * Appends session @s's record, maps and attribute ranges at @p, which has
- * room; returns the bytes written, or a negative errno for a mapping whose
- * buffer the client has no id for any more.
+ * room for ACCMAP_SVM_ATTR_RANGES_MAX ranges; returns the bytes written,
+ * or -ENOENT for a mapping whose buffer the client has no id for any
+ * more.  The ranges are copied under the mirror's lock, as they are then:
+ * SVM SET_ATTR does not wait for the session's run_lock, which the caller
+ * holds.
  */
 static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
 					struct accmap_replay_session *s,
@@ -291,8 +302,9 @@ static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
 		rec->svm_start = svm->start;
 		rec->svm_size = svm->end - svm->start;
 		mutex_lock(&svm->lock);
-		rec->nr_attrs = svm->nr_ranges;
-		for (i = 0; i < svm->nr_ranges; i++)
+		rec->nr_attrs = min_t(u32, svm->nr_ranges,
+				      ACCMAP_SVM_ATTR_RANGES_MAX);
+		for (i = 0; i < rec->nr_attrs; i++)
 			attrs[i] = (struct accmap_ckpt_svm_attr) {
 				.start = svm->ranges[i].start,
 				.size = svm->ranges[i].end - svm->ranges[i].start,
@@ -305,18 +317,64 @@ static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
 	return (void *)(attrs + rec->nr_attrs) - p;
 }
 
-/* Bytes session @s's record takes; @s is held still by its run_lock. */
-static size_t accmap_ckpt_session_size(struct accmap_replay_session *s)
+/*
+ * The most bytes session @s's record can take: its maps are held still by
+ * its run_lock, its SVM ranges are not, so room for as many as a mirror
+ * may have.
+ */
+static size_t accmap_ckpt_session_room(struct accmap_replay_session *s)
 {
-	size_t n = sizeof(struct accmap_ckpt_session) +
-		   s->nr_maps * sizeof(struct accmap_replay_map);
+	return sizeof(struct accmap_ckpt_session) +
+	       s->nr_maps * sizeof(struct accmap_replay_map) +
+	       (s->svm ? ACCMAP_SVM_ATTR_RANGES_MAX *
+			 sizeof(struct accmap_ckpt_svm_attr) : 0);
+}
 
-	if (s->svm) {
-		mutex_lock(&s->svm->lock);
-		n += s->svm->nr_ranges * sizeof(struct accmap_ckpt_svm_attr);
-		mutex_unlock(&s->svm->lock);
+/*
+ * The client's ids into a new buffer with @room bytes more after them,
+ * under the client's lock, so that the records are the ids of one moment
+ * whatever other threads create or free.  Returns the buffer (the head
+ * filled but for size and sessions) or an ERR_PTR: -E2BIG for more ids
+ * than a state may hold, -ENOMEM.
+ */
+static struct accmap_ckpt_client *accmap_ckpt_snap_ids(struct accmap_client *client,
+						       size_t room)
+{
+	struct accmap_ckpt_client *head = ERR_PTR(-E2BIG);
+	struct accmap_ckpt_handle *out;
+	struct accmap_href *ref;
+	struct rb_node *node;
+	u32 n = 0;
+
+	mutex_lock(&client->lock);
+	if (client->handles.count > ACCMAP_CKPT_HANDLES_MAX)
+		goto out_unlock;
+	/* Sized by the process's ids: its ENOMEM, not a vmalloc warning. */
+	head = kvzalloc(sizeof(*head) + room + client->handles.count *
+			sizeof(struct accmap_ckpt_handle),
+			GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!head) {
+		head = ERR_PTR(-ENOMEM);
+		goto out_unlock;
 	}
-	return n;
+	head->magic = ACCMAP_CKPT_MAGIC;
+	head->version = ACCMAP_CKPT_VERSION;
+	head->nr_handles = client->handles.count;
+	head->pid = client->pid;
+	head->next_id = client->handles.next_id;
+	out = (void *)(head + 1);
+	for (ref = accmap_htable_first(&client->handles); ref;
+	     ref = node ? rb_entry(node, struct accmap_href, node) : NULL) {
+		accmap_ckpt_fill_handle(client->adev, ref->handle, &out[n]);
+		out[n].id = ref->id;
+		if (ref->readonly)
+			out[n].state |= ACCMAP_CKPT_H_ID_RDONLY;
+		n++;
+		node = rb_next(&ref->node);
+	}
+out_unlock:
+	mutex_unlock(&client->lock);
+	return head;
 }
 
 static int accmap_ckpt_state(struct accmap_client *client,
@@ -324,12 +382,12 @@ static int accmap_ckpt_state(struct accmap_client *client,
 {
 	struct accmap_replay_session *sessions[ACCMAP_REPLAY_SESSIONS_MAX];
 	struct accmap_device *adev = client->adev;
+	u32 nr_sessions = 0, nr_locked = 0, i;
 	struct accmap_ckpt_client *head;
 	struct accmap_replay_session *s;
-	u32 nr_sessions = 0, nr_locked = 0, nr_handles, i;
+	size_t room = 0, size;
 	unsigned long idx;
-	size_t size;
-	void *buf, *p;
+	void *p;
 	ssize_t n;
 	int ret = 0;
 
@@ -337,7 +395,6 @@ static int accmap_ckpt_state(struct accmap_client *client,
 		return -EINVAL;
 
 	mutex_lock(&client->lock);
-	nr_handles = client->handles.count;
 	if (client->ckpt_restore || client->ckpt_owned)
 		ret = -EBUSY;
 	mutex_unlock(&client->lock);
@@ -345,8 +402,6 @@ static int accmap_ckpt_state(struct accmap_client *client,
 		arg->bad_kind = ACCMAP_CKPT_BAD_RESTORING;
 		return ret;
 	}
-	if (nr_handles > ACCMAP_CKPT_HANDLES_MAX)
-		return -E2BIG;
 
 	/* Every session held still for the whole call: no run may start. */
 	xa_lock(&client->sessions);
@@ -358,7 +413,6 @@ static int accmap_ckpt_state(struct accmap_client *client,
 	}
 	xa_unlock(&client->sessions);
 
-	size = sizeof(*head) + nr_handles * sizeof(struct accmap_ckpt_handle);
 	for (i = 0; i < nr_sessions; i++) {
 		s = sessions[i];
 		if (!mutex_trylock(&s->run_lock)) {
@@ -374,48 +428,42 @@ static int accmap_ckpt_state(struct accmap_client *client,
 			ret = -EOPNOTSUPP;
 			goto out_unlock;
 		}
-		size += accmap_ckpt_session_size(s);
+		room += accmap_ckpt_session_room(s);
 	}
-	if (arg->size < size) {
-		arg->size = size;
-		ret = -ENOSPC;
-		goto out_unlock;
-	}
-	arg->size = size;
 
-	/* Sized by user space: its ENOMEM, not a vmalloc warning. */
-	buf = kvzalloc(size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!buf) {
-		ret = -ENOMEM;
+	/*
+	 * The state is made whole in the kernel, each part as it is at one
+	 * moment, and then its size is known: the size a call with too
+	 * little room is told is that of a state made then.
+	 */
+	head = accmap_ckpt_snap_ids(client, room);
+	if (IS_ERR(head)) {
+		ret = PTR_ERR(head);
 		goto out_unlock;
 	}
-	head = buf;
-	head->magic = ACCMAP_CKPT_MAGIC;
-	head->version = ACCMAP_CKPT_VERSION;
-	head->size = size;
-	head->nr_handles = nr_handles;
 	head->nr_sessions = nr_sessions;
-	head->pid = client->pid;
 	head->next_session = client->next_session;
-	mutex_lock(&client->lock);
-	head->next_id = client->handles.next_id;
-	mutex_unlock(&client->lock);
-	ret = accmap_ckpt_fill_ids(client, (void *)(head + 1), nr_handles);
-	p = (void *)(head + 1) + nr_handles * sizeof(struct accmap_ckpt_handle);
-	for (i = 0; i < nr_sessions && !ret; i++) {
+	p = (void *)(head + 1) +
+	    head->nr_handles * sizeof(struct accmap_ckpt_handle);
+	for (i = 0; i < nr_sessions; i++) {
 		n = accmap_ckpt_fill_session(client, sessions[i], p);
 		if (n < 0) {
 			arg->bad_kind = ACCMAP_CKPT_BAD_SESSION_BUSY;
 			arg->bad_id = sessions[i]->id;
 			ret = n;
-			break;
+			goto out_free;
 		}
 		p += n;
 	}
-	if (!ret && copy_to_user(u64_to_user_ptr(arg->data), buf, size))
+	size = p - (void *)head;
+	head->size = size;
+	if (arg->size < size)
+		ret = -ENOSPC;
+	else if (copy_to_user(u64_to_user_ptr(arg->data), head, size))
 		ret = -EFAULT;
-	kvfree(buf);
-
+	arg->size = size;
+out_free:
+	kvfree(head);
 out_unlock:
 	for (i = 0; i < nr_locked; i++)
 		mutex_unlock(&sessions[i]->run_lock);
@@ -477,6 +525,7 @@ static int accmap_ckpt_begin(struct accmap_client *client,
 	r->adev = adev;
 	mutex_init(&r->lock);
 	xa_init(&r->bufs);
+	INIT_LIST_HEAD(&r->members);
 	do {
 		r->token = get_random_u64();
 	} while (!r->token);
@@ -494,6 +543,49 @@ static int accmap_ckpt_begin(struct accmap_client *client,
 	list_add_tail(&r->node, &adev->restores);
 	mutex_unlock(&adev->restores_lock);
 	arg->token = r->token;
+	return 0;
+}
+
+/*
+ * The pid namespace @mm's process joined @r from, or NULL if it did not
+ * join; the caller holds @r->lock, and the namespace lives as long as @r.
+ */
+static struct pid_namespace *accmap_ckpt_member_ns(struct accmap_ckpt_restore *r,
+						   struct mm_struct *mm)
+{
+	struct accmap_ckpt_member *m;
+
+	lockdep_assert_held(&r->lock);
+	list_for_each_entry(m, &r->members, node)
+		if (m->mm == mm)
+			return m->ns;
+	return NULL;
+}
+
+/*
+ * The calling process joins @r: RESTORE_FINISH may then act on its memory.
+ * Once per address space; its first pid namespace is the one kept.
+ * Returns 0, -ESRCH for a caller without an address space, or -ENOMEM.
+ */
+static int accmap_ckpt_join(struct accmap_ckpt_restore *r)
+{
+	struct accmap_ckpt_member *m;
+
+	if (!current->mm)
+		return -ESRCH;
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return -ENOMEM;
+	mutex_lock(&r->lock);
+	if (!accmap_ckpt_member_ns(r, current->mm)) {
+		mmgrab(current->mm);
+		m->mm = current->mm;
+		m->ns = get_pid_ns(task_active_pid_ns(current));
+		list_add_tail(&m->node, &r->members);
+		m = NULL;
+	}
+	mutex_unlock(&r->lock);
+	kfree(m);
 	return 0;
 }
 
@@ -517,6 +609,11 @@ static int accmap_ckpt_restore_client(struct accmap_client *client,
 	r = accmap_ckpt_restore_get(client->adev, arg->token);
 	if (!r)
 		return -ENOENT;
+	ret = accmap_ckpt_join(r);
+	if (ret) {
+		accmap_ckpt_restore_put(r);
+		return ret;
+	}
 	mutex_lock(&client->lock);
 	if (client->ckpt_restore || client->ckpt_owned ||
 	    client->handles.count || !xa_empty(&client->sessions)) {
@@ -798,6 +895,11 @@ static int accmap_ckpt_restore_buffer(struct accmap_client *client,
 	}
 	handle = b->handle;
 	accmap_handle_get(handle);
+	/* The most a mapping through the restore may do (may_map). */
+	if ((arg->flags & ACCMAP_CKPT_ADD_ID &&
+	     !(rec.state & ACCMAP_CKPT_H_ID_RDONLY)) ||
+	    fd_flags & ACCMAP_CKPT_FD_RDWR)
+		WRITE_ONCE(handle->ckpt_rdwr, true);
 	mutex_unlock(&r->lock);
 
 	if (arg->flags & ACCMAP_CKPT_ADD_ID) {
@@ -914,10 +1016,15 @@ err_free:
 	return ret;
 }
 
-/* Pins the FROM_VA buffers of process @pid that @r made. */
-static int accmap_ckpt_pin(struct accmap_ckpt_restore *r, u32 pid,
+/*
+ * Pins the FROM_VA buffers @r made of the memory of @task, whose address
+ * space @mm joined @r from pid namespace @ns, where the dumped pids are.
+ */
+static int accmap_ckpt_pin(struct accmap_ckpt_restore *r,
+			   struct task_struct *task, struct pid_namespace *ns,
 			   struct mm_struct *mm, u32 *done)
 {
+	u32 pid = task_tgid_nr_ns(task, ns);
 	struct accmap_ckpt_buf *b;
 	unsigned long serial;
 	int ret = 0;
@@ -926,8 +1033,8 @@ static int accmap_ckpt_pin(struct accmap_ckpt_restore *r, u32 pid,
 	xa_for_each(&r->bufs, serial, b) {
 		if (!b->from_va || b->pinned || b->origin_pid != pid)
 			continue;
-		ret = accmap_handle_pin_va(b->handle, mm, b->va, b->writable,
-					   b->tag);
+		ret = accmap_handle_pin_va(b->handle, mm, task_tgid(task), b->va,
+					   b->writable, b->tag);
 		if (!ret)
 			ret = accmap_ckpt_keep_exports(b->handle, b->exports);
 		if (ret)
@@ -939,8 +1046,11 @@ static int accmap_ckpt_pin(struct accmap_ckpt_restore *r, u32 pid,
 	return ret;
 }
 
-/* Makes the queued sessions of @pid's clients in @r; they leave @r. */
-static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, u32 pid,
+/*
+ * Makes the queued sessions in @r of the clients process @tgid (in the
+ * initial pid namespace, as client->pid) opened; they leave @r.
+ */
+static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, pid_t tgid,
 				struct mm_struct *mm, u32 *done)
 {
 	struct accmap_device *adev = r->adev;
@@ -953,7 +1063,7 @@ static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, u32 pid,
 		LIST_HEAD(todo);
 
 		mutex_lock(&c->lock);
-		if (c->ckpt_restore != r || c->pid != pid) {
+		if (c->ckpt_restore != r || c->pid != tgid) {
 			mutex_unlock(&c->lock);
 			continue;
 		}
@@ -982,6 +1092,7 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 			      struct accmap_ckpt *arg)
 {
 	struct accmap_ckpt_restore *r;
+	struct pid_namespace *ns;
 	struct task_struct *task;
 	struct mm_struct *mm;
 	int ret;
@@ -1001,6 +1112,7 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 		return -EINVAL;
 	}
 
+	/* @arg->pid is a number in the caller's pid namespace. */
 	rcu_read_lock();
 	task = pid_task(find_vpid(arg->pid), PIDTYPE_PID);
 	if (task)
@@ -1009,15 +1121,28 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 	if (!task)
 		return -ESRCH;
 	mm = get_task_mm(task);
-	put_task_struct(task);
-	if (!mm)
-		return -ESRCH;
+	if (!mm) {
+		ret = -ESRCH;
+		goto out_put_task;
+	}
 
+	/* Only a process that joined the restore itself: nothing else. */
+	mutex_lock(&r->lock);
+	ns = accmap_ckpt_member_ns(r, mm);
+	mutex_unlock(&r->lock);
+	if (!ns) {
+		ret = -EPERM;
+		goto out_mmput;
+	}
 	arg->done = 0;
-	ret = accmap_ckpt_pin(r, arg->pid, mm, &arg->done);
+	ret = accmap_ckpt_pin(r, task, ns, mm, &arg->done);
 	if (!ret)
-		ret = accmap_ckpt_sessions(r, arg->pid, mm, &arg->done);
+		ret = accmap_ckpt_sessions(r, task_tgid_nr(task), mm,
+					   &arg->done);
+out_mmput:
 	mmput(mm);
+out_put_task:
+	put_task_struct(task);
 	return ret;
 }
 
@@ -1085,24 +1210,33 @@ static int accmap_ckpt_restore_offset(struct accmap_client *client,
  * @client: the client
  * @handle: the buffer
  *
+ * @readonly: set to whether the mapping may only read: the restore was
+ *            given no writable id and no read-write dma-buf of @handle
+ *
  * A mapping can outlive the ids of its buffer; its restore goes through
  * a file of the restored process that is being restored, which may map
- * any buffer its restore made, until RESTORE_FINISH.  Called under the
- * mmap_lock, so it takes no restore's lock (those are held around
- * copies from user space and pinning).
+ * any buffer its restore made, until RESTORE_FINISH of that process or
+ * the end of the restore, whichever comes first, and never with more
+ * right than the dumped ids or dma-bufs had.  Called under the mmap_lock,
+ * so it takes no restore's lock (those are held around copies from user
+ * space and pinning).
  *
- * Return: true if @client is being restored and its restore made @handle.
+ * Return: true if @client is being restored, its restore has not ended
+ * and it made @handle.
  */
 bool accmap_checkpoint_may_map(struct accmap_client *client,
-			       struct accmap_handle *handle)
+			       struct accmap_handle *handle, bool *readonly)
 {
-	u64 token = 0;
+	bool ok = false;
 
 	mutex_lock(&client->lock);
-	if (client->ckpt_restore)
-		token = client->ckpt_restore->token;
+	/* The client's reference keeps the restore. */
+	if (client->ckpt_restore && !READ_ONCE(client->ckpt_restore->dead))
+		ok = handle->ckpt_token == client->ckpt_restore->token;
 	mutex_unlock(&client->lock);
-	return token && handle->ckpt_token == token;
+	if (ok)
+		*readonly = !READ_ONCE(handle->ckpt_rdwr);
+	return ok;
 }
 
 /**

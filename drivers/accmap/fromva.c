@@ -28,6 +28,7 @@
 #include <linux/mm.h>
 #include <linux/mmap_lock.h>
 #include <linux/overflow.h>
+#include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -46,9 +47,12 @@
  * @pinned: pages pinned, all of them charged to @mm's locked memory
  * @writable: pinned for writing (FOLL_WRITE): unpinning dirties the pages
  * @addr: the user address of the first page (checkpoint state)
+ * @owner: the thread group whose memory it is, held with get_pid():
+ *         what a checkpoint names as the buffer's origin
  */
 struct accmap_user_buf {
 	struct mm_struct *mm;
+	struct pid *owner;
 	unsigned long pinned;
 	bool writable;
 	u64 addr;
@@ -257,6 +261,7 @@ static int accmap_from_va_pin(struct accmap_devmem *dm, struct mm_struct *mm,
  *          is set to !@writable here
  * @mm: the address space, current's or (restore) another live one's,
  *      held by the caller with mmget()
+ * @owner: the thread group @mm belongs to (the buffer takes a reference)
  * @addr: first byte, page aligned and checked (accmap_check_from_va())
  * @writable: pin for writing
  * @tag: the handle's tag
@@ -267,7 +272,7 @@ static int accmap_from_va_pin(struct accmap_devmem *dm, struct mm_struct *mm,
  * accmap_handle_from_va()'s.  On error nothing stays pinned or charged.
  */
 int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
-			 u64 addr, bool writable, u16 tag)
+			 struct pid *owner, u64 addr, bool writable, u16 tag)
 {
 	struct accmap_device *adev = handle->adev;
 	struct accmap_heap *heap = adev->heaps[ACCMAP_HEAP_USER];
@@ -317,6 +322,7 @@ int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
 	buf->pinned = npages;
 	buf->writable = writable;
 	buf->addr = addr;
+	buf->owner = get_pid(owner);
 
 	mutex_lock(&handle->lock);
 	if (handle->heap) {
@@ -382,7 +388,7 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
 	handle = accmap_handle_create(adev, req.size);
 	if (!handle)
 		return ERR_PTR(-ENOMEM);
-	ret = accmap_handle_pin_va(handle, current->mm, req.addr,
+	ret = accmap_handle_pin_va(handle, current->mm, task_tgid(current), req.addr,
 				   req.flags & ACCMAP_FROM_VA_WRITE, req.tag);
 	if (ret) {
 		accmap_handle_put(handle);
@@ -396,11 +402,14 @@ struct accmap_handle *accmap_handle_from_va(struct accmap_device *adev,
  * @handle: a handle
  * @addr: set to the user address of its first page
  * @writable: set to whether it was pinned for writing
+ * @ns: the pid namespace to name its owner in
+ * @owner: set to the owner's thread group id in @ns, 0 if it has none there
  *
  * Return: true if @handle holds pins of process memory (heap
  * ACCMAP_HEAP_USER), else false and nothing set.
  */
-bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable)
+bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable,
+		      struct pid_namespace *ns, u32 *owner)
 {
 	struct accmap_user_buf *buf;
 	bool ret = false;
@@ -410,6 +419,7 @@ bool accmap_handle_va(struct accmap_handle *handle, u64 *addr, bool *writable)
 		buf = handle->heap_priv;
 		*addr = buf->addr;
 		*writable = buf->writable;
+		*owner = pid_nr_ns(buf->owner, ns);
 		ret = true;
 	}
 	mutex_unlock(&handle->lock);
@@ -433,6 +443,7 @@ static void user_heap_free(struct accmap_heap *heap,
 	 */
 	account_locked_vm(buf->mm, buf->pinned, false);
 	mmdrop(buf->mm);
+	put_pid(buf->owner);
 
 	kvfree(handle->pages);
 	kfree(buf);

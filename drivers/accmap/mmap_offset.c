@@ -179,12 +179,14 @@ int accmap_mmap(struct file *file, struct vm_area_struct *vma)
 
 	ret = accmap_client_handle_access(client, handle, &readonly);
 	/*
-	 * A restore maps what it made, ids or not (checkpoint.c); whether
-	 * the dumped mapping could have been made writable later is not
-	 * known, so one made read-only stays so.
+	 * A restore maps what it made, ids or not (checkpoint.c), with no
+	 * more right than it was given; whether the dumped mapping could
+	 * have been made writable later is not known, so one made read-only
+	 * stays so.
 	 */
-	if (ret && accmap_checkpoint_may_map(client, handle)) {
-		readonly = handle->readonly || !(vma->vm_flags & VM_WRITE);
+	if (ret && accmap_checkpoint_may_map(client, handle, &readonly)) {
+		readonly = readonly || handle->readonly ||
+			   !(vma->vm_flags & VM_WRITE);
 		ret = 0;
 	}
 	if (!ret)

@@ -266,6 +266,70 @@ static void say_refused(const struct accmap_ckpt *arg, int err)
 	}
 }
 
+/*
+ * The pid process @pid (in this process's namespace) has in its own pid
+ * namespace, the innermost: the last number of /proc/PID/status's NSpid
+ * line (@pid itself on a kernel without one).  0 or -errno.
+ */
+static int own_ns_pid(uint32_t pid, uint32_t *out)
+{
+	char path[64], line[256];
+	int ret = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	*out = pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *last, *p;
+
+		if (strncmp(line, "NSpid:", 6)) {
+			if (!strncmp(line, "Pid:", 4))
+				ret = 0;
+			continue;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		last = NULL;
+		for (p = strtok(line + 6, " \t"); p; p = strtok(NULL, " \t"))
+			last = p;
+		if (last)
+			*out = strtoul(last, NULL, 10);
+		ret = *out ? 0 : -ESRCH;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * FROM_VA records name the process whose memory they pin; STATE gives
+ * its pid in our namespace, the restore needs it in the namespace the
+ * dumped process sees (the one a restore into a new pid namespace makes
+ * again).  0, or -ESRCH naming a buffer whose process is not there.
+ */
+static int translate_origins(struct accmap_ckpt_handle *h, uint32_t n)
+{
+	uint32_t i, pid = 0;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (h[i].kind != ACCMAP_CKPT_KIND_FROM_VA)
+			continue;
+		ret = h[i].origin_pid ? own_ns_pid(h[i].origin_pid, &pid) : -ESRCH;
+		if (ret) {
+			say("cannot checkpoint id %u (buffer %llu): %s %u, %s",
+			    h[i].id, (unsigned long long)h[i].serial,
+			    "it pins memory of process", h[i].origin_pid,
+			    "which is not running in this pid namespace");
+			return -ESRCH;
+		}
+		h[i].origin_pid = pid;
+	}
+	return 0;
+}
+
 static int dump_client(int fd, int id)
 {
 	struct accmap_ckpt arg = { .op = ACCMAP_CKPT_OP_STATE };
@@ -293,6 +357,7 @@ static int dump_client(int fd, int id)
 		goto out;
 	}
 	h = (void *)(state + 1);
+	ret = translate_origins(h, state->nr_handles);
 	for (i = 0; i < state->nr_handles && !ret; i++)
 		ret = save_contents(fd, h[i].id, &h[i]);
 	head.size = state->size;
@@ -700,6 +765,9 @@ static int accmap_resume_late(int pid)
 	if (restore_fd < 0)
 		return -ENOTSUP;
 	ret = ckpt(restore_fd, &arg);
+	/* A process that opened no accmap file never joined: nothing to do. */
+	if (ret == -EPERM)
+		return 0;
 	if (ret)
 		say("finishing the restore of process %d failed: %s", pid,
 		    strerror(-ret));

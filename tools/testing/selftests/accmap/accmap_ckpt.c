@@ -21,7 +21,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1481,11 +1483,55 @@ static void rsv_poke(struct accmap_ckpt *a, enum rsv_field f)
 struct rsv_fix {
 	struct err_fix f;
 	int fresh, other, buf;
+	pid_t joined;
+	int go;
 	struct accmap_ckpt_handle rec;
 	struct accmap_ckpt_session s;
 };
 
 /* The valid call of @op in @a; the file it is made on. */
+/*
+ * A child that joins restore @token (RESTORE_CLIENT of an empty client)
+ * and waits for a byte on *@go, which it closes when it exits: its pid,
+ * or 0 (a failed check).
+ */
+static pid_t joined_child(uint64_t token, int *go)
+{
+	struct accmap_ckpt_client head = {
+		.magic = ACCMAP_CKPT_MAGIC,
+		.version = ACCMAP_CKPT_VERSION,
+		.size = sizeof(head),
+		.next_id = 1,
+	};
+	int sv[2], dev;
+	pid_t pid;
+	char c;
+
+	*go = -1;
+	if (!CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %s",
+		   strerror(errno)))
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		dev = am_open();
+		if (dev < 0 || restore_client(dev, token, &head) || am_send_byte(sv[1], 'j'))
+			_exit(1);
+		am_recv_byte(sv[1], &c);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (!CHECK(pid > 0, "fork: %s", strerror(errno)) ||
+	    !CHECK(am_recv_byte(sv[0], &c) == 0, "the child did not join the restore")) {
+		if (pid > 0)
+			child_go_reap(pid, sv[0]);
+		close(sv[0]);
+		return 0;
+	}
+	*go = sv[0];
+	return pid;
+}
+
 static int rsv_base(struct rsv_fix *x, uint32_t op, struct accmap_ckpt *a)
 {
 	ckpt_init(a, op);
@@ -1518,9 +1564,9 @@ static int rsv_base(struct rsv_fix *x, uint32_t op, struct accmap_ckpt *a)
 		a->serial = x->rec.serial;
 		return x->f.b;
 	default:
-		/* The parent has no client of this restore: nothing to do. */
+		/* A process that joined the restore with nothing to do. */
 		a->token = x->f.token;
-		a->pid = getppid();
+		a->pid = x->joined;
 		return x->f.a;
 	}
 }
@@ -1566,12 +1612,16 @@ static void test_reserved_fields(void)
 	x.fresh = -1;
 	x.other = -1;
 	x.buf = -1;
+	x.go = -1;
 	if (!err_fix_open(&x.f))
 		goto out;
 	x.fresh = am_open();
 	x.other = am_open();
 	x.buf = am_get_fd(x.f.a, x.f.id, O_RDWR | O_CLOEXEC);
 	if (x.fresh < 0 || x.other < 0 || !CHECK(x.buf >= 0, "GET_FD: %s", err_name(x.buf)))
+		goto out;
+	x.joined = joined_child(x.f.token, &x.go);
+	if (!x.joined)
 		goto out;
 	x.rec = recs(x.f.st)[0];
 	x.s.id = 1;
@@ -1604,6 +1654,10 @@ static void test_reserved_fields(void)
 	ret = restore_session(x.f.b, x.f.token, &x.s, sizeof(x.s));
 	CHECK(ret == -EEXIST, "RESTORE_SESSION of a queued id: %s", err_name(ret));
 out:
+	if (x.joined) {
+		child_go_reap(x.joined, x.go);
+		close(x.go);
+	}
 	if (x.buf >= 0)
 		close(x.buf);
 	if (x.other >= 0)
@@ -2018,7 +2072,7 @@ static pid_t find_kthread(void)
 
 /*
  * RESTORE_FINISH of a FROM_VA buffer whose memory went: another process's
- * FINISH leaves it, its own fails with EFAULT and the id has no memory;
+ * FINISH is refused, its own fails with EFAULT and the id has no memory;
  * FINISH of a kernel thread.
  */
 static void finish_unmapped(void)
@@ -2040,9 +2094,10 @@ static void finish_unmapped(void)
 	munmap(va, 2 * ps);
 	if (!CHECK(ret == 0, "RESTORE_BUFFER of a FROM_VA record: %s", err_name(ret)))
 		goto out;
+	/* The parent never joined the restore: not its memory to touch. */
 	ret = restore_finish(f.a, f.token, getppid(), &done);
-	CHECK(ret == 0 && done == 0, "RESTORE_FINISH of the parent: %s, done %u", err_name(ret),
-	      done);
+	CHECK(ret == -EPERM, "RESTORE_FINISH of the parent: %s, done %u; expected EPERM",
+	      err_name(ret), done);
 	ret = restore_finish(f.a, f.token, getpid(), &done);
 	CHECK(ret == -EFAULT && done == 0, "RESTORE_FINISH with the memory unmapped: %s, done %u",
 	      err_name(ret), done);
@@ -2162,6 +2217,357 @@ static void test_finish_errors(void)
 	check_used(used0, "after the failed FINISH calls");
 }
 
+/* ---- what a restore may do to another process, and for how long ---- */
+
+/* VmPin + VmLck of process @pid, in kB, from /proc; -1 if unreadable. */
+static long pinned_kb(pid_t pid)
+{
+	char path[64], *text, *p;
+	long kb = 0, v;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (sscanf(p, "VmLck: %ld kB", &v) == 1 || sscanf(p, "VmPin: %ld kB", &v) == 1) {
+			kb += v;
+			n++;
+		}
+	}
+	free(text);
+	return n == 2 ? kb : -1;
+}
+
+/*
+ * Becomes uid and gid 65534 with CAP_CHECKPOINT_RESTORE as its only
+ * capability (no CAP_SYS_PTRACE, no CAP_SYS_ADMIN); 0 or -errno.
+ */
+static int become_restorer(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	if (prctl(PR_SET_KEEPCAPS, 1) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return -errno;
+	d[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].effective = CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+	d[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].permitted = CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * A FROM_VA record of @len bytes at @va, owned by process @pid, as id
+ * @id and serial @serial.
+ */
+static void rec_from_va(struct accmap_ckpt_handle *r, void *va, size_t len, pid_t pid,
+			uint32_t id, uint64_t serial)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = ACCMAP_CKPT_KIND_FROM_VA;
+	r->heap = ACCMAP_HEAP_NONE;
+	r->size = len;
+	r->va = (uintptr_t)va;
+	r->origin_pid = pid;
+	r->state = ACCMAP_CKPT_H_FROM_VA_WRITE;
+	r->id = id;
+	r->serial = serial;
+}
+
+/*
+ * The child of test_finish_foreign(): a uid-65534 process with only
+ * CAP_CHECKPOINT_RESTORE restores a FROM_VA buffer naming its parent's
+ * memory and asks RESTORE_FINISH of the parent.  Its exit status is the
+ * number of failed checks.
+ */
+static int finish_foreign_child(uint8_t *victim, size_t len)
+{
+	struct accmap_ckpt_client head = {
+		.magic = ACCMAP_CKPT_MAGIC,
+		.version = ACCMAP_CKPT_VERSION,
+		.size = sizeof(head),
+		.next_id = 1,
+	};
+	struct accmap_ckpt_handle r;
+	pid_t parent = getppid();
+	long pinned0 = pinned_kb(parent);
+	int a = -1, b = -1, ret;
+	uint64_t token = 0;
+	uint8_t *got = NULL;
+	uint32_t done;
+
+	ret = become_restorer();
+	if (!CHECK(ret == 0, "uid 65534 with CAP_CHECKPOINT_RESTORE only: %s", err_name(ret)))
+		goto out;
+	a = am_open();
+	b = am_open();
+	got = malloc(len);
+	if (a < 0 || b < 0 || !CHECK(got, "malloc"))
+		goto out;
+	token = restore_begin(a);
+	if (!token)
+		goto out;
+	ret = restore_client(b, token, &head);
+	if (!CHECK(ret == 0, "RESTORE_CLIENT: %s", err_name(ret)))
+		goto out;
+	rec_from_va(&r, victim, len, parent, 1, REC_SERIAL0 + 7000);
+	ret = restore_buffer(b, token, ACCMAP_CKPT_ADD_ID, &r, NULL, NULL);
+	if (!CHECK(ret == 0, "RESTORE_BUFFER of a FROM_VA record naming the parent: %s",
+		   err_name(ret)))
+		goto out;
+	ret = restore_finish(a, token, parent, &done);
+	CHECK(ret == -EPERM, "RESTORE_FINISH of a process that never joined: %s, done %u; "
+	      "expected EPERM", err_name(ret), done);
+	ret = am_read(b, 1, 0, got, len);
+	CHECK(ret != 0, "READ of the id after the refused FINISH: %s (the parent's memory)",
+	      err_name(ret));
+	check_info(b, 1, len, ACCMAP_HEAP_NONE, 0, 0, 0, "the id after the refused FINISH");
+	CHECK(pinned_kb(parent) == pinned0, "the parent's pinned memory: %ld kB, was %ld kB",
+	      pinned_kb(parent), pinned0);
+	/* Its own memory, at the same address (fork copied it): its right. */
+	r.origin_pid = getpid();
+	r.serial++;
+	r.id = 2;
+	ret = restore_buffer(b, token, ACCMAP_CKPT_ADD_ID, &r, NULL, NULL);
+	if (CHECK(ret == 0, "RESTORE_BUFFER of its own memory: %s", err_name(ret))) {
+		ret = restore_finish(a, token, getpid(), &done);
+		CHECK(ret == 0 && done == 1, "RESTORE_FINISH of itself: %s, done %u; expected 0, 1",
+		      err_name(ret), done);
+	}
+out:
+	free(got);
+	if (b >= 0)
+		close(b);
+	if (a >= 0)
+		close(a);
+	return tap_failed();
+}
+
+/*
+ * RESTORE_FINISH pins only the memory of a process that joined the
+ * restore itself: CAP_CHECKPOINT_RESTORE alone gives no way into
+ * another process's memory (as /proc/PID/mem would need ptrace rights).
+ */
+static void test_finish_foreign(void)
+{
+	size_t len = 2 * ps;
+	uint8_t *victim = map_anon(len, PROT_READ | PROT_WRITE);
+	int status = 0;
+	pid_t pid;
+
+	if (!victim)
+		return;
+	fill_pattern(victim, len, 0, SEED_VA);
+	pid = fork();
+	if (pid == 0)
+		_exit(finish_foreign_child(victim, len));
+	if (CHECK(pid > 0, "fork: %s", strerror(errno)))
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(find_pattern_mismatch(victim, len, 0, SEED_VA) == len,
+	      "the parent's memory changed");
+	munmap(victim, len);
+}
+
+/*
+ * mmap() through a restore's right: never writable where the restore was
+ * given no writable id or dma-buf, and not at all once the restore ended.
+ */
+static void test_may_map_bounds(void)
+{
+	struct accmap_ckpt_handle r;
+	struct accmap_ckpt a;
+	struct err_fix f;
+	int ret, fd = -1;
+	void *p;
+
+	if (!err_fix_open(&f))
+		goto out;
+	r = recs(f.st)[0];
+	r.serial += 5000;
+	r.id = 0;
+	/* Only a read-only dma-buf of it was dumped; it keeps the buffer. */
+	ret = restore_buffer(f.b, f.token, ACCMAP_CKPT_FD_RDONLY, &r, NULL, &fd);
+	ckpt_init(&a, ACCMAP_CKPT_OP_RESTORE_OFFSET);
+	a.token = f.token;
+	a.serial = r.serial;
+	if (CHECK(ret == 0, "RESTORE_BUFFER FD_RDONLY: %s", err_name(ret)))
+		ret = ckpt(f.b, &a);
+	if (!CHECK(ret == 0, "RESTORE_OFFSET: %s", err_name(ret)))
+		goto out;
+	p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_SHARED, f.b, a.map_offset);
+	CHECK(p == MAP_FAILED && errno == EACCES,
+	      "writable mmap() of a buffer restored read-only, no id: %s; expected EACCES",
+	      p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, ps);
+	ret = map_at(f.b, a.map_offset);
+	CHECK(ret == 0, "read-only mmap() of it: %s", err_name(ret));
+
+	/* The restore ends with the beginner's file: so does the right. */
+	close(f.a);
+	f.a = -1;
+	ret = map_at(f.b, a.map_offset);
+	CHECK(ret == -EACCES, "mmap() through a restore that ended: %s; expected EACCES",
+	      err_name(ret));
+out:
+	if (fd >= 0)
+		close(fd);
+	err_fix_close(&f);
+}
+
+/* ---- STATE while other threads change what it copies ---- */
+
+struct churn {
+	struct svm *t;
+	uint8_t *at;		/* CHURN_PAGES pages the SVM thread splits */
+	int stop;		/* __atomic: the main thread sets it */
+	unsigned long rounds;
+	int err;
+};
+
+#define CHURN_PAGES	128
+
+/* SET_ATTR: 1 range, then one per page (every other page set), again. */
+static void *churn_attrs(void *arg)
+{
+	struct churn *c = arg;
+	uint64_t at = (uintptr_t)c->at;
+	int ret = 0;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED) && !ret) {
+		ret = svm_ioctl(c->t->dev, c->t->sim.session, ACCMAP_SVM_OP_SET_ATTR, at,
+				CHURN_PAGES * ps, 0, ACCMAP_SVM_LOC_SYSTEM, NULL);
+		for (size_t i = 0; i < CHURN_PAGES && !ret; i += 2)
+			ret = svm_ioctl(c->t->dev, c->t->sim.session, ACCMAP_SVM_OP_SET_ATTR,
+					at + i * ps, ps, ATTR_SET, ACCMAP_SVM_LOC_SYSTEM, NULL);
+		c->rounds++;
+	}
+	c->err = ret;
+	return NULL;
+}
+
+/* ALLOC and FREE of an id, again and again. */
+static void *churn_ids(void *arg)
+{
+	struct churn *c = arg;
+	uint32_t id;
+	int ret = 0;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED) && !ret) {
+		ret = am_create(c->t->dev, ps, &id);
+		if (!ret)
+			ret = am_free(c->t->dev, id);
+		c->rounds++;
+	}
+	c->err = ret;
+	return NULL;
+}
+
+/*
+ * Whether the STATE copy @st of @size bytes holds together: every
+ * session record inside it, and the SVM session's ranges tiling its
+ * range, in order.
+ */
+static bool state_consistent(const struct accmap_ckpt_client *st, size_t size,
+			     const struct svm *t)
+{
+	const uint8_t *p = (const uint8_t *)(recs(st) + st->nr_handles);
+	const uint8_t *end = (const uint8_t *)st + size;
+
+	if (st->size != size || p > end)
+		return false;
+	for (uint32_t n = 0; n < st->nr_sessions; n++) {
+		struct accmap_ckpt_session *s = (void *)p;
+		struct accmap_ckpt_svm_attr *at;
+		uint64_t next;
+
+		if (p + sizeof(*s) > end || p + session_bytes(s) > end)
+			return false;
+		at = session_attrs(s);
+		next = t->start;
+		for (uint32_t i = 0; i < s->nr_attrs; i++) {
+			if (at[i].start != next || !at[i].size)
+				return false;
+			next = at[i].start + at[i].size;
+		}
+		if (s->nr_attrs && next != t->start + t->size)
+			return false;
+		p += session_bytes(s);
+	}
+	return p == end;
+}
+
+/*
+ * STATE racing SET_ATTR (the number of ranges changing between STATE's
+ * sizing and its copy) and ALLOC/FREE: every answer is a whole,
+ * consistent copy; none is EAGAIN (STATE takes its own new look).
+ * Under KASAN a copy past what was sized is a report.
+ */
+static void test_state_churn(void)
+{
+	struct churn ca = { 0 }, ci = { 0 };
+	struct svm t = { .dev = -1 };
+	pthread_t ta, ti;
+	unsigned long calls = 0, again = 0, bad = 0, other = 0;
+	size_t cap = 1 << 20;
+	struct accmap_ckpt a;
+	void *buf = NULL;
+	time_t until;
+	int ret;
+
+	if (!svm_open(&t))
+		goto out;
+	ca.t = &t;
+	ci.t = &t;
+	ca.at = map_anon(CHURN_PAGES * ps, PROT_READ | PROT_WRITE);
+	buf = malloc(cap);
+	if (!ca.at || !CHECK(buf, "malloc"))
+		goto out;
+	if (!CHECK(pthread_create(&ta, NULL, churn_attrs, &ca) == 0, "pthread_create"))
+		goto out;
+	if (!CHECK(pthread_create(&ti, NULL, churn_ids, &ci) == 0, "pthread_create")) {
+		__atomic_store_n(&ca.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(ta, NULL);
+		goto out;
+	}
+	until = time(NULL) + 5;
+	while (time(NULL) < until || calls < 200) {
+		ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+		a.data = (uintptr_t)buf;
+		a.size = cap;
+		ret = ckpt(t.dev, &a);
+		calls++;
+		if (ret == -EAGAIN)
+			again++;
+		else if (ret)
+			other++;
+		else if (!state_consistent(buf, a.size, &t))
+			bad++;
+		if (calls >= 100000)
+			break;
+	}
+	__atomic_store_n(&ca.stop, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ci.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(ta, NULL);
+	pthread_join(ti, NULL);
+	tap_diag("STATE: %lu calls against %lu SET_ATTR and %lu ALLOC/FREE rounds", calls,
+		 ca.rounds, ci.rounds);
+	CHECK(ca.err == 0 && ci.err == 0, "the churning threads: %s, %s", err_name(ca.err),
+	      err_name(ci.err));
+	CHECK(ca.rounds > 1 && ci.rounds > 1, "the churn ran: %lu, %lu rounds", ca.rounds,
+	      ci.rounds);
+	CHECK(again == 0 && other == 0 && bad == 0,
+	      "STATE: %lu EAGAIN, %lu other errors, %lu inconsistent copies of %lu", again,
+	      other, bad, calls);
+out:
+	free(buf);
+	if (ca.at)
+		munmap(ca.at, CHURN_PAGES * ps);
+	svm_close(&t);
+}
+
 static const struct tap_test tests[] = {
 	{ "state_ids", test_state_ids },
 	{ "state_sessions", test_state_sessions },
@@ -2176,6 +2582,9 @@ static const struct tap_test tests[] = {
 	{ "record_fields", test_record_fields },
 	{ "restore_states", test_restore_states },
 	{ "finish_errors", test_finish_errors },
+	{ "finish_foreign", test_finish_foreign },
+	{ "may_map_bounds", test_may_map_bounds },
+	{ "state_churn", test_state_churn },
 };
 
 int main(void)
