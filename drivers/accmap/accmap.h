@@ -235,11 +235,12 @@ enum accmap_export_mode {
  *              @pages or @phys
  * @contig_dma: for a contiguous system heap buffer, the DMA address
  *              dma_alloc_pages() gave for it, which freeing it needs
- * @contig_mm: for a contiguous system heap buffer, the mm of the process
- *             that allocated it, held with mmgrab(): its pinned_vm carries
- *             the buffer's pages (RLIMIT_MEMLOCK) until the buffer is freed
- *             (an atomic count: no lock, so any context may free it); set
- *             with @pages
+ * @contig_user: for a contiguous system heap buffer, a reference to the
+ *               user (real uid) of the task that allocated it: its
+ *               locked_vm carries the buffer's pages (RLIMIT_MEMLOCK)
+ *               until the buffer is freed, whoever frees it (an atomic
+ *               count: no lock); @contig_user.user is NULL for other
+ *               buffers; set with @pages
  * @readonly: the memory may not be written through accmap: no writable
  *            export, no WRITE, no device mapping other than DMA_TO_DEVICE
  *            (FROM_VA without ACCMAP_FROM_VA_WRITE); set at creation
@@ -300,7 +301,7 @@ struct accmap_handle {
 	bool memcg_charged;
 	bool contiguous;
 	dma_addr_t contig_dma;
-	struct mm_struct *contig_mm;
+	struct accmap_user_ref contig_user;
 	bool readonly;
 	struct dma_buf *dmabuf[ACCMAP_EXPORT_MODES];
 	struct list_head attachments;

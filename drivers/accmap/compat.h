@@ -10,11 +10,13 @@
 #ifndef _ACCMAP_COMPAT_H
 #define _ACCMAP_COMPAT_H
 
+#include <linux/cred.h>
 #include <linux/highmem.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/module.h>
+#include <linux/sched/user.h>
 #ifdef ACCMAP_HAVE_PFN_T
 #include <linux/pfn_t.h>
 #endif
@@ -31,6 +33,64 @@
 #if !defined(ACCMAP_HAVE_ALIGN_H) || !defined(ACCMAP_HAVE_MATH_H)
 #include <linux/kernel.h>
 #endif
+
+/*
+ * struct user_struct has locked_vm, the per-user count of pinned pages
+ * that io_uring and BPF charge against RLIMIT_MEMLOCK, when Kbuild found
+ * its guard naming CONFIG_NET and CONFIG_IO_URING and the kernel has one
+ * of them (every Debian kernel: they all have networking).
+ */
+#if defined(ACCMAP_HAVE_USER_LOCKED_VM) && \
+	(defined(CONFIG_NET) || defined(CONFIG_IO_URING))
+#define ACCMAP_USER_LOCKED_VM
+#endif
+
+/**
+ * struct accmap_user_ref - a counted reference to the user of a task
+ * @user: the user (its real uid's struct user_struct), which outlives
+ *        every process of it as long as the reference is held
+ * @cred: where modules cannot drop a reference to a user (free_uid() not
+ *        exported, 5.10), the task's credentials, held instead: they
+ *        hold their user
+ */
+struct accmap_user_ref {
+	struct user_struct *user;
+#ifndef ACCMAP_HAVE_FREE_UID
+	const struct cred *cred;
+#endif
+};
+
+/**
+ * accmap_user_ref_get() - take a reference to the current task's user
+ * @ref: filled; dropped with accmap_user_ref_put()
+ */
+static inline void accmap_user_ref_get(struct accmap_user_ref *ref)
+{
+#ifdef ACCMAP_HAVE_FREE_UID
+	ref->user = get_uid(current_user());
+#else
+	ref->cred = get_current_cred();
+	ref->user = ref->cred->user;
+#endif
+}
+
+/**
+ * accmap_user_ref_put() - drop a reference of accmap_user_ref_get()
+ * @ref: the reference; its @user is NULL after
+ *
+ * Does not sleep: a last put of the credentials goes through RCU
+ * (get_cred() saw to that).
+ */
+static inline void accmap_user_ref_put(struct accmap_user_ref *ref)
+{
+#ifdef ACCMAP_HAVE_FREE_UID
+	free_uid(ref->user);
+#else
+	put_cred(ref->cred);
+	ref->cred = NULL;
+#endif
+	ref->user = NULL;
+}
 
 /* The namespace of the dma-buf core's symbols; a string from 6.13 on. */
 #ifdef ACCMAP_HAVE_IMPORT_NS_TOKEN

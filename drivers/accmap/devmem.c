@@ -120,7 +120,9 @@ void accmap_devmem_destroy(struct accmap_devmem *dm)
  * @res:       the carveout, claimed
  * @free_res:  private: the free physical range the pages stand on
  * @private:   MEMORY_DEVICE_PRIVATE (else COHERENT)
- * @lock:      protects @owners
+ * @lock:      protects @owners; taken with interrupts off (a device
+ *             page's last reference can drop an owner's in interrupt
+ *             context: devmem_page_free())
  * @owners:    the counters of sessions with pages here, or live
  * @evictions: pages evicted, ever
  */
@@ -285,6 +287,11 @@ void accmap_devmem_owner_put(struct accmap_devmem_owner *owner)
 /*
  * Called by the mm when a device page's last reference goes.  Every page
  * handed out has an owner (devmem_alloc()), which knows the device memory.
+ * Any context: in the coherent mode the last put_page() can be an I/O
+ * completion's, in interrupt context.  So every lock taken from here is
+ * taken with interrupts off everywhere: the pool's (devmem_pool.c) and,
+ * when the owner's last reference goes with the page, @dm->lock
+ * (devmem_owner_release()); kfree() is fine there too.
  */
 static void devmem_page_free(struct page *page)
 {

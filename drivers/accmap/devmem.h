@@ -21,9 +21,12 @@
  *                  FROM_VA call it.
  *
  * Locking: the pool's spinlock protects the free list and the eviction
- * order.  Migrations run under the mm's mmap_lock (read), taken by the
- * caller; they take no accmap lock while the mm holds pages isolated,
- * except the pool's.  Eviction runs with no lock held.
+ * order; it and the device memory's lock (its owner list) are taken with
+ * interrupts off, since a device page's last reference, and so
+ * devmem_page_free(), can come in interrupt context.  Migrations run
+ * under the mm's mmap_lock (read), taken by the caller; they take no
+ * accmap lock while the mm holds pages isolated, except the pool's.
+ * Eviction runs with no lock held.
  */
 #ifndef _ACCMAP_DEVMEM_H
 #define _ACCMAP_DEVMEM_H
@@ -58,7 +61,8 @@ struct accmap_devmem_slot {
 
 /**
  * struct accmap_devmem_pool - free device pages and eviction order
- * @lock:    protects everything below but @nr
+ * @lock:    protects everything below but @nr; taken with interrupts off
+ *           (devmem_pool.c says why)
  * @nr:      pages managed
  * @nr_free: pages on @free
  * @free:    free slots, the next one to hand out first

@@ -8,6 +8,17 @@
  * the device is full, the first used slots are the victims.  Nothing here
  * knows about pages or the mm (devmem.c does); KUnit tests it
  * (tests/devmem_test.c).
+ *
+ * The lock is taken with interrupts off, everywhere: a device page's last
+ * reference can go in interrupt context (in the coherent mode, the pages
+ * are mapped like any and can be pinned for direct I/O, whose completion
+ * may release them from an interrupt), and the mm then calls
+ * devmem_page_free(), which gives the slot back here; had the interrupt
+ * come while a task on this CPU held the lock, that would deadlock.
+ * Saving the flags rather than _irq: the callers' own context is not ours
+ * to know (a fault path may already run with interrupts off).  Every
+ * section is short; the longest walks at most @max slots of the LRU
+ * (accmap_devmem_pool_victims()).
  */
 
 #include <linux/errno.h>
@@ -68,18 +79,19 @@ void accmap_devmem_pool_fini(struct accmap_devmem_pool *pool)
 long accmap_devmem_pool_get(struct accmap_devmem_pool *pool)
 {
 	struct accmap_devmem_slot *slot;
+	unsigned long flags;
 
-	spin_lock(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	slot = list_first_entry_or_null(&pool->free, struct accmap_devmem_slot,
 					node);
 	if (!slot) {
-		spin_unlock(&pool->lock);
+		spin_unlock_irqrestore(&pool->lock, flags);
 		return -ENOSPC;
 	}
 	list_move_tail(&slot->node, &pool->lru);
 	slot->used = true;
 	pool->nr_free--;
-	spin_unlock(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 	return slot - pool->slots;
 }
 
@@ -89,19 +101,22 @@ long accmap_devmem_pool_get(struct accmap_devmem_pool *pool)
  * @idx:  a used slot's index
  *
  * It is handed out again before the slots that were never used, so the
- * pages in use stay few and warm.
+ * pages in use stay few and warm.  Any context, interrupts included
+ * (a device page's last put_page(), see above).
  */
 void accmap_devmem_pool_put(struct accmap_devmem_pool *pool, unsigned long idx)
 {
+	unsigned long flags;
+
 	if (WARN_ON_ONCE(idx >= pool->nr))
 		return;
-	spin_lock(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	if (!WARN_ON_ONCE(!pool->slots[idx].used)) {
 		pool->slots[idx].used = false;
 		list_move(&pool->slots[idx].node, &pool->free);
 		pool->nr_free++;
 	}
-	spin_unlock(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 }
 
 /**
@@ -114,12 +129,14 @@ void accmap_devmem_pool_put(struct accmap_devmem_pool *pool, unsigned long idx)
 void accmap_devmem_pool_touch(struct accmap_devmem_pool *pool,
 			      unsigned long idx)
 {
+	unsigned long flags;
+
 	if (WARN_ON_ONCE(idx >= pool->nr))
 		return;
-	spin_lock(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	if (pool->slots[idx].used)
 		list_move_tail(&pool->slots[idx].node, &pool->lru);
-	spin_unlock(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 }
 
 /**
@@ -137,15 +154,16 @@ unsigned long accmap_devmem_pool_victims(struct accmap_devmem_pool *pool,
 					 unsigned long *out, unsigned long max)
 {
 	struct accmap_devmem_slot *slot;
+	unsigned long flags;
 	unsigned long n = 0;
 
-	spin_lock(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	list_for_each_entry(slot, &pool->lru, node) {
 		if (n == max)
 			break;
 		out[n++] = slot - pool->slots;
 	}
-	spin_unlock(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 	return n;
 }
 
@@ -157,10 +175,11 @@ unsigned long accmap_devmem_pool_victims(struct accmap_devmem_pool *pool,
  */
 unsigned long accmap_devmem_pool_free(struct accmap_devmem_pool *pool)
 {
+	unsigned long flags;
 	unsigned long n;
 
-	spin_lock(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	n = pool->nr_free;
-	spin_unlock(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 	return n;
 }

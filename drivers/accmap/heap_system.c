@@ -29,10 +29,21 @@
  * not charged to a memory cgroup: CMA pages cannot be (the kernel exports
  * no way to charge pages it did not allocate with __GFP_ACCOUNT), and
  * charging only the blocks that happened to come from the page allocator
- * would make the charge depend on where they came from.  Instead, as
- * pinned memory is (RDMA's), they count against the allocating process's
- * RLIMIT_MEMLOCK in its pinned_vm (unless it has CAP_IPC_LOCK) until they
- * are freed, whoever frees them; the page array is charged to the cgroup.
+ * would make the charge depend on where they came from.  Instead they
+ * count against RLIMIT_MEMLOCK in the locked_vm of the allocating task's
+ * user (its real uid's struct user_struct, as io_uring's and BPF's
+ * buffers do), which the buffer holds a reference to (compat.h), until
+ * they are freed, whoever frees them; the page array is charged to the
+ * cgroup.  Not the process's pinned_vm: ids belong to the open file, so a
+ * child sharing the fd (fork, SCM_RIGHTS) could allocate, exit, and leave
+ * the buffer charged to an mm nobody counts any more, then start again; a
+ * user's count stays as long as its buffers do, across its processes.
+ * The limit checked is the allocating task's own, against what the user
+ * has locked in all (io_uring's buffers included); CAP_IPC_LOCK lifts it
+ * (the pages still count).  Where the kernel has no user_struct.locked_vm
+ * (a configuration without networking and io_uring, see compat.h), there
+ * is no count that outlives a process, so only a task with CAP_IPC_LOCK
+ * may allocate contiguous buffers (EPERM for others), uncharged.
  *
  * Memory attributes (Documentation/userspace-api/accmap.rst): a cached
  * buffer is mapped write-back everywhere.  On arm64 a write-combined or
@@ -46,6 +57,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/capability.h>
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
@@ -236,29 +248,67 @@ static bool system_heap_memtype_off(struct accmap_handle *handle)
 }
 #endif
 
+#ifdef ACCMAP_USER_LOCKED_VM
 /*
- * Charges @npages to @mm's pinned_vm against RLIMIT_MEMLOCK (no limit
- * with CAP_IPC_LOCK), as pinned user memory is charged: lock-free, since
- * the caller holds the handle's lock, which ranks below every mmap_lock.
+ * Charges @npages to @user's locked_vm against the current task's
+ * RLIMIT_MEMLOCK (no limit with CAP_IPC_LOCK; the pages count anyway).
+ * Lock-free.  The count moves by compare-and-exchange, never past the
+ * limit, so that two ALLOCs racing near it cannot make a third one, or
+ * another user of the count (io_uring), fail for a moment.  CAP_IPC_LOCK
+ * is asked only when the limit would be crossed: asking is audited.
  * Returns 0 or -ENOMEM.
  */
-static int system_heap_charge_pinned(struct mm_struct *mm, unsigned long npages)
+static int system_heap_charge_user(struct user_struct *user,
+				   unsigned long npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	long cur = atomic_long_read(&user->locked_vm);
+	bool unlimited = false;
 
-	if ((unsigned long)atomic64_add_return(npages, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
-		return -ENOMEM;
-	}
+	do {
+		if ((unsigned long)cur + npages > limit && !unlimited) {
+			if (!capable(CAP_IPC_LOCK))
+				return -ENOMEM;
+			unlimited = true;
+		}
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+					  cur + (long)npages));
 	return 0;
 }
+
+/* Takes back a charge of system_heap_charge_user(); any context. */
+static void system_heap_uncharge_user(struct user_struct *user,
+				      unsigned long npages)
+{
+	atomic_long_sub(npages, &user->locked_vm);
+}
+#else
+/*
+ * No per-user count in this kernel (compat.h): a process's own count
+ * (pinned_vm) would go with it while the buffer stays, which is no bound
+ * at all.  So only a task that RLIMIT_MEMLOCK does not bound anyway
+ * (CAP_IPC_LOCK) may allocate, and nothing is charged.  Returns 0 or
+ * -EPERM.
+ */
+static int system_heap_charge_user(struct user_struct *user,
+				   unsigned long npages)
+{
+	return capable(CAP_IPC_LOCK) ? 0 : -EPERM;
+}
+
+static void system_heap_uncharge_user(struct user_struct *user,
+				      unsigned long npages)
+{
+}
+#endif
 
 /*
  * A contiguous buffer (ACCMAP_ALLOC_CONTIGUOUS): one block, zeroed, its
  * cache lines cleaned, or for a write-combined or uncached buffer
  * cleaned and invalidated before its memory type is set.  Returns 0,
- * -ENOMEM when no block of the size can be had, or -EINTR.
+ * -ENOMEM when no block of the size can be had or the caller's user is at
+ * its RLIMIT_MEMLOCK, -EPERM without CAP_IPC_LOCK on a kernel with no
+ * per-user count, or -EINTR.
  */
 static int system_heap_alloc_contig(struct accmap_heap *heap,
 				    struct accmap_handle *handle)
@@ -266,6 +316,7 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	struct accmap_device *adev = heap->adev;
 	unsigned long npages = handle->size >> PAGE_SHIFT;
 	struct page **pages, *page;
+	struct accmap_user_ref user;
 	bool stuck = false;
 	dma_addr_t dma;
 	unsigned long i;
@@ -276,11 +327,14 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	if (!pages)
 		return -ENOMEM;
 
-	/* Uncharged memory a local user could take: RLIMIT_MEMLOCK bounds it. */
-	ret = system_heap_charge_pinned(current->mm, npages);
+	/*
+	 * Memory no cgroup is charged for: RLIMIT_MEMLOCK bounds it, per
+	 * user, for as long as the buffer lives (see the top of the file).
+	 */
+	accmap_user_ref_get(&user);
+	ret = system_heap_charge_user(user.user, npages);
 	if (ret)
-		goto err_free_array;
-	mmgrab(current->mm);
+		goto err_put_user;
 
 	/* Quiet: user space asks for sizes the allocator may not have. */
 	page = dma_alloc_pages(adev->dev, handle->size, &dma,
@@ -311,7 +365,7 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	handle->memcg_charged = false;
 	handle->contiguous = true;
 	handle->contig_dma = dma;
-	handle->contig_mm = current->mm;
+	handle->contig_user = user;
 
 	if (accmap_handle_cached(handle)) {
 		ret = accmap_cache_clean(&adev->cache, page, 0, handle->size);
@@ -329,7 +383,7 @@ err_unset:
 	handle->npages = 0;
 	handle->contiguous = false;
 	handle->contig_dma = 0;
-	handle->contig_mm = NULL;
+	handle->contig_user.user = NULL;
 	if (stuck) {
 		system_heap_keep_pages(npages);
 		goto err_refund;
@@ -338,9 +392,9 @@ err_free_block:
 	dma_free_pages(adev->dev, npages << PAGE_SHIFT, page, dma,
 		       DMA_BIDIRECTIONAL);
 err_refund:
-	atomic64_sub(npages, &current->mm->pinned_vm);
-	mmdrop(current->mm);
-err_free_array:
+	system_heap_uncharge_user(user.user, npages);
+err_put_user:
+	accmap_user_ref_put(&user);
 	kvfree(pages);
 	return ret;
 }
@@ -436,10 +490,10 @@ static void system_heap_free(struct accmap_heap *heap,
 		system_heap_free_pages(heap->adev->pool, handle->pages,
 				       handle->npages, handle->memcg_charged);
 	/* The charge goes back even for pages kept out of use. */
-	if (handle->contig_mm) {
-		atomic64_sub(handle->npages, &handle->contig_mm->pinned_vm);
-		mmdrop(handle->contig_mm);
-		handle->contig_mm = NULL;
+	if (handle->contig_user.user) {
+		system_heap_uncharge_user(handle->contig_user.user,
+					  handle->npages);
+		accmap_user_ref_put(&handle->contig_user);
 	}
 	kvfree(handle->pages);
 	handle->pages = NULL;

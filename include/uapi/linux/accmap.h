@@ -100,8 +100,10 @@ struct accmap_create {
  * kernel's CMA area where it has one, else from the page allocator, one
  * block of the order that covers the size (so no larger than its largest
  * block); ENOMEM when there is no such block, EINVAL above 1 GiB.  Such
- * memory counts against the allocating process's RLIMIT_MEMLOCK (not its
- * memory cgroup) until it is freed: ENOMEM past that limit too.
+ * memory counts in the locked memory of the allocating task's user, not
+ * its memory cgroup, until it is freed, whoever frees it: ENOMEM past the
+ * task's RLIMIT_MEMLOCK too (EPERM without CAP_IPC_LOCK on a kernel with
+ * no per-user count, see Documentation/userspace-api/accmap.rst).
  * Combines with one of the attributes above.  A carveout's buffers are
  * contiguous whether asked or not (ACCMAP_STATE_CONTIGUOUS says so).
  */

@@ -8,7 +8,10 @@
  * exhaustion and fragmentation never give a buffer that is not one block;
  * INFO, QUERY_HEAP and debugfs account for them, and the older argument
  * sizes of INFO and QUERY_HEAP still work; they count against the
- * allocating process's RLIMIT_MEMLOCK (VmPin) until freed.
+ * RLIMIT_MEMLOCK of the allocating task's user until freed, whoever
+ * frees them: children that share the fd (fork, SCM_RIGHTS), allocate
+ * and exit leave their buffers charged to their user, so a loop of them
+ * stops at the limit, and closing the fd gives everything back.
  *
  * What the guest can give: with a CMA area (/proc/meminfo CmaTotal, Debian's
  * arm64 kernels), blocks up to the area's free size; without (Debian's amd64
@@ -24,8 +27,13 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "accmap_util.h"
 #include "tap.h"
@@ -568,7 +576,10 @@ static long long vmpin_bytes(void)
 	return kb < 0 ? -1 : kb * 1024;
 }
 
-/* The child of test_memlock(): no CAP_IPC_LOCK, RLIMIT_MEMLOCK 1.5 MiB. */
+/*
+ * The child of test_memlock(): no CAP_IPC_LOCK, RLIMIT_MEMLOCK 1.5 MiB.
+ * The charge is its user's, not its mm's: VmPin stays where it was.
+ */
 static void memlock_child(void)
 {
 	const uint64_t size = MIB, limit = 3 * MIB / 2;
@@ -588,8 +599,8 @@ static void memlock_child(void)
 		   "VmPin %lld, or a contiguous 1 MiB under a 1.5 MiB limit refused", base))
 		goto out;
 	now = vmpin_bytes();
-	CHECK(now == base + (long long)size,
-	      "VmPin %lld after a 1 MiB contiguous ALLOC, %lld before", now, base);
+	CHECK(now == base, "VmPin %lld after a contiguous 1 MiB, %lld before: charged to the mm",
+	      now, base);
 	ret = contig_buffer(dev, size, ACCMAP_ALLOC_CONTIGUOUS, &b);
 	CHECK(ret == -ENOMEM, "a second 1 MiB past RLIMIT_MEMLOCK: %s, expected ENOMEM",
 	      ret ? strerror(-ret) : "allocated");
@@ -616,8 +627,8 @@ out:
 
 /*
  * Contiguous memory is not charged to a memory cgroup (CMA pages cannot
- * be): it counts against the allocating process's RLIMIT_MEMLOCK
- * instead, as pinned memory does, in VmPin, until it is freed.
+ * be): it counts against RLIMIT_MEMLOCK in its user's locked memory
+ * instead, until it is freed.
  */
 static void test_memlock(void)
 {
@@ -637,6 +648,194 @@ static void test_memlock(void)
 	      "the unprivileged child failed (status %#x)", status);
 }
 
+/* ==== children sharing the fd ==== */
+
+/*
+ * The test (root) holds the fd; each of LOOP_ROUNDS children becomes
+ * nobody (no CAP_IPC_LOCK, RLIMIT_MEMLOCK LOOP_LIMIT, in a 256 MiB memory
+ * cgroup where the guest has one), gets the fd (by fork, or by SCM_RIGHTS
+ * alone), allocates LOOP_SIZE contiguous and exits, its buffer left to
+ * the fd.  The buffers stay charged to nobody: LOOP_LIMIT / LOOP_SIZE of
+ * them succeed, then ENOMEM, never more than the limit in use.  Charged
+ * to a process's mm instead, each child would start from zero.
+ */
+#define LOOP_SIZE	(256 * KIB)
+#define LOOP_LIMIT	(1 * MIB)
+#define LOOP_ROUNDS	10
+#define LOOP_FAILED	255
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_LIMIT	"268435456"
+
+static bool cg_write_file(const char *cg, const char *file, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val);
+}
+
+/*
+ * A memory cgroup of 256 MiB for the children (cgroup v2 at CG_ROOT), in
+ * @cg; false, said as a diagnostic, where the guest has none: the bound
+ * under test is RLIMIT_MEMLOCK, the cgroup only shows it holds there too.
+ */
+static bool cg_make(char *cg, size_t len)
+{
+	struct statfs st;
+
+	if (statfs(CG_ROOT, &st) || (unsigned long)st.f_type != CGROUP2_SUPER_MAGIC ||
+	    !cg_write_file(CG_ROOT, "cgroup.subtree_control", "+memory")) {
+		tap_diag("no cgroup v2 memory controller at %s: children stay in the root cgroup",
+			 CG_ROOT);
+		return false;
+	}
+	snprintf(cg, len, "%s/accmap-contig-%d", CG_ROOT, getpid());
+	rmdir(cg);
+	if (!CHECK(mkdir(cg, 0755) == 0, "mkdir %s: %s", cg, strerror(errno)))
+		return false;
+	return CHECK(cg_write_file(cg, "memory.max", CG_LIMIT), "memory.max of %s", cg);
+}
+
+static void cg_unmake(const char *cg)
+{
+	for (int i = 0; i < 100 && rmdir(cg); i++)
+		usleep(20000);
+	CHECK(access(cg, F_OK), "rmdir %s: %s", cg, strerror(errno));
+}
+
+/*
+ * A loop child: into @cg (if any), nobody, then, with the fd it
+ * inherited or (@sock >= 0) only the one it receives over @sock, one
+ * ALLOC, left to the fd.  Its exit status: 0, the ALLOC's errno, or
+ * LOOP_FAILED.
+ */
+static int loop_child(const char *cg, int dev, int sock)
+{
+	struct rlimit rl = { .rlim_cur = LOOP_LIMIT, .rlim_max = LOOP_LIMIT };
+	uint32_t id;
+	int ret;
+
+	if (cg && !CHECK(cg_write_file(cg, "cgroup.procs", "0"), "cannot enter %s", cg))
+		return LOOP_FAILED;
+	if (!CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0 && setgid(65534) == 0 &&
+		   setuid(65534) == 0, "setrlimit/setgid/setuid: %s", strerror(errno)))
+		return LOOP_FAILED;
+	if (sock >= 0) {
+		close(dev);
+		dev = am_recv_fd(sock);
+		if (!CHECK(dev >= 0, "no fd over SCM_RIGHTS: %s", strerror(errno)))
+			return LOOP_FAILED;
+	}
+	ret = contig_buffer(dev, LOOP_SIZE, ACCMAP_ALLOC_CONTIGUOUS, &id);
+	return ret < 0 ? -ret : 0;
+}
+
+/* System heap's contiguous bytes as debugfs heaps shows them; -1 if unreadable. */
+static long long dbg_contig(void)
+{
+	unsigned long long used, contig;
+
+	return dbg_system(&used, &contig) ? (long long)contig : -1;
+}
+
+static void loop_test(bool pass_fd)
+{
+	const unsigned long long bound = LOOP_LIMIT / LOOP_SIZE;
+	long long contig0 = dbg_contig(), now = -1;
+	unsigned long long ok = 0, refused = 0;
+	int dev, sv[2] = { -1, -1 };
+	char cg[128] = "";
+	bool in_cg;
+
+	if (!CHECK(contig0 >= 0, "debugfs heaps unreadable"))
+		return;
+	dev = am_open();
+	if (dev < 0)
+		return;
+	in_cg = cg_make(cg, sizeof(cg));
+	for (unsigned int i = 0; i < LOOP_ROUNDS; i++) {
+		int status = 0, st;
+		pid_t pid;
+
+		if (pass_fd &&
+		    !CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)))
+			break;
+		fflush(stdout);
+		pid = fork();
+		if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+			break;
+		if (!pid) {
+			if (pass_fd)
+				close(sv[0]);
+			st = loop_child(in_cg ? cg : NULL, dev, sv[1]);
+			fflush(stdout);
+			_exit(st);
+		}
+		if (pass_fd) {
+			CHECK(am_send_fd(sv[0], dev) == 0, "SCM_RIGHTS: %s", strerror(errno));
+			close_pair(sv);
+		}
+		if (!CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status),
+			   "child %u: status %#x", i, status))
+			break;
+		st = WEXITSTATUS(status);
+		if (st == LOOP_FAILED)
+			break;
+		if (st == 0) {
+			ok++;
+		} else {
+			CHECK(st == ENOMEM, "child %u's ALLOC: %s, expected ENOMEM", i,
+			      strerror(st));
+			refused++;
+		}
+		now = dbg_contig();
+		CHECK(now - contig0 == (long long)(ok * LOOP_SIZE),
+		      "after child %u: %lld contiguous bytes in use, %llu allocated", i,
+		      now - contig0, ok * LOOP_SIZE);
+		CHECK(ok * LOOP_SIZE <= LOOP_LIMIT,
+		      "after child %u: children that exited hold %llu KiB, RLIMIT_MEMLOCK %llu KiB",
+		      i, ok * LOOP_SIZE / KIB, LOOP_LIMIT / KIB);
+	}
+	tap_diag("%llu of %u children allocated %llu KiB each, %llu refused", ok, LOOP_ROUNDS,
+		 LOOP_SIZE / KIB, refused);
+	/* nobody starts with nothing locked: exactly the limit's worth. */
+	CHECK(ok == bound && refused == LOOP_ROUNDS - bound,
+	      "%llu buffers allocated, %llu refused; expected %llu and %llu", ok, refused, bound,
+	      LOOP_ROUNDS - bound);
+
+	/* (c) The fd goes, and every child's buffer with it. */
+	close(dev);
+	for (int i = 0; i < 100; i++) {
+		now = dbg_contig();
+		if (now == contig0)
+			break;
+		usleep(20000);
+	}
+	CHECK(now == contig0, "%lld contiguous bytes in use after the fd closed, %lld before",
+	      now, contig0);
+	if (in_cg)
+		cg_unmake(cg);
+}
+
+/* (a) children forked with the fd. */
+static void test_fork_loop(void)
+{
+	loop_test(false);
+}
+
+/* (b) children that get the fd over a unix socket only. */
+static void test_scm_rights_loop(void)
+{
+	loop_test(true);
+}
+
 static const struct tap_test tests[] = {
 	{ "contig_sizes", test_sizes },
 	{ "contig_attributes", test_attributes },
@@ -646,6 +845,8 @@ static const struct tap_test tests[] = {
 	{ "contig_fragmentation", test_fragmentation },
 	{ "contig_vmaps_no_importer", test_vmaps_no_importer },
 	{ "contig_memlock", test_memlock },
+	{ "contig_fork_loop", test_fork_loop },
+	{ "contig_scm_rights_loop", test_scm_rights_loop },
 };
 
 int main(void)
