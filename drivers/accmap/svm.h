@@ -72,8 +72,9 @@ struct accmap_svm_pfn {
  *            space is gone, -EBUSY if it kept changing, -ENOMEM
  * @populate: fault in every page of [@start, @end) that a readable VMA
  *            holds (for writing where it is writable and @write) and
- *            install them; holes and absent pages of userfaultfd-armed
- *            VMAs are skipped.  First migrate the range
+ *            install them; holes, pages that cannot be faulted in and
+ *            absent pages of userfaultfd-armed VMAs are skipped, the
+ *            other pages still installed.  First migrate the range
  *            to @location (ACCMAP_SVM_LOC_*), as far as it goes.  0,
  *            -ESRCH, -EINTR, -ENOMEM
  * @same_mm:  whether current is the process mirrored

@@ -24,6 +24,7 @@
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/userfaultfd_k.h>
 
@@ -366,6 +367,41 @@ static int svm_hmm_populate_req(struct svm_hmm *h, u64 start, u64 end,
 	return 0;
 }
 
+/*
+ * Runs [@start, @end) with the request flags @a->req, in pieces.
+ * hmm_range_fault() fails a whole run with -EFAULT for one page it cannot
+ * fault in (a file page past the end of the file, a VMA gone since the
+ * flags were set) and maps none of the others.  So a piece that fails is
+ * halved until the page alone fails and is left out; a piece that works
+ * lets the next one grow again, so a bad page costs about twice
+ * log2(pages) runs.
+ */
+static int svm_hmm_run_pieces(struct accmap_svm *svm, u64 start, u64 end,
+			      struct svm_hmm_arrays *a, bool to_device)
+{
+	u64 at = start, len = end - start, n, i;
+	int ret;
+
+	while (at < end) {
+		n = min(len, end - at);
+		i = (at - start) >> PAGE_SHIFT;
+		ret = svm_hmm_run(svm, at, at + n, a->hmm_pfns + i, a->req + i,
+				  a->pfns + i, to_device, false);
+		if (ret == -EFAULT && n > PAGE_SIZE) {
+			len = max_t(u64, (n >> 1) & PAGE_MASK, PAGE_SIZE);
+			continue;
+		}
+		/* One page, not to be had: the others still are. */
+		if (ret && ret != -EFAULT)
+			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		at += n;
+		len = n << 1;
+	}
+	return 0;
+}
+
 static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 			    bool write, u32 location)
 {
@@ -387,11 +423,7 @@ static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 	if (!ret)
 		svm_hmm_migrate(svm, start, end, to_device, a.hmm_pfns);
 	if (!ret)
-		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns,
-				  to_device, false);
-	/* The VMAs changed under us: what could be had was had. */
-	if (ret == -EFAULT)
-		ret = 0;
+		ret = svm_hmm_run_pieces(svm, start, end, &a, to_device);
 out:
 	svm_hmm_arrays_free(&a);
 	return ret;

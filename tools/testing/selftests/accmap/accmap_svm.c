@@ -1582,6 +1582,74 @@ out:
 	svm_close(&t);
 }
 
+/*
+ * PREFETCH over one 2 MiB step that holds a page no one can fault in (a
+ * MAP_SHARED file page past the end of the file: SIGBUS for the CPU)
+ * among anonymous and file pages that can be: PREFETCH returns 0 and maps
+ * every page but that one, so that a job on them takes no fault.
+ */
+static void test_prefetch_past_eof(void)
+{
+	size_t pages = 64, len = pages * ps, fpages = 8, flen = fpages * ps;
+	size_t dpages = (CHAIN_MAX * JD_STRIDE + ps - 1) / ps;
+	/* In pages: descriptors, A, the file (its last page past EOF), C. */
+	size_t a_at = dpages, f_at = 24, c_at = 32, n = (f_at + fpages - 1 - a_at) * ps / 4;
+	uint8_t *area = map_anon(len + SZ_2M, PROT_READ | PROT_WRITE), *region = NULL;
+	int fd = memfd_with(flen - ps, 9);
+	struct accmap_svm_op q0, p, q;
+	struct accmap_sim_job job;
+	struct svm t = { .dev = -1 };
+	uint32_t *a, *c;
+	void *f;
+	size_t i;
+	int ret;
+
+	if (!area || fd < 0 || !CHECK(a_at < f_at, "%zu pages of descriptors", dpages))
+		goto out;
+	region = (uint8_t *)align_up((uintptr_t)area, SZ_2M);
+	f = mmap(region + f_at * ps, flen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (!CHECK(f != MAP_FAILED, "mmap of the memfd: %s", strerror(errno)) || !svm_open(&t))
+		goto out;
+	free(t.desc);
+	t.desc = region;
+	a = (uint32_t *)(region + a_at * ps);
+	c = (uint32_t *)(region + c_at * ps);
+	fill_words(a, (f_at - a_at) * ps / 4, 31);
+	if (!svm_query(&t, &q0))
+		goto out_desc;
+	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_PREFETCH, (uintptr_t)region, len, 0,
+			0, &p);
+	if (!CHECK(ret == 0, "PREFETCH over a file page past EOF: %s", err_name(ret)))
+		goto out_desc;
+	CHECK(p.mapped_bytes == q0.mapped_bytes + len - ps,
+	      "PREFETCH of %zu pages, one past EOF: mapped_bytes %llu -> %llu, expected +%zu",
+	      pages, ull(q0.mapped_bytes), ull(p.mapped_bytes), len - ps);
+	/* C = A + A over A and the file's pages below EOF, descriptors in the range. */
+	job = vadd(a, a, c, (uint32_t)n);
+	if (!job_ok(&t, &job, "a job on the pages PREFETCH mapped around one past EOF"))
+		goto out_desc;
+	for (i = 0; i < n; i++) {
+		size_t k = i - (f_at - a_at) * ps / 4;
+		uint32_t v = i < (f_at - a_at) * ps / 4 ? word(31, i) : word(9, k);
+
+		if (c[i] != 2 * v)
+			break;
+	}
+	CHECK(i == n, "C[%zu] = %#x after the job", i, i < n ? c[i] : 0);
+	if (svm_query(&t, &q))
+		CHECK(q.faults == p.faults && q.fatal_faults == p.fatal_faults,
+		      "the job took %llu faults (%llu fatal) after PREFETCH",
+		      ull(q.faults - p.faults), ull(q.fatal_faults - p.fatal_faults));
+out_desc:
+	t.desc = NULL;
+out:
+	svm_close(&t);
+	if (area)
+		munmap(area, len + SZ_2M);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* ==== userfaultfd ==== */
 
 /*
@@ -2336,6 +2404,7 @@ static const struct tap_test tests[] = {
 	{ "migrate_soft_offline", test_migrate_soft_offline },
 	{ "attr_gpu_ro", test_attr_gpu_ro },
 	{ "prefetch", test_prefetch },
+	{ "prefetch_past_eof", test_prefetch_past_eof },
 	{ "uffd_prefetch", test_uffd_prefetch },
 	{ "uffd_close_prefetch", test_uffd_close_prefetch },
 	{ "uffd_close_gpu_fault", test_uffd_close_gpu_fault },
