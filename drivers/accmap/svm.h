@@ -65,12 +65,16 @@ struct accmap_svm_pfn {
  *            holding @addr first, for writing if @write (other pages are
  *            taken as they are, if present); with @to_device, migrate
  *            the range to device memory first, as far as it goes.
+ *            Pages of userfaultfd-armed VMAs are never faulted in.
  *            Returns 0, -EFAULT if the process's mappings do not allow
- *            the access, -ESRCH if its address space is gone, -EBUSY if
- *            it kept changing, -ENOMEM
+ *            the access (or the page is absent, or read-only for a
+ *            write, in a userfaultfd-armed VMA), -ESRCH if its address
+ *            space is gone, -EBUSY if it kept changing, -ENOMEM
  * @populate: fault in every page of [@start, @end) that a readable VMA
  *            holds (for writing where it is writable and @write) and
- *            install them; holes are skipped.  First migrate the range
+ *            install them; holes, pages that cannot be faulted in and
+ *            absent pages of userfaultfd-armed VMAs are skipped, the
+ *            other pages still installed.  First migrate the range
  *            to @location (ACCMAP_SVM_LOC_*), as far as it goes.  0,
  *            -ESRCH, -EINTR, -ENOMEM
  * @same_mm:  whether current is the process mirrored

@@ -24,7 +24,9 @@
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/userfaultfd_k.h>
 
 #include "compat.h"
 #include "devmem.h"
@@ -86,13 +88,58 @@ static bool svm_hmm_stale(void *arg)
 }
 
 /*
+ * Under the mmap_lock: takes back the fault requests in @hmm_pfns of the
+ * pages of [@start, @end) that a userfaultfd-armed VMA maps, so that they
+ * are taken as they are: mapped if present, left out if not.  A fault
+ * there is the userfaultfd's to resolve, and hmm_range_fault() cannot
+ * wait for it: it gets SIGBUS while the userfaultfd is open, and once its
+ * close() has begun, VM_FAULT_NOPAGE, which it retries without end while
+ * the closer waits for the mmap_lock held here (6.1).  The flags cannot
+ * change before hmm_range_fault() runs: registering and closing take the
+ * mmap_lock for writing.
+ */
+static void svm_hmm_skip_uffd(struct mm_struct *mm, u64 start, u64 end,
+			      unsigned long *hmm_pfns)
+{
+	struct vm_area_struct *vma;
+	u64 a = start, vend, i;
+
+	mmap_assert_locked(mm);
+	while (a < end) {
+		vma = find_vma(mm, a);
+		if (!vma || vma->vm_start >= end)
+			break;
+		a = max_t(u64, a, vma->vm_start);
+		vend = min_t(u64, vma->vm_end, end);
+		if (userfaultfd_armed(vma))
+			for (i = a; i < vend; i += PAGE_SIZE)
+				hmm_pfns[(i - start) >> PAGE_SHIFT] &=
+					~(HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE);
+		a = vend;
+	}
+}
+
+/* Whether a page hmm_range_fault() found answers its request flags @req. */
+static bool svm_hmm_meets(unsigned long req, unsigned long f)
+{
+	if (!(req & HMM_PFN_REQ_FAULT))
+		return true;
+	if (!(f & HMM_PFN_VALID) || f & HMM_PFN_ERROR)
+		return false;
+	return !(req & HMM_PFN_REQ_WRITE) || f & HMM_PFN_WRITE;
+}
+
+/*
  * Finds the pages of [@start, @end), faulting in those whose flags in
- * @hmm_pfns ask for it, and installs them.  @hmm_pfns holds the request
- * flags of each page on entry.
+ * @req ask for it, and installs them.  Pages of userfaultfd-armed VMAs
+ * are never faulted in (svm_hmm_skip_uffd()); with @strict, a page whose
+ * request that leaves unanswered fails the run with -EFAULT, as a page
+ * hmm_range_fault() cannot fault in does.
  */
 static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		       unsigned long *hmm_pfns, unsigned long *req,
-		       struct accmap_svm_pfn *pfns, bool to_device)
+		       struct accmap_svm_pfn *pfns, bool to_device,
+		       bool strict)
 {
 	unsigned long npages = (end - start) >> PAGE_SHIFT, i;
 	unsigned long timeout = jiffies + msecs_to_jiffies(SVM_HMM_TIMEOUT_MS);
@@ -119,6 +166,7 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		memcpy(hmm_pfns, req, npages * sizeof(*hmm_pfns));
 		range.notifier_seq = mmu_interval_read_begin(&h->notifier);
 		mmap_read_lock(h->mm);
+		svm_hmm_skip_uffd(h->mm, start, end, hmm_pfns);
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(h->mm);
 		if (ret == -EBUSY)
@@ -130,6 +178,10 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 		for (i = 0; i < npages; i++) {
 			unsigned long f = hmm_pfns[i];
 
+			if (strict && !svm_hmm_meets(req[i], f)) {
+				ret = -EFAULT;
+				break;
+			}
 			pfns[i].page = NULL;
 			if (!(f & HMM_PFN_VALID) || f & HMM_PFN_ERROR)
 				continue;
@@ -139,6 +191,8 @@ static int svm_hmm_run(struct accmap_svm *svm, u64 start, u64 end,
 			if (!accmap_devmem_owns(svm->dm, pfns[i].page))
 				stayed++;
 		}
+		if (ret)
+			break;
 		q.seq = range.notifier_seq;
 		ret = accmap_svm_install(svm, start, pfns, npages, svm_hmm_stale,
 					 &q);
@@ -274,7 +328,7 @@ static int svm_hmm_fault(struct accmap_svm *svm, u64 addr, bool write,
 	a.req[(addr - start) >> PAGE_SHIFT] = HMM_PFN_REQ_FAULT |
 					      (write ? HMM_PFN_REQ_WRITE : 0);
 	ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns,
-			  to_device);
+			  to_device, true);
 	svm_hmm_arrays_free(&a);
 	return ret;
 }
@@ -313,6 +367,41 @@ static int svm_hmm_populate_req(struct svm_hmm *h, u64 start, u64 end,
 	return 0;
 }
 
+/*
+ * Runs [@start, @end) with the request flags @a->req, in pieces.
+ * hmm_range_fault() fails a whole run with -EFAULT for one page it cannot
+ * fault in (a file page past the end of the file, a VMA gone since the
+ * flags were set) and maps none of the others.  So a piece that fails is
+ * halved until the page alone fails and is left out; a piece that works
+ * lets the next one grow again, so a bad page costs about twice
+ * log2(pages) runs.
+ */
+static int svm_hmm_run_pieces(struct accmap_svm *svm, u64 start, u64 end,
+			      struct svm_hmm_arrays *a, bool to_device)
+{
+	u64 at = start, len = end - start, n, i;
+	int ret;
+
+	while (at < end) {
+		n = min(len, end - at);
+		i = (at - start) >> PAGE_SHIFT;
+		ret = svm_hmm_run(svm, at, at + n, a->hmm_pfns + i, a->req + i,
+				  a->pfns + i, to_device, false);
+		if (ret == -EFAULT && n > PAGE_SIZE) {
+			len = max_t(u64, (n >> 1) & PAGE_MASK, PAGE_SIZE);
+			continue;
+		}
+		/* One page, not to be had: the others still are. */
+		if (ret && ret != -EFAULT)
+			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		at += n;
+		len = n << 1;
+	}
+	return 0;
+}
+
 static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 			    bool write, u32 location)
 {
@@ -334,11 +423,7 @@ static int svm_hmm_populate(struct accmap_svm *svm, u64 start, u64 end,
 	if (!ret)
 		svm_hmm_migrate(svm, start, end, to_device, a.hmm_pfns);
 	if (!ret)
-		ret = svm_hmm_run(svm, start, end, a.hmm_pfns, a.req, a.pfns,
-				  to_device);
-	/* The VMAs changed under us: what could be had was had. */
-	if (ret == -EFAULT)
-		ret = 0;
+		ret = svm_hmm_run_pieces(svm, start, end, &a, to_device);
 out:
 	svm_hmm_arrays_free(&a);
 	return ret;

@@ -9,7 +9,9 @@
  * fork, munmap and mremap, THP, MADV_DONTNEED, exit), then what only SVM
  * does (a matmul on malloc'ed arrays, a linked list summed by the GPU),
  * proof that nothing is pinned (page-out, migration), the ACCMAP_IOC_SVM
- * attributes, prefetch and counters, every errno, and the debugfs row.
+ * attributes, prefetch and counters, ranges registered with a userfaultfd
+ * (and its close() racing PREFETCH and GPU faults), every errno, and the
+ * debugfs row.
  *
  * Job descriptors live in this process's memory too: the GPU reads them
  * at their CPU address and writes their status there.  The register ops
@@ -23,6 +25,7 @@
 #include <grp.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/userfaultfd.h>
 
 #include "accmap.h"
 #include "accmap_util.h"
@@ -1577,6 +1582,339 @@ out:
 	svm_close(&t);
 }
 
+/*
+ * PREFETCH over one 2 MiB step that holds a page no one can fault in (a
+ * MAP_SHARED file page past the end of the file: SIGBUS for the CPU)
+ * among anonymous and file pages that can be: PREFETCH returns 0 and maps
+ * every page but that one, so that a job on them takes no fault.
+ */
+static void test_prefetch_past_eof(void)
+{
+	size_t pages = 64, len = pages * ps, fpages = 8, flen = fpages * ps;
+	size_t dpages = (CHAIN_MAX * JD_STRIDE + ps - 1) / ps;
+	/* In pages: descriptors, A, the file (its last page past EOF), C. */
+	size_t a_at = dpages, f_at = 24, c_at = 32, n = (f_at + fpages - 1 - a_at) * ps / 4;
+	uint8_t *area = map_anon(len + SZ_2M, PROT_READ | PROT_WRITE), *region = NULL;
+	int fd = memfd_with(flen - ps, 9);
+	struct accmap_svm_op q0, p, q;
+	struct accmap_sim_job job;
+	struct svm t = { .dev = -1 };
+	uint32_t *a, *c;
+	void *f;
+	size_t i;
+	int ret;
+
+	if (!area || fd < 0 || !CHECK(a_at < f_at, "%zu pages of descriptors", dpages))
+		goto out;
+	region = (uint8_t *)align_up((uintptr_t)area, SZ_2M);
+	f = mmap(region + f_at * ps, flen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (!CHECK(f != MAP_FAILED, "mmap of the memfd: %s", strerror(errno)) || !svm_open(&t))
+		goto out;
+	free(t.desc);
+	t.desc = region;
+	a = (uint32_t *)(region + a_at * ps);
+	c = (uint32_t *)(region + c_at * ps);
+	fill_words(a, (f_at - a_at) * ps / 4, 31);
+	if (!svm_query(&t, &q0))
+		goto out_desc;
+	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_PREFETCH, (uintptr_t)region, len, 0,
+			0, &p);
+	if (!CHECK(ret == 0, "PREFETCH over a file page past EOF: %s", err_name(ret)))
+		goto out_desc;
+	CHECK(p.mapped_bytes == q0.mapped_bytes + len - ps,
+	      "PREFETCH of %zu pages, one past EOF: mapped_bytes %llu -> %llu, expected +%zu",
+	      pages, ull(q0.mapped_bytes), ull(p.mapped_bytes), len - ps);
+	/* C = A + A over A and the file's pages below EOF, descriptors in the range. */
+	job = vadd(a, a, c, (uint32_t)n);
+	if (!job_ok(&t, &job, "a job on the pages PREFETCH mapped around one past EOF"))
+		goto out_desc;
+	for (i = 0; i < n; i++) {
+		size_t k = i - (f_at - a_at) * ps / 4;
+		uint32_t v = i < (f_at - a_at) * ps / 4 ? word(31, i) : word(9, k);
+
+		if (c[i] != 2 * v)
+			break;
+	}
+	CHECK(i == n, "C[%zu] = %#x after the job", i, i < n ? c[i] : 0);
+	if (svm_query(&t, &q))
+		CHECK(q.faults == p.faults && q.fatal_faults == p.fatal_faults,
+		      "the job took %llu faults (%llu fatal) after PREFETCH",
+		      ull(q.faults - p.faults), ull(q.fatal_faults - p.fatal_faults));
+out_desc:
+	t.desc = NULL;
+out:
+	svm_close(&t);
+	if (area)
+		munmap(area, len + SZ_2M);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ==== userfaultfd ==== */
+
+/*
+ * A userfaultfd that registers [@p, @p + @len) for missing pages, or
+ * -errno.  Not UFFD_USER_MODE_ONLY: the kernel's own faults must reach
+ * it (they do for root), else it answers them with SIGBUS before it ever
+ * looks whether it is being closed.
+ */
+static int uffd_register_missing(void *p, size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)p, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api) || ioctl(fd, UFFDIO_REGISTER, &reg)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * Whether userfaultfd works here; a skip on a kernel without it (its
+ * sysctl comes with CONFIG_USERFAULTFD), a failed check if it fails.
+ */
+static bool uffd_usable(void)
+{
+	uint8_t *p;
+	int fd;
+
+	if (access("/proc/sys/vm/unprivileged_userfaultfd", F_OK)) {
+		tap_skip("no vm.unprivileged_userfaultfd: kernel without CONFIG_USERFAULTFD");
+		return false;
+	}
+	p = map_anon(ps, PROT_READ | PROT_WRITE);
+	if (!p)
+		return false;
+	fd = uffd_register_missing(p, ps);
+	munmap(p, ps);
+	if (!CHECK(fd >= 0, "userfaultfd and UFFDIO_REGISTER: %s", err_name(fd)))
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * PREFETCH over a range whose last page a live userfaultfd registers and
+ * no one ever populated: the kernel does not fault that page in (the
+ * userfaultfd would have to), maps every other page and returns 0, and
+ * the userfaultfd sees no fault.  A GPU access to that page is a fatal
+ * fault while the registration lasts, and faults it in once it is gone.
+ */
+static void test_uffd_prefetch(void)
+{
+	size_t pages = 16, len = pages * ps, n = len / 4;
+	uint8_t *region = map_anon(len, PROT_READ | PROT_WRITE);
+	uint32_t *c = map_anon(len, PROT_READ | PROT_WRITE);
+	uint8_t *last = region ? region + len - ps : NULL;
+	struct uffdio_range unreg = { .start = (uintptr_t)last, .len = ps };
+	struct accmap_svm_op q0, p;
+	struct accmap_sim_job job;
+	struct svm t = { .dev = -1 };
+	struct uffd_msg msg;
+	int fd = -1, ret;
+
+	if (!region || !c || !uffd_usable() || !svm_open(&t))
+		goto out;
+	fd = uffd_register_missing(last, ps);
+	if (!CHECK(fd >= 0, "userfaultfd over the last page: %s", err_name(fd)))
+		goto out;
+	/* Half the other pages present, half never touched. */
+	memset(region, 0x5a, len / 2);
+	if (!svm_query(&t, &q0))
+		goto out;
+	ret = svm_ioctl(t.dev, t.sim.session, ACCMAP_SVM_OP_PREFETCH, (uintptr_t)region, len, 0,
+			0, &p);
+	if (!CHECK(ret == 0, "PREFETCH over a userfaultfd-registered page: %s", err_name(ret)))
+		goto out;
+	CHECK(p.mapped_bytes == q0.mapped_bytes + len - ps,
+	      "PREFETCH of %zu pages, the last one registered: mapped_bytes %llu -> %llu, expected +%zu",
+	      pages, ull(q0.mapped_bytes), ull(p.mapped_bytes), len - ps);
+	CHECK(read(fd, &msg, sizeof(msg)) < 0 && errno == EAGAIN,
+	      "the userfaultfd got a message (or read said %s): PREFETCH faulted its page",
+	      strerror(errno));
+	/* The GPU reads the whole region: the registered page is a fatal fault. */
+	job = vadd(region, region, c, (uint32_t)n);
+	job_faults(&t, &job, (uintptr_t)last, ACCESS_READ, FAULT_TRANSLATION,
+		   "a GPU read of the registered, never populated page");
+	CHECK(read(fd, &msg, sizeof(msg)) < 0 && errno == EAGAIN,
+	      "the userfaultfd got a message (or read said %s): the GPU fault reached it",
+	      strerror(errno));
+	/* Unregistered, the page is the kernel's to fault in again. */
+	if (CHECK_OK(ioctl(fd, UFFDIO_UNREGISTER, &unreg)) &&
+	    job_ok(&t, &job, "the same job after UFFDIO_UNREGISTER"))
+		CHECK(check_value(c + (len - ps) / 4, ps / 4, 0) == ps / 4,
+		      "C over the once registered page is not 0 + 0");
+out:
+	if (fd >= 0)
+		close(fd);
+	svm_close(&t);
+}
+
+/* Seconds a round of a race may take before the test calls it a hang. */
+#define UFFD_RACE_ROUNDS	50
+#define UFFD_RACE_HANG_S	10
+
+/*
+ * The state of a race, in memory shared with the watching parent: the
+ * racing task can hang where no signal reaches it, so it is watched from
+ * another process rather than by alarm().  Counters are read and written
+ * with __atomic builtins only.
+ */
+struct uffd_race {
+	int round;		/* rounds done, written by the racer */
+	int stop;		/* the closer closed: the caller may stop */
+	int calls;		/* calls made this round */
+	bool gpu;		/* GPU faults, else PREFETCH */
+	struct svm *t;
+	uint8_t *map;		/* the mapping that holds the region */
+	uint8_t *region;	/* 2 MiB aligned, its last page registered */
+	uint32_t *c;		/* one page for the jobs' results */
+};
+
+/*
+ * PREFETCH of the region, or a job reading its last page, until the
+ * userfaultfd is closed.  Either walks the 2 MiB of the region up to the
+ * last page under the mmap_lock (a GPU fault maps its whole granule, 2
+ * MiB by default): a close() that begins meanwhile waits for that lock.
+ */
+static void *uffd_race_caller(void *arg)
+{
+	struct uffd_race *r = arg;
+	uint8_t *last = r->region + SZ_2M - ps;
+	struct accmap_replay_run run;
+	struct accmap_sim_job job;
+	int ret;
+
+	job = vadd(last, last, r->c, (uint32_t)(ps / 4));
+	do {
+		if (r->gpu) {
+			ret = svm_job(r->t, &job, &run);
+			/* Done, or a fatal fault at the page while it is registered. */
+			CHECK(ret == 0 || (ret == -EIO && run.reason == ACCMAP_REPLAY_MMU_FAULT &&
+					   run.fault_addr == (uintptr_t)last),
+			      "a job racing close() of a userfaultfd: %s, reason %u, fault at %#llx",
+			      err_name(ret), run.reason, ull(run.fault_addr));
+		} else {
+			ret = svm_ioctl(r->t->dev, r->t->sim.session, ACCMAP_SVM_OP_PREFETCH,
+					(uintptr_t)r->region, SZ_2M, 0, 0, NULL);
+			CHECK(ret == 0, "PREFETCH racing close() of a userfaultfd: %s",
+			      err_name(ret));
+		}
+		__atomic_add_fetch(&r->calls, 1, __ATOMIC_SEQ_CST);
+	} while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST));
+	return NULL;
+}
+
+/* The racing process: UFFD_RACE_ROUNDS rounds, each one counted in r->round. */
+static void uffd_race_rounds(struct uffd_race *r)
+{
+	struct svm t = { .dev = -1 };
+	pthread_t th;
+	int round, fd;
+
+	r->t = &t;
+	r->c = map_anon(ps, PROT_READ | PROT_WRITE);
+	if (!r->c || !svm_open(&t))
+		goto out;
+	for (round = 0; round < UFFD_RACE_ROUNDS && !tap_failed(); round++) {
+		r->map = map_anon(2 * SZ_2M, PROT_READ | PROT_WRITE);
+		if (!r->map)
+			break;
+		r->region = (uint8_t *)align_up((uintptr_t)r->map, SZ_2M);
+		fd = uffd_register_missing(r->region + SZ_2M - ps, ps);
+		if (!CHECK(fd >= 0, "round %d: userfaultfd: %s", round, err_name(fd)))
+			break;
+		/* Every page present but the last, the registered one. */
+		memset(r->region, 0x3c, SZ_2M - ps);
+		__atomic_store_n(&r->stop, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&r->calls, 0, __ATOMIC_SEQ_CST);
+		if (!CHECK(pthread_create(&th, NULL, uffd_race_caller, r) == 0, "pthread_create")) {
+			close(fd);
+			break;
+		}
+		/* Close while a call walks the range: after the first, at a varying time. */
+		while (!__atomic_load_n(&r->calls, __ATOMIC_SEQ_CST))
+			sched_yield();
+		usleep((useconds_t)(round % 10) * 100);
+		close(fd);
+		__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+		pthread_join(th, NULL);
+		munmap(r->map, 2 * SZ_2M);
+		__atomic_store_n(&r->round, round + 1, __ATOMIC_SEQ_CST);
+	}
+out:
+	svm_close(&t);
+}
+
+/*
+ * PREFETCH (@gpu false) or GPU faults (@gpu true) over a range whose last
+ * page a userfaultfd registers, racing close() of that userfaultfd.  Once
+ * the close has begun, the userfaultfd answers a fault with "retry"; a
+ * kernel that faulted the page there would retry for ever under the
+ * mmap_lock the closer waits for: two tasks stuck, neither killable.
+ */
+static void uffd_race(bool gpu)
+{
+	struct uffd_race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int seen = 0, status, waited = 0;
+	pid_t pid;
+
+	if (!CHECK(r != MAP_FAILED, "mmap: %s", strerror(errno)) || !uffd_usable())
+		return;
+	memset(r, 0, sizeof(*r));
+	r->gpu = gpu;
+	pid = fork();
+	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
+		return;
+	if (pid == 0) {
+		uffd_race_rounds(r);
+		_exit(0);
+	}
+	/* Every round must end within UFFD_RACE_HANG_S seconds. */
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		int done = __atomic_load_n(&r->round, __ATOMIC_SEQ_CST);
+
+		if (done != seen) {
+			seen = done;
+			waited = 0;
+		} else if (++waited > UFFD_RACE_HANG_S * 100) {
+			CHECK(0, "%s racing close() of a userfaultfd: round %d hung %ds (%d calls)",
+			      gpu ? "GPU faults" : "PREFETCH", done, UFFD_RACE_HANG_S,
+			      __atomic_load_n(&r->calls, __ATOMIC_SEQ_CST));
+			/* In vain if they are stuck in the kernel; then the run shows it. */
+			kill(pid, SIGKILL);
+			return;
+		}
+		usleep(10000);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && r->round == UFFD_RACE_ROUNDS,
+	      "the racing process: status %#x after %d of %d rounds", status, r->round,
+	      UFFD_RACE_ROUNDS);
+	tap_diag("%d rounds of %s racing close() of a userfaultfd", r->round,
+		 gpu ? "GPU faults" : "PREFETCH");
+	munmap(r, sizeof(*r));
+}
+
+static void test_uffd_close_prefetch(void)
+{
+	uffd_race(false);
+}
+
+static void test_uffd_close_gpu_fault(void)
+{
+	uffd_race(true);
+}
+
 /* ==== errnos ==== */
 
 /* The index of a replay target that is not the sim, or false. */
@@ -2066,6 +2404,10 @@ static const struct tap_test tests[] = {
 	{ "migrate_soft_offline", test_migrate_soft_offline },
 	{ "attr_gpu_ro", test_attr_gpu_ro },
 	{ "prefetch", test_prefetch },
+	{ "prefetch_past_eof", test_prefetch_past_eof },
+	{ "uffd_prefetch", test_uffd_prefetch },
+	{ "uffd_close_prefetch", test_uffd_close_prefetch },
+	{ "uffd_close_gpu_fault", test_uffd_close_gpu_fault },
 	{ "debugfs", test_debugfs },
 };
 
