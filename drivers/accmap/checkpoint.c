@@ -280,6 +280,7 @@ static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
 	struct accmap_ckpt_svm_attr *attrs;
 	u32 i;
 
+	lockdep_assert_held(&s->run_lock);
 	rec->id = s->id;
 	rec->target = 0;	/* the model, always target 0: no other is dumped */
 	rec->format = s->format;
@@ -657,6 +658,13 @@ static int accmap_ckpt_check_handle(const struct accmap_ckpt_handle *rec)
 		if (rec->va || rec->origin_pid ||
 		    rec->flags & ~ACCMAP_ALLOC_VALID_FLAGS ||
 		    rec->state & ACCMAP_CKPT_H_FROM_VA_WRITE)
+			return -EINVAL;
+		/* What ALLOC itself refuses (validate.c). */
+		if ((rec->flags & ACCMAP_ALLOC_WRITECOMBINE) &&
+		    (rec->flags & ACCMAP_ALLOC_UNCACHED))
+			return -EINVAL;
+		if ((rec->flags & ACCMAP_ALLOC_CONTIGUOUS) &&
+		    accmap_check_contig_size(rec->size))
 			return -EINVAL;
 		break;
 	case ACCMAP_CKPT_KIND_FROM_VA:

@@ -1673,7 +1673,7 @@ out:
 enum rec_bad {
 	BAD_PAD2, BAD_HEAP_NAME, BAD_LABEL, BAD_VA, BAD_FLAGS, BAD_ORIGIN_PID, BAD_STATE,
 	BAD_SERIAL, BAD_CONTENTS, BAD_NO_ORIGIN_PID, BAD_VA_UNALIGNED, BAD_VA_WRAPS,
-	BAD_VA_HIGH,
+	BAD_VA_HIGH, BAD_WC_UC,
 };
 
 static const struct {
@@ -1689,6 +1689,7 @@ static const struct {
 	{ "ALLOC with an origin_pid", ACCMAP_CKPT_KIND_ALLOC, BAD_ORIGIN_PID },
 	{ "ALLOC with an unknown flag", ACCMAP_CKPT_KIND_ALLOC, BAD_FLAGS },
 	{ "ALLOC with FROM_VA_WRITE", ACCMAP_CKPT_KIND_ALLOC, BAD_STATE },
+	{ "ALLOC both write-combined and uncached", ACCMAP_CKPT_KIND_ALLOC, BAD_WC_UC },
 	{ "EMPTY with a va", ACCMAP_CKPT_KIND_EMPTY, BAD_VA },
 	{ "EMPTY with flags", ACCMAP_CKPT_KIND_EMPTY, BAD_FLAGS },
 	{ "EMPTY with an origin_pid", ACCMAP_CKPT_KIND_EMPTY, BAD_ORIGIN_PID },
@@ -1769,6 +1770,9 @@ static const void *rec_break(struct accmap_ckpt_handle *r, enum rec_bad bad, con
 		break;
 	case BAD_VA_WRAPS:
 		r->va = -(uint64_t)r->size;
+		break;
+	case BAD_WC_UC:
+		r->flags = ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED;
 		break;
 	default:
 		/* Page aligned, no wrap, above every architecture's TASK_SIZE. */
