@@ -11,10 +11,17 @@
  * either source fails the module load: a carveout silently missing would
  * move device buffers into the system heap.
  *
- * Nothing touches a carveout when its heap is created: no mapping, no
- * zeroing, no cache maintenance.  A block gets a kernel mapping with the
- * buffer's memory attribute and is zeroed when it is handed out; the
- * mapping goes when the block comes back.
+ * Nothing touches a carveout's memory when its heap is created: no
+ * zeroing, no cache maintenance.  A block is zeroed through a kernel
+ * mapping with the buffer's memory attribute when it is handed out.  A
+ * carveout of System RAM gives each block its own mapping (the linear
+ * map for a cached one, a write-combined vmap() otherwise), which goes
+ * when the block comes back.  A no_cached carveout, whose buffers are all
+ * write-combined or uncached, is mapped write-combined once, whole, when
+ * its heap is created, and its blocks are parts of that mapping: an
+ * ioremap() per allocation would reserve a memory type and a vmalloc area
+ * every time, work that can fail (and, in vmalloc, warn) for no reason
+ * the caller could do anything about.
  *
  * What the kernel knows about the memory decides what a carveout offers:
  *
@@ -64,6 +71,8 @@ MODULE_PARM_DESC(carveout,
  * @base: first byte of the carveout
  * @size: bytes in the carveout
  * @has_pages: the memory has struct pages
+ * @kva: a no_cached heap's whole carveout, mapped write-combined for the
+ *       heap's life; NULL for other heaps
  * @lock: protects @range, the free space, against concurrent ALLOC, the
  *        release of buffers and QUERY_HEAP
  * @range: free space of the carveout
@@ -74,6 +83,7 @@ struct carveout_heap {
 	phys_addr_t base;
 	u64 size;
 	bool has_pages;
+	void *kva;
 	struct mutex lock;	/* protects @range */
 	struct accmap_range range;
 };
@@ -117,20 +127,21 @@ static void *carveout_vmap_wc(struct accmap_handle *handle)
 static void *carveout_map(struct carveout_heap *co,
 			  struct accmap_handle *handle)
 {
+	if (co->kva)
+		return co->kva + (handle->phys - co->base);
 	if (accmap_handle_cached(handle))
 		return memremap(handle->phys, handle->size, MEMREMAP_WB);
-	if (co->heap.no_cached)
-		return memremap(handle->phys, handle->size, MEMREMAP_WC);
 	return carveout_vmap_wc(handle);
 }
 
 static void carveout_unmap(struct carveout_heap *co,
 			   struct accmap_handle *handle)
 {
-	if (!co->heap.no_cached && !accmap_handle_cached(handle))
-		vunmap(handle->kaddr);
-	else
+	/* A no_cached heap's block is part of the heap's mapping. */
+	if (!co->kva && accmap_handle_cached(handle))
 		memunmap(handle->kaddr);
+	else if (!co->kva)
+		vunmap(handle->kaddr);
 	handle->kaddr = NULL;
 }
 
@@ -341,6 +352,8 @@ static int carveout_probe_memory(struct carveout_heap *co)
 static void carveout_heap_destroy(struct carveout_heap *co)
 {
 	WARN_ON(atomic64_read(&co->heap.used));
+	if (co->kva)
+		memunmap(co->kva);
 	accmap_range_destroy(&co->range);
 	mutex_destroy(&co->lock);
 	kfree(co);
@@ -379,9 +392,18 @@ static int carveout_heap_add(struct accmap_device *adev,
 	ret = carveout_probe_memory(co);
 	if (ret)
 		goto err_free_heap;
+	if (co->heap.no_cached) {
+		co->kva = memremap(co->base, co->size, MEMREMAP_WC);
+		if (!co->kva) {
+			pr_err("carveout '%s': cannot map it write-combined\n",
+			       co->name);
+			ret = -ENOMEM;
+			goto err_free_heap;
+		}
+	}
 	ret = accmap_range_init(&co->range, co->base, co->size, PAGE_SIZE);
 	if (ret)
-		goto err_free_heap;
+		goto err_unmap;
 	ret = accmap_device_add_heap(adev, &co->heap);
 	if (ret)
 		goto err_destroy_range;
@@ -398,6 +420,9 @@ static int carveout_heap_add(struct accmap_device *adev,
 
 err_destroy_range:
 	accmap_range_destroy(&co->range);
+err_unmap:
+	if (co->kva)
+		memunmap(co->kva);
 err_free_heap:
 	mutex_destroy(&co->lock);
 	kfree(co);
