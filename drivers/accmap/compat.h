@@ -92,6 +92,26 @@ static inline void accmap_user_ref_put(struct accmap_user_ref *ref)
 	ref->user = NULL;
 }
 
+/*
+ * Whether this is a confidential-computing guest (AMD SEV, Intel TDX, an
+ * Arm realm): its memory is encrypted against the host, and the DMA API
+ * hands out memory shared with the host (decrypted) for devices.  A host
+ * that only encrypts its own memory (AMD SME) is not one.
+ */
+#ifdef ACCMAP_HAVE_CC_PLATFORM
+#include <linux/cc_platform.h>
+static inline bool accmap_cc_guest(void)
+{
+	return cc_platform_has(CC_ATTR_MEM_ENCRYPT) &&
+	       !cc_platform_has(CC_ATTR_HOST_MEM_ENCRYPT);
+}
+#else
+static inline bool accmap_cc_guest(void)
+{
+	return false;
+}
+#endif
+
 /* The namespace of the dma-buf core's symbols; a string from 6.13 on. */
 #ifdef ACCMAP_HAVE_IMPORT_NS_TOKEN
 #define ACCMAP_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)

@@ -308,7 +308,8 @@ static void system_heap_uncharge_user(struct user_struct *user,
  * cleaned and invalidated before its memory type is set.  Returns 0,
  * -ENOMEM when no block of the size can be had or the caller's user is at
  * its RLIMIT_MEMLOCK, -EPERM without CAP_IPC_LOCK on a kernel with no
- * per-user count, or -EINTR.
+ * per-user count, -EOPNOTSUPP on a confidential-computing guest, or
+ * -EINTR.
  */
 static int system_heap_alloc_contig(struct accmap_heap *heap,
 				    struct accmap_handle *handle)
@@ -321,6 +322,13 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 	dma_addr_t dma;
 	unsigned long i;
 	int ret;
+
+	/*
+	 * On a confidential-computing guest dma_alloc_pages() gives memory
+	 * shared with the host, which could read and write the buffer.
+	 */
+	if (accmap_cc_guest())
+		return -EOPNOTSUPP;
 
 	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL_ACCOUNT |
 			       __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
