@@ -82,11 +82,16 @@ struct accmap_ckpt_restore {
  * @mm: its address space, held by mmgrab(): RESTORE_FINISH acts on no other
  * @ns: the pid namespace it joined from (held): dumped pids are numbers
  *      there
+ * @tgid: its thread group (held): whose FROM_VA buffers and sessions its
+ *        RESTORE_FINISH makes, for RESTORE_LEFT
+ * @finished: a RESTORE_FINISH of it succeeded
  */
 struct accmap_ckpt_member {
 	struct list_head node;
 	struct mm_struct *mm;
 	struct pid_namespace *ns;
+	struct pid *tgid;
+	bool finished;
 };
 
 /**
@@ -141,6 +146,7 @@ static void accmap_ckpt_restore_release(struct kref *ref)
 		list_del(&m->node);
 		mmdrop(m->mm);
 		put_pid_ns(m->ns);
+		put_pid(m->tgid);
 		kfree(m);
 	}
 	xa_destroy(&r->bufs);
@@ -548,18 +554,18 @@ static int accmap_ckpt_begin(struct accmap_client *client,
 }
 
 /*
- * The pid namespace @mm's process joined @r from, or NULL if it did not
- * join; the caller holds @r->lock, and the namespace lives as long as @r.
+ * The member of @r that joined with address space @mm, or NULL if none
+ * did; the caller holds @r->lock, and the member lives as long as @r.
  */
-static struct pid_namespace *accmap_ckpt_member_ns(struct accmap_ckpt_restore *r,
-						   struct mm_struct *mm)
+static struct accmap_ckpt_member *accmap_ckpt_member(struct accmap_ckpt_restore *r,
+						     struct mm_struct *mm)
 {
 	struct accmap_ckpt_member *m;
 
 	lockdep_assert_held(&r->lock);
 	list_for_each_entry(m, &r->members, node)
 		if (m->mm == mm)
-			return m->ns;
+			return m;
 	return NULL;
 }
 
@@ -578,10 +584,11 @@ static int accmap_ckpt_join(struct accmap_ckpt_restore *r)
 	if (!m)
 		return -ENOMEM;
 	mutex_lock(&r->lock);
-	if (!accmap_ckpt_member_ns(r, current->mm)) {
+	if (!accmap_ckpt_member(r, current->mm)) {
 		mmgrab(current->mm);
 		m->mm = current->mm;
 		m->ns = get_pid_ns(task_active_pid_ns(current));
+		m->tgid = get_pid(task_tgid(current));
 		list_add_tail(&m->node, &r->members);
 		m = NULL;
 	}
@@ -1099,8 +1106,8 @@ static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, pid_t tgid,
 static int accmap_ckpt_finish(struct accmap_client *client,
 			      struct accmap_ckpt *arg)
 {
+	struct accmap_ckpt_member *member;
 	struct accmap_ckpt_restore *r;
-	struct pid_namespace *ns;
 	struct task_struct *task;
 	struct mm_struct *mm;
 	int ret;
@@ -1136,22 +1143,128 @@ static int accmap_ckpt_finish(struct accmap_client *client,
 
 	/* Only a process that joined the restore itself: nothing else. */
 	mutex_lock(&r->lock);
-	ns = accmap_ckpt_member_ns(r, mm);
+	member = accmap_ckpt_member(r, mm);
 	mutex_unlock(&r->lock);
-	if (!ns) {
+	if (!member) {
 		ret = -EPERM;
 		goto out_mmput;
 	}
 	arg->done = 0;
-	ret = accmap_ckpt_pin(r, task, ns, mm, &arg->done);
+	ret = accmap_ckpt_pin(r, task, member->ns, mm, &arg->done);
 	if (!ret)
 		ret = accmap_ckpt_sessions(r, task_tgid_nr(task), mm,
 					   &arg->done);
+	if (!ret) {
+		mutex_lock(&r->lock);
+		member->finished = true;
+		mutex_unlock(&r->lock);
+	}
 out_mmput:
 	mmput(mm);
 out_put_task:
 	put_task_struct(task);
 	return ret;
+}
+
+/*
+ * Whether a member of @r that has not finished yet has @origin_pid in the
+ * pid namespace it joined from: its RESTORE_FINISH may pin such a buffer.
+ */
+static bool accmap_ckpt_pinner_to_come(struct accmap_ckpt_restore *r,
+				       u32 origin_pid)
+{
+	struct accmap_ckpt_member *m;
+
+	lockdep_assert_held(&r->lock);
+	list_for_each_entry(m, &r->members, node)
+		if (!m->finished && pid_nr_ns(m->tgid, m->ns) == origin_pid)
+			return true;
+	return false;
+}
+
+/* Whether a member of @r that has not finished yet is thread group @tgid. */
+static bool accmap_ckpt_maker_to_come(struct accmap_ckpt_restore *r,
+				      pid_t tgid)
+{
+	struct accmap_ckpt_member *m;
+	bool found = false;
+
+	mutex_lock(&r->lock);
+	list_for_each_entry(m, &r->members, node)
+		if (!m->finished && pid_nr(m->tgid) == tgid)
+			found = true;
+	mutex_unlock(&r->lock);
+	return found;
+}
+
+/*
+ * RESTORE_LEFT: counts in @arg->done what of the restore no RESTORE_FINISH
+ * still to come will make, and names the first: a FROM_VA buffer whose
+ * process is not a member waiting for its FINISH, then a queued session
+ * whose client's process is not.
+ */
+static int accmap_ckpt_left(struct accmap_client *client,
+			    struct accmap_ckpt *arg)
+{
+	struct accmap_device *adev = client->adev;
+	struct accmap_ckpt_restore *r;
+	struct accmap_ckpt_pending *p;
+	struct accmap_ckpt_buf *b;
+	struct accmap_client *c;
+	unsigned long serial;
+
+	if (arg->flags || arg->data || arg->size || arg->contents || arg->fd ||
+	    arg->pid || arg->serial || arg->map_offset)
+		return -EINVAL;
+	mutex_lock(&client->lock);
+	r = client->ckpt_owned;
+	mutex_unlock(&client->lock);
+	if (!r || r->token != arg->token) {
+		/* No such restore, or one another client began. */
+		r = accmap_ckpt_restore_get(adev, arg->token);
+		if (!r)
+			return -ENOENT;
+		accmap_ckpt_restore_put(r);
+		return -EINVAL;
+	}
+
+	/* The caller's file holds @r: it cannot end during the call. */
+	mutex_lock(&r->lock);
+	xa_for_each(&r->bufs, serial, b) {
+		if (!b->from_va || b->pinned ||
+		    accmap_ckpt_pinner_to_come(r, b->origin_pid))
+			continue;
+		if (!arg->done++) {
+			arg->bad_kind = ACCMAP_CKPT_BAD_NO_PINNER;
+			arg->serial = serial;
+			arg->bad_id = b->origin_pid;
+		}
+	}
+	mutex_unlock(&r->lock);
+
+	mutex_lock(&adev->clients_lock);
+	list_for_each_entry(c, &adev->clients, node) {
+		u32 first = 0, n = 0;
+		pid_t tgid;
+
+		mutex_lock(&c->lock);
+		if (c->ckpt_restore == r) {
+			list_for_each_entry(p, &c->ckpt_sessions, node)
+				if (!n++)
+					first = p->rec.id;
+		}
+		tgid = c->pid;
+		mutex_unlock(&c->lock);
+		if (!n || accmap_ckpt_maker_to_come(r, tgid))
+			continue;
+		if (!arg->done) {
+			arg->bad_kind = ACCMAP_CKPT_BAD_NO_MAKER;
+			arg->bad_id = first;
+		}
+		arg->done += n;
+	}
+	mutex_unlock(&adev->clients_lock);
+	return 0;
 }
 
 /*
@@ -1288,6 +1401,8 @@ int accmap_checkpoint(struct accmap_client *client, struct accmap_ckpt *arg,
 		return accmap_ckpt_finish(client, arg);
 	case ACCMAP_CKPT_OP_RESTORE_OFFSET:
 		return accmap_ckpt_restore_offset(client, arg);
+	case ACCMAP_CKPT_OP_RESTORE_LEFT:
+		return accmap_ckpt_left(client, arg);
 	default:
 		return -EINVAL;
 	}

@@ -20,14 +20,30 @@
  *                      dma-buf of the restored buffer.
  *   UPDATE_VMA_MAP     a /dev/accmap mapping's new offset, and the file to
  *                      map it through.
- *   RESUME_DEVICES_LATE the process's memory is final: FROM_VA buffers are
- *                      pinned and sessions made (RESTORE_FINISH).
+ *   RESUME_DEVICES_LATE in CRIU's main process, once per restored process,
+ *                      every process having restored its files: its
+ *                      memory is final, its FROM_VA buffers are pinned and
+ *                      its sessions made (RESTORE_FINISH); then
+ *                      RESTORE_LEFT says whether the restore holds a
+ *                      FROM_VA buffer or session that no FINISH still to
+ *                      come will make (its process is not in the restored
+ *                      tree).  Either failure is named in CRIU's log.
  *   fini               closing the main process's file ends the restore.
+ *
+ * CRIU (3.17 and later) ignores what RESUME_DEVICES_LATE returns, and by
+ * then the tree is restored: so that a failure there fails the restore
+ * rather than resuming a process whose device memory is not there, the
+ * plugin kills that process (SIGKILL).  The tree is still stopped under
+ * CRIU's ptrace, so CRIU's detaching it fails, CRIU kills the whole tree
+ * and "Restoring FAILED" is its result.
  *
  * Images, in CRIU's image directory: accmap-file-<id>.img per dumped file
  * (struct accmap_criu_file, then the state or a buffer record), and
- * accmap-buf-<serial>.img with the bytes of each buffer, written once
- * however many files name the buffer.
+ * accmap-buf-<serial>.img with the bytes of each buffer, written once per
+ * dump however many files name the buffer.  A dump replaces the images an
+ * earlier dump left in the directory (--leave-running, dumped twice) and
+ * never writes or reads through a symbolic link there: images are made
+ * anew (unlink, then O_CREAT | O_EXCL) and opened with O_NOFOLLOW.
  */
 
 #include <errno.h>
@@ -43,6 +59,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -80,6 +97,10 @@ static uint64_t restore_token;
 
 /* Dump: the plugin's own client, for dma-bufs no dumped file names. */
 static int own_fd = -1;
+
+/* Dump: the serials whose accmap-buf image this dump wrote. */
+static uint64_t *saved;
+static size_t nr_saved;
 
 /* Restore, per process: what RESTORE_EXT_FILE read, for UPDATE_VMA_MAP. */
 static struct accmap_ckpt_handle *known;
@@ -179,26 +200,66 @@ static int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/* Whether this dump wrote the image of @serial; else notes that it will. */
+static int saved_already(uint64_t serial, bool *already)
+{
+	uint64_t *more;
+	size_t i;
+
+	for (i = 0; i < nr_saved; i++)
+		if (saved[i] == serial) {
+			*already = true;
+			return 0;
+		}
+	*already = false;
+	more = realloc(saved, (nr_saved + 1) * sizeof(*saved));
+	if (!more)
+		return -ENOMEM;
+	saved = more;
+	saved[nr_saved++] = serial;
+	return 0;
+}
+
+/*
+ * A new image @name in CRIU's image directory: whatever an earlier dump
+ * left there under that name goes (a symbolic link too: never followed).
+ */
+static int image_create(const char *name)
+{
+	int dir = criu_get_image_dir(), fd;
+
+	if (unlinkat(dir, name, 0) && errno != ENOENT)
+		return -errno;
+	fd = openat(dir, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
 /*
  * Saves the bytes of buffer @rec, read through @id of client @fd, unless
- * another file saved them already.
+ * another file of this dump saved them already.
  */
 static int save_contents(int fd, uint32_t id,
 			 const struct accmap_ckpt_handle *rec)
 {
 	char name[64];
 	uint64_t off;
+	bool already;
 	void *buf;
 	int out, ret = 0;
 
 	if (rec->kind != ACCMAP_CKPT_KIND_ALLOC)
 		return 0;
+	ret = saved_already(rec->serial, &already);
+	if (ret || already)
+		return ret;
 	snprintf(name, sizeof(name), "accmap-buf-%llu.img",
 		 (unsigned long long)rec->serial);
-	out = openat(criu_get_image_dir(), name,
-		     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (out < 0)
-		return errno == EEXIST ? 0 : -errno;
+	out = image_create(name);
+	if (out < 0) {
+		say("cannot write image %s: %s", name, strerror(-out));
+		return out;
+	}
 	buf = malloc(COPY_CHUNK);
 	if (!buf) {
 		close(out);
@@ -235,10 +296,11 @@ static int save_file(int id, const struct accmap_criu_file *head,
 	int out, ret;
 
 	snprintf(name, sizeof(name), "accmap-file-%d.img", id);
-	out = openat(criu_get_image_dir(), name,
-		     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0)
-		return -errno;
+	out = image_create(name);
+	if (out < 0) {
+		say("cannot write image %s: %s", name, strerror(-out));
+		return out;
+	}
 	ret = write_all(out, head, sizeof(*head));
 	if (!ret)
 		ret = write_all(out, body, head->size);
@@ -347,7 +409,8 @@ static int dump_client(int fd, int id)
 		say_refused(&arg, ret ? ret : -EIO);
 		return ret ? ret : -EIO;
 	}
-	state = malloc(arg.size);
+	/* A size this build cannot hold (32-bit) is not a state to save. */
+	state = arg.size < SIZE_MAX ? malloc(arg.size) : NULL;
 	if (!state)
 		return -ENOMEM;
 	arg.data = (uintptr_t)state;
@@ -450,12 +513,14 @@ static int load_file(int id, struct accmap_criu_file *head, void **body)
 	int in, ret;
 
 	snprintf(name, sizeof(name), "accmap-file-%d.img", id);
-	in = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
+	in = openat(criu_get_image_dir(), name,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return errno == ENOENT ? -ENOTSUP : -errno;
 	ret = read_all(in, head, sizeof(*head));
+	/* SIZE_MAX: 2^32 passes the first test but not malloc() on 32 bits. */
 	if (!ret && (head->magic != CRIU_FILE_MAGIC || head->pad ||
-		     head->size > (1ull << 32)))
+		     head->size > (1ull << 32) || head->size >= SIZE_MAX))
 		ret = -EINVAL;
 	if (!ret) {
 		*body = malloc(head->size ? head->size : 1);
@@ -482,12 +547,16 @@ static void *map_contents(const struct accmap_ckpt_handle *rec, int *err)
 		return NULL;
 	snprintf(name, sizeof(name), "accmap-buf-%llu.img",
 		 (unsigned long long)rec->serial);
-	in = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
+	in = openat(criu_get_image_dir(), name,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0) {
 		*err = -errno;
+		say("cannot open image %s: %s", name, strerror(errno));
 		return NULL;
 	}
-	if (fstat(in, &st) || (uint64_t)st.st_size != rec->size) {
+	/* mmap() takes a size_t: no wrapping on 32-bit builds. */
+	if (fstat(in, &st) || !S_ISREG(st.st_mode) || rec->size > SIZE_MAX ||
+	    (uint64_t)st.st_size != rec->size) {
 		say("image %s does not hold the buffer's %llu bytes", name,
 		    (unsigned long long)rec->size);
 		close(in);
@@ -753,6 +822,18 @@ static int accmap_update_vma(const char *path, const uint64_t addr,
 
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, accmap_update_vma)
 
+/*
+ * Fails the restore from RESUME_DEVICES_LATE, whose result CRIU ignores:
+ * process @pid, still stopped by CRIU, is killed, so CRIU's detaching it
+ * fails and CRIU kills the tree (see the head of this file).
+ */
+static int fail_restore(int pid, int err)
+{
+	say("killing restored process %d: criu then fails the restore", pid);
+	kill(pid, SIGKILL);
+	return err;
+}
+
 static int accmap_resume_late(int pid)
 {
 	struct accmap_ckpt arg = {
@@ -760,18 +841,42 @@ static int accmap_resume_late(int pid)
 		.token = restore_token,
 		.pid = pid,
 	};
+	struct accmap_ckpt left = {
+		.op = ACCMAP_CKPT_OP_RESTORE_LEFT,
+		.token = restore_token,
+	};
 	int ret;
 
 	if (restore_fd < 0)
 		return -ENOTSUP;
 	ret = ckpt(restore_fd, &arg);
 	/* A process that opened no accmap file never joined: nothing to do. */
-	if (ret == -EPERM)
-		return 0;
-	if (ret)
+	if (ret && ret != -EPERM) {
 		say("finishing the restore of process %d failed: %s", pid,
 		    strerror(-ret));
-	return ret;
+		return fail_restore(pid, ret);
+	}
+	/*
+	 * Every restored process joined before the first of these calls:
+	 * what no FINISH still to come will make is never made.
+	 */
+	ret = ckpt(restore_fd, &left);
+	if (ret) {
+		say("cannot ask what the restore left unmade: %s", strerror(-ret));
+		return fail_restore(pid, ret);
+	}
+	if (!left.done)
+		return 0;
+	if (left.bad_kind == ACCMAP_CKPT_BAD_NO_PINNER)
+		say("buffer %llu (FROM_VA) pins memory of process %u, %s: %u %s",
+		    (unsigned long long)left.serial, left.bad_id,
+		    "which is not in the restored tree", left.done,
+		    "buffer(s) or session(s) cannot be restored");
+	else
+		say("replay session %u was queued by a process %s: %u %s",
+		    left.bad_id, "that is not in the restored tree", left.done,
+		    "buffer(s) or session(s) cannot be restored");
+	return fail_restore(pid, -ESRCH);
 }
 
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, accmap_resume_late)
@@ -806,6 +911,9 @@ static void accmap_fini(int stage, int ret)
 		close(own_fd);
 	restore_fd = -1;
 	own_fd = -1;
+	free(saved);
+	saved = NULL;
+	nr_saved = 0;
 	free(known);
 	known = NULL;
 	nr_known = 0;

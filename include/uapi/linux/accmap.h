@@ -841,6 +841,7 @@ struct accmap_map_offset {
 #define ACCMAP_CKPT_OP_RESTORE_SESSION	6	/* a dumped replay session, made at FINISH */
 #define ACCMAP_CKPT_OP_RESTORE_FINISH	7	/* @pid's address space is final */
 #define ACCMAP_CKPT_OP_RESTORE_OFFSET	8	/* a restored buffer's mmap() offset */
+#define ACCMAP_CKPT_OP_RESTORE_LEFT	9	/* what no FINISH to come will make */
 
 /* Flags of struct accmap_ckpt, RESTORE_BUFFER. */
 #define ACCMAP_CKPT_ADD_ID		(1U << 0)	/* at the record's id */
@@ -857,6 +858,9 @@ struct accmap_map_offset {
 #define ACCMAP_CKPT_BAD_SESSION_BUSY	1	/* session @bad_id is running ops */
 #define ACCMAP_CKPT_BAD_SESSION_MMIO	2	/* session @bad_id drives a register window */
 #define ACCMAP_CKPT_BAD_RESTORING	3	/* the client is being restored */
+/* RESTORE_LEFT: the first of what no FINISH to come will make. */
+#define ACCMAP_CKPT_BAD_NO_PINNER	4	/* FROM_VA @serial: no process @bad_id */
+#define ACCMAP_CKPT_BAD_NO_MAKER	5	/* session @bad_id: no process to make it */
 
 /* Most records one STATE or RESTORE call moves. */
 #define ACCMAP_CKPT_HANDLES_MAX		(1U << 20)
@@ -866,8 +870,8 @@ struct accmap_map_offset {
  * struct accmap_ckpt - ACCMAP_IOC_CHECKPOINT argument
  * @op:       in: ACCMAP_CKPT_OP_*
  * @flags:    in: RESTORE_BUFFER: ACCMAP_CKPT_* flags; else 0
- * @token:    RESTORE_BEGIN: out; RESTORE_CLIENT, _BUFFER, _SESSION: in,
- *            the restore's token; else 0
+ * @token:    RESTORE_BEGIN: out; RESTORE_CLIENT, _BUFFER, _SESSION,
+ *            _FINISH, _OFFSET, _LEFT: in, the restore's token; else 0
  * @data:     in: user pointer: STATE: room for the state; RESTORE_CLIENT:
  *            a struct accmap_ckpt_client; RESTORE_BUFFER: a struct
  *            accmap_ckpt_handle; RESTORE_SESSION: a struct
@@ -883,12 +887,19 @@ struct accmap_map_offset {
  *            with a FD flag: the new descriptor; else 0
  * @pid:      in: RESTORE_FINISH: the restored process; else 0
  * @serial:   out: DMABUF: the buffer's serial (as in STATE's records);
- *            in: RESTORE_OFFSET: a dumped serial
+ *            in: RESTORE_OFFSET: a dumped serial; out: RESTORE_LEFT with
+ *            @bad_kind ACCMAP_CKPT_BAD_NO_PINNER: the buffer's dumped
+ *            serial; else 0
  * @dmabuf_size: out: DMABUF: the buffer's size
  * @dmabuf_mode: out: DMABUF: O_RDONLY or O_RDWR, the dma-buf's access mode
- * @bad_kind: out: STATE: on failure, ACCMAP_CKPT_BAD_*, what refused
- * @bad_id:   out: STATE: the id of that object
- * @done:     out: RESTORE_FINISH: buffers pinned and sessions made
+ * @bad_kind: out: STATE: on failure, ACCMAP_CKPT_BAD_*, what refused;
+ *            RESTORE_LEFT: what the first thing left is (NO_PINNER,
+ *            NO_MAKER), if any
+ * @bad_id:   out: STATE: the id of that object; RESTORE_LEFT: NO_PINNER:
+ *            the FROM_VA record's origin_pid; NO_MAKER: the session's id
+ * @done:     out: RESTORE_FINISH: buffers pinned and sessions made;
+ *            RESTORE_LEFT: FROM_VA buffers and sessions of the restore
+ *            that no RESTORE_FINISH still to come will make
  * @map_offset: out: RESTORE_OFFSET: the /dev/accmap mmap() offset of the
  *            buffer the restore made for dumped serial @serial (in); the
  *            calling client, one being restored by that restore, may map

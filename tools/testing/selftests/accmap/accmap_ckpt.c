@@ -209,6 +209,17 @@ static int restore_finish(int dev, uint64_t token, uint32_t pid, uint32_t *done)
 	return ret;
 }
 
+/* RESTORE_LEFT on @dev; its answer in @a. */
+static int restore_left(int dev, uint64_t token, struct accmap_ckpt *a)
+{
+	ckpt_init(a, ACCMAP_CKPT_OP_RESTORE_LEFT);
+	a->token = token;
+	a->done = GARBAGE_U32;
+	a->bad_kind = GARBAGE_U32;
+	a->bad_id = GARBAGE_U32;
+	return ckpt(dev, a);
+}
+
 /* RESTORE_BEGIN that must succeed; the token, 0 after a failure. */
 static uint64_t restore_begin(int dev)
 {
@@ -1563,6 +1574,9 @@ static int rsv_base(struct rsv_fix *x, uint32_t op, struct accmap_ckpt *a)
 		a->token = x->f.token;
 		a->serial = x->rec.serial;
 		return x->f.b;
+	case ACCMAP_CKPT_OP_RESTORE_LEFT:
+		a->token = x->f.token;
+		return x->f.a;
 	default:
 		/* A process that joined the restore with nothing to do. */
 		a->token = x->f.token;
@@ -1594,6 +1608,8 @@ static const struct {
 	  RSV(FD) | RSV(PID), 0 },
 	{ ACCMAP_CKPT_OP_RESTORE_FINISH, RSV(FLAGS) | RSV(DATA) | RSV(SIZE) | RSV(CONTENTS) |
 	  RSV(FD), 0 },
+	{ ACCMAP_CKPT_OP_RESTORE_LEFT, RSV(FLAGS) | RSV(DATA) | RSV(SIZE) | RSV(CONTENTS) |
+	  RSV(FD) | RSV(PID), 0 },
 };
 
 /*
@@ -2323,6 +2339,21 @@ static int finish_foreign_child(uint8_t *victim, size_t len)
 	ret = restore_finish(a, token, parent, &done);
 	CHECK(ret == -EPERM, "RESTORE_FINISH of a process that never joined: %s, done %u; "
 	      "expected EPERM", err_name(ret), done);
+	/* No FINISH will ever pin it: RESTORE_LEFT names it. */
+	{
+		struct accmap_ckpt l;
+
+		ret = restore_left(a, token, &l);
+		CHECK(ret == 0 && l.done == 1 && l.bad_kind == ACCMAP_CKPT_BAD_NO_PINNER &&
+		      l.serial == r.serial && l.bad_id == (uint32_t)parent,
+		      "RESTORE_LEFT: %s, done %u, bad_kind %u, serial %llu, bad_id %u; %s %llu, %d",
+		      err_name(ret), l.done, l.bad_kind,
+		      (unsigned long long)l.serial, l.bad_id, "expected 1, NO_PINNER,",
+		      (unsigned long long)r.serial, (int)parent);
+		ret = restore_left(b, token, &l);
+		CHECK(ret == -EINVAL, "RESTORE_LEFT from a client that did not begin: %s",
+		      err_name(ret));
+	}
 	ret = am_read(b, 1, 0, got, len);
 	CHECK(ret != 0, "READ of the id after the refused FINISH: %s (the parent's memory)",
 	      err_name(ret));

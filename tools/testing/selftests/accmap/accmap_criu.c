@@ -12,9 +12,16 @@
  * restore it (criu restore, also after reloading the module), and have it
  * check itself: it kept what it had before the dump in its own memory,
  * which CRIU brings back, and writes one result line per check to a file.
+ * The parent opens one more /dev/accmap file before it forks, which both
+ * processes use (a fork-shared client): a buffer of the parent's and a
+ * FROM_VA buffer of the child's memory are in it.  One test runs the tree
+ * as the init of its own pid namespace and restores it into a new one,
+ * twice (the restored tree dumped again); another dumps it twice into one
+ * directory (--leave-running first).
  * Other tests check that what cannot be checkpointed fails the dump and
- * leaves the tree running, and that a damaged image fails the restore and
- * leaks nothing.
+ * leaves the tree running, and that a damaged image (also a FROM_VA record
+ * naming a process that is not in the tree) fails the restore and leaks
+ * nothing.
  *
  * Needs ACCMAP_CRIU (the criu binary; the VM harness sets it where criu
  * works on the guest's kernel) and the plugin in criu's plugin directory.
@@ -34,7 +41,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -223,15 +232,21 @@ static void app_touch(const char *dir, const char *name)
 /*
  * The child: its own client, with the parent's shared buffer (read-write)
  * and its system buffer (read-only) by dma-bufs sent over a socket, both
- * mapped.
+ * mapped; and in the client it shares with the parent (@shdev, opened
+ * before the fork), a FROM_VA buffer of its own memory.
  */
-static int app_child(const char *dir, int sock)
+static int app_child(const char *dir, int sock, int shdev, uint32_t fs_id)
 {
 	struct app_buf b = { .name = "shared" };
 	struct app_buf ro = { .name = "read-only import" };
+	struct app_buf fva = { .name = "child's FROM_VA", .size = 16 << 10 };
+	struct app_buf fs = { .name = "fork-shared", .id = fs_id, .seed = 18 };
+	struct accmap_from_va fv = { .flags = ACCMAP_FROM_VA_WRITE };
 	int dev, dmabuf, ro_fd;
 	char path[256], r;
-	uint8_t *tmp;
+	uint8_t *tmp, *vamem;
+	pid_t ns_pid = getpid();
+	FILE *f;
 
 	dev = open("/dev/accmap", O_RDWR | O_CLOEXEC);
 	dmabuf = am_recv_fd(sock);
@@ -244,6 +259,17 @@ static int app_child(const char *dir, int sock)
 	b.size = b.info.size;
 	ro.size = ro.info.size;
 	ro.seed = 11;
+	/* Its own memory, pinned through the client it shares. */
+	vamem = map_anon(fva.size, PROT_READ | PROT_WRITE);
+	if (!vamem)
+		return app_fail(__LINE__, "mmap of the child's FROM_VA memory");
+	fill_pattern(vamem, fva.size, 0, 19);
+	fva.seed = 19;
+	fv.addr = (uintptr_t)vamem;
+	fv.size = fva.size;
+	if (raw_ioctl(shdev, ACCMAP_IOC_FROM_VA, &fv))
+		return app_fail(__LINE__, "FROM_VA in the fork-shared client");
+	fva.id = fv.id;
 	b.map = app_map(dev, b.id, b.size, PROT_READ | PROT_WRITE);
 	ro.map = app_map(dev, ro.id, ro.size, PROT_READ);
 	if (!b.map || !ro.map)
@@ -254,8 +280,10 @@ static int app_child(const char *dir, int sock)
 	/* Mapped, then told the parent is done too: the counts are final. */
 	if (am_send_byte(sock, 'r') || am_recv_byte(sock, &r) ||
 	    am_info(dev, b.id, &b.info) || am_info(dev, ro.id, &ro.info) ||
+	    am_info(shdev, fva.id, &fva.info) || am_info(shdev, fs.id, &fs.info) ||
 	    am_send_byte(sock, 's'))
 		return app_fail(__LINE__, "the set-up handshake");
+	fs.size = fs.info.size;
 
 	while (!app_going())
 		pause();
@@ -285,6 +313,32 @@ static int app_child(const char *dir, int sock)
 	free(tmp);
 	app_result(fcntl(dmabuf, F_GETFD) >= 0 && fcntl(ro_fd, F_GETFD) >= 0,
 		   "child: its dma-buf fds are back");
+	app_result(getpid() == ns_pid, "child: its pid is still %d (now %d)",
+		   (int)ns_pid, (int)getpid());
+	app_result(app_info_same(shdev, &fs) && app_bytes_ok(shdev, &fs),
+		   "child: fork-shared buffer (id %u): same state and bytes", fs.id);
+	app_result(app_info_same(shdev, &fva) && app_bytes_ok(shdev, &fva),
+		   "child: its FROM_VA (id %u) in the fork-shared client: same state, its bytes the memory's",
+		   fva.id);
+	vamem[200] ^= 0xff;
+	tmp = malloc(fva.size);
+	app_result(tmp && !am_read(shdev, fva.id, 0, tmp, fva.size) &&
+		   tmp[200] == vamem[200],
+		   "child: a CPU write to its FROM_VA memory is what READ sees (pinned again)");
+	free(tmp);
+	/* The id the parent made after the restore: the client is one. */
+	snprintf(path, sizeof(path), "%s/shared-id", dir);
+	f = fopen(path, "r");
+	{
+		unsigned int id = 0;
+		struct accmap_info info;
+
+		app_result(f && fscanf(f, "%u", &id) == 1 && !am_info(shdev, id, &info),
+			   "child: the id %u the parent made in the fork-shared client is there",
+			   id);
+	}
+	if (f)
+		fclose(f);
 	fclose(app_out);
 	app_touch(dir, "child.done");
 	return app_bad ? 1 : 0;
@@ -315,6 +369,7 @@ static int app_main(const char *dir, enum app_extra extra)
 	struct app_buf ro = { .name = "read-only import" };
 	struct app_buf va = { .name = "FROM_VA", .size = 64 << 10 };
 	struct app_buf empty = { .name = "empty", .size = 8192 };
+	struct app_buf fs = { .name = "fork-shared", .size = 64 << 10 };
 	struct accmap_from_va fv = { .flags = ACCMAP_FROM_VA_WRITE, .tag = TAG };
 	struct svm t = { .dev = -1 };
 	int32_t *a, *b, *c, expect_sum = 0;
@@ -322,20 +377,25 @@ static int app_main(const char *dir, enum app_extra extra)
 	uint64_t *counter;
 	uint64_t local = 0, at_go;
 	bool counter_ok = true;
-	int dev, sv[2], ro_fd, shared_fd, co;
+	int dev, sv[2], ro_fd, shared_fd, co, shdev;
+	pid_t child, ns_pid = getpid();
 	char path[256];
 	uint8_t *vamem, *tmp;
-	pid_t child;
+	FILE *f;
 
 	signal(SIGUSR1, app_on_usr1);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return app_fail(__LINE__, "socketpair");
+	/* The fork-shared client, with a buffer of the parent's. */
+	shdev = open("/dev/accmap", O_RDWR | O_CLOEXEC);
+	if (shdev < 0 || !app_alloc(shdev, &fs, ACCMAP_HEAP_MASK_SYSTEM, 0, 18))
+		return app_fail(__LINE__, "the fork-shared client");
 	child = fork();
 	if (child < 0)
 		return app_fail(__LINE__, "fork");
 	if (!child) {
 		close(sv[0]);
-		_exit(app_child(dir, sv[1]));
+		_exit(app_child(dir, sv[1], shdev, fs.id));
 	}
 	close(sv[1]);
 
@@ -485,8 +545,15 @@ static int app_main(const char *dir, enum app_extra extra)
 		if (bufs[i].size && am_info(dev, bufs[i].id, &bufs[i].info))
 			return app_fail(__LINE__, "INFO of a buffer");
 	if (am_info(dev, ro.id, &ro.info) || am_info(dev, va.id, &va.info) ||
-	    am_info(dev, empty.id, &empty.info))
+	    am_info(dev, empty.id, &empty.info) || am_info(shdev, fs.id, &fs.info))
 		return app_fail(__LINE__, "INFO of the imports");
+	/* Our pids as we see them, for the test to compare after a restore. */
+	snprintf(path, sizeof(path), "%s/pids", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return app_fail(__LINE__, "writing the pids");
+	fprintf(f, "%d %d\n", (int)ns_pid, (int)child);
+	fclose(f);
 	app_touch(dir, "ready");
 
 	/* The counter loop: the buffer and the register stay in step. */
@@ -534,6 +601,22 @@ static int app_main(const char *dir, enum app_extra extra)
 	free(tmp);
 	app_result(app_label_ok(), "tag %u keeps its label \"%s\"", TAG, LABEL);
 	app_result(fcntl(ro_fd, F_GETFD) >= 0, "the read-only dma-buf fd is back");
+	app_result(getpid() == ns_pid, "its pid is still %d (now %d)", (int)ns_pid,
+		   (int)getpid());
+	app_result(app_info_same(shdev, &fs) && app_bytes_ok(shdev, &fs),
+		   "fork-shared buffer (id %u): same state and bytes", fs.id);
+	{
+		uint32_t id = 0;
+
+		/* For the child: an id it must see in the client it shares. */
+		snprintf(path, sizeof(path), "%s/shared-id", dir);
+		f = am_create(shdev, 4096, &id) ? NULL : fopen(path, "w");
+		app_result(f, "an id made in the fork-shared client after the restore");
+		if (f) {
+			fprintf(f, "%u\n", id);
+			fclose(f);
+		}
+	}
 
 	memset(c, 0, VADD_N * 4);
 	job = vadd(a, b, c, VADD_N);
@@ -590,9 +673,14 @@ static int run(const char *fmt, ...)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * @pid: the tree's root, in our pid namespace
+ * @pidns: the root is the init of a pid namespace of its own
+ */
 struct tree {
 	char dir[64];
 	pid_t pid;
+	bool pidns;
 };
 
 /* Zombies of trees that failed to restore would keep their pids. */
@@ -614,8 +702,11 @@ static bool tree_start(struct tree *tr, enum app_extra extra)
 	if (!CHECK(mkdtemp(tr->dir), "mkdtemp: %s", strerror(errno)))
 		return false;
 	snprintf(arg, sizeof(arg), "%d", extra);
-	pid = fork();
-	if (pid < 0)
+	/* clone() as fork() does it, the child the init of a new namespace. */
+	pid = tr->pidns ? syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0) :
+	      fork();
+	if (!CHECK(pid >= 0, "%s: %s", tr->pidns ? "clone(CLONE_NEWPID)" : "fork",
+		   strerror(errno)))
 		return false;
 	if (!pid) {
 		char log[128];
@@ -690,16 +781,22 @@ static bool totals(char *out, size_t len)
 	return true;
 }
 
-static bool criu_dump(struct tree *tr, bool expect_ok)
+/* criu dump of @tr, with criu's options @opts. */
+static bool criu_dump_opts(struct tree *tr, bool expect_ok, const char *opts)
 {
-	int rc = run("%s dump -t %d -D %s -o dump.log -v4 >/dev/null 2>&1",
-		     criu_bin(), tr->pid, tr->dir);
+	int rc = run("%s dump -t %d -D %s -o dump.log -v4 %s >/dev/null 2>&1",
+		     criu_bin(), tr->pid, tr->dir, opts);
 
 	if (expect_ok && rc != 0) {
 		CHECK(false, "criu dump exited %d", rc);
 		run("tail -n 30 %s/dump.log", tr->dir);
 	}
 	return rc == 0;
+}
+
+static bool criu_dump(struct tree *tr, bool expect_ok)
+{
+	return criu_dump_opts(tr, expect_ok, "");
 }
 
 static bool criu_restore(const char *dir, bool expect_ok)
@@ -754,7 +851,23 @@ static bool reload_module(void)
 	return CHECK(rc == 0, "rmmod/insmod of accmap failed (%d)", rc);
 }
 
-static void check_and_restore(bool reload)
+/*
+ * The restored tree's root: the pid criu wrote (--pidfile), in our
+ * namespace, or -1.
+ */
+static pid_t restored_pid(const char *dir)
+{
+	char path[160], *text;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	text = read_text(path, NULL);
+	pid = text ? atoi(text) : -1;
+	free(text);
+	return pid > 0 ? pid : -1;
+}
+
+static void check_and_restore(bool reload, bool twice)
 {
 	char before[4096], gone[4096], after[4096], base[4096];
 	struct tree tr = { .pid = -1 };
@@ -763,6 +876,15 @@ static void check_and_restore(bool reload)
 	if (!CHECK(totals(base, sizeof(base)), "no debugfs totals"))
 		return;
 	if (!tree_start(&tr, EXTRA_NONE))
+		goto out;
+	/*
+	 * Twice into one directory: the first dump leaves the tree running
+	 * (and its counter buffer changing), the second one's images must be
+	 * what the restore reads.
+	 */
+	if (twice && !criu_dump_opts(&tr, true, "--leave-running"))
+		goto out;
+	if (twice && !CHECK(kill(tr.pid, 0) == 0, "the tree is gone after --leave-running"))
 		goto out;
 	CHECK(totals(before, sizeof(before)), "no debugfs totals");
 	if (!criu_dump(&tr, true))
@@ -796,12 +918,153 @@ out:
 
 static void test_restore(void)
 {
-	check_and_restore(false);
+	check_and_restore(false, false);
 }
 
 static void test_restore_after_reload(void)
 {
-	check_and_restore(true);
+	check_and_restore(true, false);
+}
+
+static void test_restore_dumped_twice(void)
+{
+	check_and_restore(false, true);
+}
+
+/*
+ * The pids /proc/@pid/status's NSpid line gives: @outer in our namespace,
+ * @inner in the process's own (the last number).
+ */
+static bool ns_pids(pid_t pid, pid_t *outer, pid_t *inner)
+{
+	char path[64], *text, *line, *p, *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = read_text(path, NULL);
+	line = text ? strstr(text, "\nNSpid:") : NULL;
+	*outer = *inner = -1;
+	if (line) {
+		p = line + 7;
+		*outer = strtol(p, &end, 10);
+		for (p = end; *p && *p != '\n'; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			*inner = v;
+		}
+		if (*inner < 0)
+			*inner = *outer;
+	}
+	free(text);
+	return *outer > 0;
+}
+
+/* The tree's child: the first of the root's children, or -1. */
+static pid_t tree_child(pid_t root)
+{
+	char path[80], *text;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", root, root);
+	text = read_text(path, NULL);
+	pid = text && *text ? atoi(text) : -1;
+	free(text);
+	return pid;
+}
+
+/*
+ * Checks that the tree rooted at @root (in our namespace) has the pids
+ * @want (as the app saw them, in its namespace) inside its own pid
+ * namespace, and new ones out here (@old, the pids before; may be
+ * updated to the new ones).
+ */
+static bool check_pids(pid_t root, const pid_t want[2], pid_t old[2], const char *when)
+{
+	pid_t pid[2] = { root, tree_child(root) }, outer = -1, inner = -1;
+	bool ok = true;
+
+	for (int i = 0; i < 2; i++) {
+		const char *who = i ? "child" : "root";
+
+		if (!CHECK(pid[i] > 0 && ns_pids(pid[i], &outer, &inner),
+			   "%s: no %s of the tree in /proc", when, who)) {
+			ok = false;
+			continue;
+		}
+		ok &= CHECK(inner == want[i] && outer != inner,
+			    "%s: %s %d is %d in its pid namespace, expected %d (and not ours)",
+			    when, who, outer, inner, want[i]);
+		if (old[i] > 0)
+			ok &= CHECK(outer != old[i], "%s: %s kept its global pid %d",
+				    when, who, outer);
+		old[i] = outer;
+	}
+	return ok;
+}
+
+/*
+ * A tree in a pid namespace of its own: dumped, restored into a new one
+ * (new pids out here, the same inside), dumped again and restored again,
+ * then it checks itself (FROM_VA pinned at its memory, the SVM job, ids
+ * and bytes, the fork-shared client).
+ */
+static void test_restore_pidns(void)
+{
+	char base[4096], before[4096], after[4096], path[160], *text;
+	struct tree tr = { .pid = -1, .pidns = true };
+	pid_t want[2] = { -1, -1 }, old[2] = { -1, -1 };
+
+	if (!CHECK(totals(base, sizeof(base)), "no debugfs totals"))
+		return;
+	if (!tree_start(&tr, EXTRA_NONE))
+		goto out;
+	snprintf(path, sizeof(path), "%s/pids", tr.dir);
+	text = read_text(path, NULL);
+	if (!CHECK(text && sscanf(text, "%d %d", &want[0], &want[1]) == 2,
+		   "no pids written by the tree")) {
+		free(text);
+		goto out;
+	}
+	free(text);
+	tap_diag("the tree's pids in its namespace: %d, %d", want[0], want[1]);
+	if (!CHECK(want[0] == 1, "the root is pid %d in its namespace, not its init", want[0]) ||
+	    !check_pids(tr.pid, want, old, "before the dump"))
+		goto out;
+	CHECK(totals(before, sizeof(before)), "no debugfs totals");
+
+	for (int gen = 1; gen <= 2; gen++) {
+		char when[64];
+		pid_t pid = tr.pid;
+
+		if (!criu_dump(&tr, true))
+			goto out;
+		/* Its init gone, the namespace is gone: reap the root. */
+		CHECK(waitpid(pid, NULL, 0) == pid, "the dumped tree did not exit");
+		tr.pid = -1;
+		reap_all();
+		CHECK(totals(after, sizeof(after)) && !strcmp(after, base),
+		      "generation %d: with the tree gone, the debugfs totals are not back:\n%s\n%s",
+		      gen, base, after);
+		/* criu writes its pid file only if there is none. */
+		snprintf(path, sizeof(path), "%s/pid", tr.dir);
+		unlink(path);
+		if (!criu_restore(tr.dir, true))
+			goto out;
+		tr.pid = restored_pid(tr.dir);
+		if (!CHECK(tr.pid > 0 && kill(tr.pid, 0) == 0,
+			   "generation %d: no restored process (pid file says %d)", gen, tr.pid))
+			goto out;
+		snprintf(when, sizeof(when), "restore %d", gen);
+		check_pids(tr.pid, want, old, when);
+		tap_diag("%s: root %d, child %d out here", when, old[0], old[1]);
+		CHECK(totals(after, sizeof(after)) && !strcmp(after, before),
+		      "%s: debugfs totals differ from before the first dump:\n%s\n%s",
+		      when, before, after);
+	}
+	tree_verify(&tr);
+out:
+	tree_stop(&tr);
 }
 
 /*
@@ -931,16 +1194,58 @@ static bool damage_id(const char *dir)
 	return damage_write(dir, FIRST_RECORD + 32, &zero, sizeof(zero));
 }
 
+/* A pid no process can have: above PID_MAX_LIMIT. */
+#define NO_SUCH_PID	4194305
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
+
+/*
+ * The parent's FROM_VA record names a process that is not in the tree:
+ * nothing would pin it, and the restore must say so.
+ */
+static bool damage_origin(const char *dir)
+{
+	struct accmap_ckpt_client head;
+	struct accmap_ckpt_handle rec;
+	char path[256];
+	bool ok = false;
+	int fd;
+
+	if (!damage_target(dir, false, path, sizeof(path)))
+		return false;
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return false;
+	if (pread(fd, &head, sizeof(head), 24) == sizeof(head)) {
+		for (uint32_t i = 0; i < head.nr_handles && !ok; i++) {
+			off_t at = FIRST_RECORD + (off_t)i * sizeof(rec);
+
+			if (pread(fd, &rec, sizeof(rec), at) != sizeof(rec))
+				break;
+			if (rec.kind != ACCMAP_CKPT_KIND_FROM_VA)
+				continue;
+			rec.origin_pid = NO_SUCH_PID;
+			ok = pwrite(fd, &rec, sizeof(rec), at) == sizeof(rec);
+		}
+	}
+	close(fd);
+	return ok;
+}
+
 /* A damaged copy of a good dump must fail the restore and leak nothing. */
 static void test_damaged_images(void)
 {
 	static const struct {
 		const char *what;
 		bool (*damage)(const char *dir);
+		const char *says;	/* what the plugin must say, if not only something */
 	} damage[] = {
-		{ "a truncated buffer image", damage_truncate },
-		{ "a buffer record with a wrong size", damage_size },
-		{ "an id of 0", damage_id },
+		{ "a truncated buffer image", damage_truncate, NULL },
+		{ "a buffer record with a wrong size", damage_size, NULL },
+		{ "an id of 0", damage_id, NULL },
+		{ "a FROM_VA record naming a process not in the tree", damage_origin,
+		  "pins memory of process " STR(NO_SUCH_PID)
+		  ", which is not in the restored tree" },
 	};
 	char base[4096], now[4096], copy[128];
 	struct tree tr = { .pid = -1 };
@@ -961,7 +1266,14 @@ static void test_damaged_images(void)
 		CHECK(!criu_restore(copy, false), "a restore from %s succeeded", damage[i].what);
 		CHECK(run("grep -q accmap_criu %s/restore.log", copy) == 0,
 		      "the plugin said nothing about %s", damage[i].what);
+		if (damage[i].says &&
+		    !CHECK(run("grep -q '%s' %s/restore.log", damage[i].says, copy) == 0,
+			   "criu's log does not say \"%s\"; the plugin's lines:", damage[i].says))
+			run("grep accmap_criu %s/restore.log | tail -n 5 | sed 's/^/# /'", copy);
 		reap_all();
+		/* Nothing of the tree may be left running. */
+		CHECK(kill(pid, 0) == -1 && errno == ESRCH,
+		      "pid %d is there after a restore from %s failed", pid, damage[i].what);
 		CHECK(totals(now, sizeof(now)) && !strcmp(now, base),
 		      "after the failed restore (%s) the debugfs totals are not back:\n%s\n%s",
 		      damage[i].what, base, now);
@@ -978,6 +1290,8 @@ out:
 static const struct tap_test tests[] = {
 	{ "restore", test_restore },
 	{ "restore_after_reload", test_restore_after_reload },
+	{ "restore_dumped_twice", test_restore_dumped_twice },
+	{ "restore_pidns", test_restore_pidns },
 	{ "refuse_foreign_dmabuf", test_refuse_vgem },
 	{ "refuse_dmabuf_mapping", test_refuse_dmabuf_map },
 	{ "damaged_images", test_damaged_images },
