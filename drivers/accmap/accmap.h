@@ -578,8 +578,6 @@ int accmap_client_remove_handle(struct accmap_client *client, u32 id);
 int accmap_client_add_handle_at(struct accmap_client *client,
 				struct accmap_handle *handle, bool readonly,
 				u32 id);
-u32 accmap_client_find_id(struct accmap_client *client,
-			  struct accmap_handle *handle);
 
 /* rw.c */
 int accmap_check_rw(const struct accmap_rw *arg, u64 size);

@@ -45,6 +45,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -269,16 +270,83 @@ static void accmap_ckpt_fill_handle(struct accmap_device *adev,
 	accmap_tag_get_label(adev, rec->tag, rec->label);
 }
 
+/**
+ * struct accmap_ckpt_idx - the ids of a state's records, by buffer
+ * @serial: the buffer
+ * @id: an id of it in the state
+ */
+struct accmap_ckpt_idx {
+	u64 serial;
+	u32 id;
+};
+
+static int accmap_ckpt_idx_cmp(const void *a, const void *b)
+{
+	const struct accmap_ckpt_idx *x = a, *y = b;
+
+	if (x->serial != y->serial)
+		return x->serial < y->serial ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * The @n records after @head, sorted by buffer and id, so that a session's
+ * maps find their ids in the same state, once each, outside every lock.
+ * NULL if there are none or no memory (*@err set to -ENOMEM for that).
+ */
+static struct accmap_ckpt_idx *accmap_ckpt_index(struct accmap_ckpt_client *head,
+						 int *err)
+{
+	const struct accmap_ckpt_handle *rec = (void *)(head + 1);
+	struct accmap_ckpt_idx *idx;
+	u32 i;
+
+	*err = 0;
+	if (!head->nr_handles)
+		return NULL;
+	idx = kvmalloc_array(head->nr_handles, sizeof(*idx),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!idx) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < head->nr_handles; i++)
+		idx[i] = (struct accmap_ckpt_idx) {
+			.serial = rec[i].serial,
+			.id = rec[i].id,
+		};
+	sort(idx, head->nr_handles, sizeof(*idx), accmap_ckpt_idx_cmp, NULL);
+	return idx;
+}
+
+/* The lowest id of buffer @serial in @idx (@n entries), or 0 if none. */
+static u32 accmap_ckpt_index_find(const struct accmap_ckpt_idx *idx, u32 n,
+				  u64 serial)
+{
+	u32 lo = 0, hi = n;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (idx[mid].serial < serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && idx[lo].serial == serial ? idx[lo].id : 0;
+}
+
 /*
  * Appends session @s's record, maps and attribute ranges at @p, which has
- * room for ACCMAP_SVM_ATTR_RANGES_MAX ranges; returns the bytes written,
- * or -ENOENT for a mapping whose buffer the client has no id for any
- * more.  The ranges are copied under the mirror's lock, as they are then:
+ * room for ACCMAP_SVM_ATTR_RANGES_MAX ranges; the maps name their buffers
+ * by the ids of the state's records, @idx (@n of them).  Returns the bytes
+ * written, or -ENOENT for a mapping whose buffer the client had no id for
+ * when its ids were copied.  The ranges are copied under the mirror's lock, as they are then:
  * SVM SET_ATTR does not wait for the session's run_lock, which the caller
  * holds.
  */
-static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
-					struct accmap_replay_session *s,
+static ssize_t accmap_ckpt_fill_session(const struct accmap_ckpt_idx *idx,
+					u32 n, struct accmap_replay_session *s,
 					void *p)
 {
 	struct accmap_ckpt_session *rec = p;
@@ -297,7 +365,7 @@ static ssize_t accmap_ckpt_fill_session(struct accmap_client *client,
 		struct accmap_handle *handle;
 
 		handle = accmap_replay_map_record(s, i, &maps[i]);
-		maps[i].id = accmap_client_find_id(client, handle);
+		maps[i].id = accmap_ckpt_index_find(idx, n, handle->serial);
 		if (!maps[i].id)
 			return -ENOENT;
 	}
@@ -391,9 +459,10 @@ static int accmap_ckpt_state(struct accmap_client *client,
 	struct accmap_device *adev = client->adev;
 	u32 nr_sessions = 0, nr_locked = 0, i;
 	struct accmap_ckpt_client *head;
+	struct accmap_ckpt_idx *idx = NULL;
 	struct accmap_replay_session *s;
 	size_t room = 0, size;
-	unsigned long idx;
+	unsigned long index;
 	void *p;
 	ssize_t n;
 	int ret = 0;
@@ -412,7 +481,7 @@ static int accmap_ckpt_state(struct accmap_client *client,
 
 	/* Every session held still for the whole call: no run may start. */
 	xa_lock(&client->sessions);
-	xa_for_each(&client->sessions, idx, s) {
+	xa_for_each(&client->sessions, index, s) {
 		if (nr_sessions == ARRAY_SIZE(sessions))
 			break;
 		kref_get(&s->ref);
@@ -450,10 +519,16 @@ static int accmap_ckpt_state(struct accmap_client *client,
 	}
 	head->nr_sessions = nr_sessions;
 	head->next_session = client->next_session;
+	if (nr_sessions) {
+		idx = accmap_ckpt_index(head, &ret);
+		if (ret)
+			goto out_free;
+	}
 	p = (void *)(head + 1) +
 	    head->nr_handles * sizeof(struct accmap_ckpt_handle);
 	for (i = 0; i < nr_sessions; i++) {
-		n = accmap_ckpt_fill_session(client, sessions[i], p);
+		n = accmap_ckpt_fill_session(idx, head->nr_handles, sessions[i],
+					     p);
 		if (n < 0) {
 			arg->bad_kind = ACCMAP_CKPT_BAD_SESSION_BUSY;
 			arg->bad_id = sessions[i]->id;
@@ -470,6 +545,7 @@ static int accmap_ckpt_state(struct accmap_client *client,
 		ret = -EFAULT;
 	arg->size = size;
 out_free:
+	kvfree(idx);
 	kvfree(head);
 out_unlock:
 	for (i = 0; i < nr_locked; i++)

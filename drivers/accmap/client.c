@@ -234,35 +234,6 @@ int accmap_client_add_handle_at(struct accmap_client *client,
 }
 
 /**
- * accmap_client_find_id() - an id of a client that names a handle
- * @client: the client
- * @handle: the handle
- *
- * Walks every id: for checkpoints, not for fast paths.
- *
- * Return: the lowest such id, or 0 if none.
- */
-u32 accmap_client_find_id(struct accmap_client *client,
-			  struct accmap_handle *handle)
-{
-	struct accmap_href *ref;
-	struct rb_node *node;
-	u32 id = 0;
-
-	mutex_lock(&client->lock);
-	for (ref = accmap_htable_first(&client->handles); ref;
-	     ref = node ? rb_entry(node, struct accmap_href, node) : NULL) {
-		if (ref->handle == handle) {
-			id = ref->id;
-			break;
-		}
-		node = rb_next(&ref->node);
-	}
-	mutex_unlock(&client->lock);
-	return id;
-}
-
-/**
  * accmap_client_add_dmabuf() - give a client an id for an accmap dma-buf
  * @client: the client
  * @handle: the handle behind @dmabuf
