@@ -381,6 +381,9 @@ struct accmap_htable {
  * @ckpt_restore: while this client is being restored (RESTORE_CLIENT
  *                until RESTORE_FINISH), the restore, with a reference;
  *                else NULL.  Protected by @lock
+ * @ckpt_node: in its restore's clients while @ckpt_restore is set and no
+ *             RESTORE_FINISH has taken it (empty otherwise); protected by
+ *             that restore's lock
  * @ckpt_sessions: sessions RESTORE_SESSION queued for RESTORE_FINISH
  *                 (struct accmap_ckpt_pending.node); protected by @lock
  */
@@ -398,6 +401,7 @@ struct accmap_client {
 
 	struct accmap_ckpt_restore *ckpt_owned;
 	struct accmap_ckpt_restore *ckpt_restore;
+	struct list_head ckpt_node;
 	struct list_head ckpt_sessions;
 };
 

@@ -62,6 +62,10 @@
  * @lock: protects @bufs, @members and @dead
  * @bufs: dumped serial -> struct accmap_ckpt_buf
  * @members: the processes that joined it (struct accmap_ckpt_member.node)
+ * @clients: the clients being restored into it (accmap_client.ckpt_node):
+ *           each holds a reference until RESTORE_FINISH of its process
+ *           or its file's release, whichever takes it off the list; a
+ *           client on the list is not freed while @lock is held
  * @dead: the beginning file is gone: no more buffers, and no mapping
  *        through the restore's right (accmap_checkpoint_may_map()); read
  *        without @lock there
@@ -71,9 +75,10 @@ struct accmap_ckpt_restore {
 	struct list_head node;
 	struct accmap_device *adev;
 	u64 token;
-	struct mutex lock;	/* protects bufs, members, dead */
+	struct mutex lock;	/* protects bufs, members, clients, dead */
 	struct xarray bufs;
 	struct list_head members;
+	struct list_head clients;
 	bool dead;
 };
 
@@ -217,15 +222,37 @@ static void accmap_ckpt_restore_end(struct accmap_ckpt_restore *r)
 void accmap_checkpoint_client_fini(struct accmap_client *client)
 {
 	struct accmap_ckpt_pending *p, *next;
+	struct accmap_ckpt_restore *r;
+	bool listed = false;
 
 	if (client->ckpt_owned)
 		accmap_ckpt_restore_end(client->ckpt_owned);
+
+	/*
+	 * Off its restore's list, unless RESTORE_FINISH took it off first:
+	 * whoever does drops the client's reference.  Ours keeps @r while
+	 * we wait for a FINISH that is making the client's sessions.
+	 */
+	mutex_lock(&client->lock);
+	r = client->ckpt_restore;
+	if (r)
+		kref_get(&r->ref);
+	mutex_unlock(&client->lock);
+	if (r) {
+		mutex_lock(&r->lock);
+		if (!list_empty(&client->ckpt_node)) {
+			list_del_init(&client->ckpt_node);
+			listed = true;
+		}
+		mutex_unlock(&r->lock);
+		if (listed)
+			accmap_ckpt_restore_put(r);
+		accmap_ckpt_restore_put(r);
+	}
 	list_for_each_entry_safe(p, next, &client->ckpt_sessions, node) {
 		list_del(&p->node);
 		accmap_ckpt_pending_free(p);
 	}
-	if (client->ckpt_restore)
-		accmap_ckpt_restore_put(client->ckpt_restore);
 }
 
 /* Fills @rec from @handle; the id's fields are the caller's. */
@@ -609,6 +636,7 @@ static int accmap_ckpt_begin(struct accmap_client *client,
 	mutex_init(&r->lock);
 	xa_init(&r->bufs);
 	INIT_LIST_HEAD(&r->members);
+	INIT_LIST_HEAD(&r->clients);
 	do {
 		r->token = get_random_u64();
 	} while (!r->token);
@@ -698,6 +726,7 @@ static int accmap_ckpt_restore_client(struct accmap_client *client,
 		accmap_ckpt_restore_put(r);
 		return ret;
 	}
+	mutex_lock(&r->lock);
 	mutex_lock(&client->lock);
 	if (client->ckpt_restore || client->ckpt_owned ||
 	    client->handles.count || !xa_empty(&client->sessions)) {
@@ -709,6 +738,9 @@ static int accmap_ckpt_restore_client(struct accmap_client *client,
 		client->ckpt_restore = r;
 	}
 	mutex_unlock(&client->lock);
+	if (!ret)
+		list_add_tail(&client->ckpt_node, &r->clients);
+	mutex_unlock(&r->lock);
 	if (ret)
 		accmap_ckpt_restore_put(r);
 	return ret;
@@ -1139,27 +1171,25 @@ static int accmap_ckpt_pin(struct accmap_ckpt_restore *r,
 
 /*
  * Makes the queued sessions in @r of the clients process @tgid (in the
- * initial pid namespace, as client->pid) opened; they leave @r.
+ * initial pid namespace, as client->pid) opened; they leave @r.  Under
+ * @r->lock, which keeps those clients from being freed (their release
+ * waits for it), and no lock every open() and close() of the device takes.
  */
 static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, pid_t tgid,
 				struct mm_struct *mm, u32 *done)
 {
-	struct accmap_device *adev = r->adev;
 	struct accmap_ckpt_pending *p, *next;
-	struct accmap_client *c;
+	struct accmap_client *c, *cnext;
 	int ret = 0;
 
-	mutex_lock(&adev->clients_lock);
-	list_for_each_entry(c, &adev->clients, node) {
+	mutex_lock(&r->lock);
+	list_for_each_entry_safe(c, cnext, &r->clients, ckpt_node) {
 		LIST_HEAD(todo);
 
-		mutex_lock(&c->lock);
-		if (c->ckpt_restore != r || c->pid != tgid) {
-			mutex_unlock(&c->lock);
+		if (c->pid != tgid)
 			continue;
-		}
+		mutex_lock(&c->lock);
 		list_splice_init(&c->ckpt_sessions, &todo);
-		c->ckpt_restore = NULL;
 		mutex_unlock(&c->lock);
 
 		list_for_each_entry_safe(p, next, &todo, node) {
@@ -1172,10 +1202,14 @@ static int accmap_ckpt_sessions(struct accmap_ckpt_restore *r, pid_t tgid,
 			list_del(&p->node);
 			accmap_ckpt_pending_free(p);
 		}
+		list_del_init(&c->ckpt_node);
+		mutex_lock(&c->lock);
+		c->ckpt_restore = NULL;
+		mutex_unlock(&c->lock);
 		/* The client's reference; the caller's keeps @r. */
 		accmap_ckpt_restore_put(r);
 	}
-	mutex_unlock(&adev->clients_lock);
+	mutex_unlock(&r->lock);
 	return ret;
 }
 
@@ -1263,14 +1297,12 @@ static bool accmap_ckpt_maker_to_come(struct accmap_ckpt_restore *r,
 				      pid_t tgid)
 {
 	struct accmap_ckpt_member *m;
-	bool found = false;
 
-	mutex_lock(&r->lock);
+	lockdep_assert_held(&r->lock);
 	list_for_each_entry(m, &r->members, node)
 		if (!m->finished && pid_nr(m->tgid) == tgid)
-			found = true;
-	mutex_unlock(&r->lock);
-	return found;
+			return true;
+	return false;
 }
 
 /*
@@ -1316,22 +1348,16 @@ static int accmap_ckpt_left(struct accmap_client *client,
 			arg->bad_id = b->origin_pid;
 		}
 	}
-	mutex_unlock(&r->lock);
 
-	mutex_lock(&adev->clients_lock);
-	list_for_each_entry(c, &adev->clients, node) {
+	list_for_each_entry(c, &r->clients, ckpt_node) {
 		u32 first = 0, n = 0;
-		pid_t tgid;
 
 		mutex_lock(&c->lock);
-		if (c->ckpt_restore == r) {
-			list_for_each_entry(p, &c->ckpt_sessions, node)
-				if (!n++)
-					first = p->rec.id;
-		}
-		tgid = c->pid;
+		list_for_each_entry(p, &c->ckpt_sessions, node)
+			if (!n++)
+				first = p->rec.id;
 		mutex_unlock(&c->lock);
-		if (!n || accmap_ckpt_maker_to_come(r, tgid))
+		if (!n || accmap_ckpt_maker_to_come(r, c->pid))
 			continue;
 		if (!arg->done) {
 			arg->bad_kind = ACCMAP_CKPT_BAD_NO_MAKER;
@@ -1339,7 +1365,7 @@ static int accmap_ckpt_left(struct accmap_client *client,
 		}
 		arg->done += n;
 	}
-	mutex_unlock(&adev->clients_lock);
+	mutex_unlock(&r->lock);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct accmap_client *accmap_client_create(struct accmap_device *adev)
 	mutex_init(&client->lock);
 	accmap_htable_init(&client->handles, &client->lock);
 	accmap_replay_client_init(client);
+	INIT_LIST_HEAD(&client->ckpt_node);
 	INIT_LIST_HEAD(&client->ckpt_sessions);
 
 	mutex_lock(&adev->clients_lock);
