@@ -39,7 +39,8 @@ fi
 # Show warnings and worse on the console as they happen (so a guest that
 # dies still leaves its last words); everything is in the dmesg dump below.
 dmesg -n 5
-mark "taint-before $(cat /proc/sys/kernel/tainted)"
+taint_before=$(cat /proc/sys/kernel/tainted)
+mark "taint-before $taint_before"
 echo "accmap-vm: loading modules" >/dev/kmsg
 
 # A line: the module's file name, then its parameters (run.sh).
@@ -303,6 +304,9 @@ fi
 if [ -e /proc/lockdep_stats ]; then
 	mark "debug-locks $(sed -n 's/^ *debug_locks: *//p' /proc/lockdep_stats)"
 fi
+# The value at boot once more: a kernel message written to the console
+# at the same moment can split the first marker (seen on 7.2's console).
+mark "taint-before $taint_before"
 mark "taint-after $(cat /proc/sys/kernel/tainted)"
 mark "dmesg-begin"
 dmesg
