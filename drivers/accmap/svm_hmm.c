@@ -104,7 +104,8 @@ static void svm_hmm_skip_uffd(struct mm_struct *mm, u64 start, u64 end,
 	struct vm_area_struct *vma;
 	u64 a = start, vend, i;
 
-	mmap_assert_locked(mm);
+	/* Not mmap_assert_locked(): on DEBUG_VM it calls dump_mm(), unexported. */
+	lockdep_assert_held(&mm->mmap_lock);
 	while (a < end) {
 		vma = find_vma(mm, a);
 		if (!vma || vma->vm_start >= end)
