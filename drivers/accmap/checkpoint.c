@@ -300,19 +300,24 @@ static void accmap_ckpt_fill_handle(struct accmap_device *adev,
 /**
  * struct accmap_ckpt_idx - the ids of a state's records, by buffer
  * @serial: the buffer
+ * @readonly: the id may not write it
  * @id: an id of it in the state
  */
 struct accmap_ckpt_idx {
 	u64 serial;
+	u32 readonly;
 	u32 id;
 };
 
+/* By buffer, then writable ids first, then by id. */
 static int accmap_ckpt_idx_cmp(const void *a, const void *b)
 {
 	const struct accmap_ckpt_idx *x = a, *y = b;
 
 	if (x->serial != y->serial)
 		return x->serial < y->serial ? -1 : 1;
+	if (x->readonly != y->readonly)
+		return x->readonly < y->readonly ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -340,13 +345,18 @@ static struct accmap_ckpt_idx *accmap_ckpt_index(struct accmap_ckpt_client *head
 	for (i = 0; i < head->nr_handles; i++)
 		idx[i] = (struct accmap_ckpt_idx) {
 			.serial = rec[i].serial,
+			.readonly = !!(rec[i].state & ACCMAP_CKPT_H_ID_RDONLY),
 			.id = rec[i].id,
 		};
 	sort(idx, head->nr_handles, sizeof(*idx), accmap_ckpt_idx_cmp, NULL);
 	return idx;
 }
 
-/* The lowest id of buffer @serial in @idx (@n entries), or 0 if none. */
+/*
+ * The id a session's map of buffer @serial is restored through: its lowest
+ * writable id in @idx (@n entries), else its lowest id, or 0 if none (a
+ * map that writes needs a writable id at RESTORE_FINISH).
+ */
 static u32 accmap_ckpt_index_find(const struct accmap_ckpt_idx *idx, u32 n,
 				  u64 serial)
 {

@@ -170,7 +170,7 @@ int accmap_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct accmap_client *client = file->private_data;
 	struct accmap_handle *handle;
-	bool readonly;
+	bool readonly, restore_ro;
 	int ret;
 
 	handle = accmap_offsets_get(client->adev, vma->vm_pgoff);
@@ -179,13 +179,15 @@ int accmap_mmap(struct file *file, struct vm_area_struct *vma)
 
 	ret = accmap_client_handle_access(client, handle, &readonly);
 	/*
-	 * A restore maps what it made, ids or not (checkpoint.c), with no
-	 * more right than it was given; whether the dumped mapping could
-	 * have been made writable later is not known, so one made read-only
-	 * stays so.
+	 * A restore maps what it made where the ids do not let it (none, or
+	 * only read-only ones and the dumped mapping wrote: its writable id
+	 * went after the mmap), with no more right than the restore was
+	 * given (checkpoint.c); whether the dumped mapping could have been
+	 * made writable later is not known, so one made read-only stays so.
 	 */
-	if (ret && accmap_checkpoint_may_map(client, handle, &readonly)) {
-		readonly = readonly || handle->readonly ||
+	if ((ret || (readonly && (vma->vm_flags & VM_WRITE))) &&
+	    accmap_checkpoint_may_map(client, handle, &restore_ro)) {
+		readonly = restore_ro || handle->readonly ||
 			   !(vma->vm_flags & VM_WRITE);
 		ret = 0;
 	}
