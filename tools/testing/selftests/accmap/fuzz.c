@@ -4804,7 +4804,7 @@ static bool ck_str_ok(const char *s, size_t len)
 	return memchr(s, '\0', len) != NULL;
 }
 
-/* What any handle record must be, in any client of this process. */
+/* What any handle record must be, in any client of this process; @next_id 0: no id. */
 static bool ck_handle_ok(struct fz_thread *t, const struct accmap_ckpt_handle *r,
 			 uint32_t next_id)
 {
@@ -4817,8 +4817,8 @@ static bool ck_handle_ok(struct fz_thread *t, const struct accmap_ckpt_handle *r
 	else if (!ck_str_ok(r->heap_name, sizeof(r->heap_name)) ||
 		 !ck_str_ok(r->label, sizeof(r->label)))
 		why = "unterminated name";
-	else if (!r->id || (next_id > 1 && r->id >= next_id))
-		why = "id not below the next id";
+	else if (next_id && (!r->id || r->id >= next_id))
+		why = "id 0 or not below the next id";
 	else if (r->map_offset % env.page)
 		why = "map_offset";
 	else if (r->kind == ACCMAP_CKPT_KIND_EMPTY)
@@ -5249,6 +5249,7 @@ struct fz_ckbuf {
 	const struct accmap_ckpt_handle *rec;
 	struct fz_ckbuf *p;	/* the first record of the serial */
 	bool id;		/* this record's id was added */
+	bool idmaybe;		/* ... perhaps (a call failed by injection) */
 	bool made;		/* the restore's table has it */
 	bool writable;		/* a writable id or an FD_RDWR was given: may map writable */
 	bool wmaybe;		/* ... perhaps (a call failed by injection) */
@@ -5364,7 +5365,7 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 			x.may |= RES_E(ENOMEM);
 		}
 		if (a.flags & ACCMAP_CKPT_ADD_ID)
-			fault_if(&x, EEXIST, b->id);
+			fault(&x, EEXIST, b->id ? YES : b->idmaybe ? MAYBE : NO);
 		if (fd_flag && !x.definite) {
 			fault_if(&x, ENODATA, !alloc);
 			x.may |= RES_E(EMFILE) | RES_E(ENFILE);
@@ -5379,7 +5380,8 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		/* Failed by injection or before the call: made or not, who knows. */
 		if (t->inj) {
 			*unsure = true;
-			P->wmaybe |= rw;
+			P->wmaybe = true;
+			b->idmaybe |= !!(a.flags & ACCMAP_CKPT_ADD_ID);
 		}
 		return;
 	}
@@ -5499,7 +5501,10 @@ static void *ck_mmap(struct fz_thread *t, int dev, const struct fz_ckbuf *bufs, 
 	else if (!write || id_w || b->writable)
 		allowed = RES_OK;
 	else
-		allowed = b->wmaybe ? RES_OK | RES_E(EACCES) : RES_E(EACCES);
+		allowed = RES_E(EACCES);
+	/* Ids or rights a call failed by injection may have given. */
+	if (b->wmaybe)
+		allowed |= RES_OK | RES_E(EACCES);
 	if (!fz_expect(t, finished ? "mmap of a restored buffer after FINISH" :
 		       "mmap of a restored buffer through RESTORE_OFFSET",
 		       p == MAP_FAILED ? -errno : 0, allowed)) {
@@ -5642,7 +5647,17 @@ static bool op_ckrestore(struct fz_thread *t)
 		unsigned int first = (unsigned int)below(t, hd->nr_handles);
 
 		for (unsigned int i = 0; i < hd->nr_handles && nb < FZ_CK_RECS; i++) {
-			bufs[nb] = (struct fz_ckbuf){ .rec = &recs[(first + i) % hd->nr_handles] };
+			const struct accmap_ckpt_handle *r = &recs[(first + i) % hd->nr_handles];
+
+			/*
+			 * FROM_VA of this thread's scratch only: another thread's
+			 * may be unmapped before FINISH pins it again.
+			 */
+			if (r->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+			    (r->va < (uintptr_t)t->scr || r->va + r->size >
+			     (uintptr_t)t->scr + (FZ_SCR_PAGES + FZ_SCR_SHARED) * env.page))
+				continue;
+			bufs[nb] = (struct fz_ckbuf){ .rec = r };
 			bufs[nb].p = &bufs[nb];
 			for (unsigned int j = 0; j < nb; j++) {
 				if (bufs[j].rec->serial == bufs[nb].rec->serial) {
