@@ -4842,6 +4842,16 @@ static bool ck_handle_ok(struct fz_thread *t, const struct accmap_ckpt_handle *r
 	return !why;
 }
 
+/*
+ * Whether a record's id may not write: a read-only id, or a read-only
+ * FROM_VA buffer (which the model counts the same).
+ */
+static bool ck_rdonly(const struct accmap_ckpt_handle *r)
+{
+	return r->state & ACCMAP_CKPT_H_ID_RDONLY ||
+	       (r->kind == ACCMAP_CKPT_KIND_FROM_VA && !(r->state & ACCMAP_CKPT_H_FROM_VA_WRITE));
+}
+
 /* A record of the private client against the model. */
 static bool ck_handle_model(struct fz_thread *t, const struct accmap_ckpt_handle *r)
 {
@@ -4859,7 +4869,7 @@ static bool ck_handle_model(struct fz_thread *t, const struct accmap_ckpt_handle
 	else
 		kind_ok = r->kind == ACCMAP_CKPT_KIND_EMPTY;
 	if (!kind_ok || (h->size && r->size != h->size) ||
-	    h->readonly != !!(r->state & ACCMAP_CKPT_H_ID_RDONLY)) {
+	    h->readonly != ck_rdonly(r)) {
 		FZ_FAIL(t, "STATE: id %u kind %u size %llu state %#x; model: alloc %d from_va %d "
 			"size %llu readonly %d", r->id, r->kind, (unsigned long long)r->size,
 			r->state, h->alloc, h->fromva, (unsigned long long)h->size, h->readonly);
@@ -4882,7 +4892,7 @@ static bool ck_handle_rec(struct fz_thread *t, struct fz_cl *cl,
 		if (!e->used || e->id != r->id)
 			continue;
 		if ((e->size && e->size != r->size) ||
-		    e->readonly != !!(r->state & ACCMAP_CKPT_H_ID_RDONLY) ||
+		    e->readonly != ck_rdonly(r) ||
 		    (e->alloc && r->kind == ACCMAP_CKPT_KIND_EMPTY))
 			ok = false;
 		if (!ok)
@@ -5112,6 +5122,7 @@ static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_
 		if (a.data != (uintptr_t)buf && x.may & RES_E(EFAULT))
 			x.definite = true;	/* a state always has a head to write */
 	}
+	room = a.size;
 	ret = ck_call(t, cl->fd, &a, true, true, exp_allowed(&x), "CHECKPOINT STATE", &intact);
 	*size = a.size;
 	if (!intact)
