@@ -4878,32 +4878,30 @@ static bool ck_handle_model(struct fz_thread *t, const struct accmap_ckpt_handle
 	return true;
 }
 
-/* A record of a shared client against what that client's records say of the id. */
-static bool ck_handle_rec(struct fz_thread *t, struct fz_cl *cl,
+/*
+ * A record of a shared client against that client's records as they were
+ * before the STATE call (@before): ids are never reused, so a record of
+ * the id is of this buffer, and memory it had then it still has.
+ */
+static bool ck_handle_rec(struct fz_thread *t, const struct fz_rec *before,
 			  const struct accmap_ckpt_handle *r)
 {
-	bool ok = true;
-
-	pthread_mutex_lock(&cl->c->lock);
 	for (unsigned int i = 0; i < FZ_REC_MAX; i++) {
-		const struct fz_rec *e = &cl->c->rec[i];
+		const struct fz_rec *e = &before[i];
 
-		/* Ids are never reused: a record of the id is of this buffer. */
 		if (!e->used || e->id != r->id)
 			continue;
-		if ((e->size && e->size != r->size) ||
-		    e->readonly != ck_rdonly(r) ||
-		    (e->alloc && r->kind == ACCMAP_CKPT_KIND_EMPTY))
-			ok = false;
-		if (!ok)
+		if ((e->size && e->size != r->size) || e->readonly != ck_rdonly(r) ||
+		    (e->alloc && r->kind == ACCMAP_CKPT_KIND_EMPTY)) {
 			FZ_FAIL(t, "STATE of a shared client: id %u size %llu state %#x kind %u; "
 				"recorded: size %llu readonly %d alloc %d", r->id,
 				(unsigned long long)r->size, r->state, r->kind,
 				(unsigned long long)e->size, e->readonly, e->alloc);
+			return false;
+		}
 		break;
 	}
-	pthread_mutex_unlock(&cl->c->lock);
-	return ok;
+	return true;
 }
 
 /* The attribute ranges of an SVM session tile its range, merged. */
@@ -4944,8 +4942,8 @@ static bool ck_attrs_ok(struct fz_thread *t, const struct accmap_ckpt_session *s
  * Checks a state of @size bytes at @buf, of @cl's client; the private
  * client's exactly.  Returns whether it holds together.
  */
-static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const uint8_t *buf,
-			   uint64_t size)
+static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct fz_rec *before,
+			   const uint8_t *buf, uint64_t size)
 {
 	const struct accmap_ckpt_client *hd = (const void *)buf;
 	const struct accmap_ckpt_handle *recs = (const void *)(hd + 1);
@@ -4978,7 +4976,7 @@ static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const uint8_t 
 			return false;
 		}
 		prev = recs[i].id;
-		if (cl->priv ? !ck_handle_model(t, &recs[i]) : !ck_handle_rec(t, cl, &recs[i]))
+		if (cl->priv ? !ck_handle_model(t, &recs[i]) : !ck_handle_rec(t, before, &recs[i]))
 			return false;
 	}
 	p = (const uint8_t *)(recs + hd->nr_handles);
@@ -5053,6 +5051,7 @@ static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_
 		    bool mutate, uint64_t *size)
 {
 	uint64_t least = sizeof(struct accmap_ckpt_client);
+	struct fz_rec before[FZ_REC_MAX];
 	struct accmap_ckpt a;
 	struct fz_exp x;
 	bool intact;
@@ -5123,6 +5122,11 @@ static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_
 			x.definite = true;	/* a state always has a head to write */
 	}
 	room = a.size;
+	if (!cl->priv) {
+		pthread_mutex_lock(&cl->c->lock);
+		memcpy(before, cl->c->rec, sizeof(before));
+		pthread_mutex_unlock(&cl->c->lock);
+	}
 	ret = ck_call(t, cl->fd, &a, true, true, exp_allowed(&x), "CHECKPOINT STATE", &intact);
 	*size = a.size;
 	if (!intact)
@@ -5135,7 +5139,7 @@ static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_
 			FZ_FAIL(t, "STATE wrote %llu bytes into %llu", (unsigned long long)a.size,
 				(unsigned long long)room);
 		else
-			ck_state_check(t, cl, buf, a.size);
+			ck_state_check(t, cl, before, buf, a.size);
 	} else if (ret == -ENOSPC) {
 		if (a.size <= room || a.size < least || a.bad_kind)
 			FZ_FAIL(t, "STATE: ENOSPC for %llu bytes, needs %llu (at least %llu), "
@@ -5278,13 +5282,13 @@ struct fz_ckfd {
 };
 
 /*
- * RESTORE_BUFFER of @b's record into @fd's client: an id, a dma-buf or
- * both.  A new dma-buf goes to @fds (the caller adds them to the table
+ * RESTORE_BUFFER of @b's record into @fd's client: an id (surely if
+ * @want_id), a dma-buf or both.  A new dma-buf goes to @fds (the caller adds them to the table
  * when the restore is done: no other thread writes them before).  *@unsure
  * is set when injection leaves what the call did unknown.
  */
 static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckbuf *b,
-		      struct fz_ckfd *fds, unsigned int *nfds, bool *unsure)
+		      bool want_id, struct fz_ckfd *fds, unsigned int *nfds, bool *unsure)
 {
 	const struct accmap_ckpt_handle *r = b->rec;
 	struct fz_ckbuf *P = b->p;
@@ -5307,6 +5311,10 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		a.flags = ACCMAP_CKPT_ADD_ID;
 		break;
 	case 1:
+		if (want_id) {
+			a.flags = ACCMAP_CKPT_ADD_ID;
+			break;
+		}
 		fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
 		break;
 	default:
@@ -5384,7 +5392,7 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		}
 	}
 	ret = ck_call(t, fd, &a, true, one_in(t, 3), exp_allowed(&x), "RESTORE_BUFFER", &intact);
-	if (mutated || x.definite)
+	if (mutated)
 		return;
 	rw = (a.flags & ACCMAP_CKPT_ADD_ID && !(r->state & ACCMAP_CKPT_H_ID_RDONLY)) ||
 	     fd_flag == ACCMAP_CKPT_FD_RDWR;
@@ -5444,6 +5452,30 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		fds[*nfds] = (struct fz_ckfd){ .fd = a.fd, .size = r->size, .rdonly = rdonly };
 		(*nfds)++;
 	}
+}
+
+/*
+ * Takes record @r into @bufs[@nb] if @want and not there yet; FROM_VA of
+ * this thread's scratch only (another thread's may be unmapped before
+ * FINISH pins it again).  Returns 1 if taken.
+ */
+static unsigned int ck_pick(struct fz_thread *t, struct fz_ckbuf *bufs, unsigned int nb,
+			    const struct accmap_ckpt_handle *r, bool want)
+{
+	if (!want || nb >= FZ_CK_RECS)
+		return 0;
+	if (r->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+	    (r->va < (uintptr_t)t->scr || r->va + r->size >
+	     (uintptr_t)t->scr + (FZ_SCR_PAGES + FZ_SCR_SHARED) * env.page))
+		return 0;
+	bufs[nb] = (struct fz_ckbuf){ .rec = r, .p = &bufs[nb] };
+	for (unsigned int j = 0; j < nb; j++) {
+		if (bufs[j].rec == r)
+			return 0;
+		if (bufs[j].rec->serial == r->serial && bufs[nb].p == &bufs[nb])
+			bufs[nb].p = bufs[j].p;
+	}
+	return 1;
 }
 
 /* RESTORE_SESSION of a session record whose maps' ids the restore added. */
@@ -5656,33 +5688,25 @@ static bool op_ckrestore(struct fz_thread *t)
 
 	/* BUFFER: some records, each once or twice (the same buffer again). */
 	if (have_state && hd->nr_handles) {
+		const struct accmap_ckpt_session *s1 = (const void *)(recs + hd->nr_handles);
+		const struct accmap_replay_map *m1 = (const void *)(s1 + 1);
 		unsigned int first = (unsigned int)below(t, hd->nr_handles);
+		unsigned int nwant = 0;
 
-		for (unsigned int i = 0; i < hd->nr_handles && nb < FZ_CK_RECS; i++) {
-			const struct accmap_ckpt_handle *r = &recs[(first + i) % hd->nr_handles];
-
-			/*
-			 * FROM_VA of this thread's scratch only: another thread's
-			 * may be unmapped before FINISH pins it again.
-			 */
-			if (r->kind == ACCMAP_CKPT_KIND_FROM_VA &&
-			    (r->va < (uintptr_t)t->scr || r->va + r->size >
-			     (uintptr_t)t->scr + (FZ_SCR_PAGES + FZ_SCR_SHARED) * env.page))
-				continue;
-			bufs[nb] = (struct fz_ckbuf){ .rec = r };
-			bufs[nb].p = &bufs[nb];
-			for (unsigned int j = 0; j < nb; j++) {
-				if (bufs[j].rec->serial == bufs[nb].rec->serial) {
-					bufs[nb].p = bufs[j].p;
-					break;
-				}
+		/* The first session's buffers first, with their ids, so that it can come back. */
+		if (hd->nr_sessions && s1->nr_maps <= FZ_CK_RECS && !one_in(t, 4)) {
+			for (uint32_t j = 0; j < s1->nr_maps; j++) {
+				for (uint32_t i = 0; i < hd->nr_handles; i++)
+					nb += ck_pick(t, bufs, nb, &recs[i], recs[i].id == m1[j].id);
 			}
-			nb++;
+			nwant = nb;
 		}
+		for (unsigned int i = 0; i < hd->nr_handles && nb < FZ_CK_RECS; i++)
+			nb += ck_pick(t, bufs, nb, &recs[(first + i) % hd->nr_handles], true);
 		for (unsigned int i = 0; i < nb && !fz_stopped(); i++) {
-			ck_buffer(t, dev, token, &bufs[i], fds, &nfds, &unsure);
+			ck_buffer(t, dev, token, &bufs[i], i < nwant, fds, &nfds, &unsure);
 			if (one_in(t, 3))
-				ck_buffer(t, dev, token, &bufs[i], fds, &nfds, &unsure);
+				ck_buffer(t, dev, token, &bufs[i], false, fds, &nfds, &unsure);
 		}
 	}
 
