@@ -5570,6 +5570,45 @@ static void *ck_mmap(struct fz_thread *t, int dev, const struct fz_ckbuf *bufs, 
 	return p;
 }
 
+/*
+ * A session of the private client over one of its buffers, into the
+ * model, so that restores have sessions to bring back (the random ones
+ * mostly map ids freed since, which STATE refuses).
+ */
+static void ck_add_session(struct fz_thread *t)
+{
+	struct accmap_replay_map *m = t->rmaps;
+	struct accmap_replay_setup a;
+	struct fz_handle *h;
+	int ret;
+
+	if (!t->nh || t->ns >= FZ_SESS_KEEP)
+		return;
+	h = &t->h[below(t, t->nh)];
+	if (!h->alloc || !h->size || h->size % GPU_PAGE)
+		return;
+	memset(m, 0, sizeof(*m));
+	m->gpu_va = 1ULL << 32;
+	m->length = h->size;
+	m->id = h->id;
+	m->flags = ACCMAP_REPLAY_MAP_READ | (h->readonly ? 0 : ACCMAP_REPLAY_MAP_WRITE);
+	m->attr = (uint32_t)below(t, ACCMAP_REPLAY_ATTR_MAX + 1);
+	memset(&a, 0, sizeof(a));
+	a.maps = (uintptr_t)m;
+	a.nr_maps = 1;
+	a.target = env.sim;
+	a.format = (uint32_t)below(t, ACCMAP_PGT_COUNT);
+	a.as = (uint32_t)below(t, SIM_AS_COUNT);
+	a.va_bits = ACCMAP_REPLAY_VA_BITS_MAX;
+	ret = ioctl(t->own, ACCMAP_IOC_REPLAY_SETUP, &a) ? -errno : 0;
+	if (!fz_expect(t, "REPLAY_SETUP of a session to restore", ret, RES_OK | RES_E(ENOMEM)) ||
+	    ret)
+		return;
+	h->shared = true;
+	t->s[t->ns++] = (struct fz_sess){ .id = a.session, .format = a.format, .as = a.as,
+					  .map = *m };
+}
+
 /* A whole restore of the private client's state into two fresh files. */
 static bool op_ckrestore(struct fz_thread *t)
 {
@@ -5592,6 +5631,8 @@ static bool op_ckrestore(struct fz_thread *t)
 
 	if (t->own < 0)
 		return false;
+	if (one_in(t, 2))
+		ck_add_session(t);
 	ret = ck_state(t, &own, t->ck, FZ_CK_ROOM, false, &size);
 	have_state = !ret && size <= FZ_CK_ROOM && !fz_stopped();
 	if (!have_state) {
