@@ -261,7 +261,6 @@ static const char *const fz_ck_step_names[CKS_COUNT] = {
 	[CKS_MMAP] = "mmap", [CKS_FINISH] = "finish", [CKS_FOREIGN_PID] = "finish_eperm",
 };
 
-
 struct fz_thread;
 
 struct fz_opdesc {
@@ -4801,7 +4800,7 @@ static int ck_call(struct fz_thread *t, int fd, struct accmap_ckpt *a, bool allo
 
 static bool ck_str_ok(const char *s, size_t len)
 {
-	return memchr(s, '\0', len) != NULL;
+	return memchr(s, '\0', len);
 }
 
 /* What any handle record must be, in any client of this process; @next_id 0: no id. */
@@ -4830,13 +4829,14 @@ static bool ck_handle_ok(struct fz_thread *t, const struct accmap_ckpt_handle *r
 		      r->state & ACCMAP_CKPT_H_FROM_VA_WRITE ? "alloc" : NULL;
 	else if (r->kind == ACCMAP_CKPT_KIND_FROM_VA)
 		why = r->heap != ACCMAP_HEAP_NONE || r->flags || !r->va || r->va % env.page ||
-		      (r->origin_pid != (uint32_t)getpid() && r->origin_pid != (uint32_t)env.helper) ?
-		      "from_va" : NULL;
+		      (r->origin_pid != (uint32_t)getpid() &&
+		       r->origin_pid != (uint32_t)env.helper) ? "from_va" : NULL;
 	else
 		why = "kind";
 	if (why)
-		FZ_FAIL(t, "STATE: handle record id %u serial %llu size %llu kind %u heap %u "
-			"state %#x va %#llx pid %u: %s", r->id, (unsigned long long)r->serial,
+		FZ_FAIL(t,
+			"STATE: handle record id %u serial %llu size %llu kind %u heap %u state %#x va %#llx pid %u: %s",
+			r->id, (unsigned long long)r->serial,
 			(unsigned long long)r->size, r->kind, r->heap, r->state,
 			(unsigned long long)r->va, r->origin_pid, why);
 	return !why;
@@ -4870,8 +4870,9 @@ static bool ck_handle_model(struct fz_thread *t, const struct accmap_ckpt_handle
 		kind_ok = r->kind == ACCMAP_CKPT_KIND_EMPTY;
 	if (!kind_ok || (h->size && r->size != h->size) ||
 	    h->readonly != ck_rdonly(r)) {
-		FZ_FAIL(t, "STATE: id %u kind %u size %llu state %#x; model: alloc %d from_va %d "
-			"size %llu readonly %d", r->id, r->kind, (unsigned long long)r->size,
+		FZ_FAIL(t,
+			"STATE: id %u kind %u size %llu state %#x; model: alloc %d from_va %d size %llu readonly %d",
+			r->id, r->kind, (unsigned long long)r->size,
 			r->state, h->alloc, h->fromva, (unsigned long long)h->size, h->readonly);
 		return false;
 	}
@@ -4893,8 +4894,9 @@ static bool ck_handle_rec(struct fz_thread *t, const struct fz_rec *before,
 			continue;
 		if ((e->size && e->size != r->size) || e->readonly != ck_rdonly(r) ||
 		    (e->alloc && r->kind == ACCMAP_CKPT_KIND_EMPTY)) {
-			FZ_FAIL(t, "STATE of a shared client: id %u size %llu state %#x kind %u; "
-				"recorded: size %llu readonly %d alloc %d", r->id,
+			FZ_FAIL(t,
+				"STATE of a shared client: id %u size %llu state %#x kind %u; recorded: size %llu readonly %d alloc %d",
+				r->id,
 				(unsigned long long)r->size, r->state, r->kind,
 				(unsigned long long)e->size, e->readonly, e->alloc);
 			return false;
@@ -4919,8 +4921,8 @@ static bool ck_attrs_ok(struct fz_thread *t, const struct accmap_ckpt_session *s
 		    r->granule > ACCMAP_SVM_GRANULE_MAX || r->location != ACCMAP_SVM_LOC_SYSTEM ||
 		    r->pad || (prev && prev->attrs == r->attrs && prev->granule == r->granule &&
 				prev->location == r->location)) {
-			FZ_FAIL(t, "STATE: session %u range %u of %u: [%#llx, +%#llx) attrs %#x "
-				"granule %u location %u; expected at %#llx in [%#llx, +%#llx)",
+			FZ_FAIL(t,
+				"STATE: session %u range %u of %u: [%#llx, +%#llx) attrs %#x granule %u location %u; expected at %#llx in [%#llx, +%#llx)",
 				s->id, i, s->nr_attrs, (unsigned long long)r->start,
 				(unsigned long long)r->size, r->attrs, r->granule, r->location,
 				(unsigned long long)at, (unsigned long long)s->svm_start,
@@ -4955,16 +4957,18 @@ static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct f
 	    hd->pid != (uint32_t)getpid() || !hd->next_id ||
 	    hd->nr_handles > (size - sizeof(*hd)) / sizeof(*recs) ||
 	    hd->nr_sessions > FZ_SESS_MAX) {
-		FZ_FAIL(t, "STATE head: magic %#x version %u size %llu of %llu, %u handles, "
-			"%u sessions, next id %u, pid %u", hd->magic, hd->version,
+		FZ_FAIL(t,
+			"STATE head: magic %#x version %u size %llu of %llu, %u handles, %u sessions, next id %u, pid %u",
+			hd->magic, hd->version,
 			(unsigned long long)hd->size, (unsigned long long)size, hd->nr_handles,
 			hd->nr_sessions, hd->next_id, hd->pid);
 		return false;
 	}
 	if (cl->priv && (hd->nr_handles != t->nh || hd->nr_sessions != t->ns ||
 			 (t->max_id && hd->next_id <= t->max_id))) {
-		FZ_FAIL(t, "STATE of the private client: %u handles, %u sessions, next id %u; "
-			"model: %u, %u, highest id %u", hd->nr_handles, hd->nr_sessions,
+		FZ_FAIL(t,
+			"STATE of the private client: %u handles, %u sessions, next id %u; model: %u, %u, highest id %u",
+			hd->nr_handles, hd->nr_sessions,
 			hd->next_id, t->nh, t->ns, t->max_id);
 		return false;
 	}
@@ -5001,8 +5005,9 @@ static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct f
 		    (svm ? !s.nr_attrs || s.svm_start != (uintptr_t)env.svm ||
 			   s.svm_size != env.svm_len || cl->priv :
 			   s.nr_attrs || !s.nr_maps || s.svm_start || s.svm_size)) {
-			FZ_FAIL(t, "STATE: session %u (after %u) target %u format %u as %u flags %#x "
-				"maps %u attrs %u svm [%#llx, +%#llx), %zu bytes left", s.id, prev,
+			FZ_FAIL(t,
+				"STATE: session %u (after %u) target %u format %u as %u flags %#x maps %u attrs %u svm [%#llx, +%#llx), %zu bytes left",
+				s.id, prev,
 				s.target, s.format, s.as, s.flags, s.nr_maps, s.nr_attrs,
 				(unsigned long long)s.svm_start, (unsigned long long)s.svm_size,
 				(size_t)(end - p));
@@ -5023,8 +5028,8 @@ static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct f
 			uint32_t id = maps[j].id;
 
 			if (!id || id >= hd->next_id || (cl->priv && !own_find(t, id))) {
-				FZ_FAIL(t, "STATE: session %u map %u names id %u (next id %u)", s.id,
-					j, id, hd->next_id);
+				FZ_FAIL(t, "STATE: session %u map %u names id %u (next id %u)",
+					s.id, j, id, hd->next_id);
 				return false;
 			}
 		}
@@ -5102,8 +5107,8 @@ static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_
 		fault(&x, EFAULT, MAYBE);
 		break;
 	case 4:
-		a.op = one_in(t, 2) ? 0 : (uint32_t)range(t, ACCMAP_CKPT_OP_RESTORE_OFFSET + 1,
-						      UINT32_MAX);
+		a.op = one_in(t, 2) ? 0 :
+		       (uint32_t)range(t, ACCMAP_CKPT_OP_RESTORE_OFFSET + 1, UINT32_MAX);
 		fault(&x, EINVAL, YES);
 		break;
 	default:
@@ -5142,8 +5147,9 @@ static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_
 			ck_state_check(t, cl, before, buf, a.size);
 	} else if (ret == -ENOSPC) {
 		if (a.size <= room || a.size < least || a.bad_kind)
-			FZ_FAIL(t, "STATE: ENOSPC for %llu bytes, needs %llu (at least %llu), "
-				"bad_kind %u", (unsigned long long)room, (unsigned long long)a.size,
+			FZ_FAIL(t,
+				"STATE: ENOSPC for %llu bytes, needs %llu (at least %llu), bad_kind %u",
+				(unsigned long long)room, (unsigned long long)a.size,
 				(unsigned long long)least, a.bad_kind);
 	} else if (ret == -ENOENT || ret == -EBUSY) {
 		if (a.bad_kind != ACCMAP_CKPT_BAD_SESSION_BUSY || !a.bad_id ||
@@ -5241,7 +5247,8 @@ static bool op_ckdmabuf(struct fz_thread *t)
 		uint32_t mode = e.rdonly ? O_RDONLY : O_RDWR;
 
 		if (!a.serial || a.dmabuf_size != e.size || a.dmabuf_mode != mode)
-			FZ_FAIL(t, "DMABUF: serial %llu size %llu mode %u; the fd: size %llu mode %u",
+			FZ_FAIL(t,
+				"DMABUF: serial %llu size %llu mode %u; the fd: size %llu mode %u",
 				(unsigned long long)a.serial, (unsigned long long)a.dmabuf_size,
 				a.dmabuf_mode, (unsigned long long)e.size, mode);
 		else if (a.data == (uintptr_t)&rec &&
@@ -5429,8 +5436,9 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		if (fz_expect(t, "INFO of a restored id", ret, RES_OK) &&
 		    (info.size != r->size ||
 		     !!(info.state & ACCMAP_STATE_ALLOCATED) != alloc))
-			FZ_FAIL(t, "restored id %u: size %llu state %#x, the record: size %llu "
-				"kind %u", r->id, (unsigned long long)info.size, info.state,
+			FZ_FAIL(t,
+				"restored id %u: size %llu state %#x, the record: size %llu kind %u",
+				r->id, (unsigned long long)info.size, info.state,
 				(unsigned long long)r->size, r->kind);
 	}
 	if (fd_flag) {
@@ -5444,10 +5452,12 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		    (d.dmabuf_size != r->size || d.dmabuf_mode != (rdonly ? O_RDONLY : O_RDWR) ||
 		     !!(fdfl & FD_CLOEXEC) != !!(a.flags & ACCMAP_CKPT_FD_CLOEXEC) ||
 		     (P->serial && d.serial != P->serial) || d.serial == r->serial))
-			FZ_FAIL(t, "restored dma-buf of serial %llu: serial %llu (before %llu), "
-				"size %llu, mode %u, cloexec %d", (unsigned long long)r->serial,
+			FZ_FAIL(t,
+				"restored dma-buf of serial %llu: serial %llu (before %llu), size %llu, mode %u, cloexec %d",
+				(unsigned long long)r->serial,
 				(unsigned long long)d.serial, (unsigned long long)P->serial,
-				(unsigned long long)d.dmabuf_size, d.dmabuf_mode, !!(fdfl & FD_CLOEXEC));
+				(unsigned long long)d.dmabuf_size, d.dmabuf_mode,
+				!!(fdfl & FD_CLOEXEC));
 		P->serial = d.serial;
 		fds[*nfds] = (struct fz_ckfd){ .fd = a.fd, .size = r->size, .rdonly = rdonly };
 		(*nfds)++;
@@ -5680,8 +5690,8 @@ static bool op_ckrestore(struct fz_thread *t)
 		a.op = ACCMAP_CKPT_OP_STATE;
 		a.data = (uintptr_t)t->tmp;
 		a.size = env.page;
-		ret = ck_call(t, beg, &a, false, false, RES_E(EBUSY), "STATE of a restore's beginner",
-			      &intact);
+		ret = ck_call(t, beg, &a, false, false, RES_E(EBUSY),
+			      "STATE of a restore's beginner", &intact);
 		if (ret == -EBUSY && intact && a.bad_kind != ACCMAP_CKPT_BAD_RESTORING)
 			FZ_FAIL(t, "STATE of a restore's beginner: bad_kind %u", a.bad_kind);
 	}
@@ -5738,7 +5748,8 @@ static bool op_ckrestore(struct fz_thread *t)
 		if (hd->nr_sessions && s1->nr_maps <= FZ_CK_RECS && !one_in(t, 4)) {
 			for (uint32_t j = 0; j < s1->nr_maps; j++) {
 				for (uint32_t i = 0; i < hd->nr_handles; i++)
-					nb += ck_pick(t, bufs, nb, &recs[i], recs[i].id == m1[j].id);
+					nb += ck_pick(t, bufs, nb, &recs[i],
+						      recs[i].id == m1[j].id);
 			}
 			nwant = nb;
 		}
@@ -5775,7 +5786,8 @@ static bool op_ckrestore(struct fz_thread *t)
 						   bufs[k].rec->origin_pid == (uint32_t)getpid()));
 				all = found;
 			}
-			if (all && queued < FZ_SESS_KEEP && ck_session(t, dev, token, p, len, false, &unsure)) {
+			if (all && queued < FZ_SESS_KEEP &&
+			    ck_session(t, dev, token, p, len, false, &unsure)) {
 				queued_ids[queued++] = s.id;
 				if (one_in(t, 4))
 					ck_session(t, dev, token, p, len, true, &unsure);
@@ -5816,7 +5828,8 @@ static bool op_ckrestore(struct fz_thread *t)
 	ret = ck_call(t, dev, &a, false, one_in(t, 3), exp_allowed(&x), "RESTORE_OFFSET", &intact);
 	if (!ret && intact && !x.may) {
 		if (!a.map_offset || a.map_offset % env.page || a.map_offset > INT64_MAX) {
-			FZ_FAIL(t, "RESTORE_OFFSET: offset %#llx", (unsigned long long)a.map_offset);
+			FZ_FAIL(t, "RESTORE_OFFSET: offset %#llx",
+				(unsigned long long)a.map_offset);
 			goto out;
 		}
 		t->ck_steps[CKS_OFFSET]++;
@@ -5830,8 +5843,8 @@ static bool op_ckrestore(struct fz_thread *t)
 	a.token = token;
 	a.pid = (uint32_t)getpid();
 	if (one_in(t, 4))
-		ck_call(t, dev, &a, false, false, RES_E(EINVAL), "RESTORE_FINISH not by the beginner",
-			&intact);
+		ck_call(t, dev, &a, false, false, RES_E(EINVAL),
+			"RESTORE_FINISH not by the beginner", &intact);
 	if (one_in(t, 2)) {
 		a.pid = (uint32_t)env.helper;
 		ret = ck_call(t, beg, &a, false, one_in(t, 3), RES_E(EPERM),
@@ -5839,7 +5852,8 @@ static bool op_ckrestore(struct fz_thread *t)
 		if (ret == -EPERM && intact) {
 			t->ck_steps[CKS_FOREIGN_PID]++;
 			if (a.done)
-				FZ_FAIL(t, "RESTORE_FINISH of pid %u: EPERM, done %u", a.pid, a.done);
+				FZ_FAIL(t, "RESTORE_FINISH of pid %u: EPERM, done %u", a.pid,
+					a.done);
 		}
 		a.pid = (uint32_t)getpid();
 	}
@@ -5859,7 +5873,8 @@ static bool op_ckrestore(struct fz_thread *t)
 			a.done, pins, queued);
 	/* The sessions were made, at their ids. */
 	for (unsigned int i = 0; i < queued; i++)
-		fz_expect(t, "REPLAY_DESTROY of a restored session", destroy_raw(dev, queued_ids[i]),
+		fz_expect(t, "REPLAY_DESTROY of a restored session",
+			  destroy_raw(dev, queued_ids[i]),
 			  unsure ? RES_OK | RES_E(ENOENT) : RES_OK);
 	/* Nothing is left to do for this process; it is no longer being restored. */
 	if (one_in(t, 4)) {
@@ -5959,8 +5974,8 @@ static bool op_cksvm(struct fz_thread *t)
 		a.svm_size = env.svm_len;
 		/* Sessions of the client may be at the limit. */
 		ret = fz_ioctl(t, e.fd, ACCMAP_IOC_REPLAY_SETUP, &a,
-			       RES_OK | RES_E(ENOSPC) | RES_E(ENOMEM), "REPLAY_SETUP of an SVM session",
-			       &intact);
+			       RES_OK | RES_E(ENOSPC) | RES_E(ENOMEM),
+			       "REPLAY_SETUP of an SVM session", &intact);
 		if (!ret && intact) {
 			pthread_mutex_lock(&e.client->lock);
 			if (!e.client->svm_session) {
@@ -5988,8 +6003,8 @@ static bool op_cksvm(struct fz_thread *t)
 	s.start = (uintptr_t)env.svm + first * env.page;
 	s.size = n * env.page;
 	s.attrs = (uint32_t)below(t, ACCMAP_SVM_ATTR_VALID + 1);
-	s.granule = one_in(t, 2) ? 0 : (uint32_t)range(t, ACCMAP_SVM_GRANULE_MIN,
-						      ACCMAP_SVM_GRANULE_MAX);
+	s.granule = one_in(t, 2) ? 0 :
+		    (uint32_t)range(t, ACCMAP_SVM_GRANULE_MIN, ACCMAP_SVM_GRANULE_MAX);
 	s.location = ACCMAP_SVM_LOC_SYSTEM;
 	exp_init(&x);
 	/* Other threads destroy sessions of the shared clients, and make others at the id. */
@@ -6170,8 +6185,8 @@ static bool thread_mem(struct fz_thread *t)
 	t->report = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	t->tmp = malloc(FZ_SMALL_PAGES * page);
 	t->ck = map_anon(FZ_CK_ROOM, PROT_READ | PROT_WRITE, 0);
-	if (!t->ck || !t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps || t->report == MAP_FAILED ||
-	    !t->tmp || ops_len % page || maps_len % page)
+	if (!t->ck || !t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps ||
+	    t->report == MAP_FAILED || !t->tmp || ops_len % page || maps_len % page)
 		return false;
 	/* arg: read-write, PROT_NONE, read-only, PROT_NONE. */
 	mprotect(t->arg + page, page, PROT_NONE);
