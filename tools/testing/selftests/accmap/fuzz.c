@@ -200,7 +200,7 @@
 #define RES_E(e)			((__uint128_t)1 << (e))
 
 static const char *const errno_names[128] = {
-	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR", [EIO] = "EIO",
+	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [ESRCH] = "ESRCH", [EINTR] = "EINTR", [EIO] = "EIO",
 	[E2BIG] = "E2BIG", [EBADF] = "EBADF", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
 	[EACCES] = "EACCES", [EFAULT] = "EFAULT", [EBUSY] = "EBUSY", [EEXIST] = "EEXIST",
 	[EXDEV] = "EXDEV", [ENODEV] = "ENODEV", [EINVAL] = "EINVAL", [ENFILE] = "ENFILE",
@@ -422,6 +422,8 @@ struct fz_thread {
 	uint8_t *ck;		/* FZ_CK_ROOM bytes for checkpoint states */
 	bool ck_noalloc;	/* the checkpoint op under way allocates nothing */
 	uint64_t ck_steps[CKS_COUNT];	/* restores, step by step */
+	uint64_t ck_svm_states;	/* states checked with an SVM session's ranges */
+	uint32_t ck_svm_ranges;	/* the most ranges one had */
 };
 
 static struct fz_thread fz_threads[FZ_MAX_THREADS];
@@ -5033,8 +5035,13 @@ static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct f
 				return false;
 			}
 		}
-		if (svm && !ck_attrs_ok(t, &s, (const void *)(maps + s.nr_maps)))
-			return false;
+		if (svm) {
+			if (!ck_attrs_ok(t, &s, (const void *)(maps + s.nr_maps)))
+				return false;
+			t->ck_svm_states++;
+			if (s.nr_attrs > t->ck_svm_ranges)
+				t->ck_svm_ranges = s.nr_attrs;
+		}
 		p += room;
 	}
 	if (p != end) {
@@ -6392,7 +6399,8 @@ static bool probe_device(void)
 static void print_stats(uint64_t ns)
 {
 	uint64_t counts[OP_COUNT] = { 0 }, op_ns[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
-	uint64_t busy = 0, ck_total = 0, steps[CKS_COUNT] = { 0 };
+	uint64_t busy = 0, ck_total = 0, steps[CKS_COUNT] = { 0 }, svm_states = 0;
+	uint32_t svm_ranges = 0;
 	char line[256];
 	size_t n = 0;
 
@@ -6412,7 +6420,7 @@ static void print_stats(uint64_t ns)
 		if (op < OP_COUNT)
 			n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ops[op].name,
 				      (unsigned long long)counts[op]);
-		if (op == OP_COUNT || n > 90) {
+		if ((op == OP_COUNT && n) || n > 90) {
 			tap_diag("  ops:%s", line);
 			n = 0;
 		}
@@ -6423,6 +6431,9 @@ static void print_stats(uint64_t ns)
 	for (unsigned int i = 0; i < cfg.threads; i++) {
 		for (int s = 0; s < CKS_COUNT; s++)
 			steps[s] += fz_threads[i].ck_steps[s];
+		svm_states += fz_threads[i].ck_svm_states;
+		if (fz_threads[i].ck_svm_ranges > svm_ranges)
+			svm_ranges = fz_threads[i].ck_svm_ranges;
 	}
 	n = snprintf(line, sizeof(line), " %llu ops (%.1f %%); restore steps:",
 		     (unsigned long long)ck_total, total ? ck_total * 100.0 / total : 0.0);
@@ -6430,6 +6441,8 @@ static void print_stats(uint64_t ns)
 		n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ck_step_names[s],
 			      (unsigned long long)steps[s]);
 	tap_diag("  checkpoint:%s", line);
+	tap_diag("  checkpoint: SVM sessions' ranges checked in STATE %llu times, at most %u ranges",
+		 (unsigned long long)svm_states, svm_ranges);
 	n = 0;
 	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
 	n = 0;
