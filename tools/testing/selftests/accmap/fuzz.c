@@ -6441,7 +6441,7 @@ static void print_stats(uint64_t ns)
 		n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ck_step_names[s],
 			      (unsigned long long)steps[s]);
 	tap_diag("  checkpoint:%s", line);
-	tap_diag("  checkpoint: SVM sessions' ranges checked in STATE %llu times, at most %u ranges",
+	tap_diag("  checkpoint: SVM ranges checked in STATE %llu times, at most %u ranges",
 		 (unsigned long long)svm_states, svm_ranges);
 	n = 0;
 	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
