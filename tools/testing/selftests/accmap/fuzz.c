@@ -5626,6 +5626,42 @@ static void ck_add_session(struct fz_thread *t)
 					  .map = *m };
 }
 
+/*
+ * After a FINISH that failed: the queued sessions' mappings that write
+ * through an id the state says is read-only, and whether the state holds
+ * a writable id of the same buffer.
+ */
+static void ck_finish_why(struct fz_thread *t, const struct accmap_ckpt_handle *recs,
+			  uint32_t nr, const uint8_t *const *sess, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct accmap_ckpt_session s;
+		const struct accmap_replay_map *m;
+
+		memcpy(&s, sess[i], sizeof(s));
+		m = (const void *)(sess[i] + sizeof(s));
+		for (uint32_t j = 0; j < s.nr_maps; j++) {
+			const struct accmap_ckpt_handle *r = NULL;
+			uint32_t writable = 0;
+
+			for (uint32_t k = 0; k < nr; k++) {
+				if (recs[k].id == m[j].id)
+					r = &recs[k];
+			}
+			if (!r || !(m[j].flags & ACCMAP_REPLAY_MAP_WRITE) || !ck_rdonly(r))
+				continue;
+			for (uint32_t k = 0; k < nr; k++) {
+				if (recs[k].serial == r->serial && !ck_rdonly(&recs[k]))
+					writable = recs[k].id;
+			}
+			FZ_FAIL(t,
+				"STATE: session %u map %u writes through read-only id %u (serial %llu, kind %u, state %#x); writable id of that buffer in the state: %u",
+				s.id, j, r->id, (unsigned long long)r->serial, r->kind, r->state,
+				writable);
+		}
+	}
+}
+
 /* A whole restore of the private client's state into two fresh files. */
 static bool op_ckrestore(struct fz_thread *t)
 {
@@ -5638,6 +5674,7 @@ static bool op_ckrestore(struct fz_thread *t)
 	unsigned int nb = 0, nfds = 0, queued = 0, pins = 0;
 	bool unsure = false;
 	uint32_t queued_ids[FZ_SESS_KEEP];
+	const uint8_t *queued_recs[FZ_SESS_KEEP];
 	struct accmap_ckpt a;
 	int beg = -1, dev = -1, ret;
 	uint64_t size, token, off = 0;
@@ -5795,6 +5832,7 @@ static bool op_ckrestore(struct fz_thread *t)
 			}
 			if (all && queued < FZ_SESS_KEEP &&
 			    ck_session(t, dev, token, p, len, false, &unsure)) {
+				queued_recs[queued] = p;
 				queued_ids[queued++] = s.id;
 				if (one_in(t, 4))
 					ck_session(t, dev, token, p, len, true, &unsure);
@@ -5872,6 +5910,8 @@ static bool op_ckrestore(struct fz_thread *t)
 	}
 	a.done = GARBAGE_U32;
 	ret = ck_call(t, beg, &a, true, one_in(t, 3), RES_OK, "RESTORE_FINISH", &intact);
+	if (ret && !t->inj && ret != -EFAULT)
+		ck_finish_why(t, recs, hd->nr_handles, queued_recs, queued);
 	if (ret || !intact)
 		goto out;
 	t->ck_steps[CKS_FINISH]++;
