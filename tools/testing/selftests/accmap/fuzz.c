@@ -4942,6 +4942,22 @@ static bool ck_attrs_ok(struct fz_thread *t, const struct accmap_ckpt_session *s
 	return true;
 }
 
+/* Whether the records (ascending ids, checked already) hold @id. */
+static bool ck_has_id(const struct accmap_ckpt_handle *recs, uint32_t n, uint32_t id)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (recs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && recs[lo].id == id;
+}
+
 /*
  * Checks a state of @size bytes at @buf, of @cl's client; the private
  * client's exactly.  Returns whether it holds together.
@@ -5029,7 +5045,9 @@ static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct f
 		for (uint32_t j = 0; j < s.nr_maps; j++) {
 			uint32_t id = maps[j].id;
 
-			if (!id || id >= hd->next_id || (cl->priv && !own_find(t, id))) {
+			/* Ids of this snapshot: a map names one of its own handle records. */
+			if (!id || id >= hd->next_id || !ck_has_id(recs, hd->nr_handles, id) ||
+			    (cl->priv && !own_find(t, id))) {
 				FZ_FAIL(t, "STATE: session %u map %u names id %u (next id %u)",
 					s.id, j, id, hd->next_id);
 				return false;
