@@ -14,7 +14,14 @@
  *   (the child does a few ops on the inherited client, some with
  *   CAP_SYS_RAWIO dropped), dma-buf fds passed over a unix socket to a
  *   helper process that imports, maps and frees them (and passes its own
- *   back), closes of dma-buf fds and of /dev/accmap itself.  Arguments are
+ *   back), closes of dma-buf fds and of /dev/accmap itself, SVM attribute
+ *   changes and page replacement under a mirror, and ACCMAP_IOC_CHECKPOINT:
+ *   STATE of every client (racing CREATE, FREE, SET_ATTR and munmap in other
+ *   threads), DMABUF of every kind of fd, whole restores of the private
+ *   client into fresh files (BEGIN, CLIENT, BUFFER with ids and dma-bufs,
+ *   SESSION, RESTORE_OFFSET and mmap through the restore's right, FINISH
+ *   of this process and of one that did not join), and every op from a
+ *   thread without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN.  Arguments are
  *   valid ones with boundary and bad values mixed in (0, 1, page - 1,
  *   page, page + 1, U32_MAX, U64_MAX, the RAM size, huge sizes, bad flags
  *   and padding, stale and foreign ids, misaligned offsets, pointers to
@@ -30,10 +37,17 @@
  *     read-only, how big it is, which replay sessions live), outputs are
  *     compared with the model, fresh buffers must read as zero, what is
  *     written must read back, FROM_VA buffers must share the user pages,
- *     and fdinfo's handle count must match;
+ *     and fdinfo's handle count must match; its checkpoint STATE holds
+ *     exactly the ids and sessions of the model;
  *   - the shared clients, on which all threads race, are checked against
  *     what cannot change under a race (ids are never reused, a buffer's
- *     size and access never change, memory once allocated stays);
+ *     size and access never change, memory once allocated stays), and
+ *     their STATE holds together whatever races it: sizes add up, ids
+ *     ascend below the next id and match the records, every SVM
+ *     session's attribute ranges tile its range;
+ *   - a restore gives back what was dumped (sizes, contents, dma-bufs of
+ *     the right mode), maps only with the right it was given and only
+ *     until FINISH, and FINISH acts only on a process that joined;
  *   - outputs on failure (REPLAY_SETUP failed_map, REPLAY_RUN reason /
  *     failed_op / done, CACHE_LIST done) follow the documented rules;
  *   - touching a mapping never faults, except writing a read-only one,
@@ -51,7 +65,8 @@
  *   By default K seeds from a random base, N ops each; --seed S runs seeds
  *   S to S + K - 1 (K is 1 then unless given).  One TAP result per seed,
  *   each printing "replay: fuzz --seed S --ops N --threads T", its op
- *   rate, how often each kind of op ran and the errnos seen; then one
+ *   rate, how often each kind of op ran (and how far the restores got,
+ *   step by step) and the errnos seen; then one
  *   result "total operations >= MIN".  MIN is 1000000 for a default run
  *   and the requested K * N when seeds or ops were given.
  *   A failure names the seed, the thread and the op index in that thread.
@@ -100,6 +115,9 @@
 #define fallthrough		__attribute__((__fallthrough__))
 #endif
 #define BIT(n)			(1U << (n))
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE	40
+#endif
 
 #define FZ_DEFAULT_SEEDS	8
 #define FZ_DEFAULT_OPS		131072
@@ -144,6 +162,8 @@
 #define FZ_KERN_ADDR		0xffff900000000000ULL
 #define FZ_WAIT_MAX_US		2000	/* longest replay wait */
 #define FZ_SETTLE_MS		10000	/* to wait for debugfs after a seed */
+#define FZ_CK_ROOM		(256U << 10)	/* room for one checkpoint state */
+#define FZ_SVM_PAGES		32	/* the shared clients' SVM range */
 
 /* The software Mali model, as Documentation/userspace-api/accmap-sim.rst has it. */
 #define SIM_NAME		"sim"
@@ -180,7 +200,7 @@
 #define RES_E(e)			((__uint128_t)1 << (e))
 
 static const char *const errno_names[128] = {
-	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR", [EIO] = "EIO",
+	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [ESRCH] = "ESRCH", [EINTR] = "EINTR", [EIO] = "EIO",
 	[E2BIG] = "E2BIG", [EBADF] = "EBADF", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
 	[EACCES] = "EACCES", [EFAULT] = "EFAULT", [EBUSY] = "EBUSY", [EEXIST] = "EEXIST",
 	[EXDEV] = "EXDEV", [ENODEV] = "ENODEV", [EINVAL] = "EINVAL", [ENFILE] = "ENFILE",
@@ -221,7 +241,24 @@ enum fz_op {
 	OP_RW, OP_VERIFY, OP_CACHE, OP_CLIST, OP_GETFD, OP_FROMFD, OP_CLOSEFD, OP_SYNC,
 	OP_MMAP, OP_TOUCH, OP_MUNMAP, OP_FROMVA, OP_RQUERY, OP_RSETUP, OP_RRUN,
 	OP_RDESTROY, OP_FOREIGN, OP_VGEM, OP_SEND, OP_RECV, OP_FORK, OP_REOPEN,
-	OP_FDINFO, OP_BIG, OP_MAPOFF, OP_COUNT
+	OP_FDINFO, OP_BIG, OP_MAPOFF, OP_CKSTATE, OP_CKDMABUF, OP_CKRESTORE, OP_CKSVM,
+	OP_CKNOPERM, OP_COUNT
+};
+
+/* The checkpoint ops, counted together in the op mix. */
+#define OP_CK_FIRST		OP_CKSTATE
+#define OP_CK_LAST		OP_CKNOPERM
+
+/* Where a restore got to, counted per step for the op mix. */
+enum {
+	CKS_BEGIN, CKS_CLIENT, CKS_BUFFER, CKS_FD, CKS_SESSION, CKS_OFFSET, CKS_MMAP,
+	CKS_FINISH, CKS_FOREIGN_PID, CKS_COUNT
+};
+
+static const char *const fz_ck_step_names[CKS_COUNT] = {
+	[CKS_BEGIN] = "begin", [CKS_CLIENT] = "client", [CKS_BUFFER] = "buffer",
+	[CKS_FD] = "fd", [CKS_SESSION] = "session", [CKS_OFFSET] = "offset",
+	[CKS_MMAP] = "mmap", [CKS_FINISH] = "finish", [CKS_FOREIGN_PID] = "finish_eperm",
 };
 
 struct fz_thread;
@@ -261,6 +298,7 @@ struct fz_client {
 	pthread_mutex_t lock;	/* protects rec and srec */
 	struct fz_rec rec[FZ_REC_MAX];
 	struct fz_srec srec[FZ_SREC_MAX];
+	uint32_t svm_session;	/* its session mirroring env.svm, 0 if none known */
 };
 
 /*
@@ -298,6 +336,8 @@ struct fz_env {
 	int udmabuf;		/* /dev/udmabuf or -1 */
 	int sock;		/* our end of the helper's socket */
 	pid_t helper;
+	uint8_t *svm;		/* the range the shared clients' SVM sessions mirror */
+	size_t svm_len;
 	int stop;		/* a failure: every thread stops (atomic) */
 };
 
@@ -379,6 +419,11 @@ struct fz_thread {
 	struct accmap_replay_op *ops;
 	struct accmap_replay_map *rmaps;
 	struct fz_child_report *report;
+	uint8_t *ck;		/* FZ_CK_ROOM bytes for checkpoint states */
+	bool ck_noalloc;	/* the checkpoint op under way allocates nothing */
+	uint64_t ck_steps[CKS_COUNT];	/* restores, step by step */
+	uint64_t ck_svm_states;	/* states checked with an SVM session's ranges */
+	uint32_t ck_svm_ranges;	/* the most ranges one had */
 };
 
 static struct fz_thread fz_threads[FZ_MAX_THREADS];
@@ -1181,6 +1226,8 @@ static __uint128_t inject_allowed(struct fz_thread *t, unsigned long cmd, __uint
 	case _IOC_NR(ACCMAP_IOC_REPLAY_QUERY):
 	case _IOC_NR(ACCMAP_IOC_REPLAY_DESTROY):
 		return allowed;
+	case _IOC_NR(ACCMAP_IOC_CHECKPOINT):
+		return t->ck_noalloc ? allowed : allowed | RES_E(ENOMEM);
 	default:
 		return allowed | RES_E(ENOMEM);
 	}
@@ -1426,7 +1473,7 @@ static const unsigned long fz_cmds[] = {
 	ACCMAP_IOC_SET_TAG_LABEL, ACCMAP_IOC_QUERY_HEAP, ACCMAP_IOC_QUERY_POOL,
 	ACCMAP_IOC_CACHE, ACCMAP_IOC_CACHE_LIST, ACCMAP_IOC_FROM_VA, ACCMAP_IOC_REPLAY_QUERY,
 	ACCMAP_IOC_REPLAY_SETUP, ACCMAP_IOC_REPLAY_RUN, ACCMAP_IOC_REPLAY_DESTROY,
-	ACCMAP_IOC_SVM, ACCMAP_IOC_MAP_OFFSET,
+	ACCMAP_IOC_SVM, ACCMAP_IOC_MAP_OFFSET, ACCMAP_IOC_CHECKPOINT,
 };
 
 static bool op_badcmd(struct fz_thread *t)
@@ -4709,6 +4756,1415 @@ static bool op_big(struct fz_thread *t)
 	return true;
 }
 
+/* ---- checkpoint: STATE, DMABUF, restores, and all of it without the right ---- */
+
+/*
+ * ACCMAP_IOC_CHECKPOINT.  STATE is checked against the private client's
+ * model exactly (its ids, sessions and next id) and, for a shared client
+ * that other threads change meanwhile (CREATE, FREE, SVM SET_ATTR, munmap
+ * of the mirrored pages), against what must hold of any snapshot: the
+ * sizes add up, ids ascend below the next id and keep what the records
+ * of that client say of them, every SVM session's attribute ranges tile
+ * its range.  A restore is done whole into fresh files, from the private
+ * client's state: BEGIN, CLIENT, BUFFER (ids and dma-bufs), SESSION,
+ * RESTORE_OFFSET and mmap() through the restore's right, FINISH of this
+ * process and of one that did not join, then close.
+ */
+
+/* Records one restore may move, at most. */
+#define FZ_CK_RECS		8
+
+/*
+ * ACCMAP_IOC_CHECKPOINT through fz_ioctl() (@envelope: one call in ten in a
+ * mutated envelope) or as given.  @allocates: whether the op allocates,
+ * so that injection may fail it with ENOMEM (inject_allowed()).
+ */
+static int ck_call(struct fz_thread *t, int fd, struct accmap_ckpt *a, bool allocates,
+		   bool envelope, __uint128_t allowed, const char *what, bool *intact)
+{
+	int ret;
+
+	t->ck_noalloc = !allocates;
+	if (envelope) {
+		ret = fz_ioctl(t, fd, ACCMAP_IOC_CHECKPOINT, a, allowed, what, intact);
+	} else {
+		*intact = true;
+		t->nowb = false;
+		t->inj = false;
+		t->inj_wb = false;
+		ret = inject_ioctl(t, fd, ACCMAP_IOC_CHECKPOINT, a);
+		fz_expect(t, what, ret, inject_allowed(t, ACCMAP_IOC_CHECKPOINT, allowed));
+		inject_result(t, allowed, ret, intact);
+	}
+	t->ck_noalloc = false;
+	return ret;
+}
+
+static bool ck_str_ok(const char *s, size_t len)
+{
+	return memchr(s, '\0', len);
+}
+
+/* What any handle record must be, in any client of this process; @next_id 0: no id. */
+static bool ck_handle_ok(struct fz_thread *t, const struct accmap_ckpt_handle *r,
+			 uint32_t next_id)
+{
+	const char *why = NULL;
+
+	if (!r->serial || !r->size || r->size % env.page)
+		why = "serial or size";
+	else if (r->pad || r->pad2 || r->state & ~ACCMAP_CKPT_H_VALID)
+		why = "padding or state";
+	else if (!ck_str_ok(r->heap_name, sizeof(r->heap_name)) ||
+		 !ck_str_ok(r->label, sizeof(r->label)))
+		why = "unterminated name";
+	else if (next_id && (!r->id || r->id >= next_id))
+		why = "id 0 or not below the next id";
+	else if (r->map_offset % env.page)
+		why = "map_offset";
+	else if (r->kind == ACCMAP_CKPT_KIND_EMPTY)
+		why = r->heap != ACCMAP_HEAP_NONE || r->flags || r->va || r->origin_pid ||
+		      r->heap_name[0] || r->state & ~ACCMAP_CKPT_H_ID_RDONLY ? "empty" : NULL;
+	else if (r->kind == ACCMAP_CKPT_KIND_ALLOC)
+		why = r->heap >= ACCMAP_HEAP_MAX || !(env.heaps & BIT(r->heap)) ||
+		      !r->heap_name[0] || r->va || r->origin_pid ||
+		      r->state & ACCMAP_CKPT_H_FROM_VA_WRITE ? "alloc" : NULL;
+	else if (r->kind == ACCMAP_CKPT_KIND_FROM_VA)
+		why = r->heap != ACCMAP_HEAP_NONE || r->flags || !r->va || r->va % env.page ||
+		      (r->origin_pid != (uint32_t)getpid() &&
+		       r->origin_pid != (uint32_t)env.helper) ? "from_va" : NULL;
+	else
+		why = "kind";
+	if (why)
+		FZ_FAIL(t,
+			"STATE: handle record id %u serial %llu size %llu kind %u heap %u state %#x va %#llx pid %u: %s",
+			r->id, (unsigned long long)r->serial,
+			(unsigned long long)r->size, r->kind, r->heap, r->state,
+			(unsigned long long)r->va, r->origin_pid, why);
+	return !why;
+}
+
+/*
+ * Whether a record's id may not write: a read-only id, or a read-only
+ * FROM_VA buffer (which the model counts the same).
+ */
+static bool ck_rdonly(const struct accmap_ckpt_handle *r)
+{
+	return r->state & ACCMAP_CKPT_H_ID_RDONLY ||
+	       (r->kind == ACCMAP_CKPT_KIND_FROM_VA && !(r->state & ACCMAP_CKPT_H_FROM_VA_WRITE));
+}
+
+/* A record of the private client against the model. */
+static bool ck_handle_model(struct fz_thread *t, const struct accmap_ckpt_handle *r)
+{
+	struct fz_handle *h = own_find(t, r->id);
+	bool kind_ok;
+
+	if (!h) {
+		FZ_FAIL(t, "STATE: id %u, which the private client does not hold", r->id);
+		return false;
+	}
+	if (h->fromva)
+		kind_ok = r->kind == ACCMAP_CKPT_KIND_FROM_VA;
+	else if (h->alloc)
+		kind_ok = r->kind != ACCMAP_CKPT_KIND_EMPTY;
+	else
+		kind_ok = r->kind == ACCMAP_CKPT_KIND_EMPTY;
+	if (!kind_ok || (h->size && r->size != h->size) ||
+	    h->readonly != ck_rdonly(r)) {
+		FZ_FAIL(t,
+			"STATE: id %u kind %u size %llu state %#x; model: alloc %d from_va %d size %llu readonly %d",
+			r->id, r->kind, (unsigned long long)r->size,
+			r->state, h->alloc, h->fromva, (unsigned long long)h->size, h->readonly);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A record of a shared client against that client's records as they were
+ * before the STATE call (@before): ids are never reused, so a record of
+ * the id is of this buffer, and memory it had then it still has.
+ */
+static bool ck_handle_rec(struct fz_thread *t, const struct fz_rec *before,
+			  const struct accmap_ckpt_handle *r)
+{
+	for (unsigned int i = 0; i < FZ_REC_MAX; i++) {
+		const struct fz_rec *e = &before[i];
+
+		if (!e->used || e->id != r->id)
+			continue;
+		if ((e->size && e->size != r->size) || e->readonly != ck_rdonly(r) ||
+		    (e->alloc && r->kind == ACCMAP_CKPT_KIND_EMPTY)) {
+			FZ_FAIL(t,
+				"STATE of a shared client: id %u size %llu state %#x kind %u; recorded: size %llu readonly %d alloc %d",
+				r->id,
+				(unsigned long long)r->size, r->state, r->kind,
+				(unsigned long long)e->size, e->readonly, e->alloc);
+			return false;
+		}
+		break;
+	}
+	return true;
+}
+
+/* The attribute ranges of an SVM session tile its range, merged. */
+static bool ck_attrs_ok(struct fz_thread *t, const struct accmap_ckpt_session *s,
+			const struct accmap_ckpt_svm_attr *a)
+{
+	uint64_t at = s->svm_start;
+
+	for (uint32_t i = 0; i < s->nr_attrs; i++) {
+		const struct accmap_ckpt_svm_attr *r = &a[i], *prev = i ? &a[i - 1] : NULL;
+
+		if (r->start != at || !r->size || r->size % env.page ||
+		    r->size > s->svm_start + s->svm_size - at ||
+		    r->attrs & ~ACCMAP_SVM_ATTR_VALID || r->granule < ACCMAP_SVM_GRANULE_MIN ||
+		    r->granule > ACCMAP_SVM_GRANULE_MAX || r->location != ACCMAP_SVM_LOC_SYSTEM ||
+		    r->pad || (prev && prev->attrs == r->attrs && prev->granule == r->granule &&
+				prev->location == r->location)) {
+			FZ_FAIL(t,
+				"STATE: session %u range %u of %u: [%#llx, +%#llx) attrs %#x granule %u location %u; expected at %#llx in [%#llx, +%#llx)",
+				s->id, i, s->nr_attrs, (unsigned long long)r->start,
+				(unsigned long long)r->size, r->attrs, r->granule, r->location,
+				(unsigned long long)at, (unsigned long long)s->svm_start,
+				(unsigned long long)s->svm_size);
+			return false;
+		}
+		at += r->size;
+	}
+	if (at != s->svm_start + s->svm_size) {
+		FZ_FAIL(t, "STATE: session %u: %u ranges end at %#llx, the range at %#llx", s->id,
+			s->nr_attrs, (unsigned long long)at,
+			(unsigned long long)(s->svm_start + s->svm_size));
+		return false;
+	}
+	return true;
+}
+
+/* Whether the records (ascending ids, checked already) hold @id. */
+static bool ck_has_id(const struct accmap_ckpt_handle *recs, uint32_t n, uint32_t id)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (recs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && recs[lo].id == id;
+}
+
+/*
+ * Checks a state of @size bytes at @buf, of @cl's client; the private
+ * client's exactly.  Returns whether it holds together.
+ */
+static bool ck_state_check(struct fz_thread *t, struct fz_cl *cl, const struct fz_rec *before,
+			   const uint8_t *buf, uint64_t size)
+{
+	const struct accmap_ckpt_client *hd = (const void *)buf;
+	const struct accmap_ckpt_handle *recs = (const void *)(hd + 1);
+	const uint8_t *p, *end = buf + size;
+	uint32_t prev = 0;
+
+	if (size < sizeof(*hd) || hd->magic != ACCMAP_CKPT_MAGIC ||
+	    hd->version != ACCMAP_CKPT_VERSION || hd->size != size || hd->pad ||
+	    hd->pid != (uint32_t)getpid() || !hd->next_id ||
+	    hd->nr_handles > (size - sizeof(*hd)) / sizeof(*recs) ||
+	    hd->nr_sessions > FZ_SESS_MAX) {
+		FZ_FAIL(t,
+			"STATE head: magic %#x version %u size %llu of %llu, %u handles, %u sessions, next id %u, pid %u",
+			hd->magic, hd->version,
+			(unsigned long long)hd->size, (unsigned long long)size, hd->nr_handles,
+			hd->nr_sessions, hd->next_id, hd->pid);
+		return false;
+	}
+	if (cl->priv && (hd->nr_handles != t->nh || hd->nr_sessions != t->ns ||
+			 (t->max_id && hd->next_id <= t->max_id))) {
+		FZ_FAIL(t,
+			"STATE of the private client: %u handles, %u sessions, next id %u; model: %u, %u, highest id %u",
+			hd->nr_handles, hd->nr_sessions,
+			hd->next_id, t->nh, t->ns, t->max_id);
+		return false;
+	}
+	for (uint32_t i = 0; i < hd->nr_handles; i++) {
+		if (!ck_handle_ok(t, &recs[i], hd->next_id))
+			return false;
+		if (recs[i].id <= prev) {
+			FZ_FAIL(t, "STATE: id %u after id %u", recs[i].id, prev);
+			return false;
+		}
+		prev = recs[i].id;
+		if (cl->priv ? !ck_handle_model(t, &recs[i]) : !ck_handle_rec(t, before, &recs[i]))
+			return false;
+	}
+	p = (const uint8_t *)(recs + hd->nr_handles);
+	prev = 0;
+	for (uint32_t i = 0; i < hd->nr_sessions; i++) {
+		struct accmap_ckpt_session s;
+		const struct accmap_replay_map *maps;
+		uint64_t room;
+		bool svm;
+
+		if ((size_t)(end - p) < sizeof(s)) {
+			FZ_FAIL(t, "STATE: session %u of %u past the end", i, hd->nr_sessions);
+			return false;
+		}
+		memcpy(&s, p, sizeof(s));
+		svm = s.flags == ACCMAP_REPLAY_SETUP_SVM;
+		room = sizeof(s) + (uint64_t)s.nr_maps * sizeof(*maps) +
+		       (uint64_t)s.nr_attrs * sizeof(struct accmap_ckpt_svm_attr);
+		if (s.id <= prev || s.id > FZ_SESS_MAX || s.target || s.nr_maps > FZ_RMAPS_MAX ||
+		    s.nr_attrs > ACCMAP_SVM_ATTR_RANGES_MAX || room > (uint64_t)(end - p) ||
+		    (s.flags && !svm) || s.format >= ACCMAP_PGT_COUNT || s.as >= SIM_AS_COUNT ||
+		    (svm ? !s.nr_attrs || s.svm_start != (uintptr_t)env.svm ||
+			   s.svm_size != env.svm_len || cl->priv :
+			   s.nr_attrs || !s.nr_maps || s.svm_start || s.svm_size)) {
+			FZ_FAIL(t,
+				"STATE: session %u (after %u) target %u format %u as %u flags %#x maps %u attrs %u svm [%#llx, +%#llx), %zu bytes left",
+				s.id, prev,
+				s.target, s.format, s.as, s.flags, s.nr_maps, s.nr_attrs,
+				(unsigned long long)s.svm_start, (unsigned long long)s.svm_size,
+				(size_t)(end - p));
+			return false;
+		}
+		prev = s.id;
+		if (cl->priv) {
+			struct fz_sess *m = sess_find(t, s.id);
+
+			if (!m || m->format != s.format || m->as != s.as) {
+				FZ_FAIL(t, "STATE: session %u format %u as %u; model: %s", s.id,
+					s.format, s.as, m ? "other format or as" : "none");
+				return false;
+			}
+		}
+		maps = (const void *)(p + sizeof(s));
+		for (uint32_t j = 0; j < s.nr_maps; j++) {
+			uint32_t id = maps[j].id;
+
+			/* Ids of this snapshot: a map names one of its own handle records. */
+			if (!id || id >= hd->next_id || !ck_has_id(recs, hd->nr_handles, id) ||
+			    (cl->priv && !own_find(t, id))) {
+				FZ_FAIL(t, "STATE: session %u map %u names id %u (next id %u)",
+					s.id, j, id, hd->next_id);
+				return false;
+			}
+		}
+		if (svm) {
+			if (!ck_attrs_ok(t, &s, (const void *)(maps + s.nr_maps)))
+				return false;
+			t->ck_svm_states++;
+			if (s.nr_attrs > t->ck_svm_ranges)
+				t->ck_svm_ranges = s.nr_attrs;
+		}
+		p += room;
+	}
+	if (p != end) {
+		FZ_FAIL(t, "STATE: records end %zu bytes before its size %llu", (size_t)(end - p),
+			(unsigned long long)size);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * STATE of @cl's client into @buf (@room bytes), with the oracle: ENOSPC
+ * when the room cannot hold what the model knows is there, ENOENT (a
+ * session maps a buffer the client lost its ids for) and EBUSY (a run) as
+ * the client allows.  Sets *@size to the size reported; returns the
+ * result, after checking a state that came back.
+ */
+static int ck_state(struct fz_thread *t, struct fz_cl *cl, uint8_t *buf, uint64_t room,
+		    bool mutate, uint64_t *size)
+{
+	uint64_t least = sizeof(struct accmap_ckpt_client);
+	struct fz_rec before[FZ_REC_MAX];
+	struct accmap_ckpt a;
+	struct fz_exp x;
+	bool intact;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_STATE;
+	a.data = (uintptr_t)buf;
+	a.size = room;
+	a.bad_kind = GARBAGE_U32;
+	a.bad_id = GARBAGE_U32;
+	exp_init(&x);
+	if (cl->priv)
+		least += t->nh * sizeof(struct accmap_ckpt_handle) +
+			 t->ns * (sizeof(struct accmap_ckpt_session) +
+				  sizeof(struct accmap_replay_map));
+	switch (mutate ? below(t, 16) : 15) {
+	case 0:
+		a.size = below(t, least);
+		break;
+	case 1:		/* a field STATE does not use */
+		switch (below(t, 5)) {
+		case 0:
+			a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+			break;
+		case 1:
+			a.token = range(t, 1, UINT64_MAX);
+			break;
+		case 2:
+			a.contents = range(t, 1, UINT64_MAX);
+			break;
+		case 3:
+			a.fd = (int32_t)range(t, 1, 1000);
+			break;
+		default:
+			a.pid = (uint32_t)getpid();
+			break;
+		}
+		fault(&x, EINVAL, YES);
+		break;
+	case 2:
+		a.pad = range(t, 1, UINT64_MAX);
+		fault(&x, EINVAL, YES);
+		break;
+	case 3:		/* room enough, nowhere to write it */
+		a.data = one_in(t, 2) ? 0 : (uintptr_t)(t->ubuf + (U_RW_PAGES + 1) * env.page);
+		a.size = UINT64_MAX;
+		fault(&x, EFAULT, MAYBE);
+		break;
+	case 4:
+		a.op = one_in(t, 2) ? 0 :
+		       (uint32_t)range(t, ACCMAP_CKPT_OP_RESTORE_OFFSET + 1, UINT32_MAX);
+		fault(&x, EINVAL, YES);
+		break;
+	default:
+		break;
+	}
+	if (!x.definite) {
+		/* What the client's state may refuse, or need room for. */
+		fault(&x, ENOSPC, a.size < least ? YES : MAYBE);
+		if (cl->priv) {
+			fault(&x, ENOENT, t->ns ? MAYBE : NO);
+		} else {
+			fault(&x, ENOENT, MAYBE);
+			fault(&x, EBUSY, MAYBE);
+		}
+		if (a.data != (uintptr_t)buf && x.may & RES_E(EFAULT))
+			x.definite = true;	/* a state always has a head to write */
+	}
+	room = a.size;
+	if (!cl->priv) {
+		pthread_mutex_lock(&cl->c->lock);
+		memcpy(before, cl->c->rec, sizeof(before));
+		pthread_mutex_unlock(&cl->c->lock);
+	}
+	ret = ck_call(t, cl->fd, &a, true, true, exp_allowed(&x), "CHECKPOINT STATE", &intact);
+	*size = a.size;
+	if (!intact)
+		return ret;
+	if (!ret) {
+		if (a.bad_kind || a.bad_id)
+			FZ_FAIL(t, "STATE succeeded with bad_kind %u bad_id %u", a.bad_kind,
+				a.bad_id);
+		else if (a.size > room)
+			FZ_FAIL(t, "STATE wrote %llu bytes into %llu", (unsigned long long)a.size,
+				(unsigned long long)room);
+		else
+			ck_state_check(t, cl, before, buf, a.size);
+	} else if (ret == -ENOSPC) {
+		if (a.size <= room || a.size < least || a.bad_kind)
+			FZ_FAIL(t,
+				"STATE: ENOSPC for %llu bytes, needs %llu (at least %llu), bad_kind %u",
+				(unsigned long long)room, (unsigned long long)a.size,
+				(unsigned long long)least, a.bad_kind);
+	} else if (ret == -ENOENT || ret == -EBUSY) {
+		if (a.bad_kind != ACCMAP_CKPT_BAD_SESSION_BUSY || !a.bad_id ||
+		    a.bad_id > FZ_SESS_MAX || (cl->priv && !sess_find(t, a.bad_id)))
+			FZ_FAIL(t, "STATE: %s with bad_kind %u bad_id %u", ename(-ret), a.bad_kind,
+				a.bad_id);
+	} else if (ret != -EINVAL && a.bad_kind) {
+		/* EINVAL for padding comes back before the outputs are cleared. */
+		FZ_FAIL(t, "STATE: %s with bad_kind %u", ename(-ret), a.bad_kind);
+	}
+	return ret;
+}
+
+static bool op_ckstate(struct fz_thread *t)
+{
+	uint64_t size;
+	struct fz_cl cl;
+	int ret;
+
+	if (!cl_get(t, &cl))
+		return false;
+	ret = ck_state(t, &cl, t->ck, FZ_CK_ROOM, true, &size);
+	/* Told the size: again with that room, which another thread may have outgrown. */
+	if (ret == -ENOSPC && size <= FZ_CK_ROOM && !fz_stopped())
+		ck_state(t, &cl, t->ck, size, false, &size);
+	cl_put(&cl);
+	return true;
+}
+
+/* DMABUF of a dma-buf of the table (accmap or foreign), of a device fd, of a bad fd. */
+static bool op_ckdmabuf(struct fz_thread *t)
+{
+	struct accmap_ckpt_handle rec;
+	struct fz_fd e = { .fd = -1 };
+	struct accmap_ckpt a;
+	struct fz_exp x;
+	struct fz_cl cl;
+	int slot = -1, ret;
+	bool intact;
+
+	if (!cl_get(t, &cl))
+		return false;
+	memset(&a, 0, sizeof(a));
+	memset(&rec, GARBAGE_BYTE, sizeof(rec));
+	a.op = ACCMAP_CKPT_OP_DMABUF;
+	a.serial = GARBAGE_U64;
+	a.dmabuf_size = GARBAGE_U64;
+	a.dmabuf_mode = GARBAGE_U32;
+	exp_init(&x);
+	switch (below(t, 8)) {
+	case 0:
+		a.fd = one_in(t, 2) ? -1 : 100000;
+		fault(&x, EBADF, YES);
+		break;
+	case 1:		/* not a dma-buf */
+		a.fd = one_in(t, 2) ? env.null_fd : cl.fd;
+		fault(&x, EINVAL, YES);
+		break;
+	default:
+		slot = fd_claim(t, FD_BUF, true, &e);
+		if (slot < 0) {
+			a.fd = -1;
+			fault(&x, EBADF, YES);
+			break;
+		}
+		a.fd = e.fd;
+		fault_if(&x, EXDEV, e.kind == FD_FOREIGN);
+		break;
+	}
+	if (one_in(t, 2)) {
+		a.data = (uintptr_t)&rec;
+		a.size = sizeof(rec);
+		switch (below(t, 12)) {
+		case 0:
+			a.size = below(t, sizeof(rec));
+			x.may = RES_E(ENOSPC);	/* before the fd is looked at */
+			x.definite = true;
+			break;
+		case 1:
+			a.data = (uintptr_t)(t->ubuf + U_RW_PAGES * env.page);	/* read-only */
+			if (!x.definite)
+				fault(&x, EFAULT, YES);
+			break;
+		default:
+			break;
+		}
+	}
+	if (one_in(t, 16)) {
+		a.flags = (uint32_t)range(t, 1, UINT32_MAX);
+		x.may = RES_E(EINVAL);
+		x.definite = true;
+	}
+	ret = ck_call(t, cl.fd, &a, false, true, exp_allowed(&x), "CHECKPOINT DMABUF", &intact);
+	if (!ret && intact) {
+		uint32_t mode = e.rdonly ? O_RDONLY : O_RDWR;
+
+		if (!a.serial || a.dmabuf_size != e.size || a.dmabuf_mode != mode)
+			FZ_FAIL(t,
+				"DMABUF: serial %llu size %llu mode %u; the fd: size %llu mode %u",
+				(unsigned long long)a.serial, (unsigned long long)a.dmabuf_size,
+				a.dmabuf_mode, (unsigned long long)e.size, mode);
+		else if (a.data == (uintptr_t)&rec &&
+			 (rec.id || rec.serial != a.serial || rec.size != a.dmabuf_size ||
+			  !ck_handle_ok(t, &rec, 0)))
+			FZ_FAIL(t, "DMABUF record: id %u serial %llu size %llu", rec.id,
+				(unsigned long long)rec.serial, (unsigned long long)rec.size);
+	}
+	if (slot >= 0)
+		fd_release(slot);
+	cl_put(&cl);
+	return true;
+}
+
+/*
+ * A record a restore moved, and what the restore made of its buffer: in
+ * the first record of the serial (@p), as two ids of one buffer have one
+ * serial and come back as one buffer.
+ */
+struct fz_ckbuf {
+	const struct accmap_ckpt_handle *rec;
+	struct fz_ckbuf *p;	/* the first record of the serial */
+	bool id;		/* this record's id was added */
+	bool idmaybe;		/* ... perhaps (a call failed by injection) */
+	bool made;		/* the restore's table has it */
+	bool writable;		/* a writable id or an FD_RDWR was given: may map writable */
+	bool wmaybe;		/* ... perhaps (a call failed by injection) */
+	uint64_t serial;	/* the new buffer's serial (DMABUF of an fd), 0: unknown */
+	uint64_t word;		/* its first word, if known (@known) */
+	bool known;
+};
+
+/* A dma-buf a restore made. */
+struct fz_ckfd {
+	int fd;
+	uint64_t size;
+	bool rdonly;
+};
+
+/*
+ * RESTORE_BUFFER of @b's record into @fd's client: an id (surely if
+ * @want_id), a dma-buf or both.  A new dma-buf goes to @fds (the caller adds them to the table
+ * when the restore is done: no other thread writes them before).  *@unsure
+ * is set when injection leaves what the call did unknown.
+ */
+static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckbuf *b,
+		      bool want_id, struct fz_ckfd *fds, unsigned int *nfds, bool *unsure)
+{
+	const struct accmap_ckpt_handle *r = b->rec;
+	struct fz_ckbuf *P = b->p;
+	bool alloc = r->kind == ACCMAP_CKPT_KIND_ALLOC, mutated = false, intact, rw;
+	struct accmap_ckpt_handle bad;
+	uint32_t fd_flag = 0;
+	struct accmap_ckpt a;
+	struct fz_exp x;
+	uint64_t word;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_RESTORE_BUFFER;
+	a.token = token;
+	a.data = (uintptr_t)r;
+	a.size = sizeof(*r);
+	a.fd = 0;
+	switch (below(t, 4)) {
+	case 0:
+		a.flags = ACCMAP_CKPT_ADD_ID;
+		break;
+	case 1:
+		if (want_id) {
+			a.flags = ACCMAP_CKPT_ADD_ID;
+			break;
+		}
+		fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
+		break;
+	default:
+		a.flags = ACCMAP_CKPT_ADD_ID;
+		fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
+		break;
+	}
+	a.flags |= fd_flag | (fd_flag && one_in(t, 2) ? ACCMAP_CKPT_FD_CLOEXEC : 0);
+	if (alloc && r->size <= U_RW_PAGES * env.page && one_in(t, 2)) {
+		a.contents = (uintptr_t)t->ubuf;
+		word = word_load(t->ubuf);
+	} else {
+		word = 0;
+	}
+	exp_init(&x);
+	switch (below(t, 24)) {
+	case 0:
+		a.flags = one_in(t, 2) ? 0 : ACCMAP_CKPT_FD_RDONLY | ACCMAP_CKPT_FD_RDWR;
+		fault(&x, EINVAL, YES);
+		mutated = true;
+		break;
+	case 1:
+		a.size = sizeof(*r) + (one_in(t, 2) ? 8 : -8);
+		fault(&x, EINVAL, YES);
+		mutated = true;
+		break;
+	case 2:		/* a record that is not whole */
+		bad = *r;
+		switch (below(t, 4)) {
+		case 0:
+			bad.size = one_in(t, 2) ? 0 : bad.size + 1;
+			break;
+		case 1:
+			bad.pad2 = 1;
+			break;
+		case 2:
+			bad.kind = 3 + (uint32_t)below(t, 100);
+			break;
+		default:
+			bad.state |= 1U << range(t, 4, 31);
+			break;
+		}
+		a.data = (uintptr_t)&bad;
+		fault(&x, EINVAL, YES);
+		mutated = true;
+		break;
+	case 3:
+		a.token ^= 1ULL << below(t, 64);
+		fault(&x, ENOENT, YES);
+		mutated = true;
+		break;
+	case 4:		/* the same serial as another buffer's size */
+		if (P->made) {
+			bad = *r;
+			bad.size += env.page;
+			a.data = (uintptr_t)&bad;
+			fault(&x, EINVAL, YES);
+			mutated = true;
+		}
+		break;
+	default:
+		break;
+	}
+	if (!mutated) {
+		/* Made on first sight: from the heap of the same name. */
+		if (!P->made && alloc) {
+			fault_if(&x, ENODEV, !(env.alloc_heaps & BIT(r->heap)));
+			x.may |= RES_E(ENOMEM);
+		}
+		if (a.flags & ACCMAP_CKPT_ADD_ID)
+			fault(&x, EEXIST, b->id ? YES : b->idmaybe ? MAYBE : NO);
+		if (fd_flag && !x.definite) {
+			fault_if(&x, ENODATA, !alloc);
+			x.may |= RES_E(EMFILE) | RES_E(ENFILE);
+		}
+	}
+	ret = ck_call(t, fd, &a, true, one_in(t, 3), exp_allowed(&x), "RESTORE_BUFFER", &intact);
+	if (mutated)
+		return;
+	rw = (a.flags & ACCMAP_CKPT_ADD_ID && !(r->state & ACCMAP_CKPT_H_ID_RDONLY)) ||
+	     fd_flag == ACCMAP_CKPT_FD_RDWR;
+	if (t->inj || (ret == -EFAULT && !t->nowb && !intact)) {
+		/* Failed by injection or before the call: made or not, who knows. */
+		if (t->inj) {
+			*unsure = true;
+			P->wmaybe = true;
+			b->idmaybe |= !!(a.flags & ACCMAP_CKPT_ADD_ID);
+		}
+		return;
+	}
+	if (!ret || ret == -EFAULT || ret == -EEXIST || ret == -ENODATA || ret == -EMFILE ||
+	    ret == -ENFILE) {
+		/* The buffer was found or made, and given its mapping right. */
+		if (!P->made) {
+			P->made = true;
+			P->known = alloc;
+			P->word = word;
+		}
+		P->writable |= rw;
+	}
+	/* The result could not be written back: an id stays, a dma-buf does not. */
+	if (ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID)
+		b->id = true;
+	if (ret)
+		return;
+	t->ck_steps[CKS_BUFFER]++;
+	if (a.flags & ACCMAP_CKPT_ADD_ID) {
+		struct accmap_info info = { .id = r->id };
+
+		b->id = true;
+		ret = ioctl(fd, ACCMAP_IOC_INFO, &info) ? -errno : 0;
+		if (fz_expect(t, "INFO of a restored id", ret, RES_OK) &&
+		    (info.size != r->size ||
+		     !!(info.state & ACCMAP_STATE_ALLOCATED) != alloc))
+			FZ_FAIL(t,
+				"restored id %u: size %llu state %#x, the record: size %llu kind %u",
+				r->id, (unsigned long long)info.size, info.state,
+				(unsigned long long)r->size, r->kind);
+	}
+	if (fd_flag) {
+		struct accmap_ckpt d = { .op = ACCMAP_CKPT_OP_DMABUF, .fd = a.fd };
+		bool rdonly = fd_flag == ACCMAP_CKPT_FD_RDONLY;
+		int fdfl = fcntl(a.fd, F_GETFD);
+
+		t->ck_steps[CKS_FD]++;
+		ret = ioctl(fd, ACCMAP_IOC_CHECKPOINT, &d) ? -errno : 0;
+		if (fz_expect(t, "DMABUF of a restored dma-buf", ret, RES_OK) &&
+		    (d.dmabuf_size != r->size || d.dmabuf_mode != (rdonly ? O_RDONLY : O_RDWR) ||
+		     !!(fdfl & FD_CLOEXEC) != !!(a.flags & ACCMAP_CKPT_FD_CLOEXEC) ||
+		     (P->serial && d.serial != P->serial) || d.serial == r->serial))
+			FZ_FAIL(t,
+				"restored dma-buf of serial %llu: serial %llu (before %llu), size %llu, mode %u, cloexec %d",
+				(unsigned long long)r->serial,
+				(unsigned long long)d.serial, (unsigned long long)P->serial,
+				(unsigned long long)d.dmabuf_size, d.dmabuf_mode,
+				!!(fdfl & FD_CLOEXEC));
+		P->serial = d.serial;
+		fds[*nfds] = (struct fz_ckfd){ .fd = a.fd, .size = r->size, .rdonly = rdonly };
+		(*nfds)++;
+	}
+}
+
+/*
+ * Takes record @r into @bufs[@nb] if @want and not there yet; FROM_VA of
+ * this thread's scratch only (another thread's may be unmapped before
+ * FINISH pins it again).  Returns 1 if taken.
+ */
+static unsigned int ck_pick(struct fz_thread *t, struct fz_ckbuf *bufs, unsigned int nb,
+			    const struct accmap_ckpt_handle *r, bool want)
+{
+	if (!want || nb >= FZ_CK_RECS)
+		return 0;
+	if (r->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+	    (r->va < (uintptr_t)t->scr || r->va + r->size >
+	     (uintptr_t)t->scr + (FZ_SCR_PAGES + FZ_SCR_SHARED) * env.page))
+		return 0;
+	bufs[nb] = (struct fz_ckbuf){ .rec = r, .p = &bufs[nb] };
+	for (unsigned int j = 0; j < nb; j++) {
+		if (bufs[j].rec == r)
+			return 0;
+		if (bufs[j].rec->serial == r->serial && bufs[nb].p == &bufs[nb])
+			bufs[nb].p = bufs[j].p;
+	}
+	return 1;
+}
+
+/* RESTORE_SESSION of a session record whose maps' ids the restore added. */
+static bool ck_session(struct fz_thread *t, int fd, uint64_t token, const uint8_t *p,
+		       size_t len, bool again, bool *unsure)
+{
+	struct accmap_ckpt a;
+	struct fz_exp x;
+	bool intact, mutated = false;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_RESTORE_SESSION;
+	a.token = token;
+	a.data = (uintptr_t)p;
+	a.size = len;
+	exp_init(&x);
+	switch (below(t, 16)) {
+	case 0:
+		a.size = one_in(t, 2) ? len + sizeof(struct accmap_replay_map) : len - 1;
+		fault(&x, EINVAL, YES);
+		mutated = true;
+		break;
+	case 1:
+		a.token ^= 1ULL << below(t, 64);
+		fault(&x, ENOENT, YES);
+		mutated = true;
+		break;
+	default:
+		fault_if(&x, EEXIST, again);
+		break;
+	}
+	ret = ck_call(t, fd, &a, true, one_in(t, 3), exp_allowed(&x), "RESTORE_SESSION",
+		      &intact);
+	if (mutated)
+		return false;
+	if (t->inj)
+		*unsure = true;
+	/* Queued, whether or not the result could be written back. */
+	if (ret && !(ret == -EFAULT && t->nowb))
+		return false;
+	t->ck_steps[CKS_SESSION]++;
+	return true;
+}
+
+/* mmap() of @b's buffer through @dev at @off: which access the restore's right gives. */
+static void *ck_mmap(struct fz_thread *t, int dev, const struct fz_ckbuf *bufs, unsigned int nb,
+		     const struct fz_ckbuf *b, uint64_t off, bool finished)
+{
+	bool write = one_in(t, 2), id = false, id_w = false;
+	__uint128_t allowed;
+	uint64_t got;
+	void *p;
+
+	/* The ids the client holds of the buffer: any record's of its serial. */
+	for (unsigned int i = 0; i < nb; i++) {
+		if (bufs[i].p != b || !bufs[i].id)
+			continue;
+		id = true;
+		id_w |= !(bufs[i].rec->state & ACCMAP_CKPT_H_ID_RDONLY);
+	}
+
+	p = mmap(NULL, env.page, PROT_READ | (write ? PROT_WRITE : 0), MAP_SHARED, dev,
+		 (off_t)off);
+	if (finished)		/* only its ids give the right now */
+		allowed = id && (!write || id_w) ? RES_OK : RES_E(EACCES);
+	else if (!write || id_w || b->writable)
+		allowed = RES_OK;
+	else
+		allowed = RES_E(EACCES);
+	/* Ids or rights a call failed by injection may have given. */
+	if (b->wmaybe)
+		allowed |= RES_OK | RES_E(EACCES);
+	if (!fz_expect(t, finished ? "mmap of a restored buffer after FINISH" :
+		       "mmap of a restored buffer through RESTORE_OFFSET",
+		       p == MAP_FAILED ? -errno : 0, allowed)) {
+		FZ_FAIL(t, "the mapping: %s, id %d (read-only %d), writable right %d",
+			write ? "writable" : "read-only", id, id && !id_w, b->writable);
+		if (p != MAP_FAILED)
+			munmap(p, env.page);
+		return NULL;
+	}
+	if (p == MAP_FAILED)
+		return NULL;
+	t->ck_steps[CKS_MMAP]++;
+	if (touch(p, false, 0, &got))
+		FZ_FAIL(t, "reading a restored buffer's mapping faulted");
+	else if (b->known && got != b->word)
+		FZ_FAIL(t, "restored buffer serial %llu reads %#llx, its contents %#llx",
+			(unsigned long long)b->rec->serial, (unsigned long long)got,
+			(unsigned long long)b->word);
+	return p;
+}
+
+/*
+ * A session of the private client over one of its buffers, into the
+ * model, so that restores have sessions to bring back (the random ones
+ * mostly map ids freed since, which STATE refuses).
+ */
+static void ck_add_session(struct fz_thread *t)
+{
+	struct accmap_replay_map *m = t->rmaps;
+	struct accmap_replay_setup a;
+	struct fz_handle *h;
+	int ret;
+
+	if (!t->nh || t->ns >= FZ_SESS_KEEP)
+		return;
+	h = &t->h[below(t, t->nh)];
+	if (!h->alloc || !h->size || h->size % GPU_PAGE)
+		return;
+	memset(m, 0, sizeof(*m));
+	m->gpu_va = 1ULL << 32;
+	m->length = h->size;
+	m->id = h->id;
+	m->flags = ACCMAP_REPLAY_MAP_READ | (h->readonly ? 0 : ACCMAP_REPLAY_MAP_WRITE);
+	m->attr = (uint32_t)below(t, ACCMAP_REPLAY_ATTR_MAX + 1);
+	memset(&a, 0, sizeof(a));
+	a.maps = (uintptr_t)m;
+	a.nr_maps = 1;
+	a.target = env.sim;
+	a.format = (uint32_t)below(t, ACCMAP_PGT_COUNT);
+	a.as = (uint32_t)below(t, SIM_AS_COUNT);
+	a.va_bits = ACCMAP_REPLAY_VA_BITS_MAX;
+	ret = ioctl(t->own, ACCMAP_IOC_REPLAY_SETUP, &a) ? -errno : 0;
+	if (!fz_expect(t, "REPLAY_SETUP of a session to restore", ret, RES_OK | RES_E(ENOMEM)) ||
+	    ret)
+		return;
+	h->shared = true;
+	t->s[t->ns++] = (struct fz_sess){ .id = a.session, .format = a.format, .as = a.as,
+					  .map = *m };
+}
+
+/*
+ * After a FINISH that failed: the queued sessions' mappings that write
+ * through an id the state says is read-only, and whether the state holds
+ * a writable id of the same buffer.
+ */
+static void ck_finish_why(struct fz_thread *t, const struct accmap_ckpt_handle *recs,
+			  uint32_t nr, const uint8_t *const *sess, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct accmap_ckpt_session s;
+		const struct accmap_replay_map *m;
+
+		memcpy(&s, sess[i], sizeof(s));
+		m = (const void *)(sess[i] + sizeof(s));
+		for (uint32_t j = 0; j < s.nr_maps; j++) {
+			const struct accmap_ckpt_handle *r = NULL;
+			uint32_t writable = 0;
+
+			for (uint32_t k = 0; k < nr; k++) {
+				if (recs[k].id == m[j].id)
+					r = &recs[k];
+			}
+			if (!r || !(m[j].flags & ACCMAP_REPLAY_MAP_WRITE) || !ck_rdonly(r))
+				continue;
+			for (uint32_t k = 0; k < nr; k++) {
+				if (recs[k].serial == r->serial && !ck_rdonly(&recs[k]))
+					writable = recs[k].id;
+			}
+			FZ_FAIL(t,
+				"STATE: session %u map %u writes through read-only id %u (serial %llu, kind %u, state %#x); writable id of that buffer in the state: %u",
+				s.id, j, r->id, (unsigned long long)r->serial, r->kind, r->state,
+				writable);
+		}
+	}
+}
+
+/* A whole restore of the private client's state into two fresh files. */
+static bool op_ckrestore(struct fz_thread *t)
+{
+	struct fz_cl own = { .fd = t->own, .slot = -1, .priv = true };
+	struct accmap_ckpt_client head;
+	const struct accmap_ckpt_client *hd = (const void *)t->ck;
+	const struct accmap_ckpt_handle *recs = (const void *)(hd + 1);
+	struct fz_ckbuf bufs[FZ_CK_RECS];
+	struct fz_ckfd fds[2 * FZ_CK_RECS];
+	unsigned int nb = 0, nfds = 0, queued = 0, pins = 0;
+	bool unsure = false;
+	uint32_t queued_ids[FZ_SESS_KEEP];
+	const uint8_t *queued_recs[FZ_SESS_KEEP];
+	struct accmap_ckpt a;
+	int beg = -1, dev = -1, ret;
+	uint64_t size, token, off = 0;
+	struct fz_ckbuf *mb = NULL;
+	bool intact, have_state;
+	struct fz_exp x;
+	void *map = NULL;
+
+	if (t->own < 0)
+		return false;
+	if (one_in(t, 2))
+		ck_add_session(t);
+	ret = ck_state(t, &own, t->ck, FZ_CK_ROOM, false, &size);
+	have_state = !ret && size <= FZ_CK_ROOM && !fz_stopped();
+	if (!have_state) {
+		/* Nothing to restore but the head. */
+		memset(&head, 0, sizeof(head));
+		head.magic = ACCMAP_CKPT_MAGIC;
+		head.version = ACCMAP_CKPT_VERSION;
+		head.size = sizeof(head);
+		head.next_id = (uint32_t)range(t, 1, 1000);
+		head.pid = (uint32_t)getpid();
+	} else {
+		head = *hd;
+	}
+	beg = open(ACCMAP_DEV_PATH, O_RDWR | O_CLOEXEC);
+	dev = open(ACCMAP_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (beg < 0 || dev < 0) {
+		FZ_FAIL(t, "open %s: %s", ACCMAP_DEV_PATH, strerror(errno));
+		goto out;
+	}
+
+	/* BEGIN, on a file of its own. */
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_RESTORE_BEGIN;
+	exp_init(&x);
+	if (one_in(t, 16)) {
+		a.size = range(t, 1, UINT64_MAX);
+		fault(&x, EINVAL, YES);
+	}
+	ret = ck_call(t, beg, &a, true, one_in(t, 3), exp_allowed(&x), "RESTORE_BEGIN", &intact);
+	if (ret || !intact)
+		goto out;
+	if (!a.token) {
+		FZ_FAIL(t, "RESTORE_BEGIN: token 0");
+		goto out;
+	}
+	token = a.token;
+	t->ck_steps[CKS_BEGIN]++;
+	if (one_in(t, 4)) {
+		memset(&a, 0, sizeof(a));
+		a.op = ACCMAP_CKPT_OP_RESTORE_BEGIN;
+		ck_call(t, beg, &a, true, false, RES_E(EBUSY), "RESTORE_BEGIN again", &intact);
+	}
+	if (one_in(t, 4)) {
+		memset(&a, 0, sizeof(a));
+		a.op = ACCMAP_CKPT_OP_STATE;
+		a.data = (uintptr_t)t->tmp;
+		a.size = env.page;
+		ret = ck_call(t, beg, &a, false, false, RES_E(EBUSY),
+			      "STATE of a restore's beginner", &intact);
+		if (ret == -EBUSY && intact && a.bad_kind != ACCMAP_CKPT_BAD_RESTORING)
+			FZ_FAIL(t, "STATE of a restore's beginner: bad_kind %u", a.bad_kind);
+	}
+
+	/* CLIENT: the fresh file becomes the dumped client, and this process joins. */
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_RESTORE_CLIENT;
+	a.token = token;
+	a.data = (uintptr_t)&head;
+	a.size = sizeof(head);
+	exp_init(&x);
+	switch (below(t, 24)) {
+	case 0: {
+		struct accmap_ckpt_client bad = head;
+
+		if (one_in(t, 2))
+			bad.magic ^= 1U << below(t, 32);
+		else
+			bad.next_id = 0;
+		a.data = (uintptr_t)&bad;
+		ck_call(t, dev, &a, false, false, RES_E(EINVAL), "RESTORE_CLIENT of a bad head",
+			&intact);
+		a.data = (uintptr_t)&head;
+		break;
+	}
+	case 1:
+		a.token = token ^ (1ULL << below(t, 64));
+		ck_call(t, dev, &a, false, false, RES_E(ENOENT), "RESTORE_CLIENT of no restore",
+			&intact);
+		a.token = token;
+		break;
+	case 2:		/* the beginner is no fresh client to restore */
+		ck_call(t, beg, &a, true, false, RES_E(EBUSY), "RESTORE_CLIENT on the beginner",
+			&intact);
+		break;
+	default:
+		break;
+	}
+	ret = ck_call(t, dev, &a, true, one_in(t, 3), RES_OK, "RESTORE_CLIENT", &intact);
+	if (ret || !intact)
+		goto out;
+	t->ck_steps[CKS_CLIENT]++;
+	if (one_in(t, 4))
+		ck_call(t, dev, &a, true, false, RES_E(EBUSY), "RESTORE_CLIENT again", &intact);
+
+	/* BUFFER: some records, each once or twice (the same buffer again). */
+	if (have_state && hd->nr_handles) {
+		const struct accmap_ckpt_session *s1 = (const void *)(recs + hd->nr_handles);
+		const struct accmap_replay_map *m1 = (const void *)(s1 + 1);
+		unsigned int first = (unsigned int)below(t, hd->nr_handles);
+		unsigned int nwant = 0;
+
+		/* The first session's buffers first, with their ids, so that it can come back. */
+		if (hd->nr_sessions && s1->nr_maps <= FZ_CK_RECS && !one_in(t, 4)) {
+			for (uint32_t j = 0; j < s1->nr_maps; j++) {
+				for (uint32_t i = 0; i < hd->nr_handles; i++)
+					nb += ck_pick(t, bufs, nb, &recs[i],
+						      recs[i].id == m1[j].id);
+			}
+			nwant = nb;
+		}
+		for (unsigned int i = 0; i < hd->nr_handles && nb < FZ_CK_RECS; i++)
+			nb += ck_pick(t, bufs, nb, &recs[(first + i) % hd->nr_handles], true);
+		for (unsigned int i = 0; i < nb && !fz_stopped(); i++) {
+			ck_buffer(t, dev, token, &bufs[i], i < nwant, fds, &nfds, &unsure);
+			if (one_in(t, 3))
+				ck_buffer(t, dev, token, &bufs[i], false, fds, &nfds, &unsure);
+		}
+	}
+
+	/* SESSION: those whose every map's id came back; FINISH makes them. */
+	if (have_state && env.sim == 0) {
+		const uint8_t *p = (const uint8_t *)(recs + hd->nr_handles);
+
+		for (uint32_t i = 0; i < hd->nr_sessions && !fz_stopped(); i++) {
+			struct accmap_ckpt_session s;
+			const struct accmap_replay_map *maps;
+			size_t len;
+			bool all = true;
+
+			memcpy(&s, p, sizeof(s));
+			maps = (const void *)(p + sizeof(s));
+			len = sizeof(s) + s.nr_maps * sizeof(*maps) +
+			      s.nr_attrs * sizeof(struct accmap_ckpt_svm_attr);
+			for (uint32_t j = 0; j < s.nr_maps && all; j++) {
+				bool found = false;
+
+				for (unsigned int k = 0; k < nb; k++)
+					found |= bufs[k].id && bufs[k].rec->id == maps[j].id &&
+						 (bufs[k].rec->kind == ACCMAP_CKPT_KIND_ALLOC ||
+						  (bufs[k].rec->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+						   bufs[k].rec->origin_pid == (uint32_t)getpid()));
+				all = found;
+			}
+			if (all && queued < FZ_SESS_KEEP &&
+			    ck_session(t, dev, token, p, len, false, &unsure)) {
+				queued_recs[queued] = p;
+				queued_ids[queued++] = s.id;
+				if (one_in(t, 4))
+					ck_session(t, dev, token, p, len, true, &unsure);
+			}
+			p += len;
+		}
+	}
+	/* FINISH of this process pins the FROM_VA buffers of its memory. */
+	for (unsigned int i = 0; i < nb; i++)
+		pins += bufs[i].p == &bufs[i] && bufs[i].made &&
+			bufs[i].rec->kind == ACCMAP_CKPT_KIND_FROM_VA &&
+			bufs[i].rec->origin_pid == (uint32_t)getpid();
+
+	/* RESTORE_OFFSET: the restore may map what it made, ids or not. */
+	for (unsigned int i = 0; i < nb && !mb; i++) {
+		if (bufs[i].p == &bufs[i] && bufs[i].made &&
+		    bufs[i].rec->kind == ACCMAP_CKPT_KIND_ALLOC)
+			mb = &bufs[i];
+	}
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_RESTORE_OFFSET;
+	a.token = token;
+	a.map_offset = GARBAGE_U64;
+	exp_init(&x);
+	if (mb && !one_in(t, 8)) {
+		a.serial = mb->rec->serial;
+	} else if (nb && bufs[0].p->made && bufs[0].rec->kind != ACCMAP_CKPT_KIND_ALLOC) {
+		a.serial = bufs[0].rec->serial;
+		fault(&x, EINVAL, YES);		/* no memory (yet) */
+	} else {
+		a.serial = one_in(t, 2) ? 0 : GARBAGE_U64;
+		fault(&x, ENOENT, YES);
+	}
+	if (one_in(t, 16)) {
+		ck_call(t, beg, &a, false, false, RES_E(EINVAL), "RESTORE_OFFSET on the beginner",
+			&intact);
+	}
+	ret = ck_call(t, dev, &a, false, one_in(t, 3), exp_allowed(&x), "RESTORE_OFFSET", &intact);
+	if (!ret && intact && !x.may) {
+		if (!a.map_offset || a.map_offset % env.page || a.map_offset > INT64_MAX) {
+			FZ_FAIL(t, "RESTORE_OFFSET: offset %#llx",
+				(unsigned long long)a.map_offset);
+			goto out;
+		}
+		t->ck_steps[CKS_OFFSET]++;
+		off = a.map_offset;
+		map = ck_mmap(t, dev, bufs, nb, mb, off, false);
+	}
+
+	/* FINISH: not from the client, not of a process that did not join; then of us. */
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_RESTORE_FINISH;
+	a.token = token;
+	a.pid = (uint32_t)getpid();
+	if (one_in(t, 4))
+		ck_call(t, dev, &a, false, false, RES_E(EINVAL),
+			"RESTORE_FINISH not by the beginner", &intact);
+	if (one_in(t, 2)) {
+		a.pid = (uint32_t)env.helper;
+		ret = ck_call(t, beg, &a, false, one_in(t, 3), RES_E(EPERM),
+			      "RESTORE_FINISH of a process that did not join", &intact);
+		if (ret == -EPERM && intact) {
+			t->ck_steps[CKS_FOREIGN_PID]++;
+			if (a.done)
+				FZ_FAIL(t, "RESTORE_FINISH of pid %u: EPERM, done %u", a.pid,
+					a.done);
+		}
+		a.pid = (uint32_t)getpid();
+	}
+	if (one_in(t, 8)) {
+		a.pid = one_in(t, 2) ? 0 : 0x3fffffff;
+		ck_call(t, beg, &a, false, false, RES_E(a.pid ? ESRCH : EINVAL),
+			"RESTORE_FINISH of no process", &intact);
+		a.pid = (uint32_t)getpid();
+	}
+	a.done = GARBAGE_U32;
+	ret = ck_call(t, beg, &a, true, one_in(t, 3), RES_OK, "RESTORE_FINISH", &intact);
+	if (ret && !t->inj && ret != -EFAULT)
+		ck_finish_why(t, recs, hd->nr_handles, queued_recs, queued);
+	if (ret || !intact)
+		goto out;
+	t->ck_steps[CKS_FINISH]++;
+	if (!unsure && a.done != pins + queued)
+		FZ_FAIL(t, "RESTORE_FINISH: done %u, %u buffers to pin and %u sessions queued",
+			a.done, pins, queued);
+	/* The sessions were made, at their ids. */
+	for (unsigned int i = 0; i < queued; i++)
+		fz_expect(t, "REPLAY_DESTROY of a restored session",
+			  destroy_raw(dev, queued_ids[i]),
+			  unsure ? RES_OK | RES_E(ENOENT) : RES_OK);
+	/* Nothing is left to do for this process; it is no longer being restored. */
+	if (one_in(t, 4)) {
+		a.done = GARBAGE_U32;
+		ret = ck_call(t, beg, &a, false, false, RES_OK, "RESTORE_FINISH again", &intact);
+		if (!ret && a.done)
+			FZ_FAIL(t, "RESTORE_FINISH again: done %u", a.done);
+	}
+	if (mb) {
+		void *again;
+
+		memset(&a, 0, sizeof(a));
+		a.op = ACCMAP_CKPT_OP_RESTORE_OFFSET;
+		a.token = token;
+		a.serial = mb->rec->serial;
+		ck_call(t, dev, &a, false, false, RES_E(EINVAL), "RESTORE_OFFSET after FINISH",
+			&intact);
+		if (off) {
+			again = ck_mmap(t, dev, bufs, nb, mb, off, true);
+			if (again)
+				munmap(again, env.page);
+		}
+	}
+out:
+	if (map) {
+		uint64_t got;
+
+		/* A mapping outlives the restore's right, and the restore. */
+		if (touch(map, false, 0, &got))
+			FZ_FAIL(t, "a restored buffer's mapping faulted after FINISH");
+		if (beg >= 0)
+			close(beg);
+		beg = -1;
+		if (touch(map, false, 0, &got))
+			FZ_FAIL(t, "a restored buffer's mapping faulted after the restore");
+		munmap(map, env.page);
+	}
+	if (beg >= 0)
+		close(beg);
+	if (dev >= 0)
+		close(dev);
+	/* The restore's dma-bufs outlive it: for other threads to use now. */
+	for (unsigned int i = 0; i < nfds; i++)
+		fd_add(fds[i].fd, FD_BUF, fds[i].size, fds[i].rdonly, 0, NULL);
+	return true;
+}
+
+/* ---- SVM attributes of the shared clients, for STATE to race ---- */
+
+/*
+ * One SVM session per shared client, over env.svm: attributes set from
+ * every thread, pages of the range replaced under it, while STATE copies
+ * the ranges from another thread.
+ */
+static bool op_cksvm(struct fz_thread *t)
+{
+	size_t npages = env.svm_len / env.page, first, n;
+	struct accmap_svm_op s;
+	struct fz_exp x;
+	struct fz_fd e;
+	uint32_t sess;
+	bool intact;
+	int slot, ret;
+
+	if (!env.svm)
+		return false;
+	if (one_in(t, 8)) {
+		/* Munmap under the mirror: a fresh page replaces the old. */
+		uint8_t *p = env.svm + below(t, npages) * env.page;
+
+		if (one_in(t, 2)) {
+			if (mmap(p, env.page, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+				FZ_FAIL(t, "mmap MAP_FIXED in the SVM range: %s", strerror(errno));
+		} else {
+			madvise(p, env.page, MADV_DONTNEED);
+		}
+		word_store(p, rnd(t));
+		return true;
+	}
+	slot = fd_claim(t, FD_DEV, false, &e);
+	if (slot < 0)
+		return false;
+	pthread_mutex_lock(&e.client->lock);
+	sess = e.client->svm_session;
+	pthread_mutex_unlock(&e.client->lock);
+	if (!sess) {
+		struct accmap_replay_setup a;
+
+		memset(&a, 0, sizeof(a));
+		a.target = env.sim;
+		a.format = ACCMAP_PGT_MALI_AARCH64_4K;
+		a.as = (uint32_t)below(t, SIM_AS_COUNT);
+		a.va_bits = ACCMAP_REPLAY_VA_BITS_MAX;
+		a.flags = ACCMAP_REPLAY_SETUP_SVM;
+		a.svm_start = (uintptr_t)env.svm;
+		a.svm_size = env.svm_len;
+		/* Sessions of the client may be at the limit. */
+		ret = fz_ioctl(t, e.fd, ACCMAP_IOC_REPLAY_SETUP, &a,
+			       RES_OK | RES_E(ENOSPC) | RES_E(ENOMEM),
+			       "REPLAY_SETUP of an SVM session", &intact);
+		if (!ret && intact) {
+			pthread_mutex_lock(&e.client->lock);
+			if (!e.client->svm_session) {
+				e.client->svm_session = a.session;
+				a.session = 0;
+			}
+			pthread_mutex_unlock(&e.client->lock);
+			if (a.session)
+				fz_expect(t, "REPLAY_DESTROY of a second SVM session",
+					  destroy_raw(e.fd, a.session), RES_OK | RES_E(ENOENT));
+		}
+		fd_release(slot);
+		return true;
+	}
+	memset(&s, 0, sizeof(s));
+	s.session = sess;
+	s.op = ACCMAP_SVM_OP_SET_ATTR;
+	if (one_in(t, 8)) {
+		first = 0;
+		n = npages;
+	} else {
+		first = below(t, npages);
+		n = range(t, 1, one_in(t, 4) ? npages - first : 1);
+	}
+	s.start = (uintptr_t)env.svm + first * env.page;
+	s.size = n * env.page;
+	s.attrs = (uint32_t)below(t, ACCMAP_SVM_ATTR_VALID + 1);
+	s.granule = one_in(t, 2) ? 0 :
+		    (uint32_t)range(t, ACCMAP_SVM_GRANULE_MIN, ACCMAP_SVM_GRANULE_MAX);
+	s.location = ACCMAP_SVM_LOC_SYSTEM;
+	exp_init(&x);
+	/* Other threads destroy sessions of the shared clients, and make others at the id. */
+	fault(&x, ENOENT, MAYBE);
+	fault(&x, EOPNOTSUPP, MAYBE);
+	fault(&x, ENOSPC, MAYBE);
+	ret = fz_ioctl(t, e.fd, ACCMAP_IOC_SVM, &s, exp_allowed(&x), "SVM SET_ATTR", &intact);
+	if (ret == -ENOENT || ret == -EOPNOTSUPP) {
+		pthread_mutex_lock(&e.client->lock);
+		if (e.client->svm_session == sess)
+			e.client->svm_session = 0;
+		pthread_mutex_unlock(&e.client->lock);
+	}
+	fd_release(slot);
+	return true;
+}
+
+/* ---- checkpoint without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN ---- */
+
+static bool caps_effective(struct fz_thread *t, bool on)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	static const unsigned int caps[] = { CAP_SYS_ADMIN, CAP_CHECKPOINT_RESTORE };
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		FZ_FAIL(t, "capget: %s", strerror(errno));
+		return false;
+	}
+	for (unsigned int i = 0; i < TAP_ARRAY_SIZE(caps); i++) {
+		uint32_t bit = 1U << (caps[i] % 32);
+
+		if (on)
+			data[caps[i] / 32].effective |= data[caps[i] / 32].permitted & bit;
+		else
+			data[caps[i] / 32].effective &= ~bit;
+	}
+	/* Only this thread's credentials change. */
+	if (syscall(SYS_capset, &hdr, data)) {
+		FZ_FAIL(t, "capset: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Every op, with plausible arguments, from this thread without the
+ * capabilities: EPERM before anything else, the argument left as it was.
+ */
+static bool op_cknoperm(struct fz_thread *t)
+{
+	struct accmap_ckpt a, before;
+	struct fz_fd e;
+	struct fz_cl cl;
+	int slot = -1, ret;
+	bool intact;
+
+	if (!cl_get(t, &cl))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.op = (uint32_t)range(t, ACCMAP_CKPT_OP_STATE, ACCMAP_CKPT_OP_RESTORE_OFFSET);
+	switch (a.op) {
+	case ACCMAP_CKPT_OP_STATE:
+		a.data = (uintptr_t)t->ck;
+		a.size = FZ_CK_ROOM;
+		break;
+	case ACCMAP_CKPT_OP_DMABUF:
+		slot = fd_claim(t, FD_BUF, false, &e);
+		a.fd = slot >= 0 ? e.fd : -1;
+		break;
+	case ACCMAP_CKPT_OP_RESTORE_FINISH:
+		a.pid = (uint32_t)getpid();
+		fallthrough;
+	default:
+		a.token = rnd(t);
+		a.serial = rnd(t);
+		break;
+	}
+	a.bad_kind = GARBAGE_U32;
+	a.bad_id = GARBAGE_U32;
+	a.done = GARBAGE_U32;
+	before = a;
+	if (caps_effective(t, false)) {
+		ret = ck_call(t, cl.fd, &a, false, true, RES_E(EPERM),
+			      "CHECKPOINT without CAP_CHECKPOINT_RESTORE", &intact);
+		if (caps_effective(t, true) && ret == -EPERM && intact &&
+		    memcmp(&a, &before, sizeof(a)))
+			FZ_FAIL(t, "CHECKPOINT op %u: EPERM, the argument changed", a.op);
+	}
+	if (slot >= 0)
+		fd_release(slot);
+	cl_put(&cl);
+	return true;
+}
+
 /* ---- the table of ops ---- */
 
 static const struct fz_opdesc fz_ops[OP_COUNT] = {
@@ -4745,6 +6201,11 @@ static const struct fz_opdesc fz_ops[OP_COUNT] = {
 	[OP_FDINFO] = { "fdinfo", 30, op_fdinfo },
 	[OP_BIG] = { "big", 10, op_big },
 	[OP_MAPOFF] = { "map_offset", 200, op_mapoff },
+	[OP_CKSTATE] = { "ckpt_state", 1500, op_ckstate },
+	[OP_CKDMABUF] = { "ckpt_dmabuf", 400, op_ckdmabuf },
+	[OP_CKRESTORE] = { "ckpt_restore", 80, op_ckrestore },
+	[OP_CKSVM] = { "svm_attr", 1500, op_cksvm },
+	[OP_CKNOPERM] = { "ckpt_noperm", 300, op_cknoperm },
 };
 
 static enum fz_op pick_op(struct fz_thread *t)
@@ -4788,8 +6249,9 @@ static bool thread_mem(struct fz_thread *t)
 	t->rmaps = map_anon(maps_len + page, PROT_READ | PROT_WRITE, 0);
 	t->report = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	t->tmp = malloc(FZ_SMALL_PAGES * page);
-	if (!t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps || t->report == MAP_FAILED ||
-	    !t->tmp || ops_len % page || maps_len % page)
+	t->ck = map_anon(FZ_CK_ROOM, PROT_READ | PROT_WRITE, 0);
+	if (!t->ck || !t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps ||
+	    t->report == MAP_FAILED || !t->tmp || ops_len % page || maps_len % page)
 		return false;
 	/* arg: read-write, PROT_NONE, read-only, PROT_NONE. */
 	mprotect(t->arg + page, page, PROT_NONE);
@@ -4829,6 +6291,7 @@ static void thread_mem_free(struct fz_thread *t)
 	munmap(t->ops, FZ_OPS_MAX * sizeof(*t->ops) + page);
 	munmap(t->rmaps, FZ_RMAPS_MAX * sizeof(*t->rmaps) + page);
 	munmap(t->report, page);
+	munmap(t->ck, FZ_CK_ROOM);
 	free(t->tmp);
 }
 
@@ -4994,7 +6457,8 @@ static bool probe_device(void)
 static void print_stats(uint64_t ns)
 {
 	uint64_t counts[OP_COUNT] = { 0 }, op_ns[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
-	uint64_t busy = 0;
+	uint64_t busy = 0, ck_total = 0, steps[CKS_COUNT] = { 0 }, svm_states = 0;
+	uint32_t svm_ranges = 0;
 	char line[256];
 	size_t n = 0;
 
@@ -5014,11 +6478,30 @@ static void print_stats(uint64_t ns)
 		if (op < OP_COUNT)
 			n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ops[op].name,
 				      (unsigned long long)counts[op]);
-		if (op == OP_COUNT || n > 90) {
+		if ((op == OP_COUNT && n) || n > 90) {
 			tap_diag("  ops:%s", line);
 			n = 0;
 		}
 	}
+	/* The checkpoint ops together, and how far the restores got. */
+	for (int op = OP_CK_FIRST; op <= OP_CK_LAST; op++)
+		ck_total += counts[op];
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		for (int s = 0; s < CKS_COUNT; s++)
+			steps[s] += fz_threads[i].ck_steps[s];
+		svm_states += fz_threads[i].ck_svm_states;
+		if (fz_threads[i].ck_svm_ranges > svm_ranges)
+			svm_ranges = fz_threads[i].ck_svm_ranges;
+	}
+	n = snprintf(line, sizeof(line), " %llu ops (%.1f %%); restore steps:",
+		     (unsigned long long)ck_total, total ? ck_total * 100.0 / total : 0.0);
+	for (int s = 0; s < CKS_COUNT; s++)
+		n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ck_step_names[s],
+			      (unsigned long long)steps[s]);
+	tap_diag("  checkpoint:%s", line);
+	tap_diag("  checkpoint: SVM ranges checked in STATE %llu times, at most %u ranges",
+		 (unsigned long long)svm_states, svm_ranges);
+	n = 0;
 	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
 	n = 0;
 	for (int op = 0; op <= OP_COUNT; op++) {
@@ -5140,6 +6623,10 @@ static void run_seed(uint64_t seed)
 	}
 	for (unsigned int i = 0; i < FZ_DEVS; i++)
 		dev_add(NULL);
+	env.svm_len = FZ_SVM_PAGES * env.page;
+	env.svm = map_anon(env.svm_len, PROT_READ | PROT_WRITE, 0);
+	if (env.svm)
+		memset(env.svm, 0x3c, env.svm_len);
 
 	t0 = now_ns();
 	for (unsigned int i = 0; i < cfg.threads; i++) {
@@ -5163,6 +6650,9 @@ static void run_seed(uint64_t seed)
 	}
 	ns = now_ns() - t0;
 	inject_end();
+	if (env.svm)
+		munmap(env.svm, env.svm_len);
+	env.svm = NULL;
 
 	/* The helper goes, then every fd: what they held must go with them. */
 	msg_send(env.sock, &(struct fz_msg){ .type = MSG_QUIT }, -1, 0);
