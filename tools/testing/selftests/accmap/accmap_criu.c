@@ -165,6 +165,29 @@ static bool app_alloc(int dev, struct app_buf *b, uint32_t mask,
 	return !ret;
 }
 
+/*
+ * A FROM_VA buffer of @b->size bytes of new anonymous memory holding
+ * pattern @seed, writable, with tag @tag: the memory, or NULL.
+ */
+static uint8_t *app_from_va(int dev, struct app_buf *b, unsigned int seed, uint16_t tag)
+{
+	struct accmap_from_va fv = { .flags = ACCMAP_FROM_VA_WRITE, .tag = tag };
+	uint8_t *mem = map_anon(b->size, PROT_READ | PROT_WRITE);
+
+	if (!mem)
+		return NULL;
+	fill_pattern(mem, b->size, 0, seed);
+	b->seed = seed;
+	fv.addr = (uintptr_t)mem;
+	fv.size = b->size;
+	if (raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &fv)) {
+		munmap(mem, b->size);
+		return NULL;
+	}
+	b->id = fv.id;
+	return mem;
+}
+
 /* The buffer's bytes (READ) and its mapping still hold its pattern. */
 static bool app_bytes_ok(int dev, const struct app_buf *b)
 {
@@ -241,7 +264,6 @@ static int app_child(const char *dir, int sock, int shdev, uint32_t fs_id)
 	struct app_buf ro = { .name = "read-only import" };
 	struct app_buf fva = { .name = "child's FROM_VA", .size = 16 << 10 };
 	struct app_buf fs = { .name = "fork-shared", .id = fs_id, .seed = 18 };
-	struct accmap_from_va fv = { .flags = ACCMAP_FROM_VA_WRITE };
 	int dev, dmabuf, ro_fd;
 	char path[256], r;
 	uint8_t *tmp, *vamem;
@@ -260,16 +282,9 @@ static int app_child(const char *dir, int sock, int shdev, uint32_t fs_id)
 	ro.size = ro.info.size;
 	ro.seed = 11;
 	/* Its own memory, pinned through the client it shares. */
-	vamem = map_anon(fva.size, PROT_READ | PROT_WRITE);
+	vamem = app_from_va(shdev, &fva, 19, 0);
 	if (!vamem)
-		return app_fail(__LINE__, "mmap of the child's FROM_VA memory");
-	fill_pattern(vamem, fva.size, 0, 19);
-	fva.seed = 19;
-	fv.addr = (uintptr_t)vamem;
-	fv.size = fva.size;
-	if (raw_ioctl(shdev, ACCMAP_IOC_FROM_VA, &fv))
 		return app_fail(__LINE__, "FROM_VA in the fork-shared client");
-	fva.id = fv.id;
 	b.map = app_map(dev, b.id, b.size, PROT_READ | PROT_WRITE);
 	ro.map = app_map(dev, ro.id, ro.size, PROT_READ);
 	if (!b.map || !ro.map)
@@ -370,7 +385,6 @@ static int app_main(const char *dir, enum app_extra extra)
 	struct app_buf va = { .name = "FROM_VA", .size = 64 << 10 };
 	struct app_buf empty = { .name = "empty", .size = 8192 };
 	struct app_buf fs = { .name = "fork-shared", .size = 64 << 10 };
-	struct accmap_from_va fv = { .flags = ACCMAP_FROM_VA_WRITE, .tag = TAG };
 	struct svm t = { .dev = -1 };
 	int32_t *a, *b, *c, expect_sum = 0;
 	struct accmap_sim_job job;
@@ -417,16 +431,9 @@ static int app_main(const char *dir, enum app_extra extra)
 		return app_fail(__LINE__, "CREATE");
 
 	/* FROM_VA: the process's own memory, written by both sides. */
-	vamem = map_anon(va.size, PROT_READ | PROT_WRITE);
+	vamem = app_from_va(dev, &va, 16, TAG);
 	if (!vamem)
-		return app_fail(__LINE__, "mmap of the FROM_VA memory");
-	fill_pattern(vamem, va.size, 0, 16);
-	va.seed = 16;
-	fv.addr = (uintptr_t)vamem;
-	fv.size = va.size;
-	if (raw_ioctl(dev, ACCMAP_IOC_FROM_VA, &fv))
 		return app_fail(__LINE__, "FROM_VA");
-	va.id = fv.id;
 
 	/* A read-only import of the system buffer, its dma-buf kept open. */
 	ro_fd = am_get_fd(dev, bufs[B_SYS].id, O_RDONLY | O_CLOEXEC);

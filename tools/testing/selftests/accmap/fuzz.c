@@ -684,6 +684,25 @@ static int fd_claim(struct fz_thread *t, enum fz_fd_kind kind, bool foreign, str
 	return found;
 }
 
+/*
+ * The dma-buf fd an op names, in *@fd: a claimed slot's, with EXDEV
+ * expected for another exporter's; -1, and EBADF expected, when the table
+ * has none.  Returns the slot (to give back), or -1.
+ */
+static int claim_buf_fd(struct fz_thread *t, struct fz_exp *x, struct fz_fd *e, int *fd)
+{
+	int slot = fd_claim(t, FD_BUF, true, e);
+
+	if (slot < 0) {
+		*fd = -1;
+		fault(x, EBADF, YES);
+		return -1;
+	}
+	*fd = e->fd;
+	fault_if(x, EXDEV, e->kind == FD_FOREIGN);
+	return slot;
+}
+
 static void fd_release(int idx)
 {
 	struct fz_fd *e = &fz_fds[idx];
@@ -2606,14 +2625,7 @@ static bool op_fromfd(struct fz_thread *t)
 		fault(&x, EBADF, YES);
 		break;
 	default:
-		slot = fd_claim(t, FD_BUF, true, &e);
-		if (slot < 0) {
-			a.fd = -1;
-			fault(&x, EBADF, YES);
-			break;
-		}
-		a.fd = e.fd;
-		fault_if(&x, EXDEV, e.kind == FD_FOREIGN);
+		slot = claim_buf_fd(t, &x, &e, &a.fd);
 		break;
 	}
 	if (one_in(t, 24))
@@ -5234,14 +5246,7 @@ static bool op_ckdmabuf(struct fz_thread *t)
 		fault(&x, EINVAL, YES);
 		break;
 	default:
-		slot = fd_claim(t, FD_BUF, true, &e);
-		if (slot < 0) {
-			a.fd = -1;
-			fault(&x, EBADF, YES);
-			break;
-		}
-		a.fd = e.fd;
-		fault_if(&x, EXDEV, e.kind == FD_FOREIGN);
+		slot = claim_buf_fd(t, &x, &e, &a.fd);
 		break;
 	}
 	if (one_in(t, 2)) {
