@@ -44,6 +44,11 @@
 
 #define EXIT_USAGE		2
 
+/* The Makefile passes the package version, dkms.conf's PACKAGE_VERSION. */
+#ifndef ACCMAP_VERSION
+#define ACCMAP_VERSION		"unknown"
+#endif
+
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 #define DEBUGFS_MOUNT		"/sys/kernel/debug"
@@ -3241,6 +3246,7 @@ static void print_usage(FILE *f)
 		"\n"
 		"  -d, --device DEVICE  the accmap device (default %s)\n"
 		"  -h, --help           this text\n"
+		"  -V, --version        the version of accmapctl\n"
 		"\n"
 		"Exit status: 0 success, 1 a call failed, 2 usage error.\n",
 		ACCMAP_DEVICE_PATH);
@@ -3261,6 +3267,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct command *cmd;
@@ -3268,10 +3275,13 @@ int main(int argc, char **argv)
 
 	argv[0] = (char *)prog;	/* for getopt's messages */
 	/* '+': stop at the subcommand, its options are its own. */
-	while ((c = next_option(argc, argv, "+d:h", opts, print_usage, &status)) != OPT_END) {
+	while ((c = next_option(argc, argv, "+d:hV", opts, print_usage, &status)) != OPT_END) {
 		switch (c) {
 		case OPT_EXIT:
 			return status;
+		case 'V':
+			printf("%s %s\n", prog, ACCMAP_VERSION);
+			return EXIT_SUCCESS;
 		}
 	}
 	if (optind >= argc)
