@@ -34,6 +34,7 @@
 
 #include "accmap.h"
 #include "gpureplay.h"
+#include "json.h"
 #include "recording.h"
 #include "simdrv.h"
 
@@ -58,6 +59,8 @@ static const char *prog = "accmapctl";
 /* "accmapctl CMD" while a subcommand runs, for messages and getopt. */
 static char cmd_name[64] = "accmapctl";
 static const char *device = ACCMAP_DEVICE_PATH;
+/* -j/--json: the commands that print data print one JSON document. */
+static bool json_out;
 
 /* ------------------------------------------------------------------ */
 /* Messages */
@@ -486,6 +489,55 @@ static void heaps_usage(FILE *f)
 		ACCMAP_HEAP_DEVICE, ACCMAP_HEAP_USER);
 }
 
+/* accmapctl --json heaps: {"heaps": [{"id", "name", "total", ...}]}. */
+static int heaps_json(int fd)
+{
+	struct json j;
+	uint32_t heap;
+	int ret;
+
+	json_init(&j);
+	json_begin_object(&j, NULL);
+	json_begin_array(&j, "heaps");
+	for (heap = 0; heap < ACCMAP_HEAP_MAX; heap++) {
+		struct accmap_heap_info hi;
+		bool user = heap == ACCMAP_HEAP_USER;
+
+		ret = accmap_query_heap(fd, heap, &hi);
+		if (ret == -ENODEV)
+			continue;
+		if (ret) {
+			json_discard(&j);
+			accmap_close(fd);
+			return fail(ret, "accmap_query_heap(heap %u)", heap);
+		}
+		hi.name[sizeof(hi.name) - 1] = '\0';
+		json_begin_object(&j, NULL);
+		json_u64(&j, "id", heap);
+		json_string(&j, "name", hi.name);
+		/* The user heap has no size: null where the table shows "-". */
+		if (user)
+			json_null(&j, "total");
+		else
+			json_u64(&j, "total", hi.total);
+		json_u64(&j, "used", hi.used);
+		if (user) {
+			json_null(&j, "free");
+			json_null(&j, "largest_free");
+		} else {
+			json_u64(&j, "free", hi.free);
+			json_u64(&j, "largest_free", hi.largest_free);
+		}
+		json_u64(&j, "contiguous", hi.contiguous);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_end_object(&j);
+	json_finish(&j, stdout);
+	accmap_close(fd);
+	return EXIT_SUCCESS;
+}
+
 static int cmd_heaps(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -515,6 +567,8 @@ static int cmd_heaps(int argc, char **argv)
 	ret = open_device(&fd);
 	if (ret)
 		return ret;
+	if (json_out)
+		return heaps_json(fd);
 
 	table_init(&t, 7);
 	t.right[0] = true;
@@ -576,6 +630,41 @@ static void pool_usage(FILE *f)
 		prog);
 }
 
+/* accmapctl --json pool: {"orders": [...], "cap", "pooled", ...}. */
+static int pool_json(const struct accmap_pool_info *pi, uint32_t n, uint64_t page)
+{
+	struct json j;
+	uint32_t i;
+
+	json_init(&j);
+	json_begin_object(&j, NULL);
+	json_u64(&j, "page_size", page);
+	json_begin_array(&j, "orders");
+	for (i = 0; i < n; i++) {
+		const struct accmap_pool_order *o = &pi->orders[i];
+		uint64_t block = o->order < 64 ? mul_sat(page, 1ULL << o->order) :
+						 UINT64_MAX;
+
+		json_begin_object(&j, NULL);
+		json_u64(&j, "order", o->order);
+		json_u64(&j, "block", block);
+		json_u64(&j, "zeroed", o->zeroed);
+		json_u64(&j, "zeroed_bytes", mul_sat(o->zeroed, block));
+		json_u64(&j, "dirty", o->dirty);
+		json_u64(&j, "dirty_bytes", mul_sat(o->dirty, block));
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_u64(&j, "cap", pi->cap);
+	json_u64(&j, "pooled", pi->pooled);
+	json_u64(&j, "hits", pi->hits);
+	json_u64(&j, "misses", pi->misses);
+	json_u64(&j, "shrunk", pi->shrunk);
+	json_end_object(&j);
+	json_finish(&j, stdout);
+	return EXIT_SUCCESS;
+}
+
 static int cmd_pool(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -619,6 +708,8 @@ static int cmd_pool(int argc, char **argv)
 		     n, ACCMAP_POOL_MAX_ORDERS);
 		n = ACCMAP_POOL_MAX_ORDERS;
 	}
+	if (json_out)
+		return pool_json(&pi, n, page);
 
 	table_init(&t, 6);
 	for (i = 0; i < 6; i++)
@@ -1654,6 +1745,49 @@ static int fd_from_process(uint32_t pid, int target_fd, int *fd)
 #endif
 }
 
+/* accmapctl --json info: the buffer's ACCMAP_IOC_INFO, as one object. */
+static void info_json(int fd, const struct accmap_info *info)
+{
+	static const struct { uint32_t bit; const char *name; } states[] = {
+		{ ACCMAP_STATE_ALLOCATED, "allocated" },
+		{ ACCMAP_STATE_EXPORTED, "exported" },
+		{ ACCMAP_STATE_READONLY, "read-only" },
+		{ ACCMAP_STATE_CONTIGUOUS, "contiguous" },
+	};
+	char name[ACCMAP_HEAP_NAME_LEN + 1];
+	struct json j;
+	size_t k;
+
+	json_init(&j);
+	json_begin_object(&j, NULL);
+	json_u64(&j, "id", info->id);
+	json_u64(&j, "size", info->size);
+	if (info->heap == ACCMAP_HEAP_NONE) {
+		json_null(&j, "heap");
+		json_null(&j, "heap_name");
+	} else {
+		json_u64(&j, "heap", info->heap);
+		heap_name(fd, info->heap, name, sizeof(name));
+		json_string(&j, "heap_name", name);
+	}
+	json_string(&j, "cache", info->flags & ACCMAP_ALLOC_UNCACHED ? "uncached" :
+		    info->flags & ACCMAP_ALLOC_WRITECOMBINE ? "writecombine" : "cached");
+	json_u64(&j, "flags", info->flags);
+	json_begin_array(&j, "state");
+	for (k = 0; k < ARRAY_SIZE(states); k++)
+		if (info->state & states[k].bit)
+			json_string(&j, NULL, states[k].name);
+	json_end_array(&j);
+	json_u64(&j, "tag", info->tag);
+	json_u64(&j, "handle_refs", info->handle_refs);
+	json_u64(&j, "exports", info->exports);
+	json_u64(&j, "maps", info->maps);
+	json_u64(&j, "attachments", info->attachments);
+	json_u64(&j, "vmaps", info->vmaps);
+	json_end_object(&j);
+	json_finish(&j, stdout);
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1713,6 +1847,12 @@ static int cmd_info(int argc, char **argv)
 	ret = accmap_info(fd, id, &info);
 	if (ret) {
 		fail(ret, "accmap_info(id %u)", id);
+		goto out_free;
+	}
+
+	if (json_out) {
+		info_json(fd, &info);
+		status = EXIT_SUCCESS;
 		goto out_free;
 	}
 
@@ -2196,6 +2336,53 @@ static void targets_usage(FILE *f)
 		prog);
 }
 
+/* accmapctl --json targets: {"targets": [{"index", "name", ...}]}. */
+static int targets_json(int fd)
+{
+	struct json j;
+	uint32_t i, k;
+	int ret;
+
+	json_init(&j);
+	json_begin_object(&j, NULL);
+	json_begin_array(&j, "targets");
+	for (i = 0; i < ACCMAP_REPLAY_TARGETS_MAX; i++) {
+		struct accmap_replay_target_info ti;
+
+		ret = accmap_replay_query(fd, i, &ti);
+		if (ret == -ENOENT)
+			break;
+		if (ret) {
+			json_discard(&j);
+			accmap_close(fd);
+			fail(ret, "accmap_replay_query(index %u)", i);
+			explain_replay_errno(ret);
+			return EXIT_FAILURE;
+		}
+		ti.name[sizeof(ti.name) - 1] = '\0';
+		json_begin_object(&j, NULL);
+		json_u64(&j, "index", i);
+		json_string(&j, "name", ti.name);
+		json_string(&j, "kind", ti.flags & ACCMAP_REPLAY_TARGET_SIM ? "sim" : "mmio");
+		json_bool(&j, "irq", ti.flags & ACCMAP_REPLAY_TARGET_IRQ);
+		json_u64(&j, "window_size", ti.window_size);
+		json_begin_array(&j, "formats");
+		for (k = 0; k < 32; k++)
+			if (ti.formats & (1U << k))
+				json_string(&j, NULL, pgt_name(k));
+		json_end_array(&j);
+		json_u64(&j, "address_spaces", ti.as_count);
+		json_u64(&j, "gpu_id", ti.gpu_id);
+		json_u64(&j, "sessions", ti.sessions);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_end_object(&j);
+	json_finish(&j, stdout);
+	accmap_close(fd);
+	return EXIT_SUCCESS;
+}
+
 static int cmd_targets(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -2220,6 +2407,8 @@ static int cmd_targets(int argc, char **argv)
 	ret = open_device(&fd);
 	if (ret)
 		return ret;
+	if (json_out)
+		return targets_json(fd);
 
 	table_init(&t, 8);
 	for (i = 0; i < 8; i++)
@@ -3209,24 +3398,25 @@ struct command {
 	int (*run)(int argc, char **argv);
 	void (*usage)(FILE *f);
 	const char *summary;
+	bool json;	/* prints JSON under -j/--json */
 };
 
 static const struct command commands[] = {
-	{ "heaps", cmd_heaps, heaps_usage, "heaps: size, use, free bytes, largest free block" },
-	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses" },
-	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs" },
-	{ "svm", cmd_svm, svm_usage, "SVM sessions: mirrored ranges, GPU-mapped bytes, faults" },
-	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)" },
-	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd" },
-	{ "label", cmd_label, label_usage, "name an accounting tag" },
+	{ "heaps", cmd_heaps, heaps_usage, "heaps: size, use, free bytes, largest free block", true },
+	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses", true },
+	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs", false },
+	{ "svm", cmd_svm, svm_usage, "SVM sessions: mirrored ranges, GPU-mapped bytes, faults", false },
+	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)", false },
+	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd", true },
+	{ "label", cmd_label, label_usage, "name an accounting tag", false },
 	{ "checkpoint", cmd_checkpoint, checkpoint_usage,
-	  "what a CRIU checkpoint of a process would save, or why not" },
-	{ "targets", cmd_targets, targets_usage, "replay targets: GPU register windows, models" },
-	{ "record", cmd_record, record_usage, "record a compute job on the software Mali model" },
-	{ "replay", cmd_replay, replay_usage, "replay a recording with new inputs" },
-	{ "show", cmd_show, show_usage, "check and describe a recording file" },
+	  "what a CRIU checkpoint of a process would save, or why not", false },
+	{ "targets", cmd_targets, targets_usage, "replay targets: GPU register windows, models", true },
+	{ "record", cmd_record, record_usage, "record a compute job on the software Mali model", false },
+	{ "replay", cmd_replay, replay_usage, "replay a recording with new inputs", false },
+	{ "show", cmd_show, show_usage, "check and describe a recording file", false },
 	{ "import-gpureplay", cmd_import_gpureplay, import_usage,
-	  "convert a GPUReplay recording of a Mali GPU" },
+	  "convert a GPUReplay recording of a Mali GPU", false },
 };
 
 #define NCOMMANDS	ARRAY_SIZE(commands)
@@ -3246,6 +3436,8 @@ static void print_usage(FILE *f)
 		"\n"
 		"  -d, --device DEVICE  the accmap device (default %s)\n"
 		"  -h, --help           this text\n"
+		"  -j, --json           JSON instead of text (heaps, pool, info, targets;\n"
+		"                       the schema is in accmapctl(8))\n"
 		"  -V, --version        the version of accmapctl\n"
 		"\n"
 		"Exit status: 0 success, 1 a call failed, 2 usage error.\n",
@@ -3267,6 +3459,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -3275,10 +3468,13 @@ int main(int argc, char **argv)
 
 	argv[0] = (char *)prog;	/* for getopt's messages */
 	/* '+': stop at the subcommand, its options are its own. */
-	while ((c = next_option(argc, argv, "+d:hV", opts, print_usage, &status)) != OPT_END) {
+	while ((c = next_option(argc, argv, "+d:hjV", opts, print_usage, &status)) != OPT_END) {
 		switch (c) {
 		case OPT_EXIT:
 			return status;
+		case 'j':
+			json_out = true;
+			break;
 		case 'V':
 			printf("%s %s\n", prog, ACCMAP_VERSION);
 			return EXIT_SUCCESS;
@@ -3302,5 +3498,7 @@ int main(int argc, char **argv)
 	cmd = find_command(argv[optind]);
 	if (!cmd)
 		return usage_error("unknown command '%s'", argv[optind]);
+	if (json_out && !cmd->json)
+		return usage_error("'%s' has no JSON output", cmd->name);
 	return cmd->run(argc - optind, argv + optind);
 }

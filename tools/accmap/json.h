@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small JSON writer for accmapctl --json: objects, arrays, strings,
+ * unsigned numbers, booleans and null, written as they come (no tree
+ * kept) into memory, and printed as one line only when the document is
+ * whole: a command that fails half way prints no JSON at all.
+ */
+#ifndef ACCMAPCTL_JSON_H
+#define ACCMAPCTL_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Nesting deeper than this is a bug in the caller; the writer aborts. */
+#define JSON_MAX_DEPTH	16
+
+/**
+ * struct json - the state of one JSON document being written
+ * @f: the memory stream it is written to
+ * @buf: @f's buffer
+ * @len: @f's length
+ * @depth: open objects and arrays
+ * @count: per level, the members or elements written so far
+ */
+struct json {
+	FILE *f;
+	char *buf;
+	size_t len;
+	int depth;
+	unsigned int count[JSON_MAX_DEPTH];
+};
+
+/*
+ * Every call takes @key: the member's name inside an object, NULL for an
+ * element of an array (or for the document's outermost value).
+ */
+/* Starts a document; exits the program if there is no memory for it. */
+void json_init(struct json *j);
+void json_begin_object(struct json *j, const char *key);
+void json_end_object(struct json *j);
+void json_begin_array(struct json *j, const char *key);
+void json_end_array(struct json *j);
+void json_string(struct json *j, const char *key, const char *s);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+/* Ends the document and prints it to @out, with a newline. */
+void json_finish(struct json *j, FILE *out);
+/* Drops an unfinished document. */
+void json_discard(struct json *j);
+
+#endif
