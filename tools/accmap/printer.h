@@ -1,16 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A small JSON writer for accmapctl --json: objects, arrays, strings,
+ * accmapctl's printers.  Aligned text tables: cells added row by row,
+ * printed with each column as wide as its widest cell.  And a small JSON
+ * writer for --json: objects, arrays, strings,
  * unsigned numbers, booleans and null, written as they come (no tree
  * kept) into memory, and printed as one line only when the document is
  * whole: a command that fails half way prints no JSON at all.
  */
-#ifndef ACCMAPCTL_JSON_H
-#define ACCMAPCTL_JSON_H
+#ifndef ACCMAPCTL_PRINTER_H
+#define ACCMAPCTL_PRINTER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
+
+/**
+ * struct table - cells of a text table, printed with aligned columns
+ * @ncols: number of columns
+ * @ncells: cells added so far; row r, column c is @cells[r * @ncols + c]
+ * @cells: the cells, row 0 is the header
+ * @right: per column, true to align to the right (numbers)
+ */
+struct table {
+	size_t ncols;
+	size_t ncells;
+	char **cells;
+	bool *right;
+};
+
+void table_init(struct table *t, size_t ncols);
+/* Appends one cell ("-" for NULL or ""); rows fill left to right. */
+void table_add(struct table *t, const char *cell);
+void table_addf(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void table_print(const struct table *t, FILE *f);
+void table_free(struct table *t);
 
 /* Nesting deeper than this is a bug in the caller; the writer aborts. */
 #define JSON_MAX_DEPTH	16

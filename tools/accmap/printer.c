@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accmapctl's JSON writer (see json.h).  Strings are written as UTF-8
+ * accmapctl's printers: aligned text tables, and the JSON writer of
+ * --json (see printer.h).  JSON:  Strings are written as UTF-8
  * passes through; control characters, '"' and '\\' are escaped.  Numbers
  * are unsigned 64-bit integers, written exactly: a reader that keeps
  * numbers as doubles loses precision above 2^53, as with any JSON.
@@ -8,7 +9,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "json.h"
+#include <stdarg.h>
+#include <string.h>
+
+#include "accmapctl.h"
+#include "printer.h"
 
 void json_init(struct json *j)
 {
@@ -141,4 +146,78 @@ void json_discard(struct json *j)
 {
 	fclose(j->f);
 	free(j->buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* Aligned tables */
+
+void table_init(struct table *t, size_t ncols)
+{
+	t->ncols = ncols;
+	t->ncells = 0;
+	t->cells = NULL;
+	t->right = xrealloc(NULL, ncols, sizeof(*t->right));
+	memset(t->right, 0, ncols * sizeof(*t->right));
+}
+
+/* Appends one cell; rows fill left to right, top to bottom. */
+void table_add(struct table *t, const char *cell)
+{
+	t->cells = xrealloc(t->cells, t->ncells + 1, sizeof(*t->cells));
+	t->cells[t->ncells++] = xstrdup(cell && *cell ? cell : "-");
+}
+
+void table_addf(struct table *t, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	table_add(t, buf);
+}
+
+void table_print(const struct table *t, FILE *f)
+{
+	size_t rows = (t->ncells + t->ncols - 1) / t->ncols;
+	size_t *width = xrealloc(NULL, t->ncols, sizeof(*width));
+	size_t r, c;
+
+	memset(width, 0, t->ncols * sizeof(*width));
+	for (r = 0; r < rows; r++)
+		for (c = 0; c < t->ncols && r * t->ncols + c < t->ncells; c++) {
+			size_t n = strlen(t->cells[r * t->ncols + c]);
+
+			if (n > width[c])
+				width[c] = n;
+		}
+
+	for (r = 0; r < rows; r++) {
+		for (c = 0; c < t->ncols && r * t->ncols + c < t->ncells; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			bool last = c + 1 == t->ncols;
+
+			if (c)
+				fputs("  ", f);
+			if (t->right[c])
+				fprintf(f, "%*s", (int)width[c], s);
+			else if (last)
+				fputs(s, f);	/* no trailing blanks */
+			else
+				fprintf(f, "%-*s", (int)width[c], s);
+		}
+		fputc('\n', f);
+	}
+	free(width);
+}
+
+void table_free(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->right);
 }
