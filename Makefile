@@ -37,7 +37,8 @@
 #                       into $(ACCMAP_CACHE)/deb/out
 #   make deb-test       build them, lintian, install on the host (DKMS
 #                       builds for the installed headers), run, purge
-#   make json-test      accmapctl --json against its schema (host, seconds)
+#   make accmapctl-test accmapctl --json against its schema, accmapctl top's
+#                       sums (host, seconds)
 #   make fuzz [FUZZ_SECONDS=300] [FUZZ_JOBS=1]   libFuzzer on the importer
 
 ACCMAP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -67,7 +68,7 @@ SCRIPTS := $(ACCMAP_ROOT)/tools/testing
 
 .PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
 	demo lint dkms-test check fuzz fuzz-check help kernels bench coverage soak \
-	deb deb-test json-test
+	deb deb-test accmapctl-test
 
 all: modules
 
@@ -136,8 +137,8 @@ deb: deps
 deb-test: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/deb-test.sh $(DEB_ARCHS)
 
-json-test: deps
-	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/json-test.sh
+accmapctl-test: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/accmapctl-test.sh
 
 fuzz-check: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/fuzz/run.sh check

@@ -2,8 +2,8 @@
 /*
  * accmapctl: what its files share.  main.c holds the command table, the
  * options every command has and the helpers below; printer.c the tables
- * and the JSON writer; memory.c, svm.c, checkpoint.c and replay.c one
- * family of commands each.
+ * and the JSON writer; memory.c, svm.c, checkpoint.c, replay.c and top.c
+ * one family of commands each.
  */
 #ifndef ACCMAPCTL_H
 #define ACCMAPCTL_H
@@ -123,5 +123,7 @@ void show_usage(FILE *f);
 int cmd_show(int argc, char **argv);
 void import_usage(FILE *f);
 int cmd_import_gpureplay(int argc, char **argv);
+void top_usage(FILE *f);
+int cmd_top(int argc, char **argv);
 
 #endif

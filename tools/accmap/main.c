@@ -2,7 +2,7 @@
 /*
  * accmapctl: look at and exercise /dev/accmap from the command line.
  *
- *   accmapctl [-d DEVICE] [-j] heaps | pool | list | svm | alloc | info | label ...
+ *   accmapctl [-d DEVICE] [-j] heaps | pool | list | svm | top | alloc | info | label ...
  *   accmapctl [-d DEVICE] [-j] targets | record | replay | show ...
  *   accmapctl import-gpureplay DIR OUT
  *
@@ -12,7 +12,8 @@
  *
  * This file: the command table, the options every command has, messages,
  * numbers, and main().  printer.c prints tables and JSON; memory.c,
- * svm.c, checkpoint.c and replay.c hold one family of commands each.
+ * svm.c, checkpoint.c, replay.c and top.c hold one family of commands
+ * each.
  */
 #include "accmapctl.h"
 
@@ -353,6 +354,7 @@ static const struct command commands[] = {
 	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses", true },
 	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs", false },
 	{ "svm", cmd_svm, svm_usage, "SVM sessions: mirrored ranges, GPU-mapped bytes, faults", false },
+	{ "top", cmd_top, top_usage, "live view: memory per process, heap and tag", false },
 	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)", false },
 	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd", true },
 	{ "label", cmd_label, label_usage, "name an accounting tag", false },

@@ -188,7 +188,7 @@ for m in /lib/modules/*; do
 done
 
 debs=()
-ours=()		# "PATH SRCVERSION" of each module the package installed
+ours=()		# "PATH SHA256" of each module the package installed
 for p in "${pkgs[@]}"; do
 	debs+=("$(deb_file "$p" "$host")")
 done
@@ -204,10 +204,10 @@ if [ -d "$mandir" ] &&
 		ko=$(find "/lib/modules/$k/updates" -name 'accmap.ko*' 2>/dev/null | head -n1)
 		magic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
 		if [ -n "$ko" ] && [ -n "$built" ] && [ "${magic%% *}" = "$k" ] &&
-		   [ "$(modinfo -F srcversion "$ko")" = "$(modinfo -F srcversion "$built")" ] &&
+		   cmp -s "$ko" "$built" &&
 		   dkms status "accmap/$version" -k "$k" 2>/dev/null | grep -q ': installed'; then
 			pass "dkms built and installed accmap for $k ($ko)"
-			ours+=("$ko $(modinfo -F srcversion "$ko")")
+			ours+=("$ko $(sha256sum <"$ko" | cut -d' ' -f1)")
 		else
 			dkms status 2>&1 | indent >&2
 			tail -n 20 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
@@ -297,8 +297,9 @@ if [ "${#left[@]}" -gt 0 ]; then
 		fi
 		stale=()
 		for m in "${ours[@]}"; do
-			read -r ko sv <<<"$m"
-			[ "$(modinfo -F srcversion "$ko" 2>/dev/null)" != "$sv" ] || stale+=("$ko")
+			read -r ko sum <<<"$m"
+			[ ! -e "$ko" ] || [ "$(sha256sum <"$ko" | cut -d' ' -f1)" != "$sum" ] ||
+				stale+=("$ko")
 		done
 		if [ "${#stale[@]}" = 0 ]; then
 			pass "the ${#ours[@]} module(s) accmap-dkms installed are gone"
