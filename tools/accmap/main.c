@@ -28,7 +28,6 @@ bool json_out;
 /* ------------------------------------------------------------------ */
 /* Messages */
 
-
 /* "accmapctl CMD: <what>: <strerror>" on stderr; returns exit status 1. */
 int fail(int err, const char *fmt, ...)
 {
@@ -350,18 +349,22 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "heaps", cmd_heaps, heaps_usage, "heaps: size, use, free bytes, largest free block", true },
+	{ "heaps", cmd_heaps, heaps_usage,
+	  "heaps: size, use, free bytes, largest free block", true },
 	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses", true },
 	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs", false },
-	{ "svm", cmd_svm, svm_usage, "SVM sessions: mirrored ranges, GPU-mapped bytes, faults", false },
+	{ "svm", cmd_svm, svm_usage,
+	  "SVM sessions: mirrored ranges, GPU-mapped bytes, faults", false },
 	{ "top", cmd_top, top_usage, "live view: memory per process, heap and tag", false },
 	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)", false },
 	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd", true },
 	{ "label", cmd_label, label_usage, "name an accounting tag", false },
 	{ "checkpoint", cmd_checkpoint, checkpoint_usage,
 	  "what a CRIU checkpoint of a process would save, or why not", false },
-	{ "targets", cmd_targets, targets_usage, "replay targets: GPU register windows, models", true },
-	{ "record", cmd_record, record_usage, "record a compute job on the software Mali model", false },
+	{ "targets", cmd_targets, targets_usage,
+	  "replay targets: GPU register windows, models", true },
+	{ "record", cmd_record, record_usage,
+	  "record a compute job on the software Mali model", false },
 	{ "replay", cmd_replay, replay_usage, "replay a recording with new inputs", false },
 	{ "show", cmd_show, show_usage, "check and describe a recording file", false },
 	{ "import-gpureplay", cmd_import_gpureplay, import_usage,

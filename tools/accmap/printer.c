@@ -6,7 +6,6 @@
  * are unsigned 64-bit integers, written exactly: a reader that keeps
  * numbers as doubles loses precision above 2^53, as with any JSON.
  */
-#include <inttypes.h>
 #include <stdlib.h>
 
 #include <stdarg.h>
@@ -114,7 +113,7 @@ void json_string(struct json *j, const char *key, const char *s)
 void json_u64(struct json *j, const char *key, uint64_t v)
 {
 	json_member(j, key);
-	fprintf(j->f, "%" PRIu64, v);
+	fprintf(j->f, "%llu", (unsigned long long)v);
 }
 
 void json_bool(struct json *j, const char *key, bool v)

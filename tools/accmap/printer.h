@@ -15,6 +15,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The Makefile defines __printf() to let the compiler check formats. */
+#ifndef __printf
+#define __printf(a, b)
+#endif
+
 /**
  * struct table - cells of a text table, printed with aligned columns
  * @ncols: number of columns
@@ -32,7 +37,7 @@ struct table {
 void table_init(struct table *t, size_t ncols);
 /* Appends one cell ("-" for NULL or ""); rows fill left to right. */
 void table_add(struct table *t, const char *cell);
-void table_addf(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+__printf(2, 3) void table_addf(struct table *t, const char *fmt, ...);
 void table_print(const struct table *t, FILE *f);
 void table_free(struct table *t);
 
