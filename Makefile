@@ -30,6 +30,15 @@
 #                       stress test in turns for N hours in the debug
 #                       kernel (default arm64), then the kmemleak scans
 #   make fuzz-check     the GPUReplay importer's hostile inputs (seconds)
+#   make deb [DEB_ARCHS="amd64 arm64"]
+#                       Debian packages (accmap-dkms, libaccmap1,
+#                       libaccmap-dev, accmap-tools, criu-plugin-accmap),
+#                       the host's architecture native, others cross-built;
+#                       into $(ACCMAP_CACHE)/deb/out
+#   make deb-test       build them, lintian, install on the host (DKMS
+#                       builds for the installed headers), run, purge
+#   make accmapctl-test accmapctl --json against its schema, accmapctl top's
+#                       sums (host, seconds)
 #   make fuzz [FUZZ_SECONDS=300] [FUZZ_JOBS=1]   libFuzzer on the importer
 
 ACCMAP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -54,10 +63,12 @@ HOURS ?= 2
 VM_ARCH ?= amd64
 FUZZ_SECONDS ?= 300
 FUZZ_JOBS ?= 1
+DEB_ARCHS ?= amd64 arm64
 SCRIPTS := $(ACCMAP_ROOT)/tools/testing
 
 .PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
-	demo lint dkms-test check fuzz fuzz-check help kernels bench coverage soak
+	demo lint dkms-test check fuzz fuzz-check help kernels bench coverage soak \
+	deb deb-test accmapctl-test
 
 all: modules
 
@@ -119,6 +130,15 @@ lint: deps
 
 dkms-test: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/dkms-test.sh
+
+deb: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/deb-build.sh $(DEB_ARCHS)
+
+deb-test: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/deb-test.sh $(DEB_ARCHS)
+
+accmapctl-test: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/accmapctl-test.sh
 
 fuzz-check: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/fuzz/run.sh check

@@ -26,6 +26,14 @@
 extern "C" {
 #endif
 
+/*
+ * The library is built with -fvisibility=hidden: what this header declares
+ * is its interface, and the only thing it exports.
+ */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* The device node accmap_open() opens. */
 #define ACCMAP_DEVICE_PATH	"/dev/accmap"
 
@@ -821,6 +829,10 @@ int accmap_svm_alloc(size_t size, void **ptr);
  * munmap(2).
  */
 int accmap_svm_free(void *ptr);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,11 @@
 extern "C" {
 #endif
 
+/* Exported from libaccmap.so, as accmap.h explains. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ---- the file format ------------------------------------------------- */
 
 #define ACCMAP_REC_MAGIC		"ACCMAPRC"	/* 8 bytes, no NUL */
@@ -590,6 +595,10 @@ accmap_player_chains(const struct accmap_player *player, uint32_t *nr);
 int accmap_player_run(struct accmap_player *player,
 		      accmap_player_progress_fn progress, void *arg,
 		      struct accmap_replay_run *result);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

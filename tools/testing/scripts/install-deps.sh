@@ -20,7 +20,9 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev kmod cpio xz-utils
       gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
       qemu-system-x86 qemu-system-arm
       sparse dkms busybox-static shellcheck device-tree-compiler
-      clang libclang-rt-14-dev gnuplot-nox lcov)
+      clang libclang-rt-14-dev gnuplot-nox lcov
+      debhelper dh-dkms lintian fakeroot python3-docutils abigail-tools
+      criu libc6-dev:arm64 python3-jsonschema)
 
 stamp=$CACHE/.deps-ok
 mkdir -p "$CACHE"

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A stand-in for the libaccmap calls accmapctl's JSON commands make, for
+ * json-test.sh: preloaded (LD_PRELOAD) into a dynamically linked
+ * accmapctl, it answers with the fixed values below instead of a device,
+ * so that the JSON can be checked, value by value, on a machine without
+ * the module.  expected.json holds the same values as accmapctl must
+ * print them.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "accmap.h"
+
+int accmap_open_path(const char *path, int *fd)
+{
+	(void)path;
+	*fd = 1000;
+	return 0;
+}
+
+int accmap_close(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+/* Heaps 0 (system), 1 (a carveout whose name needs escaping), 31 (user). */
+int accmap_query_heap(int fd, uint32_t heap, struct accmap_heap_info *info)
+{
+	(void)fd;
+	memset(info, 0, sizeof(*info));
+	switch (heap) {
+	case 0:
+		strcpy(info->name, "system");
+		info->total = 1ULL << 30;
+		info->used = 12288;
+		info->free = (1ULL << 30) - 12288;
+		info->largest_free = (1ULL << 30) - 12288;
+		info->contiguous = 4096;
+		return 0;
+	case 1:
+		strcpy(info->name, "c\"a\\m\t1");
+		info->total = 64ULL << 20;
+		info->used = 0;
+		info->free = 64ULL << 20;
+		info->largest_free = 32ULL << 20;
+		return 0;
+	case ACCMAP_HEAP_USER:
+		strcpy(info->name, "user");
+		info->used = 8192;
+		return 0;
+	default:
+		return -ENODEV;
+	}
+}
+
+int accmap_query_pool(int fd, struct accmap_pool_info *info)
+{
+	(void)fd;
+	memset(info, 0, sizeof(*info));
+	info->norders = 2;
+	info->orders[0].order = 0;
+	info->orders[0].zeroed = 3;
+	info->orders[0].dirty = 1;
+	info->orders[1].order = 4;
+	info->orders[1].zeroed = 2;
+	info->cap = 64ULL << 20;
+	info->pooled = 4 * 4096 + 2 * 65536;
+	info->hits = 18446744073709551615ULL;	/* the top of the range, exactly */
+	info->misses = 7;
+	info->shrunk = 0;
+	return 0;
+}
+
+int accmap_replay_query(int fd, uint32_t index, struct accmap_replay_target_info *info)
+{
+	(void)fd;
+	if (index > 0)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	strcpy(info->name, "sim");
+	info->flags = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ;
+	info->window_size = 0x4000;
+	info->formats = (1U << ACCMAP_PGT_MALI_AARCH64_4K) | (1U << ACCMAP_PGT_MALI_LPAE);
+	info->as_count = 8;
+	info->gpu_id = 0x72120000;
+	info->sessions = 2;
+	return 0;
+}
+
+int accmap_from_fd(int fd, int dmabuf_fd, uint32_t *id)
+{
+	(void)fd;
+	(void)dmabuf_fd;
+	*id = 5;
+	return 0;
+}
+
+int accmap_info(int fd, uint32_t id, struct accmap_info *info)
+{
+	(void)fd;
+	memset(info, 0, sizeof(*info));
+	info->id = id;
+	info->size = 1ULL << 20;
+	info->heap = 0;
+	info->flags = ACCMAP_ALLOC_WRITECOMBINE;
+	info->state = ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_EXPORTED;
+	info->tag = 7;
+	info->handle_refs = 2;
+	info->exports = 1;
+	info->maps = 3;
+	info->attachments = 1;
+	info->vmaps = 0;
+	return 0;
+}
+
+int accmap_free(int fd, uint32_t id)
+{
+	(void)fd;
+	(void)id;
+	return 0;
+}

@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian packages, end to end:
+#   build them (deb-build.sh: the host's architecture natively, the others
+#   cross-built; default amd64 arm64), lintian on each architecture's
+#   .changes (no error, no warning), what they hold (libaccmap1 exports
+#   exactly libaccmap.map under LIBACCMAP_1, the man pages cover every
+#   accmapctl command, libaccmap function and ioctl); then on the host the
+#   host architecture's packages: install them (accmap-dkms builds the
+#   module for every kernel whose headers are installed and that dkms.conf
+#   accepts), run accmapctl --version, build and run a program against
+#   libaccmap-dev, check that criu can resolve the plugin's symbols; then
+#   remove and purge them, and check nothing is left: no package, no DKMS
+#   state, no module, /usr/src as it was.
+#
+#   tools/testing/scripts/deb-test.sh [ARCH...]
+#
+# Needs root (or sudo).  Refuses to start while accmap/VERSION is in DKMS
+# from elsewhere (dkms-test.sh, a from-source install): it would not be
+# the package's.  Steps count as tests; last line: "N passed, N failed".
+set -euo pipefail
+
+TIER=deb
+# shellcheck source=tools/testing/scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+ensure_deps
+archs=("$@")
+[ "${#archs[@]}" -gt 0 ] || archs=(amd64 arm64)
+host=$(dpkg --print-architecture)
+version=$(package_version)
+[ -n "$version" ] || die "no PACKAGE_VERSION in dkms.conf"
+out=$CACHE/deb/out
+pkgs=(accmap-dkms libaccmap1 libaccmap-dev accmap-tools criu-plugin-accmap)
+
+mkdir -p "$CACHE/logs"
+log=$CACHE/logs/deb.log
+: >"$log"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+pass() {
+	say "ok $1"
+	passed=$((passed + 1))
+}
+fail() {
+	warn "FAIL $1"
+	failed=$((failed + 1))
+}
+step() {	# step NAME COMMAND...: run a step, log its output, count it
+	local name=$1 output status=0
+	shift
+	say "$name: $*"
+	output=$(timeout 1200 "$@" 2>&1) || status=$?
+	printf '== %s\n%s\n' "$name" "$output" >>"$log"
+	if [ "$status" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		printf '%s\n' "$output" | tail -n 30 | indent >&2
+		fail "$name (exit $status)"
+	fi
+	return "$status"
+}
+
+# What the host holds of this version of accmap: compared after the purge.
+# (Only this version's: another checkout's dkms-test.sh may be at work on
+# its own accmap/VERSION meanwhile.)
+host_state() {
+	ls -1d "/usr/src/accmap-$version" "/var/lib/dkms/accmap/$version" 2>/dev/null || true
+	dkms status "accmap/$version" 2>/dev/null || true
+}
+
+installed_pkgs() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${pkgs[@]}" 2>/dev/null |
+		awk '$1 != "un" && $1 != "pn" { print $2 }'
+}
+
+purge_pkgs() {
+	local left
+	mapfile -t left < <(installed_pkgs)
+	[ "${#left[@]}" = 0 ] ||
+		$SUDO env DEBIAN_FRONTEND=noninteractive dpkg --purge "${left[@]}"
+}
+
+# Leftovers of an aborted earlier run: our packages only.
+if [ -n "$(installed_pkgs)" ]; then
+	say "purging packages left by an earlier run: $(installed_pkgs | paste -sd' ')"
+	purge_pkgs >>"$log" 2>&1 || die "cannot purge the earlier run's packages (log: $log)"
+fi
+if [ -e "/usr/src/accmap-$version" ] || [ -e "/var/lib/dkms/accmap/$version" ]; then
+	die "accmap/$version is in DKMS already, not from the packages: remove it first (sudo dkms remove accmap/$version --all; sudo rm -rf /usr/src/accmap-$version)"
+fi
+before=$(host_state)
+
+# --- build and lintian ---------------------------------------------------
+step build "$ACCMAP_ROOT/tools/testing/scripts/deb-build.sh" "${archs[@]}" ||
+	{ result "$passed" "$failed"; exit 1; }
+
+changelog_version=$(dpkg-parsechangelog -l "$ACCMAP_ROOT/debian/changelog" -S Version)
+if [ "${changelog_version%%-*}" = "$version" ]; then
+	pass "debian/changelog's version $changelog_version is dkms.conf's $version"
+else
+	fail "debian/changelog says $changelog_version, dkms.conf $version"
+fi
+
+for arch in "${archs[@]}"; do
+	step "lintian-$arch" lintian --fail-on error,warning "$out/accmap_${version}_$arch.changes" || true
+done
+
+# deb_file PACKAGE ARCH: the built .deb (accmap-dkms is for all).
+deb_file() {
+	local a=$2
+	[ "$1" != accmap-dkms ] || a=all
+	printf '%s/%s_%s_%s.deb\n' "$out" "$1" "$version" "$a"
+}
+
+# --- what the packages hold ----------------------------------------------
+map_syms=$(sed -n 's/^[[:space:]]*\(accmap_[a-z0-9_]*\);$/\1/p' \
+	"$ACCMAP_ROOT/tools/lib/accmap/libaccmap.map" | sort)
+for arch in "${archs[@]}"; do
+	d=$work/$arch
+	mkdir -p "$d"
+	for p in "${pkgs[@]}"; do
+		dpkg-deb -x "$(deb_file "$p" "$arch")" "$d"
+	done
+	lib=$(find "$d/usr/lib" -name 'libaccmap.so.1' | head -n1)
+	# Defined dynamic symbols, as NAME@VERSION: all under LIBACCMAP_1.
+	exported=$(readelf -W --dyn-syms "$lib" 2>/dev/null |
+		awk '$7 != "UND" && $8 ~ /@/ { print $8 }' | sort)
+	names=$(printf '%s\n' "$exported" | sed 's/@.*//' | grep -vx LIBACCMAP_1 || true)
+	versions=$(printf '%s\n' "$exported" | sed 's/^[^@]*@@*//' | sort -u)
+	soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+	if [ "$names" = "$map_syms" ] && [ "$versions" = LIBACCMAP_1 ] &&
+	   [ "$soname" = libaccmap.so.1 ]; then
+		pass "$arch: libaccmap.so.1 exports the $(printf '%s\n' "$names" | wc -l) functions of libaccmap.map, all @LIBACCMAP_1"
+	else
+		diff <(printf '%s\n' "$map_syms") <(printf '%s\n' "$names") | indent >&2 || true
+		fail "$arch: libaccmap.so.1 (soname '$soname', versions '$versions') does not export exactly libaccmap.map"
+	fi
+done
+
+# Man pages, from the architecture-independent package and the host's.
+mandir=$work/$host/usr/share/man
+man_text() {
+	MANWIDTH=200 man -l "$mandir/$1.gz" 2>/dev/null
+}
+cover() {	# cover NAME PAGE WORD...: every WORD is in the page
+	local name=$1 page=$2 missing=() w text
+	shift 2
+	text=$(man_text "$page")
+	for w in "$@"; do
+		grep -qw -- "$w" <<<"$text" || missing+=("$w")
+	done
+	if [ -n "$text" ] && [ "${#missing[@]}" = 0 ]; then
+		pass "$page names every $name ($#)"
+	else
+		fail "$page lacks these ${name}s: ${missing[*]:-(no page)}"
+	fi
+}
+if [ -d "$mandir" ]; then
+	mapfile -t commands < <(LD_LIBRARY_PATH=$(dirname "$(find "$work/$host/usr/lib" -name 'libaccmap.so.1' | head -n1)") \
+		"$work/$host/usr/sbin/accmapctl" --help |
+		awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
+	cover command man8/accmapctl.8 "${commands[@]}"
+	mapfile -t funcs <<<"$map_syms"
+	cover function man3/libaccmap.3 "${funcs[@]}"
+	mapfile -t ioctls < <(sed -n 's/^#define \(ACCMAP_IOC_[A-Z_]*\)[[:space:]]*_IO.*/\1/p' \
+		"$ACCMAP_ROOT/include/uapi/linux/accmap.h")
+	cover ioctl man4/accmap.4 "${ioctls[@]}"
+else
+	fail "no $host packages built: nothing to check or install"
+fi
+
+# --- install on the host -------------------------------------------------
+# The kernels dkms.conf accepts whose headers are installed: the package's
+# postinst builds for those (the running kernel's modules are not here).
+excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$ACCMAP_ROOT/dkms.conf")
+kernels=()
+for m in /lib/modules/*; do
+	k=${m##*/}
+	[ -f "$m/build/Makefile" ] && [[ $k =~ $excl ]] && kernels+=("$k")
+done
+
+debs=()
+ours=()		# "PATH SHA256" of each module the package installed
+for p in "${pkgs[@]}"; do
+	debs+=("$(deb_file "$p" "$host")")
+done
+if [ -d "$mandir" ] &&
+   step install $SUDO env DEBIAN_FRONTEND=noninteractive dpkg -i "${debs[@]}"; then
+	if [ "${#kernels[@]}" = 0 ]; then
+		fail "no installed kernel headers that dkms.conf accepts: the module was built for none"
+	fi
+	for k in "${kernels[@]}"; do
+		# The module dkms built for this version and kernel, and
+		# the one it installed under /lib/modules: the same build.
+		built=$(find "/var/lib/dkms/accmap/$version/$k" -name 'accmap.ko*' 2>/dev/null | head -n1)
+		ko=$(find "/lib/modules/$k/updates" -name 'accmap.ko*' 2>/dev/null | head -n1)
+		magic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
+		if [ -n "$ko" ] && [ -n "$built" ] && [ "${magic%% *}" = "$k" ] &&
+		   cmp -s "$ko" "$built" &&
+		   dkms status "accmap/$version" -k "$k" 2>/dev/null | grep -q ': installed'; then
+			pass "dkms built and installed accmap for $k ($ko)"
+			ours+=("$ko $(sha256sum <"$ko" | cut -d' ' -f1)")
+		else
+			dkms status 2>&1 | indent >&2
+			tail -n 20 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
+			fail "no accmap.ko installed by dkms for $k"
+		fi
+	done
+
+	v=$(accmapctl --version 2>&1 || true)
+	if [ "$v" = "accmapctl $version" ]; then
+		pass "accmapctl --version: $v"
+	else
+		fail "accmapctl --version printed '$v'"
+	fi
+	step accmap-bench-help accmap-bench --help || true
+	if [ -f /lib/udev/rules.d/60-accmap.rules ] &&
+	   grep -q '^SUBSYSTEM=="misc", KERNEL=="accmap", GROUP="render", MODE="0660"' \
+		/lib/udev/rules.d/60-accmap.rules; then
+		pass "the udev rule gives /dev/accmap group render, mode 0660"
+	else
+		fail "no udev rule for /dev/accmap in /lib/udev/rules.d/60-accmap.rules"
+	fi
+
+	# A program built against libaccmap-dev with pkg-config, run against
+	# libaccmap1: on this host (no module loaded) accmap_open_path() of a
+	# missing node returns -ENOENT; of /dev/null, which is no accmap
+	# device, the first ioctl fails with -ENOTTY.
+	cat >"$work/app.c" <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <accmap.h>
+
+int main(void)
+{
+	struct accmap_pool_info pool;
+	int fd, ret;
+
+	ret = accmap_open_path("/nonexistent/accmap", &fd);
+	if (ret != -ENOENT)
+		return 1;
+	if (accmap_open_path("/dev/null", &fd))
+		return 2;
+	ret = accmap_query_pool(fd, &pool);
+	accmap_close(fd);
+	printf("open: %d, query_pool on /dev/null: %d\n", -ENOENT, ret);
+	return ret == -ENOTTY ? 0 : 3;
+}
+EOF
+	# shellcheck disable=SC2046 # pkg-config's words are meant to split
+	if step link-libaccmap gcc -Wall -Werror -o "$work/app" "$work/app.c" \
+		$(pkg-config --cflags --libs accmap); then
+		if ldd "$work/app" | grep -Eq "libaccmap.so.1 => (/usr)?/lib/"; then
+			step run-libaccmap "$work/app" || true
+		else
+			fail "the program does not load libaccmap.so.1 from /usr/lib"
+		fi
+	fi
+
+	# criu loads /usr/lib/criu/*.so and binds them at once (-z now): every
+	# symbol the plugin takes from criu must be one criu exports.
+	plugin=/usr/lib/criu/accmap_criu.so
+	criu_bin=$(command -v criu || echo /usr/sbin/criu)
+	if [ -f "$plugin" ] && nm -D --defined-only "$plugin" | grep -qw CR_PLUGIN_DESC; then
+		missing=()
+		while read -r sym; do
+			nm -D --defined-only "$criu_bin" | awk '{ print $3 }' | grep -qx "$sym" ||
+				missing+=("$sym")
+		done < <(nm -D --undefined-only "$plugin" | awk '$2 ~ /^[UwV]$/ && $3 !~ /@/ && $3 !~ /^(_ITM_|__gmon_start__)/ { print $3 }')
+		if [ "${#missing[@]}" = 0 ]; then
+			pass "$plugin: CR_PLUGIN_DESC, and criu ($criu_bin) exports every symbol it needs"
+		else
+			fail "$plugin needs symbols criu does not export: ${missing[*]}"
+		fi
+	else
+		fail "no criu plugin (CR_PLUGIN_DESC) at $plugin"
+	fi
+fi
+
+# --- remove, purge, and nothing left -------------------------------------
+mapfile -t left < <(installed_pkgs)
+if [ "${#left[@]}" -gt 0 ]; then
+	if step remove $SUDO env DEBIAN_FRONTEND=noninteractive dpkg --remove "${left[@]}"; then
+		if [ -n "$(dkms status "accmap/$version" 2>/dev/null)" ] ||
+		   [ -e "/var/lib/dkms/accmap/$version" ]; then
+			fail "accmap/$version still in DKMS after removing accmap-dkms"
+		else
+			pass "removing accmap-dkms removed accmap/$version from DKMS"
+		fi
+		stale=()
+		for m in "${ours[@]}"; do
+			read -r ko sum <<<"$m"
+			[ ! -e "$ko" ] || [ "$(sha256sum <"$ko" | cut -d' ' -f1)" != "$sum" ] ||
+				stale+=("$ko")
+		done
+		if [ "${#stale[@]}" = 0 ]; then
+			pass "the ${#ours[@]} module(s) accmap-dkms installed are gone"
+		else
+			fail "modules accmap-dkms installed are still there: ${stale[*]}"
+		fi
+	fi
+	step purge $SUDO env DEBIAN_FRONTEND=noninteractive dpkg --purge "${pkgs[@]}" || true
+	if [ -z "$(installed_pkgs)" ]; then
+		pass "no accmap package left"
+	else
+		fail "packages still known to dpkg: $(installed_pkgs | paste -sd' ')"
+	fi
+fi
+after=$(host_state)
+if [ "$before" = "$after" ]; then
+	pass "no accmap-$version in /usr/src or DKMS, as before"
+else
+	diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | indent >&2 || true
+	fail "the host is not as before the installation"
+fi
+say "log: $log"
+
+result "$passed" "$failed"
