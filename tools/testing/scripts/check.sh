@@ -15,8 +15,10 @@
 #   vm-test amd64-debug and arm64-debug (accmap's KASAN/lockdep/kmemleak
 #   kernels with fault injection, built on first use; the fuzzer injects
 #   failures in half its seeds), lint (one W=1 + sparse build per line),
-#   dkms-test, fuzz-corpus (the GPUReplay importer's hostile inputs, on
-#   the host)
+#   dkms-test, deb (the Debian packages built for amd64 and arm64,
+#   lintian, installed on the host, run, purged), accmapctl (its JSON
+#   against the schema, top's sums), fuzz-corpus (the GPUReplay importer's
+#   hostile inputs, on the host)
 # The load is sized for an empty cache: on the stock kernels the fuzzer
 # runs 4 seeds (524,288 operations) and the stress test 10 s; on both
 # debug kernels the fuzzer runs 4 seeds (2 of them injecting, at least
@@ -51,6 +53,8 @@ tiers=(
 	"vm-arm64-debug|$debug $t/vm/run.sh arm64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
+	"deb|$t/scripts/deb-test.sh"
+	"accmapctl|$t/scripts/accmapctl-test.sh"
 	"fuzz-corpus|$t/fuzz/run.sh check"
 )
 
