@@ -107,7 +107,6 @@ export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 # console.
 criu_reason=$(cat /etc/accmap-criu 2>/dev/null)
 ACCMAP_CRIU=
-criu_notrun=
 if [ -z "$criu_reason" ]; then
 	while read -r m; do
 		[ -n "$m" ] || continue
@@ -168,7 +167,6 @@ fi
 if [ -n "$ACCMAP_CRIU" ]; then
 	mark "feature criu yes $ACCMAP_CRIU"
 else
-	criu_notrun=1
 	mark "feature criu no $criu_reason"
 fi
 export ACCMAP_CRIU
@@ -262,7 +260,7 @@ else
 			fi
 			;;
 		accmap_criu | criu_*)
-			if [ -n "$criu_notrun" ]; then
+			if [ -z "$ACCMAP_CRIU" ]; then
 				mark "notrun $t: $criu_reason"
 				continue
 			fi
