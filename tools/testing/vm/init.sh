@@ -85,18 +85,18 @@ fi
 if [ -e /proc/self/fail-nth ]; then
 	mark "feature fail-nth yes"
 else
-	mark "feature fail-nth no (no /proc/self/fail-nth)"
+	mark "feature fail-nth no /proc/self/fail-nth"
 fi
 cma_kb=$(awk '$1 == "CmaTotal:" { print $2 }' /proc/meminfo)
 if [ "${cma_kb:-0}" -gt 0 ]; then
 	mark "feature cma yes CmaTotal ${cma_kb} kB"
 else
-	mark "feature cma no CmaTotal ${cma_kb:-absent}"
+	mark "feature cma no CmaTotal ${cma_kb:-absent} in /proc/meminfo"
 fi
 if [ -d /sys/module/null_blk ]; then
 	mark "feature null_blk yes"
 else
-	mark "feature null_blk no (no /sys/module/null_blk)"
+	mark "feature null_blk no /sys/module/null_blk"
 fi
 export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 
@@ -261,7 +261,7 @@ else
 			;;
 		accmap_criu | criu_*)
 			if [ -z "$ACCMAP_CRIU" ]; then
-				mark "notrun $t: $criu_reason"
+				mark "notrun $t $criu_reason"
 				continue
 			fi
 			;;

@@ -325,11 +325,11 @@ else
 fi
 # The armhf compat tier: an arm64 kernel that runs 32-bit user space.
 if [ "$arch" != arm64 ]; then
-	host_feature[compat32]="no (the armhf tier runs on arm64 kernels)"
+	host_feature[compat32]="no the armhf tier runs on arm64 kernels only"
 elif grep -qx 'CONFIG_COMPAT=y' "$kconfig" 2>/dev/null; then
-	host_feature[compat32]="yes (CONFIG_COMPAT=y)"
+	host_feature[compat32]="yes CONFIG_COMPAT=y"
 else
-	host_feature[compat32]="no (no CONFIG_COMPAT=y in $(basename "$kconfig"))"
+	host_feature[compat32]="no no CONFIG_COMPAT=y in $(basename "$kconfig")"
 fi
 
 # compat32_tests: builds the armhf selftests into $work/bin as NAME-armhf
@@ -659,10 +659,13 @@ if [ "${#want_feature[@]}" -gt 0 ]; then
 			fail "feature $name: the guest never said ($(basename "$TIERS_TABLE") says ${want_feature[$name]} for $target)"
 			continue
 		fi
-		have=${have_feature[$name]}
-		say "feature $name: $have"
-		[ "${have%% *}" = "${want_feature[$name]}" ] ||
-			fail "feature $name: $(basename "$TIERS_TABLE") says ${want_feature[$name]} for $target $mode, the guest has $have"
+		# "VALUE [detail]"
+		have=${have_feature[$name]%% *}
+		detail=${have_feature[$name]#"$have"}
+		detail=${detail# }
+		say "feature $name: $have${detail:+ ($detail)}"
+		[ "$have" = "${want_feature[$name]}" ] ||
+			fail "feature $name: $(basename "$TIERS_TABLE") says ${want_feature[$name]} for $target $mode, the guest has $have${detail:+ ($detail)}"
 	done
 fi
 grep -q '^@@accmap-vm insmod ok' "$log" || fail "insmod accmap.ko failed"
