@@ -85,7 +85,7 @@ fi
 if [ -e /proc/self/fail-nth ]; then
 	mark "feature fail-nth yes"
 else
-	mark "feature fail-nth no /proc/self/fail-nth"
+	mark "feature fail-nth no no /proc/self/fail-nth"
 fi
 cma_kb=$(awk '$1 == "CmaTotal:" { print $2 }' /proc/meminfo)
 if [ "${cma_kb:-0}" -gt 0 ]; then
@@ -96,7 +96,7 @@ fi
 if [ -d /sys/module/null_blk ]; then
 	mark "feature null_blk yes"
 else
-	mark "feature null_blk no /sys/module/null_blk"
+	mark "feature null_blk no no /sys/module/null_blk"
 fi
 export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 
