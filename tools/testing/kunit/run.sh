@@ -13,7 +13,8 @@
 # rerun with nothing changed only relinks UML and boots it: seconds.
 #
 # Last line: "N passed, N failed".  Skipped tests, crashes, kunit.py
-# parser errors and any WARNING/BUG/KASAN/lockdep report in the kernel
+# parser errors, a suite or case count other than tools/testing/kunit/
+# counts.txt says, and any WARNING/BUG/KASAN/lockdep report in the kernel
 # log count as failures.  (A KASAN report taints the kernel, and a tainted
 # kernel turns lockdep off for the rest of the run: fix KASAN reports
 # first.)
@@ -119,6 +120,38 @@ else
 	if [ "$(count skipped)" != 0 ]; then
 		warn "$(count skipped) skipped test(s) counted as failed"
 	fi
+fi
+
+# The suites and their case counts (counts.txt): a dropped suite or case
+# fails, and so does one the table does not know.
+counts=$ACCMAP_ROOT/tools/testing/kunit/counts.txt
+if [ -f "$build_dir/test.log" ] && [ -n "$summary" ]; then
+	ran=$(count passed)
+	ran=$((ran + $(count failed) + $(count crashed) + $(count skipped)))
+	while read -r line; do
+		warn "FAIL: $line"
+		failed=$((failed + 1))
+	done < <(awk -v ran="$ran" '
+		FNR == NR {
+			sub(/#.*/, "")
+			if (NF == 0) next
+			if ($1 == "total") total = $2
+			else { want[$1] = $2; order[++n] = $1 }
+			next
+		}
+		/^    # Subtest: / { s = $3; seen[s] = 1; plan[s] = -1; got[s] = 0; next }
+		/^    1\.\.[0-9]+/ { split($1, a, "."); plan[s] = a[3] + 0; next }
+		/^    (not )?ok [0-9]+/ { got[s]++; next }
+		END {
+			for (i = 1; i <= n; i++) {
+				s = order[i]
+				if (!(s in seen)) print "suite " s " did not run (counts.txt: " want[s] " cases)"
+				else if (plan[s] != want[s] || got[s] != want[s])
+					print "suite " s ": plan " plan[s] ", " got[s] " cases reported; counts.txt says " want[s]
+			}
+			for (s in seen) if (!(s in want)) print "suite " s " ran, but counts.txt does not list it"
+			if (ran != total) print ran " tests ran; counts.txt says " total
+		}' "$counts" "$build_dir/test.log")
 fi
 
 # Known and harmless: kunit.py's arch_uml.config turns on

@@ -25,6 +25,11 @@
 # 1,000 failures injected: runs gave thousands, at rates each seed draws
 # at random) and the stress test 30 s.  make vm-test and run.sh alone run
 # full size (8 seeds, at least 10,000 injected on a debug kernel, 60 s).
+# What each VM tier (and each demo) must have and run, program by program
+# with its count of tests, is in tools/testing/vm/tiers.txt; what KUnit
+# must run, suite by suite, in tools/testing/kunit/counts.txt.  A tier of
+# tiers.txt that this list does not run fails the check, and so does a VM
+# tier here that tiers.txt does not describe (run.sh refuses it).
 # Prints each tier's result, its time, and as the very last line the grand
 # total "N passed, N failed".  Exits non-zero if anything failed.
 # Each tier's full output: $CACHE/logs/check-<tier>.log.
@@ -71,6 +76,28 @@ total_pass=0
 total_fail=0
 summary=()
 failed_tiers=()
+
+# Every tier of tiers.txt must be one of the runs above ("TARGET MODE":
+# the demos are run.sh's demo mode).
+while read -r tt tm; do
+	found=
+	for entry in "${tiers[@]}"; do
+		case " ${entry#*|} " in
+		*"/vm/run.sh $tt "*)
+			if [ "$tm" = demo ]; then
+				[[ " ${entry#*|} " != *" $tt demo "* ]] || found=1
+			else
+				[[ " ${entry#*|} " == *" $tt demo "* ]] || found=1
+			fi
+			;;
+		esac
+	done
+	if [ -z "$found" ]; then
+		warn "FAIL: tools/testing/vm/tiers.txt has tier $tt $tm, which make check does not run"
+		total_fail=$((total_fail + 1))
+		summary+=("tiers.txt          FAIL  tier $tt $tm not run")
+	fi
+done < <(awk '$1 == "tier" { print $2, $3 }' "$ACCMAP_ROOT/tools/testing/vm/tiers.txt")
 for entry in "${tiers[@]}"; do
 	name=${entry%%|*}
 	read -r -a cmd <<<"${entry#*|}"

@@ -69,6 +69,34 @@ if [ -z "$vivid_reason" ] && [ -d /sys/module/vivid ]; then
 		esac
 	done
 	mark "vivid vmalloc=${ACCMAP_VIVID_VMALLOC:-none} dma-contig=${ACCMAP_VIVID_CONTIG:-none}"
+	if [ -z "$ACCMAP_VIVID_VMALLOC" ] || [ -z "$ACCMAP_VIVID_CONTIG" ]; then
+		vivid_reason="vivid loaded without its two capture nodes"
+	fi
+elif [ -z "$vivid_reason" ]; then
+	vivid_reason="vivid did not load"
+fi
+# What this guest has, for the tier table (run.sh, tiers.txt): one line a
+# feature, "feature NAME yes|no|KIND [why]".
+if [ -z "$vivid_reason" ]; then
+	mark "feature vivid yes vmalloc=$ACCMAP_VIVID_VMALLOC dma-contig=$ACCMAP_VIVID_CONTIG"
+else
+	mark "feature vivid no $vivid_reason"
+fi
+if [ -e /proc/self/fail-nth ]; then
+	mark "feature fail-nth yes"
+else
+	mark "feature fail-nth no no /proc/self/fail-nth"
+fi
+cma_kb=$(awk '$1 == "CmaTotal:" { print $2 }' /proc/meminfo)
+if [ "${cma_kb:-0}" -gt 0 ]; then
+	mark "feature cma yes CmaTotal ${cma_kb} kB"
+else
+	mark "feature cma no CmaTotal ${cma_kb:-absent} in /proc/meminfo"
+fi
+if [ -d /sys/module/null_blk ]; then
+	mark "feature null_blk yes"
+else
+	mark "feature null_blk no no /sys/module/null_blk"
 fi
 export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 
@@ -79,7 +107,6 @@ export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 # console.
 criu_reason=$(cat /etc/accmap-criu 2>/dev/null)
 ACCMAP_CRIU=
-criu_notrun=
 if [ -z "$criu_reason" ]; then
 	while read -r m; do
 		[ -n "$m" ] || continue
@@ -103,13 +130,21 @@ if [ -z "$criu_reason" ]; then
 	cat /tmp/criu-check.log
 	echo "accmap-vm: criu check done" >/dev/kmsg
 	mark "criu-check-end rc=$rc"
-	if [ "$rc" = 0 ] && ! /usr/sbin/criu check --feature get_rseq_conf >/dev/null 2>&1; then
+	rseq_rc=
+	if [ "$rc" = 0 ]; then
+		# Every probe's output stays in the console log.
+		mark "criu-check-rseq-begin"
+		/usr/sbin/criu check --feature get_rseq_conf 2>&1 </dev/null
+		rseq_rc=$?
+		mark "criu-check-rseq-end rc=$rseq_rc"
+	fi
+	if [ "$rc" = 0 ] && [ "$rseq_rc" != 0 ]; then
 		# glibc 2.35 and later (every program here) register rseq,
 		# and criu dumps a process with rseq only through
 		# PTRACE_GET_RSEQ_CONFIGURATION (Linux 5.13): what the kernel
-		# lacks, so the criu tests do not run (not a failure).
-		criu_reason="kernel lacks PTRACE_GET_RSEQ_CONFIGURATION: criu cannot dump programs that use rseq, as glibc does"
-		criu_notrun=1
+		# lacks, so the criu tests do not run (the tier table says
+		# which tiers may lack criu).
+		criu_reason="kernel lacks PTRACE_GET_RSEQ_CONFIGURATION (criu check --feature get_rseq_conf: status $rseq_rc): criu cannot dump programs that use rseq, as glibc does"
 	elif [ "$rc" = 0 ]; then
 		ACCMAP_CRIU=/usr/sbin/criu
 		# What criu would use beyond the basics (information only).
@@ -120,17 +155,19 @@ if [ -z "$criu_reason" ]; then
 		# Debian 12's criu 3.17 does not know the vDSO layout of
 		# newer kernel lines (the mainline one): it stops before it
 		# could dump anything, so the criu tests do not run there
-		# (not a failure; the kernel has what checkpointing needs).
+		# (the kernel has what checkpointing needs; the tier table
+		# says which tiers may lack criu).
 		criu_reason="criu 3.17 cannot read this kernel's vDSO (Unexpected rt vDSO area bounds): the criu tests need a newer criu"
-		criu_notrun=1
 	else
 		criu_reason="criu check failed (status $rc, output above)"
 	fi
 fi
+# Without criu no criu test runs (each is named, with the reason); run.sh
+# holds that against the tier table.
 if [ -n "$ACCMAP_CRIU" ]; then
-	mark "criu ok $ACCMAP_CRIU"
+	mark "feature criu yes $ACCMAP_CRIU"
 else
-	mark "criu unavailable: $criu_reason"
+	mark "feature criu no $criu_reason"
 fi
 export ACCMAP_CRIU
 
@@ -140,12 +177,14 @@ export ACCMAP_CRIU
 while read -r bad; do
 	[ -n "$bad" ] || continue
 	# shellcheck disable=SC2086 # one word per parameter
-	if seen=$(/bin/accmap_devwatch /dev/accmap insmod /accmap.ko $bad 2>/dev/null); then
+	if seen=$(/bin/accmap_devwatch /dev/accmap insmod /accmap.ko $bad 2>/tmp/bad-insmod.err); then
 		rmmod accmap
 		mark "bad-insmod loaded $bad"
 	else
 		mark "bad-insmod refused $bad"
 	fi
+	# What insmod said, as a comment in the log.
+	sed 's/^/# /' /tmp/bad-insmod.err
 	[ -z "$seen" ] || mark "bad-insmod devnode $bad"
 done </etc/accmap-bad-insmod
 insmod_args=$(cat /etc/accmap-insmod-args 2>/dev/null)
@@ -167,6 +206,9 @@ if [ -c /dev/accmap ]; then
 else
 	mark "devnode missing"
 fi
+# The device memory accmap registered, as its debugfs file says.
+devmem_kind=$(awk '$1 == "kind" { print $2 }' /sys/kernel/debug/accmap/devmem 2>/dev/null)
+mark "feature devmem ${devmem_kind:-none}"
 
 cd /tmp || true
 if [ "$mode" = bench ]; then
@@ -201,26 +243,25 @@ elif [ "$mode" = soak ]; then
 else
 	while read -r t; do
 		case $t in
+		# A program the kernel cannot run is named with the reason,
+		# and not run; run.sh holds that against the tier table.
 		accmap_v4l2)
 			if [ -n "$vivid_reason" ]; then
-				# A TAP comment naming the kernel, and no run.
-				echo "# $t not run on $(uname -r): $vivid_reason"
-				mark "v4l2-notrun $t $vivid_reason"
+				mark "notrun $t on $(uname -r): $vivid_reason"
 				continue
 			fi
 			;;
 		accmap_inject)
 			# fail-nth: a kernel with fault injection (accmap's
-			# debug kernels); a line, and no run, elsewhere.
+			# debug kernels).
 			if [ ! -e /proc/self/fail-nth ]; then
-				echo "# $t not run on $(uname -r): no fault injection (/proc/self/fail-nth)"
-				mark "inject-notrun $t"
+				mark "notrun $t on $(uname -r): no fault injection (/proc/self/fail-nth)"
 				continue
 			fi
 			;;
-		criu_*)
-			if [ -n "$criu_notrun" ]; then
-				mark "criu-notrun $t"
+		accmap_criu | criu_*)
+			if [ -z "$ACCMAP_CRIU" ]; then
+				mark "notrun $t $criu_reason"
 				continue
 			fi
 			;;

@@ -33,6 +33,8 @@
 # TESTS is optional: a file with one test name per line, or a comma
 # separated list of names, picked from the selftests' tests.list (default:
 # all of them, in tests.list order).  "demo" runs accmap-demo instead;
+# "expect" prints what tools/testing/vm/tiers.txt says the target's
+# tests must have and run, and stops.
 # "bench" runs tools/accmap/bench (with $BENCH_ARGS, if set) and writes
 # its report to $CACHE/bench (tools/accmap/bench-report.sh).  "soak"
 # runs the fuzzer and accmap_stress in turns for $ACCMAP_SOAK_SECONDS
@@ -52,10 +54,17 @@
 # in $CACHE/vm/<target>.
 #
 # Passes only if the guest reached its end marker, accmap.ko loaded and
-# unloaded, at least one test ran, every TAP result is "ok" (SKIP counts
-# as a failure), every test program exited 0, and the kernel log holds no
-# warning, oops, lockdep, KASAN, kmemleak or debug-objects report and no
-# taint beyond the expected O (out-of-tree) and E (unsigned) flags.  On
+# unloaded, at least one test ran, every test program exited 0 and its
+# TAP output is whole (one plan line, not 1..0; results numbered 1..N in
+# order, as many as planned; each one "ok", SKIP counting as a failure),
+# the guest has exactly the features tools/testing/vm/tiers.txt gives
+# its tier (criu, vivid, device memory, fault injection, the armhf
+# compat tier, CMA, null_blk) and ran exactly the programs and per-program
+# test counts the table gives it (a run that picks its programs: those),
+# and the kernel log (the whole console stream, and the guest's dmesg at
+# the end) holds no warning, oops, lockdep, KASAN, kmemleak or
+# debug-objects report and no taint beyond the expected O (out-of-tree)
+# and E (unsigned) flags.  On
 # the debug kernel the guest asks kmemleak for a scan once accmap is
 # unloaded (any leak fails the run), and lockdep must still be on at the
 # end (a checker that turned itself off would hide later reports).
@@ -70,6 +79,8 @@ TIER=vm-$target
 arch=${target%%-*}
 # shellcheck source=tools/testing/scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
+# shellcheck source=tools/testing/vm/tiers.sh
+. "$ACCMAP_ROOT/tools/testing/vm/tiers.sh"
 
 # A stock Debian kernel of the given line, or accmap's own kernel of the
 # given flavor.
@@ -80,7 +91,7 @@ amd64 | arm64) line=6.1 ;;
 amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
 amd64-5.10 | arm64-5.10) line=5.10 ;;
 amd64-debug | amd64-perf | amd64-mainline | arm64-perf | arm64-debug) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench|soak]" ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf|amd64-mainline] [TESTS|demo|bench|soak|expect]" ;;
 esac
 if [ "$mode" = soak ]; then
 	[ "$flavor" = debug ] || die "soak runs in a debug kernel (amd64-debug, arm64-debug)"
@@ -93,6 +104,58 @@ fi
 if [ "$flavor" = debug ]; then
 	ACCMAP_FUZZ_INJECT=${ACCMAP_FUZZ_INJECT-half}
 fi
+# fuzz_plan: the number of tests the fuzzer plans with the settings the
+# guest gets (fuzz.c's main): one a seed, the total, and the count of
+# injected failures when injecting at the default size, or when
+# ACCMAP_FUZZ_MIN_INJECTED asks for one.
+fuzz_plan() {
+	local seeds=8 checks=0
+	[ -z "${ACCMAP_FUZZ_SEED:-}" ] || seeds=1
+	[ -z "${ACCMAP_FUZZ_SEEDS:-}" ] || seeds=$ACCMAP_FUZZ_SEEDS
+	if [ -n "${ACCMAP_FUZZ_MIN_INJECTED:-}" ]; then
+		[ "$ACCMAP_FUZZ_MIN_INJECTED" = 0 ] || checks=1
+	elif [ "${ACCMAP_FUZZ_INJECT:-none}" != none ] &&
+		[ -z "${ACCMAP_FUZZ_SEEDS:-}${ACCMAP_FUZZ_SEED:-}${ACCMAP_FUZZ_OPS:-}" ]; then
+		checks=1
+	fi
+	echo $((seeds + 1 + checks))
+}
+# What the tier must have and run (tiers.txt): want_feature[NAME] and,
+# for a test run, want_count[PROGRAM] in want_order.
+declare -A want_feature=() want_count=()
+feature_order=()
+want_order=()
+table_mode=$mode
+case $mode in
+demo | bench | soak) ;;
+*) table_mode=tests ;;
+esac
+if [ "$table_mode" = tests ] || [ "$mode" = demo ]; then
+	table=$(tier_features "$target" "$table_mode" 2>&1) || die "$table"
+	while read -r name value; do
+		want_feature[$name]=$value
+		feature_order+=("$name")
+	done <<<"$table"
+fi
+if [ "$table_mode" = tests ]; then
+	table=$(tier_programs "$target" tests "$(fuzz_plan)" 2>&1) || die "$table"
+	while read -r name value; do
+		[ -n "$name" ] || continue
+		want_count[$name]=$value
+		want_order+=("$name")
+	done <<<"$table"
+fi
+if [ "$mode" = expect ]; then
+	total=0
+	say "$target must have: $(for f in "${feature_order[@]}"; do printf '%s=%s ' "$f" "${want_feature[$f]}"; done)"
+	for p in "${want_order[@]}"; do
+		say "$(printf '%-22s %4d tests' "$p" "${want_count[$p]}")"
+		total=$((total + want_count[$p]))
+	done
+	say "${#want_order[@]} programs, $total tests"
+	exit 0
+fi
+
 # The debug kernel runs everything several times slower; the benchmarks
 # repeat every case.
 case $flavor/$mode in
@@ -251,17 +314,38 @@ fi
 say "accmap.ko vermagic: $have"
 
 # --- user-space programs ------------------------------------------------
-# compat32_tests KCONFIG: builds the armhf selftests into $work/bin as
-# NAME-armhf and adds them to all_tests if KCONFIG says CONFIG_COMPAT=y;
+# What the host finds out about the guest's features (the guest reports
+# the others: "feature" lines), and why a program is not packed: the
+# verdict holds both against the tier table.
+declare -A host_feature=() notrun_why=()
+if [ -n "$flavor" ]; then
+	kconfig=$kdir/.config
+else
+	kconfig=$image/boot/config-$kver
+fi
+# The armhf compat tier: an arm64 kernel that runs 32-bit user space.
+if [ "$arch" != arm64 ]; then
+	host_feature[compat32]="no the armhf tier runs on arm64 kernels only"
+elif grep -qx 'CONFIG_COMPAT=y' "$kconfig" 2>/dev/null; then
+	host_feature[compat32]="yes CONFIG_COMPAT=y"
+else
+	host_feature[compat32]="no no CONFIG_COMPAT=y in $(basename "$kconfig")"
+fi
+
+# compat32_tests: builds the armhf selftests into $work/bin as NAME-armhf
+# and adds them to all_tests if the kernel has CONFIG_COMPAT=y;
 # otherwise names the tests that do not run, and why.
 compat32_tests() {
-	local kconfig=$1 t
+	local t
 	local -a names
-	if ! grep -qx 'CONFIG_COMPAT=y' "$kconfig" 2>/dev/null; then
+	if [ "${host_feature[compat32]%% *}" != yes ]; then
 		make -s -C "$work/src/tools/testing/selftests/accmap" \
 			OUTPUT="$work/bin32" "$work/bin32/compat32.list" >/dev/null
 		mapfile -t names < <(sed 's/$/-armhf/' "$work/bin32/compat32.list")
-		say "armhf compat tier not run on $target: no CONFIG_COMPAT=y in $(basename "$kconfig"); not run: ${names[*]}"
+		for t in "${names[@]}"; do
+			notrun_why[$t]="armhf compat tier: ${host_feature[compat32]#no }"
+		done
+		say "armhf compat tier not run on $target: ${host_feature[compat32]#no }; not run: ${names[*]}"
 		return 0
 	fi
 	say "building the armhf selftests (arm-linux-gnueabihf-gcc)"
@@ -302,11 +386,7 @@ else
 	# The compat tier: on an arm64 kernel that runs 32-bit user space
 	# (CONFIG_COMPAT), the selftests that suit it are also built for armhf
 	# and run as NAME-armhf, through the kernel's compat_ioctl path.
-	if [ "$arch" = arm64 ] && [ -n "$flavor" ]; then
-		compat32_tests "$kdir/.config"
-	elif [ "$arch" = arm64 ]; then
-		compat32_tests "$image/boot/config-$kver"
-	fi
+	[ "$arch" != arm64 ] || compat32_tests
 	# criu_basic (a shell test, tools/testing/vm/criu_basic.sh): criu
 	# dumps and restores a counter process, where the kernel can.
 	if [ -z "$criu_reason" ]; then
@@ -318,6 +398,7 @@ else
 			die "accmap_criu_counter build failed"
 		all_tests+=(criu_basic)
 	else
+		notrun_why[criu_basic]="criu: $criu_reason"
 		say "criu: $criu_reason; not run: criu_basic"
 	fi
 	if [ "$mode" = tests ]; then
@@ -333,6 +414,13 @@ else
 		for p in "${progs[@]}"; do
 			printf '%s\n' "${all_tests[@]}" | grep -qxF "$p" ||
 				die "'$p' is not in tests.list (${all_tests[*]})"
+		done
+	fi
+	# A program the table wants that the build did not give.
+	if [ "$mode" = tests ]; then
+		for p in "${want_order[@]}"; do
+			printf '%s\n' "${all_tests[@]}" accmap_devmem_unload | grep -qxF "$p" ||
+				notrun_why[$p]=${notrun_why[$p]:-"not in the selftests' tests.list"}
 		done
 	fi
 	[ "${#progs[@]}" -gt 0 ] || die "no tests to run"
@@ -376,9 +464,12 @@ fi
 # videobuf2-vmalloc, vivid-001 through videobuf2-dma-contig.  Where it is
 # missing the guest names the kernel and does not run the test (not a
 # failure, counted like the criu tests init.sh cannot run).
-vivid_reason=
+vivid_reason="not packed: no V4L2 program in this run"
 vivid_args="n_devs=2 allocators=0,1"
+vivid_probed=
 if [ "$mode" = demo ] || printf '%s\n' "${progs[@]}" | grep -qx accmap_v4l2; then
+	vivid_probed=1
+	vivid_reason=
 	vivid_line=
 	if [ -z "$moddir" ]; then
 		vivid_reason="accmap's $flavor kernel ($kver) has no V4L2 (vivid)"
@@ -547,7 +638,36 @@ fi
 if grep -q '^@@accmap-vm criu-modload failed' "$log"; then
 	fail "criu's modules did not load: $(sed -n 's/^@@accmap-vm criu-modload failed //p' "$log" | tr '\n' ' ')"
 fi
-say "$(sed -n 's/^@@accmap-vm \(criu ok\|criu unavailable\)/\1/p' "$log" | head -n 1)"
+# The guest's features against the tier's (tiers.txt).  A feature the
+# run did not probe (vivid, when no V4L2 program ran) is left out.
+if [ "${#want_feature[@]}" -gt 0 ]; then
+	declare -A have_feature=()
+	while read -r name value; do
+		have_feature[$name]=$value
+	done < <(sed -n 's/^@@accmap-vm feature //p' "$log")
+	for name in "${!host_feature[@]}"; do
+		have_feature[$name]=${host_feature[$name]}
+	done
+	[ -n "$vivid_probed" ] || unset 'have_feature[vivid]'
+	for name in "${feature_order[@]}"; do
+		[ "$name" != arch ] || continue
+		if [ "$name" = vivid ] && [ -z "$vivid_probed" ]; then
+			say "feature vivid: not probed (no V4L2 program in this run)"
+			continue
+		fi
+		if [ -z "${have_feature[$name]+set}" ]; then
+			fail "feature $name: the guest never said ($(basename "$TIERS_TABLE") says ${want_feature[$name]} for $target)"
+			continue
+		fi
+		# "VALUE [detail]"
+		have=${have_feature[$name]%% *}
+		detail=${have_feature[$name]#"$have"}
+		detail=${detail# }
+		say "feature $name: $have${detail:+ ($detail)}"
+		[ "$have" = "${want_feature[$name]}" ] ||
+			fail "feature $name: $(basename "$TIERS_TABLE") says ${want_feature[$name]} for $target $mode, the guest has $have${detail:+ ($detail)}"
+	done
+fi
 grep -q '^@@accmap-vm insmod ok' "$log" || fail "insmod accmap.ko failed"
 # Each bad carveout parameter set must have failed the load: one result each.
 refused=$(grep -c '^@@accmap-vm bad-insmod refused' "$log" || true)
@@ -588,41 +708,68 @@ elif [ "$mode" = demo ]; then
 		fail "accmapctl steps failed (rc ${rc:-?}):$(sed -n 's/^@@accmap-vm accmapctl failed / /p' "$log" | tr '\n' ';')"
 	fi
 else
-	# Per program: count TAP results (top level only), compare with the
-	# plan, and check its exit status.
+	# Per program: its TAP output (top level only) must be whole: one
+	# plan, not 1..0; results numbered 1..N in order, as many as planned;
+	# no "Bail out!".
 	tap=$(awk '
-		/^@@accmap-vm test-begin / { t = $3; inside = 1; plan[t] = -1; ok[t] = 0; bad[t] = 0; rc[t] = "none"; secs[t] = "?"; order[++n] = t; next }
+		function note(msg) { if (why[t] == "") why[t] = msg }
+		/^@@accmap-vm test-begin / {
+			t = $3; inside = 1; plan[t] = -1; plans[t] = 0; ok[t] = 0; bad[t] = 0
+			rc[t] = "none"; secs[t] = "?"; why[t] = ""; order[++n] = t; next
+		}
 		/^@@accmap-vm test-end / { split($4, a, "="); rc[t] = a[2]; split($5, a, "="); secs[t] = a[2]; inside = 0; next }
 		!inside { next }
-		/^1\.\.[0-9]+/ { split($1, a, "."); plan[t] = a[3] + 0; next }
-		/^ok [0-9]/ { if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) { bad[t]++; print "skip " t ": " $0 } else ok[t]++; next }
-		/^not ok [0-9]/ { bad[t]++; print "fail " t ": " $0; next }
+		/^1\.\.[0-9]+/ {
+			split($1, a, "."); plans[t]++
+			if (plans[t] == 1) plan[t] = a[3] + 0
+			else note("a second plan line: " $0)
+			next
+		}
+		/^(not )?ok [0-9]+/ {
+			num = $1 == "not" ? $3 : $2
+			if (num + 0 != ok[t] + bad[t] + 1)
+				note("test number " num " where " ok[t] + bad[t] + 1 " was due: " $0)
+			if ($1 == "not") { bad[t]++; print "fail " t ": " $0 }
+			else if ($0 ~ /# *([Ss][Kk][Ii][Pp]|[Tt][Oo][Dd][Oo])/) { bad[t]++; print "skip " t ": " $0 }
+			else ok[t]++
+			next
+		}
+		/^Bail out!/ { note($0); next }
 		END {
 			for (i = 1; i <= n; i++) {
 				t = order[i]
-				missing = 0
-				if (plan[t] > ok[t] + bad[t]) missing = plan[t] - ok[t] - bad[t]
-				printf "count %s %d %d %d %s %d %s\n", t, ok[t], bad[t], missing, rc[t], plan[t], secs[t]
+				printf "count %s %d %d %s %d %s %s\n", t, ok[t], bad[t], rc[t], plan[t], secs[t], why[t]
 			}
 		}' "$log")
 	ran=0
+	declare -A has_run=()
 	while read -r kind rest; do
 		case $kind in
 		skip | fail) warn "FAIL: $rest" ;;
 		count)
-			read -r t ok bad missing rc plan secs <<<"$rest"
+			read -r t ok bad rc plan secs why <<<"$rest"
 			ran=$((ran + 1))
+			has_run[$t]=1
 			passed=$((passed + ok))
 			failed=$((failed + bad))
 			say "$t: $ok ok, $bad not ok/skipped (plan $plan), exit $rc, ${secs:-?} s"
-			if [ "$missing" -gt 0 ]; then
-				fail "$t: $missing planned test(s) never reported"
-			fi
+			results=$((ok + bad))
 			if [ "$plan" -lt 0 ]; then
 				fail "$t: no TAP plan line"
+			elif [ "$plan" = 0 ]; then
+				fail "$t: TAP plan 1..0: it ran no test"
+			elif [ "$results" -gt "$plan" ]; then
+				fail "$t: $results results for a plan of $plan"
+			elif [ "$results" -lt "$plan" ]; then
+				fail "$t: $((plan - results)) planned test(s) never reported"
 			fi
-			if [ "$rc" != 0 ]; then
-				fail "$t exited with status $rc"
+			[ -z "$why" ] || fail "$t: $why"
+			[ "$rc" = 0 ] || fail "$t exited with status $rc"
+			if [ -z "${want_count[$t]:-}" ]; then
+				[ "$mode" = soak ] ||
+					fail "$t ran, but $(basename "$TIERS_TABLE") does not list it for $target"
+			elif [ "$plan" != "${want_count[$t]}" ]; then
+				fail "$t: plan of $plan tests, $(basename "$TIERS_TABLE") says $target runs ${want_count[$t]}"
 			fi
 			;;
 		esac
@@ -630,38 +777,33 @@ else
 	if [ "$ran" = 0 ] || [ $((passed + failed)) = 0 ]; then
 		fail "no test ran"
 	fi
-	# init.sh runs accmap_devmem once more across the rmmod, with device
-	# memory: accmap_devmem_unload.
-	want=${#progs[@]}
-	if printf '%s\n' "${progs[@]}" | grep -qx accmap_devmem &&
-		[ "$devmem_expect" != none ]; then
-		want=$((want + 1))
-	fi
-	# The V4L2 tier where the kernel has no vivid (init.sh names it).
-	notrun=$(sed -n 's/^@@accmap-vm v4l2-notrun \([^ ]*\).*/\1/p' "$log" | tr '\n' ' ')
-	if [ -n "$notrun" ]; then
-		say "V4L2 tests not run: $notrun($vivid_reason)"
-		want=$((want - $(wc -w <<<"$notrun")))
-	fi
-	# The fault injection sweep where the kernel has no fault injection.
-	notrun=$(sed -n 's/^@@accmap-vm inject-notrun //p' "$log" | tr '\n' ' ')
-	if [ -n "$notrun" ]; then
-		say "fault injection tests not run (the kernel has none): $notrun"
-		want=$((want - $(wc -w <<<"$notrun")))
-	fi
-	# The criu tests the guest found its kernel cannot run (init.sh).
-	notrun=$(sed -n 's/^@@accmap-vm criu-notrun //p' "$log" | tr '\n' ' ')
-	if [ -n "$notrun" ]; then
-		say "criu tests not run: $notrun"
-		want=$((want - $(wc -w <<<"$notrun")))
-	fi
+	# Why the guest did not run a program (init.sh).
+	while read -r t why; do
+		[ -n "$t" ] || continue
+		say "not run: $t $why"
+		notrun_why[$t]=$why
+	done < <(sed -n 's/^@@accmap-vm notrun //p' "$log")
 	if [ "$mode" = soak ]; then
 		rounds=$(sed -n 's/^@@accmap-vm soak-rounds //p' "$log")
 		say "soak: ${rounds:-no} rounds of ${progs[*]}"
 		want=$((${rounds:-0} * ${#progs[@]}))
 		[ "${rounds:-0}" -gt 0 ] || fail "the soak ended without a whole round"
+		[ "$ran" -eq "$want" ] || fail "only $ran of $want test programs started"
+	else
+		# Every program the tier must run (of those picked, if the
+		# run picked them) ran.
+		for t in "${want_order[@]}"; do
+			[ -z "${has_run[$t]:-}" ] || continue
+			if [ "$mode" != tests ]; then
+				case " ${progs[*]} " in
+				*" $t "*) ;;
+				*" accmap_devmem "*) [ "$t" = accmap_devmem_unload ] || continue ;;
+				*) continue ;;
+				esac
+			fi
+			fail "$t did not run; $(basename "$TIERS_TABLE") says $target runs it (${want_count[$t]} tests)${notrun_why[$t]:+: ${notrun_why[$t]}}"
+		done
 	fi
-	[ "$ran" -eq "$want" ] || fail "only $ran of $want test programs started"
 fi
 
 # make coverage: the counters, checked against their digest, go next to
@@ -691,19 +833,35 @@ if [ -n "${ACCMAP_GCOV:-}" ]; then
 	fi
 fi
 
-# The whole kernel log (the stock kernels boot clean under TCG, so a hit
-# before the modules load is reported too, marked as such).  A stack
-# dump is "Call Trace:" on amd64 and "Call trace:" on arm64.
-dmesg_all=$(sed -n '/^@@accmap-vm dmesg-begin/,/^@@accmap-vm dmesg-end/p' "$log")
+# The kernel log: the whole console stream (boot, every message printed
+# while the tests ran, at warning level and worse, even those the ring
+# buffer has dropped by the end) and the guest's dmesg at the end (every
+# level).  The stock kernels boot clean under TCG, so a hit before the
+# modules load is reported too, marked as such.  A stack dump is "Call
+# Trace:" on amd64 and "Call trace:" on arm64.  The gcov counters (base64)
+# are no kernel log.
 bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|Call trace:|general protection fault|Unable to handle|ODEBUG|suspected memory leak'
-if bad=$(printf '%s\n' "$dmesg_all" |
-	awk '/accmap-vm: loading modules/ { after = 1 }
-	     $0 ~ re { print (after ? "" : "(before accmap loaded) ") $0; found = 1 }
-	     END { exit !found }' re="$bad_re"); then
-	warn "kernel log:"
+if bad=$(awk '/^@@accmap-vm gcov-begin/ { skip = 1 }
+	     /^@@accmap-vm gcov-end/ { skip = 0; next }
+	     skip { next }
+	     /^@@accmap-vm taint-before/ { after = 1 }
+	     /^@@accmap-vm dmesg-begin/ { after = 0; where = "dmesg: " }
+	     /accmap-vm: loading modules/ { after = 1 }
+	     /^@@accmap-vm dmesg-end/ { after = 1; where = "" }
+	     $0 ~ re { print where (after ? "" : "(before accmap loaded) ") $0; found = 1 }
+	     END { exit !found }' re="$bad_re" "$log"); then
+	warn "kernel log (console stream, then the final dmesg):"
 	printf '%s\n' "$bad" | head -n 30 | indent >&2
 	fail "kernel reported problems (full log: $log)"
 fi
+# Say so when the final dmesg no longer starts at boot (the console
+# stream above still covered what it lost).
+first=$(sed -n '/^@@accmap-vm dmesg-begin/{n;p;q}' "$log")
+case $first in
+*"Linux version"* | *"Booting Linux"*) ;;
+*) say "the final dmesg starts after boot (the ring buffer wrapped): \"$first\"" ;;
+esac
+
 # The debug kernel: kmemleak's report after the scan must be empty, and
 # lockdep must not have turned itself off (it does after its first report,
 # or when it runs out of table space).
