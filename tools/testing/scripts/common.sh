@@ -84,6 +84,12 @@ package_version() {
 		"$ACCMAP_ROOT/dkms.conf"
 }
 
+# kernel_dir FLAVOR ARCH: the build tree of one of accmap's test kernels
+# (build-kernel.sh FLAVOR ARCH), debug or perf, amd64 or arm64.
+kernel_dir() {
+	printf '%s\n' "$CACHE/kernels/$1-$2"
+}
+
 # mainline_source: prints "SERIES VERSION TARBALL" of the newest
 # linux-source-* Debian offers, as install-deps.sh fetched it (unpacked
 # from its package into the cache, never installed).

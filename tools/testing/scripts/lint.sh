@@ -8,7 +8,8 @@
 #                     cross-built; 6.12 also with 16 KiB pages, where
 #                     PAGE_SHIFT 14 changes what constant expressions the
 #                     compiler sees), and the build tree of accmap's
-#                     mainline kernel (build-kernel.sh mainline).  Fails
+#                     amd64 debug kernel, the newest line Debian packages
+#                     (build-kernel.sh debug).  Fails
 #                     on any compiler warning (W=1), on any sparse report
 #                     about our files, and on a failed build; sparse
 #                     reports about the kernel's own headers are counted,
@@ -95,23 +96,24 @@ line_check() {
 
 # Every line accmap runs on: Debian 11's 5.10, Debian 12's 6.1 and 6.12
 # (amd64 headers, and
-# the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build tree of accmap's mainline
-# kernel (built here if it is not yet; seconds if it is).
+# the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build
+# tree of accmap's amd64 debug kernel, the newest line (built here if it is
+# not yet; seconds if it is).
 arm64=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
 crel=$(compat_release)
 ml_series=$(mainline_source | cut -d' ' -f1)
 k510_amd64=$(k510_abi amd64)
 k510_arm64=$(k510_abi arm64)
-"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >"$work/kernel-mainline.log" 2>&1 ||
-	{ tail -n 20 "$work/kernel-mainline.log" >&2; warn "the mainline kernel did not build"; }
+"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" debug amd64 >"$work/kernel-newest.log" 2>&1 ||
+	{ tail -n 20 "$work/kernel-newest.log" >&2; warn "the newest line's kernel did not build"; }
 line_check 6.1-amd64 "$kdir"
 line_check 6.1-arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
 line_check 6.12-amd64 "/usr/src/linux-headers-${ckver:-none}"
 line_check 6.12-arm64 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" "${arm64[@]}"
 line_check 6.12-arm64-16k \
 	"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
-line_check "$ml_series-amd64" "$CACHE/kernel-mainline"
+line_check "$ml_series-amd64" "$(kernel_dir debug amd64)"
 # Debian 11's headers name gcc-10, which Debian 12 lacks: the host's
 # compilers instead, as run.sh builds for the 5.10 guests.
 line_check 5.10-amd64 \
