@@ -84,6 +84,12 @@ package_version() {
 		"$ACCMAP_ROOT/dkms.conf"
 }
 
+# kernel_dir FLAVOR ARCH: the build tree of one of accmap's test kernels
+# (build-kernel.sh FLAVOR ARCH), debug or perf, amd64 or arm64.
+kernel_dir() {
+	printf '%s\n' "$CACHE/kernels/$1-$2"
+}
+
 # mainline_source: prints "SERIES VERSION TARBALL" of the newest
 # linux-source-* Debian offers, as install-deps.sh fetched it (unpacked
 # from its package into the cache, never installed).
@@ -159,6 +165,38 @@ project_files() {
 		(cd "$ACCMAP_ROOT" && find . -type f \( -false "${args[@]}" \) |
 			sed 's|^\./||' | sort -u)
 	fi
+}
+
+# module_build SRC KDIR [MAKE ARGS...]: builds accmap.ko out of tree
+# against KDIR in SRC (a copy of the tree, sync_tree), with W=1 and
+# sparse (C=2) in the same pass, so that one build serves both the VM tier
+# that boots it and lint, which reads its log.  SRC.log is the whole
+# output, SRC.key says what was built: the content of every project file
+# the build reads, KDIR's kernel release and .config, and the make
+# arguments.  When the key is unchanged the build is not run again; when
+# it changed the copy is made afresh, so that every file is compiled (and
+# checked) again and the log is complete.  Returns make's status (kept in
+# SRC.status).
+module_build() {
+	local src=$1 kdir=$2 key status=0
+	shift 2
+	key=$( {
+		(cd "$ACCMAP_ROOT" && project_files 'Kbuild' 'Makefile' 'drivers/*' 'include/*' |
+			xargs -r sha256sum)
+		cat "$kdir/include/config/kernel.release" "$kdir/.config" 2>/dev/null
+		printf '%s\n' "$@"
+	} | sha256sum | cut -d' ' -f1)
+	if [ "$(cat "$src.key" 2>/dev/null)" = "$key" ] && [ -f "$src.status" ] &&
+		[ -f "$src/drivers/accmap/accmap.ko" ]; then
+		return "$(cat "$src.status")"
+	fi
+	rm -rf "${src:?}" "$src.key" "$src.status"
+	sync_tree "$src"
+	timeout "${ACCMAP_MODULE_BUILD_TIMEOUT:-900}" make -C "$kdir" M="$src" W=1 C=2 CHECK=sparse \
+		-j"$(nproc)" "$@" modules >"$src.log" 2>&1 || status=$?
+	echo "$status" >"$src.status"
+	echo "$key" >"$src.key"
+	return "$status"
 }
 
 # Serialises kernel builds: one flock for the scripts' own builds, and a

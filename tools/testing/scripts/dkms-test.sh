@@ -5,7 +5,7 @@
 #   copy the project's files to /usr/src/accmap-VERSION, dkms add, build,
 #   install, check the installed module; then dkms build against the
 #   other lines' amd64 build trees (Debian 12's 6.12 headers, accmap's
-#   mainline kernel, Debian 11's 5.10 headers); dkms remove --all, clean
+#   amd64 debug kernel of the newest line, Debian 11's 5.10 headers); dkms remove --all, clean
 #   up.
 # Leftovers of an aborted earlier run are removed first.  Needs root (or
 # sudo).  VERSION comes from dkms.conf.
@@ -123,12 +123,13 @@ dkms_build_for() {
 }
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
 dkms_build_for "${ckver:-6.12}" "/usr/src/linux-headers-${ckver:-none}"
-# The newest line: the build tree of accmap's mainline kernel (built
+# The newest line: the build tree of accmap's amd64 debug kernel (built
 # here if it is not yet; seconds if it is).
-"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >>"$log" 2>&1 ||
-	warn "the mainline kernel did not build (log: $log)"
-mkver=$(cat "$CACHE/kernel-mainline/include/config/kernel.release" 2>/dev/null || echo mainline)
-dkms_build_for "$mkver" "$CACHE/kernel-mainline"
+"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" debug amd64 >>"$log" 2>&1 ||
+	warn "the newest line's kernel did not build (log: $log)"
+nkdir=$(kernel_dir debug amd64)
+mkver=$(cat "$nkdir/include/config/kernel.release" 2>/dev/null || echo newest)
+dkms_build_for "$mkver" "$nkdir"
 # Debian 11's 5.10: its headers name gcc-10, which a board running it
 # has; this host (Debian 12) builds with its own gcc.
 k510=$(k510_abi amd64)

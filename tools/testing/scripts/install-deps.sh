@@ -314,8 +314,8 @@ if ! k510_ready; then
 fi
 
 # The newest kernel release Debian packages as source: linux-source-X.Y
-# from unstable or experimental (a release, not a ~rc), for the mainline
-# kernel build-kernel.sh builds.  The package is unpacked into the cache,
+# from unstable or experimental (a release, not a ~rc), for the amd64
+# debug kernel build-kernel.sh builds.  The package is unpacked into the cache,
 # never installed; "SERIES VERSION TARBALL" goes to $CACHE/mainline-src.
 # Those suites' lists stay out of the host's apt (a private apt state
 # under the cache).  Chosen once: remove $CACHE/mainline-src to look for

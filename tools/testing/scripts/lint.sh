@@ -8,7 +8,8 @@
 #                     cross-built; 6.12 also with 16 KiB pages, where
 #                     PAGE_SHIFT 14 changes what constant expressions the
 #                     compiler sees), and the build tree of accmap's
-#                     mainline kernel (build-kernel.sh mainline).  Fails
+#                     amd64 debug kernel, the newest line Debian packages
+#                     (build-kernel.sh debug).  Fails
 #                     on any compiler warning (W=1), on any sparse report
 #                     about our files, and on a failed build; sparse
 #                     reports about the kernel's own headers are counted,
@@ -53,25 +54,26 @@ check_done() {	# check_done NAME OK(0|1)
 # Files that are ours, in the form compilers and sparse print them.
 ours_re='(^|/)(drivers/accmap/|include/uapi/linux/accmap\.h)'
 
-# line_check LINE KDIR [MAKE ARGS...]: a build of a fresh copy of the
-# tree (so every file is compiled, and checked, again) against KDIR, with
-# W=1 and C=2 in one pass.  gcc's warnings end in their option
-# ("[-Wname]") and fail wherever they point; sparse's carry none and fail
-# only when they point at our files.  Anything else that says "warning:"
-# (modpost, the linker) fails too.
+# line_check LINE TARGET KDIR [MAKE ARGS...]: the W=1 + sparse build of
+# the tree against KDIR (module_build), in the work directory of the VM
+# target that boots that line, so that a build the VM tier made of the
+# same files is read rather than made again (make check runs lint after
+# the VM tiers), and one made here serves the tier.  gcc's warnings end in
+# their option ("[-Wname]") and fail wherever they point; sparse's carry
+# none and fail only when they point at our files.  Anything else that
+# says "warning:" (modpost, the linker) fails too.
 line_check() {
-	local kdir=$2 name=build-$1 status=0 noise
-	shift 2
+	local kdir=$3 name=build-$1 src=$CACHE/vm/$2/src status=0 noise
+	shift 3
 	say "W=1 and sparse: build against $kdir${*:+ ($*)}"
 	if [ ! -f "$kdir/Makefile" ]; then
 		warn "$kdir missing: run install-deps.sh"
 		check_done "$name" 1
 		return
 	fi
-	rm -rf "${work:?}/$name"
-	sync_tree "$work/$name"
-	timeout 900 make -C "$kdir" M="$work/$name" W=1 C=2 CHECK=sparse -j"$(nproc)" "$@" modules \
-		>"$work/$name.log" 2>&1 || status=$?
+	mkdir -p "${src%/src}"
+	module_build "$src" "$kdir" "$@" || status=$?
+	cp "$src.log" "$work/$name.log"
 	grep -i 'warning:\|error:' "$work/$name.log" >"$work/$name-all.txt" || true
 	# A sparse report about a kernel header: file:line:col, no [-W...].
 	grep -vE "${ours_re}" "$work/$name-all.txt" |
@@ -95,28 +97,30 @@ line_check() {
 
 # Every line accmap runs on: Debian 11's 5.10, Debian 12's 6.1 and 6.12
 # (amd64 headers, and
-# the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build tree of accmap's mainline
-# kernel (built here if it is not yet; seconds if it is).
+# the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build
+# tree of accmap's amd64 debug kernel, the newest line (built here if it is
+# not yet; seconds if it is).
 arm64=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
 crel=$(compat_release)
 ml_series=$(mainline_source | cut -d' ' -f1)
 k510_amd64=$(k510_abi amd64)
 k510_arm64=$(k510_abi arm64)
-"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" mainline >"$work/kernel-mainline.log" 2>&1 ||
-	{ tail -n 20 "$work/kernel-mainline.log" >&2; warn "the mainline kernel did not build"; }
-line_check 6.1-amd64 "$kdir"
-line_check 6.1-arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
-line_check 6.12-amd64 "/usr/src/linux-headers-${ckver:-none}"
-line_check 6.12-arm64 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" "${arm64[@]}"
-line_check 6.12-arm64-16k \
+"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" debug amd64 >"$work/kernel-newest.log" 2>&1 ||
+	{ tail -n 20 "$work/kernel-newest.log" >&2; warn "the newest line's kernel did not build"; }
+line_check 6.1-amd64 amd64 "$kdir"
+line_check 6.1-arm64 arm64 "$CACHE/arm64/headers/usr/src/linux-headers-$abi-arm64" "${arm64[@]}"
+line_check 6.12-amd64 amd64-6.12 "/usr/src/linux-headers-${ckver:-none}"
+line_check 6.12-arm64 arm64-6.12 "$CACHE/arm64/$crel/headers/usr/src/linux-headers-$crel-arm64" \
+	"${arm64[@]}"
+line_check 6.12-arm64-16k arm64-16k \
 	"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
-line_check "$ml_series-amd64" "$CACHE/kernel-mainline"
+line_check "$ml_series-amd64" amd64-debug "$(kernel_dir debug amd64)"
 # Debian 11's headers name gcc-10, which Debian 12 lacks: the host's
 # compilers instead, as run.sh builds for the 5.10 guests.
-line_check 5.10-amd64 \
+line_check 5.10-amd64 amd64-5.10 \
 	"$CACHE/amd64/$k510_amd64/headers/usr/src/linux-headers-$k510_amd64-amd64" CC=gcc
-line_check 5.10-arm64 \
+line_check 5.10-arm64 arm64-5.10 \
 	"$CACHE/arm64/$k510_arm64/headers/usr/src/linux-headers-$k510_arm64-arm64" \
 	"${arm64[@]}" CC=aarch64-linux-gnu-gcc
 

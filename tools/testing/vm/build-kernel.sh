@@ -4,25 +4,27 @@
 # Builds one of accmap's test kernels from a Debian linux-source package
 # (its tarball unpacked once into the cache):
 #
-#   tools/testing/vm/build-kernel.sh debug|perf|mainline [amd64|arm64]
+#   tools/testing/vm/build-kernel.sh debug|perf [amd64|arm64]
 #
 #   debug     KASAN, lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST,
-#             DEBUG_VM and friends, from linux-source-6.1: the fuzz and
-#             stress tier of make check
+#             DEBUG_VM, fault injection and friends: the fuzz and stress
+#             tiers of make check.  On amd64 it is built from the newest
+#             linux-source-* Debian offers (install-deps.sh fetches it
+#             from unstable or experimental), so that the newest kernel
+#             line accmap supports runs every selftest under the
+#             checkers; on arm64 from linux-source-6.1, the line of
+#             Debian 12's distro kernel.
 #   perf      no debug options, from linux-source-6.1: make bench
-#   mainline  no debug options, from the newest linux-source-* Debian
-#             offers (install-deps.sh fetches it from unstable or
-#             experimental): the newest kernel line accmap is tested on
 #
 # The architecture defaults to amd64; arm64 is cross-compiled with
-# Debian's aarch64-linux-gnu-gcc from the same source (debug and perf).
-# Each kernel is allnoconfig plus kernel/base.config, kernel/<arch>.config
-# and kernel/<flavor>.config (dma-buf heaps, udmabuf and vgem and debugfs
-# built in; accmap itself is built out of tree as a module by the VM
-# harness).  The build tree is $CACHE/kernel-<flavor> for amd64 and
-# $CACHE/kernel-<flavor>-arm64 for arm64, outside git's view.  A stamp
-# records what was built (fragments, source package version, compiler,
-# this script); when nothing changed, the script returns at once without
+# Debian's aarch64-linux-gnu-gcc.  Each kernel is allnoconfig plus
+# kernel/base.config, kernel/<arch>.config and kernel/<flavor>.config
+# (dma-buf heaps, udmabuf and vgem and debugfs built in; accmap itself is
+# built out of tree as a module by the VM harness).  The build tree is
+# $CACHE/kernels/<flavor>-<arch>, outside git's view; its
+# include/config/kernel.release says which line it is.  A stamp records
+# what was built (fragments, source package version, compiler, this
+# script); when nothing changed, the script returns at once without
 # running make.
 #
 # Every option line of the fragments must reach the final .config
@@ -34,21 +36,19 @@ set -euo pipefail
 
 flavor=${1:-}
 karch=${2:-amd64}
-kname=kernel-$flavor
-[ "$karch" = amd64 ] || kname=$kname-$karch
+kname=kernel-$flavor-$karch
 TIER=$kname
 # shellcheck source=tools/testing/scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 
 case $flavor/$karch in
-debug/amd64 | perf/amd64 | mainline/amd64) ;;
-debug/arm64 | perf/arm64) ;;
-*) die "usage: $0 debug|perf|mainline [amd64|arm64] (mainline: amd64 only)" ;;
+debug/amd64 | perf/amd64 | debug/arm64 | perf/arm64) ;;
+*) die "usage: $0 debug|perf [amd64|arm64]" ;;
 esac
 KERNEL_BUILD_TIMEOUT=${ACCMAP_KERNEL_BUILD_TIMEOUT:-2700}
 
 frag_dir=$ACCMAP_ROOT/tools/testing/vm/kernel
-out=$CACHE/$kname
+out=$(kernel_dir "$flavor" "$karch")
 case $karch in
 amd64)
 	kmake=(make)
@@ -66,7 +66,9 @@ esac
 frags=("$frag_dir/base.config" "$frag_dir/$karch.config" "$frag_dir/$flavor.config")
 
 ensure_deps
-if [ "$flavor" = mainline ]; then
+newest=false
+[ "$flavor/$karch" = debug/amd64 ] && newest=true
+if $newest; then
 	read -r series srcver tarball <<<"$(mainline_source)"
 	src=$(linux_source "$series" "$tarball")
 else
@@ -88,7 +90,7 @@ fi
 # The source tree's Kconfig sources drivers/accmap/Kconfig through the
 # KUnit graft: make sure it points at a checkout that exists.
 acquire_build_lock
-[ "$flavor" = mainline ] || graft_accmap "$src"
+$newest || graft_accmap "$src"
 
 mkdir -p "$out" "$CACHE/logs"
 log=$CACHE/logs/$kname.log

@@ -153,7 +153,7 @@ if [ -z "$criu_reason" ]; then
 		mark "criu-check-all-end rc=$?"
 	elif grep -q "Unexpected rt vDSO area bounds" /tmp/criu-check.log; then
 		# Debian 12's criu 3.17 does not know the vDSO layout of
-		# newer kernel lines (the mainline one): it stops before it
+		# newer kernel lines (the newest, amd64-debug's): it stops before it
 		# could dump anything, so the criu tests do not run there
 		# (the kernel has what checkpointing needs; the tier table
 		# says which tiers may lack criu).
@@ -194,6 +194,8 @@ ACCMAP_REPLAY_MMIO=$(cat /etc/accmap-replay-mmio 2>/dev/null)
 export ACCMAP_REPLAY_MMIO
 ACCMAP_DEVMEM=$(cat /etc/accmap-devmem 2>/dev/null)
 export ACCMAP_DEVMEM
+ACCMAP_NULLB=$(cat /etc/accmap-nullb 2>/dev/null)
+export ACCMAP_NULLB
 # shellcheck disable=SC2086 # one word per parameter
 if insmod /accmap.ko $insmod_args; then
 	mark "insmod ok"

@@ -10,24 +10,32 @@
  * fork (COW of device pages); memory the kernel does not migrate (shared
  * anonymous, file); FROM_VA of a range on the device; a working set
  * larger than device memory (eviction); exit with pages on the device;
- * and the errnos.
+ * the errnos; and, with coherent memory and a block device that completes
+ * in hard interrupt context, the last reference of device pages dropped
+ * there (io_free_in_irq).
  *
  * What the guest has is in the environment: ACCMAP_DEVMEM=private,
  * coherent or none (unset: none).  With none, only the checks that there
  * is no device memory run (EOPNOTSUPP, ENODEV, no debugfs file); the plan
  * names just the cases that apply, since a SKIP fails the run.
+ * ACCMAP_NULLB names a null_blk device whose requests complete from an
+ * hrtimer well after they are queued (run.sh boots the debug kernels so),
+ * or is "none".
  *
  * Sizes are multiples of 2 MiB or of sysconf(_SC_PAGESIZE): the tests run
  * with 4 and 16 KiB CPU pages.  Page counts are in CPU pages.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -880,7 +888,124 @@ out:
 		munmap(c, len);
 }
 
-/* ==== 10. errnos and QUERY_HEAP ==== */
+/* ==== 10. the last reference dropped in hard interrupt context ==== */
+
+#define TRACEFS			"/sys/kernel/tracing"
+#define IRQ_PROBE_GROUP		"accmap_devmem"
+#define IRQ_PROBE		IRQ_PROBE_GROUP "/page_free"
+
+/*
+ * Counts the recorded hits of the page_free probe, and those in hard
+ * interrupt context: the third character of a line's irq-info field
+ * ("d.h1." and the like) is 'h' (hardirq) or 'H' (hardirq inside a
+ * softirq) there.
+ */
+static bool count_frees(size_t *all, size_t *hard)
+{
+	char *text = read_text(TRACEFS "/trace", NULL), *line, *save = NULL;
+
+	*all = 0;
+	*hard = 0;
+	if (!CHECK(text, "read %s/trace: %s", TRACEFS, strerror(errno)))
+		return false;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *flags = strstr(line, "] ");
+
+		if (line[0] == '#' || !flags || !strstr(line, "devmem_page_free"))
+			continue;
+		(*all)++;
+		flags += 2;
+		if (strlen(flags) > 2 && (flags[2] == 'h' || flags[2] == 'H'))
+			(*hard)++;
+	}
+	free(text);
+	return true;
+}
+
+/*
+ * Coherent device pages are ordinary to GUP: an O_DIRECT write takes its
+ * own references on them.  The process writes 2 MiB of device pages to
+ * a null_blk device that completes 300 ms later from an hrtimer, unmaps
+ * them at once, and so leaves the block layer's references the last
+ * ones: they drop in hard interrupt context, where the pages go back to
+ * the device pool through devmem_page_free().  A kprobe on it shows the
+ * context of every free; lockdep (debug kernels) reports a pool lock
+ * taken there that is also taken with interrupts on, and the run fails
+ * on it.  Every page must be freed there, and the pool must get every
+ * page back.
+ */
+static void test_io_free_in_irq(void)
+{
+	const char *nullb = getenv("ACCMAP_NULLB");
+	size_t len = SZ_2M, pages = len / ps, all = 0, hard = 0;
+	uint64_t used0 = devmem_used(), used;
+	struct io_event ev = { 0 };
+	struct timespec wait = { .tv_sec = 10 };
+	struct iocb cb = { 0 }, *cbs[1] = { &cb };
+	aio_context_t ctx = 0;
+	struct accmap_svm_op q;
+	struct svm t = { .dev = -1 };
+	bool probed = false;
+	uint32_t *w = NULL;
+	long ret;
+	int fd;
+
+	fd = open(nullb, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "open %s: %s", nullb, strerror(errno)) ||
+	    !CHECK(used0 != ~0ULL, "no debugfs devmem"))
+		goto out;
+	if (access(TRACEFS "/kprobe_events", W_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	probed = CHECK(write_text(TRACEFS "/kprobe_events", "p:" IRQ_PROBE " devmem_page_free"),
+		       "kprobe on devmem_page_free: %s", strerror(errno)) &&
+		 CHECK(write_text(TRACEFS "/events/" IRQ_PROBE "/enable", "1"),
+		       "enable the probe: %s", strerror(errno));
+	if (!probed)
+		goto out;
+	w = map_anon(len, PROT_READ | PROT_WRITE);
+	if (!w || !svm_open(&t))
+		goto out;
+	fill_words(w, len / 4, 81);
+	if (!all_to_device(&t, w, len, &q, "before the O_DIRECT write") ||
+	    !CHECK(syscall(__NR_io_setup, 1, &ctx) == 0, "io_setup: %s", strerror(errno)))
+		goto out;
+	cb.aio_fildes = fd;
+	cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+	cb.aio_buf = (uintptr_t)w;
+	cb.aio_nbytes = len;
+	ret = syscall(__NR_io_submit, ctx, 1, cbs);
+	if (!CHECK(ret == 1, "io_submit of %zu bytes from device pages: %ld (%s)", len, ret,
+		   strerror(errno)))
+		goto out;
+	CHECK(munmap(w, len) == 0, "munmap under the write: %s", strerror(errno));
+	w = NULL;
+	ret = syscall(__NR_io_getevents, ctx, 1, 1, &ev, &wait);
+	if (CHECK(ret == 1, "io_getevents: %ld (%s)", ret, strerror(errno)))
+		CHECK(ev.res == (long long)len, "the write completed with %lld", (long long)ev.res);
+	used = devmem_wait_used(used0);
+	CHECK(used == used0, "device memory used %llu after the write completed, %llu before",
+	      ull(used), ull(used0));
+	if (count_frees(&all, &hard)) {
+		tap_diag("%zu device pages freed, %zu of them in hard interrupt context", all, hard);
+		CHECK(all == pages && hard == pages,
+		      "%zu of %zu device pages freed, %zu in hard interrupt context",
+		      all, pages, hard);
+	}
+out:
+	if (ctx)
+		syscall(__NR_io_destroy, ctx);
+	if (probed) {
+		write_text(TRACEFS "/events/" IRQ_PROBE "/enable", "0");
+		write_text(TRACEFS "/kprobe_events", "-:" IRQ_PROBE);
+	}
+	if (w)
+		munmap(w, len);
+	if (fd >= 0)
+		close(fd);
+	svm_close(&t);
+}
+
+/* ==== 11. errnos and QUERY_HEAP ==== */
 
 static void test_errnos(void)
 {
@@ -993,6 +1118,8 @@ static const struct tap_test devmem_tests[] = {
 	{ "fresh_cleared", test_fresh_cleared },
 	{ "errnos", test_errnos },
 	{ "old_struct", test_old_struct },
+	/* Last: only with coherent memory and ACCMAP_NULLB (main()). */
+	{ "io_free_in_irq", test_io_free_in_irq },
 };
 
 /* Without device memory: what must fail, and that the old ABI still works. */
@@ -1050,7 +1177,7 @@ static int hold_across_unload(const char *ready)
 
 int main(int argc, char **argv)
 {
-	const char *env = getenv("ACCMAP_DEVMEM");
+	const char *env = getenv("ACCMAP_DEVMEM"), *nullb;
 
 	ps = page_size();
 	kind = DEVMEM_NONE;
@@ -1062,5 +1189,8 @@ int main(int argc, char **argv)
 		return hold_across_unload(argv[2]);
 	if (kind == DEVMEM_NONE)
 		return tap_run(none_tests, TAP_ARRAY_SIZE(none_tests));
-	return tap_run(devmem_tests, TAP_ARRAY_SIZE(devmem_tests));
+	nullb = getenv("ACCMAP_NULLB");
+	if (kind == DEVMEM_COHERENT && nullb && strcmp(nullb, "none"))
+		return tap_run(devmem_tests, TAP_ARRAY_SIZE(devmem_tests));
+	return tap_run(devmem_tests, TAP_ARRAY_SIZE(devmem_tests) - 1);
 }
