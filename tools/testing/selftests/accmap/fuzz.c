@@ -5309,7 +5309,35 @@ struct fz_ckbuf {
 	uint64_t serial;	/* the new buffer's serial (DMABUF of an fd), 0: unknown */
 	uint64_t word;		/* its first word, if known (@known) */
 	bool known;
+	/*
+	 * A call that failed by injection may have made it before its
+	 * failure (the id or dma-buf step comes after the making, and
+	 * a failure there leaves the buffer in the restore's table):
+	 * with these first words, @mixed if not all the same.
+	 */
+	bool maybe;
+	bool mixed;
+	uint64_t mword;
 };
+
+/*
+ * A call with contents word @word made @P's buffer, or found it made
+ * (surely, or perhaps if @sure is false: a call that failed by injection).
+ */
+static void ck_made(struct fz_ckbuf *P, bool alloc, uint64_t word, bool sure)
+{
+	if (P->made)
+		return;
+	if (!sure) {
+		P->mixed |= P->maybe && P->mword != word;
+		P->maybe = true;
+		P->mword = word;
+		return;
+	}
+	P->made = true;
+	P->known = alloc && (!P->maybe || (!P->mixed && P->mword == word));
+	P->word = word;
+}
 
 /* A dma-buf a restore made. */
 struct fz_ckfd {
@@ -5330,12 +5358,13 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 	const struct accmap_ckpt_handle *r = b->rec;
 	struct fz_ckbuf *P = b->p;
 	bool alloc = r->kind == ACCMAP_CKPT_KIND_ALLOC, mutated = false, intact, rw;
+	bool nodev = false, exists = false, nodata = false;
 	struct accmap_ckpt_handle bad;
 	uint32_t fd_flag = 0;
 	struct accmap_ckpt a;
 	struct fz_exp x;
 	uint64_t word;
-	int ret;
+	int ret, own;
 
 	memset(&a, 0, sizeof(a));
 	a.op = ACCMAP_CKPT_OP_RESTORE_BUFFER;
@@ -5358,17 +5387,6 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		a.flags = ACCMAP_CKPT_ADD_ID;
 		fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
 		break;
-	}
-	/*
-	 * An id this restore gave back is not asked for again: runs on
-	 * 5befdd4 saw such a second ADD_ID succeed (or fail with ENODATA)
-	 * where the model expected EEXIST, on 5 of 9 stock tiers, and the
-	 * cause is not found yet (see the closing note of that stop).
-	 */
-	if (b->id || b->idmaybe) {
-		a.flags &= ~ACCMAP_CKPT_ADD_ID;
-		if (!fd_flag)
-			fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
 	}
 	a.flags |= fd_flag | (fd_flag && one_in(t, 2) ? ACCMAP_CKPT_FD_CLOEXEC : 0);
 	if (alloc && r->size <= U_RW_PAGES * env.page && one_in(t, 2)) {
@@ -5429,13 +5447,17 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 	if (!mutated) {
 		/* Made on first sight: from the heap of the same name. */
 		if (!P->made && alloc) {
-			fault_if(&x, ENODEV, !(env.alloc_heaps & BIT(r->heap)));
+			nodev = !(env.alloc_heaps & BIT(r->heap));
+			fault_if(&x, ENODEV, nodev);
 			x.may |= RES_E(ENOMEM);
 		}
-		if (a.flags & ACCMAP_CKPT_ADD_ID)
+		if (a.flags & ACCMAP_CKPT_ADD_ID) {
+			exists = b->id;
 			fault(&x, EEXIST, b->id ? YES : b->idmaybe ? MAYBE : NO);
+		}
 		if (fd_flag && !x.definite) {
-			fault_if(&x, ENODATA, !alloc);
+			nodata = !alloc;
+			fault_if(&x, ENODATA, nodata);
 			x.may |= RES_E(EMFILE) | RES_E(ENFILE);
 		}
 	}
@@ -5445,26 +5467,35 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 	rw = (a.flags & ACCMAP_CKPT_ADD_ID && !(r->state & ACCMAP_CKPT_H_ID_RDONLY)) ||
 	     fd_flag == ACCMAP_CKPT_FD_RDWR;
 	if (t->inj || (ret == -EFAULT && !t->nowb && !intact)) {
-		/* Failed by injection or before the call: made or not, who knows. */
+		/*
+		 * Failed by injection or before the call.  An injected
+		 * failure may come after the making, and after the mapping
+		 * right was given; an id stays only if the call did all
+		 * and the result's copy out failed (EFAULT).
+		 */
 		if (t->inj) {
 			*unsure = true;
 			P->wmaybe = true;
-			b->idmaybe |= !!(a.flags & ACCMAP_CKPT_ADD_ID);
+			ck_made(P, alloc, word, false);
+			b->idmaybe |= ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID;
 		}
 		return;
 	}
-	if (!ret || ret == -EFAULT || ret == -EEXIST || ret == -ENODATA || ret == -EMFILE ||
-	    ret == -ENFILE) {
+	/*
+	 * The call's own result: a failed copy out (a read-only argument)
+	 * turns any of them into EFAULT, as the argument is copied back on
+	 * failure too.  A fault the call certainly has failed it.
+	 */
+	own = ret;
+	if (ret == -EFAULT && t->nowb)
+		own = nodev ? -ENODEV : exists ? -EEXIST : nodata ? -ENODATA : 0;
+	if (!own || own == -EEXIST || own == -ENODATA || own == -EMFILE || own == -ENFILE) {
 		/* The buffer was found or made, and given its mapping right. */
-		if (!P->made) {
-			P->made = true;
-			P->known = alloc;
-			P->word = word;
-		}
+		ck_made(P, alloc, word, true);
 		P->writable |= rw;
 	}
-	/* The result could not be written back: an id stays, a dma-buf does not. */
-	if (ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID)
+	/* An id stays when only the copy out failed; a dma-buf does not. */
+	if (!own && ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID)
 		b->id = true;
 	if (ret)
 		return;
@@ -6219,13 +6250,7 @@ static const struct fz_opdesc fz_ops[OP_COUNT] = {
 	[OP_MAPOFF] = { "map_offset", 200, op_mapoff },
 	[OP_CKSTATE] = { "ckpt_state", 1500, op_ckstate },
 	[OP_CKDMABUF] = { "ckpt_dmabuf", 400, op_ckdmabuf },
-	/*
-	 * Whole restores: off (weight 0) until the model's disagreements seen
-	 * in make check on 5befdd4 are explained (a second ADD_ID returning 0
-	 * where EEXIST was expected on the stock tiers; a restored buffer
-	 * reading 0 instead of its contents under injection).  80 runs them.
-	 */
-	[OP_CKRESTORE] = { "ckpt_restore", 0, op_ckrestore },
+	[OP_CKRESTORE] = { "ckpt_restore", 80, op_ckrestore },
 	[OP_CKSVM] = { "svm_attr", 1500, op_cksvm },
 	[OP_CKNOPERM] = { "ckpt_noperm", 300, op_cknoperm },
 };
