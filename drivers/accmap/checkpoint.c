@@ -353,12 +353,13 @@ static struct accmap_ckpt_idx *accmap_ckpt_index(struct accmap_ckpt_client *head
 }
 
 /*
- * The id a session's map of buffer @serial is restored through: its lowest
- * writable id in @idx (@n entries), else its lowest id, or 0 if none (a
- * map that writes needs a writable id at RESTORE_FINISH).
+ * The entry of the id a session's map of buffer @serial is restored
+ * through: its lowest writable id in @idx (@n entries), else its lowest
+ * id, or NULL if none (a map that writes needs a writable id at
+ * RESTORE_FINISH).
  */
-static u32 accmap_ckpt_index_find(const struct accmap_ckpt_idx *idx, u32 n,
-				  u64 serial)
+static const struct accmap_ckpt_idx *
+accmap_ckpt_index_find(const struct accmap_ckpt_idx *idx, u32 n, u64 serial)
 {
 	u32 lo = 0, hi = n;
 
@@ -370,7 +371,7 @@ static u32 accmap_ckpt_index_find(const struct accmap_ckpt_idx *idx, u32 n,
 		else
 			hi = mid;
 	}
-	return lo < n && idx[lo].serial == serial ? idx[lo].id : 0;
+	return lo < n && idx[lo].serial == serial ? &idx[lo] : NULL;
 }
 
 /*
@@ -378,9 +379,10 @@ static u32 accmap_ckpt_index_find(const struct accmap_ckpt_idx *idx, u32 n,
  * room for ACCMAP_SVM_ATTR_RANGES_MAX ranges; the maps name their buffers
  * by the ids of the state's records, @idx (@n of them).  Returns the bytes
  * written, or -ENOENT for a mapping whose buffer the client had no id for
- * when its ids were copied.  The ranges are copied under the mirror's lock, as they are then:
- * SVM SET_ATTR does not wait for the session's run_lock, which the caller
- * holds.
+ * when its ids were copied, or only read-only ids for a mapping that
+ * writes: RESTORE_FINISH could not make either again.  The ranges are
+ * copied under the mirror's lock, as they are then: SVM SET_ATTR does not
+ * wait for the session's run_lock, which the caller holds.
  */
 static ssize_t accmap_ckpt_fill_session(const struct accmap_ckpt_idx *idx,
 					u32 n, struct accmap_replay_session *s,
@@ -399,12 +401,15 @@ static ssize_t accmap_ckpt_fill_session(const struct accmap_ckpt_idx *idx,
 	rec->va_bits = s->va_bits;
 	rec->nr_maps = s->nr_maps;
 	for (i = 0; i < s->nr_maps; i++) {
+		const struct accmap_ckpt_idx *ix;
 		struct accmap_handle *handle;
 
 		handle = accmap_replay_map_record(s, i, &maps[i]);
-		maps[i].id = accmap_ckpt_index_find(idx, n, handle->serial);
-		if (!maps[i].id)
+		ix = accmap_ckpt_index_find(idx, n, handle->serial);
+		if (!ix || (ix->readonly &&
+			    maps[i].flags & ACCMAP_REPLAY_MAP_WRITE))
 			return -ENOENT;
+		maps[i].id = ix->id;
 	}
 	attrs = (void *)(maps + s->nr_maps);
 	if (s->svm) {

@@ -659,6 +659,66 @@ out:
 	sessions_close(&ss);
 }
 
+/*
+ * STATE of a client with a session that writes a buffer the client now
+ * holds only a read-only id of (its writable id freed under the session,
+ * its other id from a read-only export): RESTORE_FINISH could not make
+ * that session again, so the dump is refused with ENOENT naming the
+ * session.  Once the session is gone the client dumps again.
+ */
+static void test_state_write_map_readonly_id(void)
+{
+	struct accmap_replay_map m;
+	struct accmap_ckpt a;
+	uint32_t id, ro = 0, session = 0;
+	int dev, fd = -1, ret;
+	void *buf = NULL;
+
+	dev = am_open();
+	if (!CHECK(dev >= 0, "open: %s", err_name(dev)))
+		return;
+	id = filled(dev, 2, 0, 0, SEED_SYS);
+	if (!id)
+		goto out;
+	fd = am_get_fd(dev, id, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "GET_FD O_RDONLY: %s", err_name(fd)))
+		goto out;
+	ret = am_from_fd(dev, fd, &ro);
+	if (!CHECK(ret == 0, "FROM_FD of the read-only export: %s", err_name(ret)))
+		goto out;
+	session = plain_session(dev, id, 2 * ps, &m);
+	if (!session)
+		goto out;
+	ret = am_free(dev, id);
+	if (!CHECK(ret == 0, "FREE of the writable id: %s", err_name(ret)))
+		goto out;
+	buf = calloc(1, 1 << 16);
+	if (!CHECK(buf, "calloc"))
+		goto out;
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	a.data = (uintptr_t)buf;
+	a.size = 1 << 16;
+	ret = ckpt(dev, &a);
+	CHECK(ret == -ENOENT && a.bad_kind == ACCMAP_CKPT_BAD_SESSION_BUSY &&
+	      a.bad_id == session,
+	      "STATE with a writing map of a buffer held by read-only id %u only: %s, bad_kind %u bad_id %u (session %u)",
+	      ro, err_name(ret), a.bad_kind, a.bad_id, session);
+	ret = accmap_replay_destroy(dev, session);
+	session = 0;
+	if (!CHECK(ret == 0, "REPLAY_DESTROY: %s", err_name(ret)))
+		goto out;
+	ckpt_init(&a, ACCMAP_CKPT_OP_STATE);
+	a.data = (uintptr_t)buf;
+	a.size = 1 << 16;
+	ret = ckpt(dev, &a);
+	CHECK(ret == 0, "STATE once the session is gone: %s", err_name(ret));
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	close(dev);
+}
+
 /* A run that waits for an interrupt the idle model never raises. */
 struct running {
 	int dev;
@@ -2607,6 +2667,7 @@ static const struct tap_test tests[] = {
 	{ "state_ids", test_state_ids },
 	{ "state_sessions", test_state_sessions },
 	{ "state_session_running", test_state_session_running },
+	{ "state_write_map_readonly_id", test_state_write_map_readonly_id },
 	{ "restore_same_process", test_restore },
 	{ "restore_fromva_exported", test_restore_fromva_exported },
 	{ "no_capability", test_no_capability },

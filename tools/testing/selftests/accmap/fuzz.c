@@ -39,6 +39,15 @@
  *     written must read back, FROM_VA buffers must share the user pages,
  *     and fdinfo's handle count must match; its checkpoint STATE holds
  *     exactly the ids and sessions of the model;
+ *   - a shadow of the contents of each of its buffers that only its
+ *     thread can write (up to FZ_SMALL_PAGES; from the allocation on,
+ *     through every WRITE) is compared with READ, with the buffer's
+ *     /dev/accmap mapping and its new dma-buf's mapping as they are made
+ *     (the buffer is shared from then on), after each cache operation
+ *     (an invalidate of a cached buffer on a non-coherent CPU ends the
+ *     shadow) and from a forked child through the inherited file; a WRITE
+ *     that failed, by injection or not, must have copied nothing unless
+ *     it failed with EFAULT (then the shadow ends);
  *   - the shared clients, on which all threads race, are checked against
  *     what cannot change under a race (ids are never reused, a buffer's
  *     size and access never change, memory once allocated stays), and
@@ -66,8 +75,11 @@
  *   S to S + K - 1 (K is 1 then unless given).  One TAP result per seed,
  *   each printing "replay: fuzz --seed S --ops N --threads T", its op
  *   rate, how often each kind of op ran (and how far the restores got,
- *   step by step) and the errnos seen; then one
- *   result "total operations >= MIN".  MIN is 1000000 for a default run
+ *   step by step), how many reads were compared with a contents shadow
+ *   and the errnos seen; then one result "total operations >= MIN",
+ *   which also prints the op mix of all seeds, per kind of op the calls
+ *   whose result injection may have made (the kernel's own count of
+ *   injected failures is printed per seed) and the shadow comparisons.  MIN is 1000000 for a default run
  *   and the requested K * N when seeds or ops were given.
  *   A failure names the seed, the thread and the op index in that thread.
  *   Each thread draws from its own generator (seed, thread), so with
@@ -230,6 +242,9 @@ struct fz_shared {
 	unsigned int next_seed;
 	uint64_t total_ops;
 	uint64_t injected;	/* failures the kernel injected, all seeds */
+	uint64_t sh_checks;	/* reads compared with a contents shadow, all seeds */
+	uint64_t ops[64];	/* ops done per kind (enum fz_op), all seeds */
+	uint64_t inj_calls[64];	/* calls injection may have failed, per kind of op */
 };
 
 static struct fz_shared *fz_sh;
@@ -244,6 +259,7 @@ enum fz_op {
 	OP_FDINFO, OP_BIG, OP_MAPOFF, OP_CKSTATE, OP_CKDMABUF, OP_CKRESTORE, OP_CKSVM,
 	OP_CKNOPERM, OP_COUNT
 };
+_Static_assert(OP_COUNT <= 64, "struct fz_shared counts 64 kinds of op");
 
 /* The checkpoint ops, counted together in the op mix. */
 #define OP_CK_FIRST		OP_CKSTATE
@@ -357,6 +373,29 @@ struct fz_handle {
 	bool dirty;		/* written: no longer reads as zero */
 	bool fromva;
 	size_t va_page;		/* first scratch page, for FROM_VA */
+	/*
+	 * A shadow of the contents, exact while set: kept for a buffer
+	 * of at most FZ_SMALL_PAGES that only this thread can write,
+	 * from its allocation (zero) on, through every WRITE; dropped
+	 * when a write the model does not follow byte by byte may have
+	 * happened (sh_drop()).
+	 */
+	uint8_t *sh;
+	/* The last events of the shadow, printed when it disagrees (sh_note()). */
+	struct fz_shev {
+		uint8_t what;	/* SHE_* */
+		uint8_t op;	/* kind of op */
+		int16_t ret;
+		uint32_t off, len;
+	} ev[8];
+	unsigned int nev;
+};
+
+enum { SHE_START, SHE_WRITE, SHE_WRITE_FAILED, SHE_READ, SHE_CACHE, SHE_MAP, SHE_FORK };
+static const char *const fz_she_names[] = {
+	[SHE_START] = "start", [SHE_WRITE] = "write", [SHE_WRITE_FAILED] = "write-failed",
+	[SHE_READ] = "read", [SHE_CACHE] = "cache-op", [SHE_MAP] = "map",
+	[SHE_FORK] = "fork-read",
 };
 
 /* A replay session of the private client. */
@@ -420,6 +459,8 @@ struct fz_thread {
 	struct accmap_replay_map *rmaps;
 	struct fz_child_report *report;
 	uint8_t *ck;		/* FZ_CK_ROOM bytes for checkpoint states */
+	uint64_t sh_checks;	/* reads and mappings compared with a shadow */
+	uint64_t inj_calls[OP_COUNT];	/* calls injection may have failed, per kind of op */
 	bool ck_noalloc;	/* the checkpoint op under way allocates nothing */
 	uint64_t ck_steps[CKS_COUNT];	/* restores, step by step */
 	uint64_t ck_svm_states;	/* states checked with an SVM session's ranges */
@@ -982,9 +1023,118 @@ static struct fz_handle *own_add(struct fz_thread *t, uint32_t id, uint64_t size
 	return h;
 }
 
+/* The contents shadow of @h, begun now if @h is a fresh buffer only this thread writes. */
+static uint8_t *sh_get(struct fz_handle *h)
+{
+	if (h->sh || !h->alloc || h->shared || h->dirty || h->fromva || !h->size ||
+	    h->size > FZ_SMALL_PAGES * env.page)
+		return h->sh;
+	h->sh = calloc(1, h->size);
+	h->nev = 0;
+	return h->sh;
+}
+
+static void sh_note(struct fz_thread *t, struct fz_handle *h, unsigned int what, int ret,
+		    uint64_t off, uint64_t len)
+{
+	h->ev[h->nev++ % 8] = (struct fz_shev){ .what = (uint8_t)what, .op = (uint8_t)t->cur,
+						.ret = (int16_t)ret, .off = (uint32_t)off,
+						.len = (uint32_t)len };
+}
+
+/* What happened to @h's shadow lately, oldest first. */
+static void sh_history(const struct fz_handle *h)
+{
+	for (unsigned int i = h->nev > 8 ? h->nev - 8 : 0; i < h->nev; i++) {
+		const struct fz_shev *e = &h->ev[i % 8];
+
+		tap_diag("  shadow of id %u, event %u: %s in %s, %s %s, offset %u, %u bytes",
+			 h->id, i, fz_she_names[e->what], fz_ops[e->op].name,
+			 e->what == SHE_CACHE ? "cache op" : "result",
+			 e->what == SHE_CACHE ? ename(e->ret) : e->ret ? ename(-e->ret) : "ok",
+			 e->off, e->len);
+	}
+}
+
+/* @h's contents are no longer known byte by byte (dirty is set: no new zero shadow). */
+static void sh_drop(struct fz_handle *h)
+{
+	free(h->sh);
+	h->sh = NULL;
+	h->dirty = true;
+}
+
+/* Others may write @h from now on (an export, a mapping, a session). */
+static void sh_share(struct fz_handle *h)
+{
+	h->shared = true;
+	free(h->sh);
+	h->sh = NULL;
+}
+
+/*
+ * Compares @len bytes at offset @off of @h's shadow with @got (what a
+ * READ or a mapping gave); false, and a failure naming @how, if they
+ * differ.
+ */
+static bool sh_check(struct fz_thread *t, const struct fz_handle *h, uint64_t off,
+		     const uint8_t *got, uint64_t len, const char *how)
+{
+	for (uint64_t i = 0; i < len; i++) {
+		if (got[i] == h->sh[off + i])
+			continue;
+		FZ_FAIL(t, "id %u (heap %u flags %#x, %llu bytes): byte %llu %s %#x, the shadow %#x",
+			h->id, h->heap, h->flags, (unsigned long long)h->size,
+			(unsigned long long)(off + i), how, got[i], h->sh[off + i]);
+		sh_history(h);
+		return false;
+	}
+	return true;
+}
+
+/* READ of @len bytes at @off of @h (at most a page of t->tmp) against its shadow. */
+static void sh_read_check(struct fz_thread *t, const struct fz_handle *h, uint64_t off,
+			  uint64_t len, const char *how)
+{
+	int ret;
+
+	if (!h->sh || !len)
+		return;
+	if (len > env.page)
+		len = env.page;
+	ret = am_read(t->own, h->id, off, t->tmp, len);
+	if (fz_expect(t, "READ of a shadowed buffer", ret, RES_OK))
+		sh_check(t, h, off, t->tmp, len, how);
+	t->sh_checks++;
+}
+
+/*
+ * @len bytes of a mapping of @h at @p (buffer offset @off) against the
+ * shadow, a word at a time (uncached mappings are Device memory on arm64).
+ */
+static void sh_map_check(struct fz_thread *t, const struct fz_handle *h, const void *p,
+			 uint64_t off, uint64_t len, const char *how)
+{
+	for (uint64_t i = 0; h->sh && i + 8 <= len; i += 8) {
+		uint64_t w = word_load((const uint8_t *)p + i), k = 0;
+
+		if (!sh_check(t, h, off + i, (const uint8_t *)&w, 8, how)) {
+			/* Whether READ agrees with the mapping or with the shadow. */
+			int ret = am_read(t->own, h->id, off + i, &k, 8);
+
+			tap_diag("  READ of those 8 bytes: %s, %#llx; the mapping %#llx",
+				 ret ? ename(-ret) : "ok", (unsigned long long)k,
+				 (unsigned long long)w);
+			return;
+		}
+	}
+	t->sh_checks++;
+}
+
 static void own_remove(struct fz_thread *t, struct fz_handle *h)
 {
 	t->stale[t->nstale < FZ_STALE_MAX ? t->nstale++ : below(t, FZ_STALE_MAX)] = h->id;
+	free(h->sh);
 	*h = t->h[--t->nh];
 }
 
@@ -1266,16 +1416,16 @@ static void inject_result(struct fz_thread *t, __uint128_t allowed, int ret, boo
 	if (t->mif < 0 || !ret)
 		return;
 	if (ret == -EFAULT) {
+		/* Counted as injected, though the call could give it anyway. */
 		t->inj = true;
 		t->nowb = false;
 		*intact = false;
-		return;
+	} else if (!(allowed & RES_E(-ret))) {
+		t->inj = true;
+		t->inj_wb = *intact;
+		*intact = false;
 	}
-	if (allowed & RES_E(-ret))
-		return;
-	t->inj = true;
-	t->inj_wb = *intact;
-	*intact = false;
+	t->inj_calls[t->cur] += t->inj;
 }
 
 /*
@@ -2142,6 +2292,48 @@ static uint64_t rw_user_addr(struct fz_thread *t, uint64_t span)
 	return FZ_KERN_ADDR;
 }
 
+/*
+ * What a READ or WRITE of private buffer @h did, against its shadow.
+ * WRITE is all or nothing but for EFAULT (and EINTR), where the elements
+ * before the failing one may have been copied: an ENOMEM (injected: the
+ * kernel mapping is made before the first copy) or a fault of the
+ * arguments copies nothing, and the shadow stays.  A call that ran but
+ * whose result could not be written back (EFAULT, read-only argument)
+ * did its copy whole unless a fault of the arguments stopped it; any
+ * other EFAULT ends the shadow.
+ */
+static void rw_shadow(struct fz_thread *t, struct fz_handle *h, const struct accmap_rw *a,
+		      bool write, int ret, bool intact, bool faulty)
+{
+	bool whole = (!ret && intact) || (ret == -EFAULT && t->nowb && !faulty && !t->inj);
+
+	sh_note(t, h, write ? (whole ? SHE_WRITE : SHE_WRITE_FAILED) : SHE_READ, ret, a->offset,
+		a->count * a->handle_stride);
+	if (!write) {
+		for (uint64_t i = 0; whole && !t->nowb && i < a->count; i++) {
+			const uint8_t *p = (const uint8_t *)(uintptr_t)(a->addr + i * a->user_stride);
+
+			if (!sh_check(t, h, a->offset + i * a->handle_stride, p, a->elem_size,
+				      "READ gives"))
+				break;
+		}
+		t->sh_checks += whole && !t->nowb;
+		return;
+	}
+	if (whole) {
+		for (uint64_t i = 0; i < a->count; i++)
+			memcpy(h->sh + a->offset + i * a->handle_stride,
+			       (const void *)(uintptr_t)(a->addr + i * a->user_stride), a->elem_size);
+	} else if (ret == -EFAULT) {
+		/*
+		 * Perhaps some elements: a user fault or an injected one on
+		 * the way, also in a call fz_ioctl() calls not intact because
+		 * EFAULT was all it allowed (a misaligned argument, say).
+		 */
+		sh_drop(h);
+	}
+}
+
 static bool op_rw(struct fz_thread *t)
 {
 	bool write = one_in(t, 2), ufault, intact;
@@ -2187,9 +2379,13 @@ static bool op_rw(struct fz_thread *t)
 	if (write)
 		fault(&x, EACCES, tri_and(k.exists, k.readonly));
 	if (k.h && write)
+		sh_get(k.h);
+	if (k.h && write)
 		k.h->dirty = true;
 	ret = fz_ioctl(t, cl.fd, write ? ACCMAP_IOC_WRITE : ACCMAP_IOC_READ, &a, exp_allowed(&x),
 		       write ? "WRITE" : "READ", &intact);
+	if (k.h && k.h->sh)
+		rw_shadow(t, k.h, &a, write, ret, intact, x.definite);
 	if (!ret && intact && a.bytes != a.elem_size * a.count)
 		FZ_FAIL(t, "%s: bytes %llu, expected %llu", write ? "WRITE" : "READ",
 			(unsigned long long)a.bytes,
@@ -2259,7 +2455,12 @@ static bool op_verify(struct fz_thread *t)
 		}
 		return true;
 	}
-	if (!h->dirty) {
+	if (sh_get(h)) {
+		ret = am_read(t->own, h->id, off, t->tmp, len);
+		if (fz_expect(t, "READ of a shadowed buffer", ret, RES_OK))
+			sh_check(t, h, off, t->tmp, len, "READ gives");
+		t->sh_checks++;
+	} else if (!h->dirty) {
 		ret = am_read(t->own, h->id, off, t->tmp, len);
 		bad = ret ? len : find_nonzero(t->tmp, len);
 		if (fz_expect(t, "READ of a fresh buffer", ret, RES_OK) && bad < len)
@@ -2271,8 +2472,14 @@ static bool op_verify(struct fz_thread *t)
 	h->dirty = true;
 	fill_pattern(t->ubuf, len, off, seed);
 	ret = am_write(t->own, h->id, off, t->ubuf, len);
-	if (!fz_expect(t, "WRITE", ret, RES_OK))
+	if (!fz_expect(t, "WRITE", ret, RES_OK)) {
+		sh_drop(h);
 		return true;
+	}
+	if (h->sh) {
+		memcpy(h->sh + off, t->ubuf, len);
+		sh_note(t, h, SHE_WRITE, 0, off, len);
+	}
 	memset(t->tmp, 0, len);
 	ret = am_read(t->own, h->id, off, t->tmp, len);
 	bad = ret ? len : find_pattern_mismatch(t->tmp, len, off, seed);
@@ -2326,6 +2533,32 @@ static void cache_op_make(struct fz_thread *t, struct accmap_cache_op *op, const
 	x->may |= RES_E(ENOMEM);
 }
 
+/*
+ * A cache operation changes no byte of the buffer as the CPU sees it,
+ * but an invalidate: that drops lines the CPU wrote and did not write
+ * back, where caches are not coherent with memory (arm64) and the
+ * buffer is cached (or its flags are unknown): there the shadow goes,
+ * whatever the call returned (it may have run).  Otherwise the range is
+ * read and compared with the shadow, whatever the operation's result.
+ */
+static void cache_shadow(struct fz_thread *t, struct fz_handle *h,
+			 const struct accmap_cache_op *a)
+{
+	uint64_t off = a->offset < h->size ? a->offset : 0;
+	uint64_t len = a->length < h->size - off ? a->length : h->size - off;
+
+	sh_note(t, h, SHE_CACHE, (int)a->op, a->offset, a->length);
+
+#ifndef __x86_64__
+	if (a->op == ACCMAP_CACHE_INVALIDATE &&
+	    (!h->known || !(h->flags & (ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED)))) {
+		sh_drop(h);
+		return;
+	}
+#endif
+	sh_read_check(t, h, off, len, "after a cache operation reads");
+}
+
 static bool op_cache(struct fz_thread *t)
 {
 	struct accmap_cache_op a;
@@ -2340,6 +2573,8 @@ static bool op_cache(struct fz_thread *t)
 	exp_init(&x);
 	cache_op_make(t, &a, &k, &x);
 	fz_ioctl(t, cl.fd, ACCMAP_IOC_CACHE, &a, exp_allowed(&x), "CACHE", &intact);
+	if (k.h && sh_get(k.h))
+		cache_shadow(t, k.h, &a);
 	cl_put(&cl);
 	return true;
 }
@@ -2507,8 +2742,23 @@ static uint64_t *my_word(struct fz_thread *t, void *page)
 
 /* ---- GET_FD, FROM_FD, closing, DMA_BUF_IOCTL_SYNC ---- */
 
+/* A new dma-buf of @h, mapped before anyone else has it: the contents @h's shadow holds. */
+static void getfd_shadow(struct fz_thread *t, struct fz_handle *h, int fd)
+{
+	void *p = mmap(NULL, h->size, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (fz_expect(t, "mmap of a new export", p == MAP_FAILED ? -errno : 0,
+		      RES_OK | RES_E(ENOMEM)) && p != MAP_FAILED) {
+		sh_map_check(t, h, p, 0, h->size, "through its new dma-buf's mmap is");
+		munmap(p, h->size);
+	}
+	free(h->sh);
+	h->sh = NULL;
+}
+
 static bool op_getfd(struct fz_thread *t)
 {
+	struct fz_handle exp_h = { 0 };
 	struct accmap_get_fd a;
 	uint32_t mode;
 	struct fz_exp x;
@@ -2554,14 +2804,23 @@ static bool op_getfd(struct fz_thread *t)
 	if (mode == O_RDWR)
 		fault(&x, EACCES, tri_and(k.exists, k.readonly));
 	x.may |= RES_E(EMFILE) | RES_E(ENFILE) | RES_E(ENOMEM);
+	/* The contents as they were, for a read through the new dma-buf. */
+	if (k.h && sh_get(k.h)) {
+		exp_h = *k.h;
+		exp_h.sh = k.h->sh;
+		k.h->sh = NULL;
+	}
 	if (k.h)
-		k.h->shared = true;
+		sh_share(k.h);
 	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_GET_FD, &a, exp_allowed(&x), "GET_FD", &intact);
 	if (ret || !intact) {
+		free(exp_h.sh);
 		cl_put(&cl);
 		return true;
 	}
 	size = k.size;
+	if (exp_h.sh)
+		getfd_shadow(t, &exp_h, a.fd);
 	if (a.fd <= STDERR_FILENO) {
 		FZ_FAIL(t, "GET_FD returned fd %d", a.fd);
 	} else if (one_in(t, 4) || !size) {
@@ -2899,7 +3158,10 @@ static bool op_mapoff(struct fz_thread *t)
 		munmap(p, len);
 		goto out;
 	}
-	k.h->shared = true;
+	/* What the id's mapping shows, before anything can write through it. */
+	if (sh_get(k.h))
+		sh_map_check(t, k.h, p, first * env.page, len, "through the id's mmap is");
+	sh_share(k.h);
 	m = (struct fz_map){ .addr = p, .len = len, .writable = prot & PROT_WRITE,
 			     .accmap = true };
 	map_touch(t, &m, 0, 16);
@@ -3357,7 +3619,7 @@ static void setup_maps(struct fz_thread *t, struct fz_cl *cl, uint32_t n, uint32
 		x->may |= own.may | look.may;
 		x->definite |= own.definite | look.definite;
 		if (k.h && (m->flags & ACCMAP_REPLAY_MAP_WRITE))
-			k.h->shared = true;
+			sh_share(k.h);
 	}
 }
 
@@ -4056,7 +4318,7 @@ static bool op_rrun(struct fz_thread *t)
 
 		/* The descriptor goes into the buffer. */
 		if (h)
-			h->dirty = true;
+			sh_drop(h);
 		n = rops_job(t, cl.fd, &sk.map, sk.format >= 0 ? (uint32_t)sk.format :
 				(uint32_t)below(t, 2), sk.as, ops);
 	} else if (one_in(t, 64)) {
@@ -4515,6 +4777,12 @@ struct fz_child_plan {
 	void *map;		/* a live mapping of the parent thread, or NULL */
 	bool drop_rawio;
 	size_t page;
+	/* A private buffer with a shadow, read through the inherited private client. */
+	int own;
+	uint32_t own_id;
+	uint64_t own_off, own_len;
+	const uint8_t *own_sh;	/* the shadow's bytes at own_off (the child's copy) */
+	uint8_t *own_tmp;	/* own_len bytes to read into */
 };
 
 static void child_fail(struct fz_child_report *r, int step, int err, long detail)
@@ -4566,6 +4834,17 @@ static void child_main(const struct fz_child_plan *p, struct fz_child_report *re
 		child_fail(rep, 7, ret, c.id);
 	if (p->map)
 		(void)word_load(p->map);
+	if (p->own_sh) {
+		struct accmap_rw rw = { .addr = (uintptr_t)p->own_tmp, .offset = p->own_off,
+					.elem_size = p->own_len, .count = 1, .id = p->own_id };
+
+		if (ioctl(p->own, ACCMAP_IOC_READ, &rw))
+			child_fail(rep, 15, errno, p->own_id);
+		for (uint64_t i = 0; i < p->own_len; i++) {
+			if (p->own_tmp[i] != p->own_sh[i])
+				child_fail(rep, 16, 0, (long)(p->own_off + i));
+		}
+	}
 	if (p->buf_fd >= 0) {
 		struct dma_buf_sync s = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
 		void *m = mmap(NULL, p->page, PROT_READ, MAP_SHARED, p->buf_fd, 0);
@@ -4630,6 +4909,20 @@ static bool op_fork(struct fz_thread *t)
 	if (t->nmaps)
 		p.map = t->maps[below(t, t->nmaps)].addr;
 	p.drop_rawio = one_in(t, 4);
+	/* The parent's private buffers, as the child sees them through the inherited file. */
+	if (t->own >= 0 && t->nh) {
+		struct fz_handle *h = &t->h[below(t, t->nh)];
+
+		if (sh_get(h)) {
+			p.own = t->own;
+			p.own_id = h->id;
+			p.own_len = range(t, 1, h->size < env.page ? h->size : env.page);
+			p.own_off = below(t, h->size - p.own_len + 1);
+			p.own_sh = h->sh + p.own_off;
+			p.own_tmp = t->tmp;
+			t->sh_checks++;
+		}
+	}
 	memset(t->report, 0, sizeof(*t->report));
 	pthread_rwlock_wrlock(&fz_memfd_lock);
 	pid = fork();
@@ -4658,6 +4951,8 @@ static void own_close(struct fz_thread *t)
 	if (t->own >= 0)
 		close(t->own);
 	t->own = -1;
+	for (unsigned int i = 0; i < t->nh; i++)
+		free(t->h[i].sh);
 	t->nh = 0;
 	t->nstale = 0;
 	t->ns = 0;
@@ -5309,7 +5604,35 @@ struct fz_ckbuf {
 	uint64_t serial;	/* the new buffer's serial (DMABUF of an fd), 0: unknown */
 	uint64_t word;		/* its first word, if known (@known) */
 	bool known;
+	/*
+	 * A call that failed by injection may have made it before its
+	 * failure (the id or dma-buf step comes after the making, and
+	 * a failure there leaves the buffer in the restore's table):
+	 * with these first words, @mixed if not all the same.
+	 */
+	bool maybe;
+	bool mixed;
+	uint64_t mword;
 };
+
+/*
+ * A call with contents word @word made @P's buffer, or found it made
+ * (surely, or perhaps if @sure is false: a call that failed by injection).
+ */
+static void ck_made(struct fz_ckbuf *P, bool alloc, uint64_t word, bool sure)
+{
+	if (P->made)
+		return;
+	if (!sure) {
+		P->mixed |= P->maybe && P->mword != word;
+		P->maybe = true;
+		P->mword = word;
+		return;
+	}
+	P->made = true;
+	P->known = alloc && (!P->maybe || (!P->mixed && P->mword == word));
+	P->word = word;
+}
 
 /* A dma-buf a restore made. */
 struct fz_ckfd {
@@ -5330,12 +5653,13 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 	const struct accmap_ckpt_handle *r = b->rec;
 	struct fz_ckbuf *P = b->p;
 	bool alloc = r->kind == ACCMAP_CKPT_KIND_ALLOC, mutated = false, intact, rw;
+	bool nodev = false, exists = false, nodata = false;
 	struct accmap_ckpt_handle bad;
 	uint32_t fd_flag = 0;
 	struct accmap_ckpt a;
 	struct fz_exp x;
 	uint64_t word;
-	int ret;
+	int ret, own;
 
 	memset(&a, 0, sizeof(a));
 	a.op = ACCMAP_CKPT_OP_RESTORE_BUFFER;
@@ -5358,17 +5682,6 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		a.flags = ACCMAP_CKPT_ADD_ID;
 		fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
 		break;
-	}
-	/*
-	 * An id this restore gave back is not asked for again: runs on
-	 * 5befdd4 saw such a second ADD_ID succeed (or fail with ENODATA)
-	 * where the model expected EEXIST, on 5 of 9 stock tiers, and the
-	 * cause is not found yet (see the closing note of that stop).
-	 */
-	if (b->id || b->idmaybe) {
-		a.flags &= ~ACCMAP_CKPT_ADD_ID;
-		if (!fd_flag)
-			fd_flag = one_in(t, 2) ? ACCMAP_CKPT_FD_RDONLY : ACCMAP_CKPT_FD_RDWR;
 	}
 	a.flags |= fd_flag | (fd_flag && one_in(t, 2) ? ACCMAP_CKPT_FD_CLOEXEC : 0);
 	if (alloc && r->size <= U_RW_PAGES * env.page && one_in(t, 2)) {
@@ -5429,13 +5742,17 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 	if (!mutated) {
 		/* Made on first sight: from the heap of the same name. */
 		if (!P->made && alloc) {
-			fault_if(&x, ENODEV, !(env.alloc_heaps & BIT(r->heap)));
+			nodev = !(env.alloc_heaps & BIT(r->heap));
+			fault_if(&x, ENODEV, nodev);
 			x.may |= RES_E(ENOMEM);
 		}
-		if (a.flags & ACCMAP_CKPT_ADD_ID)
+		if (a.flags & ACCMAP_CKPT_ADD_ID) {
+			exists = b->id;
 			fault(&x, EEXIST, b->id ? YES : b->idmaybe ? MAYBE : NO);
+		}
 		if (fd_flag && !x.definite) {
-			fault_if(&x, ENODATA, !alloc);
+			nodata = !alloc;
+			fault_if(&x, ENODATA, nodata);
 			x.may |= RES_E(EMFILE) | RES_E(ENFILE);
 		}
 	}
@@ -5445,26 +5762,35 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 	rw = (a.flags & ACCMAP_CKPT_ADD_ID && !(r->state & ACCMAP_CKPT_H_ID_RDONLY)) ||
 	     fd_flag == ACCMAP_CKPT_FD_RDWR;
 	if (t->inj || (ret == -EFAULT && !t->nowb && !intact)) {
-		/* Failed by injection or before the call: made or not, who knows. */
+		/*
+		 * Failed by injection or before the call.  An injected
+		 * failure may come after the making, and after the mapping
+		 * right was given; an id stays only if the call did all
+		 * and the result's copy out failed (EFAULT).
+		 */
 		if (t->inj) {
 			*unsure = true;
 			P->wmaybe = true;
-			b->idmaybe |= !!(a.flags & ACCMAP_CKPT_ADD_ID);
+			ck_made(P, alloc, word, false);
+			b->idmaybe |= ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID;
 		}
 		return;
 	}
-	if (!ret || ret == -EFAULT || ret == -EEXIST || ret == -ENODATA || ret == -EMFILE ||
-	    ret == -ENFILE) {
+	/*
+	 * The call's own result: a failed copy out (a read-only argument)
+	 * turns any of them into EFAULT, as the argument is copied back on
+	 * failure too.  A fault the call certainly has failed it.
+	 */
+	own = ret;
+	if (ret == -EFAULT && t->nowb)
+		own = nodev ? -ENODEV : exists ? -EEXIST : nodata ? -ENODATA : 0;
+	if (!own || own == -EEXIST || own == -ENODATA || own == -EMFILE || own == -ENFILE) {
 		/* The buffer was found or made, and given its mapping right. */
-		if (!P->made) {
-			P->made = true;
-			P->known = alloc;
-			P->word = word;
-		}
+		ck_made(P, alloc, word, true);
 		P->writable |= rw;
 	}
-	/* The result could not be written back: an id stays, a dma-buf does not. */
-	if (ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID)
+	/* An id stays when only the copy out failed; a dma-buf does not. */
+	if (!own && ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID)
 		b->id = true;
 	if (ret)
 		return;
@@ -5655,7 +5981,7 @@ static void ck_add_session(struct fz_thread *t)
 	if (!fz_expect(t, "REPLAY_SETUP of a session to restore", ret, RES_OK | RES_E(ENOMEM)) ||
 	    ret)
 		return;
-	h->shared = true;
+	sh_share(h);
 	t->s[t->ns++] = (struct fz_sess){ .id = a.session, .format = a.format, .as = a.as,
 					  .map = *m };
 }
@@ -6219,13 +6545,7 @@ static const struct fz_opdesc fz_ops[OP_COUNT] = {
 	[OP_MAPOFF] = { "map_offset", 200, op_mapoff },
 	[OP_CKSTATE] = { "ckpt_state", 1500, op_ckstate },
 	[OP_CKDMABUF] = { "ckpt_dmabuf", 400, op_ckdmabuf },
-	/*
-	 * Whole restores: off (weight 0) until the model's disagreements seen
-	 * in make check on 5befdd4 are explained (a second ADD_ID returning 0
-	 * where EEXIST was expected on the stock tiers; a restored buffer
-	 * reading 0 instead of its contents under injection).  80 runs them.
-	 */
-	[OP_CKRESTORE] = { "ckpt_restore", 0, op_ckrestore },
+	[OP_CKRESTORE] = { "ckpt_restore", 80, op_ckrestore },
 	[OP_CKSVM] = { "svm_attr", 1500, op_cksvm },
 	[OP_CKNOPERM] = { "ckpt_noperm", 300, op_cknoperm },
 };
@@ -6479,7 +6799,7 @@ static bool probe_device(void)
 static void print_stats(uint64_t ns)
 {
 	uint64_t counts[OP_COUNT] = { 0 }, op_ns[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
-	uint64_t busy = 0, ck_total = 0, steps[CKS_COUNT] = { 0 }, svm_states = 0;
+	uint64_t busy = 0, ck_total = 0, steps[CKS_COUNT] = { 0 }, svm_states = 0, sh_checks = 0;
 	uint32_t svm_ranges = 0;
 	char line[256];
 	size_t n = 0;
@@ -6523,6 +6843,10 @@ static void print_stats(uint64_t ns)
 	tap_diag("  checkpoint:%s", line);
 	tap_diag("  checkpoint: SVM ranges checked in STATE %llu times, at most %u ranges",
 		 (unsigned long long)svm_states, svm_ranges);
+	for (unsigned int i = 0; i < cfg.threads; i++)
+		sh_checks += fz_threads[i].sh_checks;
+	tap_diag("  contents: %llu reads (READ, mappings, after exports, cache ops, forks) compared with a shadow",
+		 (unsigned long long)sh_checks);
 	n = 0;
 	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
 	n = 0;
@@ -6702,6 +7026,13 @@ static void run_seed(uint64_t seed)
 	      (unsigned long long)seed, fds_after, fds_before);
 	print_stats(ns);
 	__atomic_add_fetch(&fz_sh->total_ops, total, __ATOMIC_SEQ_CST);
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		for (int op = 0; op < OP_COUNT; op++) {
+			fz_sh->ops[op] += fz_threads[i].counts[op];
+			fz_sh->inj_calls[op] += fz_threads[i].inj_calls[op];
+		}
+		fz_sh->sh_checks += fz_threads[i].sh_checks;
+	}
 	CHECK(total == cfg.ops || tap_failed(), "seed %llu: %llu ops done of %llu",
 	      (unsigned long long)seed, (unsigned long long)total, (unsigned long long)cfg.ops);
 }
@@ -6713,12 +7044,40 @@ static void seed_test(void)
 	run_seed(cfg.seeds[i]);
 }
 
+/* A line per ~90 characters of "name count" pairs, under @head; counts of 0 left out. */
+static void print_per_op(const char *head, const uint64_t *v)
+{
+	char line[256];
+	size_t n = 0;
+
+	for (int op = 0; op <= OP_COUNT; op++) {
+		if (op < OP_COUNT && v[op])
+			n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_ops[op].name,
+				      (unsigned long long)v[op]);
+		if ((op == OP_COUNT && n) || n > 90) {
+			tap_diag("  %s:%s", head, line);
+			n = 0;
+		}
+	}
+}
+
 static void total_test(void)
 {
 	unsigned long long total = __atomic_load_n(&fz_sh->total_ops, __ATOMIC_SEQ_CST);
+	uint64_t inj = 0;
 
 	tap_diag("%llu operations over %u seeds, %llu failures injected", total, cfg.nseeds,
 		 (unsigned long long)__atomic_load_n(&fz_sh->injected, __ATOMIC_SEQ_CST));
+	/* The seeds' processes have all ended: the counts are final. */
+	print_per_op("op mix", fz_sh->ops);
+	for (int op = 0; op < OP_COUNT; op++)
+		inj += fz_sh->inj_calls[op];
+	/* Every EFAULT under injection counts, though the call could give it anyway. */
+	tap_diag("  calls whose result injection may have made (every EFAULT under injection included): %llu; by kind of op:",
+		 (unsigned long long)inj);
+	print_per_op("injected", fz_sh->inj_calls);
+	tap_diag("  reads compared with a contents shadow: %llu",
+		 (unsigned long long)fz_sh->sh_checks);
 	CHECK(total >= cfg.min_ops, "%llu operations, fewer than %llu", total,
 	      (unsigned long long)cfg.min_ops);
 }
