@@ -112,6 +112,26 @@ static inline bool accmap_cc_guest(void)
 }
 #endif
 
+/*
+ * What dma_buf_ops.vmap fills in, from 5.11 on: a struct dma_buf_map, a
+ * struct iosys_map from 5.18 (the same, renamed).  Up to 5.10 the
+ * callback returns the address instead (ACCMAP_VMAP_ADDR).  Kbuild
+ * reads which from the callback's declaration.
+ */
+#if defined(ACCMAP_VMAP_IOSYS_MAP)
+#include <linux/iosys-map.h>
+#define accmap_vmap_map			iosys_map
+#define accmap_vmap_map_set_vaddr	iosys_map_set_vaddr
+#define accmap_vmap_map_clear		iosys_map_clear
+#elif defined(ACCMAP_VMAP_DMA_BUF_MAP)
+#include <linux/dma-buf-map.h>
+#define accmap_vmap_map			dma_buf_map
+#define accmap_vmap_map_set_vaddr	dma_buf_map_set_vaddr
+#define accmap_vmap_map_clear		dma_buf_map_clear
+#elif !defined(ACCMAP_VMAP_ADDR)
+#error "accmap: Kbuild did not say what dma_buf_ops.vmap takes"
+#endif
+
 /* The namespace of the dma-buf core's symbols; a string from 6.13 on. */
 #ifdef ACCMAP_HAVE_IMPORT_NS_TOKEN
 #define ACCMAP_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)
@@ -147,12 +167,9 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
  * kmap_local_page() came after 5.10.  Before, a page of a kernel without
  * highmem (every 64-bit one) is always in the linear map, which is what
  * kmap() returned there; local mappings of highmem pages are not
- * emulated.
+ * emulated (Kbuild refuses such a kernel).
  */
 #ifndef ACCMAP_HAVE_KMAP_LOCAL
-#ifdef CONFIG_HIGHMEM
-#error "accmap needs kmap_local_page() on a kernel with highmem"
-#endif
 static inline void *kmap_local_page(struct page *page)
 {
 	return page_address(page);

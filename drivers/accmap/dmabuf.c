@@ -19,9 +19,6 @@
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#ifdef ACCMAP_HAVE_IOSYS_MAP
-#include <linux/iosys-map.h>
-#endif
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -288,21 +285,23 @@ static void accmap_dmabuf_vunmap_addr(struct dma_buf *dmabuf, void *vaddr)
 	atomic_dec(&handle->nvmaps);
 }
 
-#ifdef ACCMAP_HAVE_IOSYS_MAP
-static int accmap_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+#ifndef ACCMAP_VMAP_ADDR
+static int accmap_dmabuf_vmap(struct dma_buf *dmabuf,
+			      struct accmap_vmap_map *map)
 {
 	void *vaddr = accmap_dmabuf_vmap_addr(dmabuf);
 
 	if (!vaddr)
 		return -ENOMEM;
-	iosys_map_set_vaddr(map, vaddr);
+	accmap_vmap_map_set_vaddr(map, vaddr);
 	return 0;
 }
 
-static void accmap_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
+static void accmap_dmabuf_vunmap(struct dma_buf *dmabuf,
+				 struct accmap_vmap_map *map)
 {
 	accmap_dmabuf_vunmap_addr(dmabuf, map->vaddr);
-	iosys_map_clear(map);
+	accmap_vmap_map_clear(map);
 }
 #else
 /* Up to 5.10 the importer gets the address itself, NULL on failure. */
