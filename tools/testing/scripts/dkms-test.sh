@@ -5,8 +5,9 @@
 #   copy the project's files to /usr/src/accmap-VERSION, dkms add, build,
 #   install, check the installed module; then dkms build against the
 #   other lines' amd64 build trees (Debian 12's 6.12 headers, accmap's
-#   amd64 debug kernel of the newest line, Debian 11's 5.10 headers); dkms remove --all, clean
-#   up.
+#   amd64 debug kernel of the newest line, Debian 11's 5.10 headers); dkms
+#   build refusing forged kernels that lack what accmap needs; dkms remove
+#   --all, clean up.
 # Leftovers of an aborted earlier run are removed first.  Needs root (or
 # sudo).  VERSION comes from dkms.conf.
 #
@@ -91,9 +92,8 @@ if step add $SUDO dkms add "accmap/$version" &&
 fi
 
 # dkms build (no install) against the other kernel lines' build trees:
-# dkms_build_for KVER KDIR [MAKE VARIABLE...].  What dkms.conf's
-# BUILD_EXCLUSIVE_KERNEL lets through, and that the module builds there
-# the way dkms builds it.  The variables reach dkms's make through
+# dkms_build_for KVER KDIR [MAKE VARIABLE...].  That the module builds
+# there the way dkms builds it.  The variables reach dkms's make through
 # MAKEFLAGS, as command-line ones.
 dkms_build_for() {
 	local kver=$1 kdir=$2
@@ -134,6 +134,62 @@ dkms_build_for "$mkver" "$nkdir"
 # has; this host (Debian 12) builds with its own gcc.
 k510=$(k510_abi amd64)
 dkms_build_for "$k510-amd64" "$CACHE/amd64/$k510/headers/usr/src/linux-headers-$k510-amd64" CC=gcc
+
+# The capability gate (drivers/accmap/Kbuild): a kernel that lacks what
+# accmap needs is refused by dkms build with the line README documents,
+# in dkms's make.log.  The kernels are forged from the 6.1
+# headers: every file a link to the real one, except the Makefile that
+# gives the version, or the configuration that drops an option.
+# forge_tree DIR VERSION PATCHLEVEL [OPTION]: the forged tree in DIR/obj.
+forge_tree() {
+	local dir=$1 ver=$2 pl=$3 drop=${4:-} kdir common e
+	kdir=$(readlink -f "/lib/modules/$kver/build")
+	common=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$kdir/Makefile")
+	[ -d "$common" ] || return 1
+	mkdir -p "$dir/common" "$dir/obj/include/config"
+	find "$common" "$kdir" "$kdir/include" -mindepth 1 -maxdepth 1 |
+	while read -r e; do
+		case $e in
+		"$common/Makefile" | "$kdir/Makefile" | "$kdir/include") ;;
+		"$common"/*) ln -s "$(readlink -f "$e")" "$dir/common/" ;;
+		"$kdir/include/config") ;;
+		*) ln -s "$(readlink -f "$e")" "$dir/obj${e#"$kdir"}" ;;
+		esac
+	done
+	ln -s "$kdir/include/config/kernel.release" "$dir/obj/include/config/"
+	grep -v "^${drop:-^}=" "$kdir/include/config/auto.conf" >"$dir/obj/include/config/auto.conf"
+	sed -e "s/^VERSION = .*/VERSION = $ver/" -e "s/^PATCHLEVEL = .*/PATCHLEVEL = $pl/" \
+		"$common/Makefile" >"$dir/common/Makefile"
+	printf 'include %s/common/Makefile\n' "$dir" >"$dir/obj/Makefile"
+}
+# refused NAME LINE VERSION PATCHLEVEL [OPTION]: dkms build against such a
+# forged kernel fails, and make.log has "accmap: LINE [KERNEL]".
+refused() {
+	local name=$1 line=$2 fkver=$3.$4.0-accmap-forged forged
+	shift 2
+	forged=$(mktemp -d)
+	if ! forge_tree "$forged" "$@"; then
+		warn "FAIL $name: cannot forge a kernel from $kver's headers"
+		failed=$((failed + 1))
+	elif $SUDO dkms build "accmap/$version" -k "$fkver" --kernelsourcedir "$forged/obj" \
+		>>"$log" 2>&1; then
+		warn "FAIL $name: dkms built accmap for $fkver"
+		failed=$((failed + 1))
+	elif grep -F "accmap: $line [$fkver]" \
+		"/var/lib/dkms/accmap/$version/build/make.log" >>"$log" 2>&1; then
+		say "refused $fkver: accmap: $line"
+		passed=$((passed + 1))
+	else
+		warn "FAIL $name: make.log has no \"accmap: $line [$fkver]\""
+		tail -n 5 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
+		failed=$((failed + 1))
+	fi
+	rm -rf "$forged"
+}
+refused refused-5.9 "needs Linux 5.10 or later; this kernel is 5.9" 5 9
+refused refused-no-dma-buf \
+	"needs dma-buf (CONFIG_DMA_SHARED_BUFFER); this kernel is built without it" \
+	6 1 CONFIG_DMA_SHARED_BUFFER
 
 if step remove $SUDO dkms remove "accmap/$version" --all; then
 	if find "/lib/modules/$kver" -name 'accmap.ko*' 2>/dev/null | grep -q .; then
