@@ -137,13 +137,14 @@ dkms_build_for "$k510-amd64" "$CACHE/amd64/$k510/headers/usr/src/linux-headers-$
 
 # The capability gate (drivers/accmap/Kbuild): a kernel that lacks what
 # accmap needs is refused by dkms build with the line README documents,
-# in dkms's make.log.  The kernels are forged from the 6.1
-# headers: every file a link to the real one, except the Makefile that
-# gives the version, or the configuration that drops an option.
-# forge_tree DIR VERSION PATCHLEVEL [OPTION]: the forged tree in DIR/obj.
+# in dkms's make.log.  The kernels are forged from real headers: every
+# file a link to the real one, but the Makefile that gives the version
+# and the configuration, which may lose or gain an option.
+# forge_tree DIR KDIR VERSION PATCHLEVEL [-OPTION|+OPTION]: the forged
+# tree, in DIR/obj.
 forge_tree() {
-	local dir=$1 ver=$2 pl=$3 drop=${4:-} kdir common e
-	kdir=$(readlink -f "/lib/modules/$kver/build")
+	local dir=$1 kdir ver=$3 pl=$4 change=${5:-} common e
+	kdir=$(readlink -f "$2")
 	common=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$kdir/Makefile")
 	[ -d "$common" ] || return 1
 	mkdir -p "$dir/common" "$dir/obj/include/config"
@@ -157,22 +158,25 @@ forge_tree() {
 		esac
 	done
 	ln -s "$kdir/include/config/kernel.release" "$dir/obj/include/config/"
-	grep -v "^${drop:-^}=" "$kdir/include/config/auto.conf" >"$dir/obj/include/config/auto.conf"
+	{
+		grep -v "^${change#-}=" "$kdir/include/config/auto.conf"
+		case $change in +*) printf '%s=y\n' "${change#+}" ;; esac
+	} >"$dir/obj/include/config/auto.conf"
 	sed -e "s/^VERSION = .*/VERSION = $ver/" -e "s/^PATCHLEVEL = .*/PATCHLEVEL = $pl/" \
 		"$common/Makefile" >"$dir/common/Makefile"
 	printf 'include %s/common/Makefile\n' "$dir" >"$dir/obj/Makefile"
 }
-# refused NAME LINE VERSION PATCHLEVEL [OPTION]: dkms build against such a
-# forged kernel fails, and make.log has "accmap: LINE [KERNEL]".
+# refused NAME LINE KDIR VERSION PATCHLEVEL [CHANGE [MAKE VARIABLE...]]:
+# dkms build against such a forged kernel fails, and make.log has
+# "accmap: LINE [KERNEL]".
 refused() {
-	local name=$1 line=$2 fkver=$3.$4.0-accmap-forged forged
-	shift 2
+	local name=$1 line=$2 fkver=$4.$5.0-accmap-forged forged
 	forged=$(mktemp -d)
-	if ! forge_tree "$forged" "$@"; then
-		warn "FAIL $name: cannot forge a kernel from $kver's headers"
+	if ! forge_tree "$forged" "$3" "$4" "$5" "${6:-}"; then
+		warn "FAIL $name: cannot forge a kernel from $3"
 		failed=$((failed + 1))
-	elif $SUDO dkms build "accmap/$version" -k "$fkver" --kernelsourcedir "$forged/obj" \
-		>>"$log" 2>&1; then
+	elif $SUDO env MAKEFLAGS="${*:7}" dkms build "accmap/$version" -k "$fkver" \
+		--kernelsourcedir "$forged/obj" >>"$log" 2>&1; then
 		warn "FAIL $name: dkms built accmap for $fkver"
 		failed=$((failed + 1))
 	elif grep -F "accmap: $line [$fkver]" \
@@ -186,10 +190,15 @@ refused() {
 	fi
 	rm -rf "$forged"
 }
-refused refused-5.9 "needs Linux 5.10 or later; this kernel is 5.9" 5 9
+refused refused-5.9 "needs Linux 5.10 or later; this kernel is 5.9" \
+	"/lib/modules/$kver/build" 5 9
 refused refused-no-dma-buf \
 	"needs dma-buf (CONFIG_DMA_SHARED_BUFFER); this kernel is built without it" \
-	6 1 CONFIG_DMA_SHARED_BUFFER
+	"/lib/modules/$kver/build" 6 1 -CONFIG_DMA_SHARED_BUFFER
+# 5.10's own headers, said to have highmem (as a 32-bit kernel would).
+refused refused-5.10-highmem \
+	"needs kmap_local_page() (5.11 on) on a kernel with highmem (CONFIG_HIGHMEM)" \
+	"$CACHE/amd64/$k510/headers/usr/src/linux-headers-$k510-amd64" 5 10 +CONFIG_HIGHMEM CC=gcc
 
 if step remove $SUDO dkms remove "accmap/$version" --all; then
 	if find "/lib/modules/$kver" -name 'accmap.ko*' 2>/dev/null | grep -q .; then
