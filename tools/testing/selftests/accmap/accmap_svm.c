@@ -635,12 +635,16 @@ static void *unmap_thread(void *p)
  * and one timed into job 1's compute must leave job 1 done with the old
  * data and job 2 faulting at B ("between"): the two sides of the race,
  * each forced by where the munmap lands.  Rounds alternate between the
- * two timings; every outcome is counted and both must occur.  A chain
- * that completes whole ("after", the munmap later than planned) is
- * allowed but proves nothing; anything else fails: a job reading B after
- * the munmap, or C or D written with other data.
+ * two aims, and a round that missed its aim (the guest ran slower or
+ * faster than timed) moves that aim's delay by a quarter of a matmul for
+ * the next; every outcome is counted and both must occur, in at least
+ * JOB_ROUNDS_MIN rounds and at most JOB_ROUNDS_MAX.  A chain that
+ * completes whole ("after", the munmap later than planned) is allowed but
+ * proves nothing; anything else fails: a job reading B after the munmap,
+ * or C or D written with other data.
  */
-#define JOB_ROUNDS		6
+#define JOB_ROUNDS_MIN		4
+#define JOB_ROUNDS_MAX		12
 #define GARBAGE_WORD		0xa5a5a5a5U
 
 enum { OUT_BEFORE, OUT_BETWEEN, OUT_AFTER, OUT_KINDS };
@@ -664,8 +668,9 @@ static void test_munmap_during_job(void)
 	struct simdrv_workload w = { .op = ACCMAP_SIM_OP_MATMUL_I32, .m = LONG_DIM,
 				     .n = LONG_DIM, .k = LONG_DIM };
 	static const char *const names[OUT_KINDS] = { "before", "between", "after" };
-	unsigned int count[OUT_KINDS] = { 0 };
+	unsigned int count[OUT_KINDS] = { 0 }, round;
 	struct accmap_sim_job job, chain[3];
+	uint64_t delay_us[2];
 	struct accmap_replay_run r;
 	uint64_t t0, job_us;
 	int32_t *a, *b;
@@ -692,10 +697,13 @@ static void test_munmap_during_job(void)
 	chain[1] = job;
 	chain[2] = vadd(b, zero, d, (uint32_t)dn);
 
-	for (unsigned int round = 0; round < JOB_ROUNDS; round++) {
+	/* Half into job 0, or half into job 1's compute. */
+	delay_us[0] = job_us / 2;
+	delay_us[1] = job_us * 3 / 2;
+	for (round = 0; round < JOB_ROUNDS_MAX &&
+	     (round < JOB_ROUNDS_MIN || !count[OUT_BEFORE] || !count[OUT_BETWEEN]); round++) {
 		struct unmap_arg u = { .tid = (pid_t)syscall(SYS_gettid) };
-		bool into_job1 = round & 1;
-		unsigned int kind = OUT_KINDS;
+		unsigned int aim = round & 1, kind = OUT_KINDS;
 		pthread_t th;
 		uint64_t t1;
 
@@ -711,10 +719,9 @@ static void test_munmap_during_job(void)
 			c[i] = (int32_t)GARBAGE_WORD;
 		for (size_t i = 0; i < dn; i++)
 			d[i] = GARBAGE_WORD;
-		/* Half into job 0, or half into job 1's compute. */
 		u.addr = b;
 		u.len = mlen;
-		u.delay_us = (unsigned int)(into_job1 ? job_us * 3 / 2 : job_us / 2);
+		u.delay_us = (unsigned int)delay_us[aim];
 		if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
 			break;
 		t0 = now_ns();
@@ -746,11 +753,15 @@ static void test_munmap_during_job(void)
 			   (uint32_t)want[0], d[0]))
 			break;
 		count[kind]++;
-		tap_diag("round %u: munmap %u ms in, the chain ran %llu ms: %s", round,
-			 u.delay_us / 1000, ull((t1 - t0) / 1000000), names[kind]);
+		tap_diag("round %u: munmap %u ms in (aimed %s), the chain ran %llu ms: %s", round,
+			 u.delay_us / 1000, names[aim], ull((t1 - t0) / 1000000), names[kind]);
+		if (kind < aim && delay_us[aim] + job_us / 4 < 3 * job_us)
+			delay_us[aim] += job_us / 4;
+		else if (kind > aim && delay_us[aim] > job_us / 4)
+			delay_us[aim] -= job_us / 4;
 	}
 	tap_diag("outcomes of %u rounds: %u before job 1 read B, %u between job 1 and job 2, %u after the chain",
-		 JOB_ROUNDS, count[OUT_BEFORE], count[OUT_BETWEEN], count[OUT_AFTER]);
+		 round, count[OUT_BEFORE], count[OUT_BETWEEN], count[OUT_AFTER]);
 	CHECK(count[OUT_BEFORE] && count[OUT_BETWEEN],
 	      "the munmap never landed %s: each side of the race must be seen",
 	      count[OUT_BEFORE] ? "between job 1 and job 2" : "before job 1 read B");
@@ -1318,8 +1329,8 @@ out:
 
 /*
  * The list walk reads memory from its first node to its last, one node
- * at a time, taking about half a second (timed here first).  The middle
- * third of the list (M, whole pages) is unmapped while it runs, a round
+ * at a time, taking about half a second (timed here first).  The second
+ * quarter of the list (M, whole pages) is unmapped while it runs, a round
  * at a time with M mapped and filled again in between.  Where the walk
  * was when the munmap landed shows in how the run ends:
  *  - "before": a fault at M's first node (the walk had not reached M);
@@ -1328,16 +1339,19 @@ out:
  *    the walk saw it at the next node it read;
  *  - "after": the walk completes with the whole list's sum, the munmap
  *    having started before the run returned (it passed M first).
- * The munmap's delay is aimed at each in turn (the middle of the first,
- * second and last third of the walk's time); each outcome is counted and
- * all three must occur.  A walk that completes with the munmap later
- * than the run ("late") is allowed and counted but proves nothing;
- * anything else (a fault outside M, a wrong sum) fails.
+ * The munmap's delay is aimed at each in turn (1/8, 3/8 and 3/4 of the
+ * walk's time), and a round that missed its aim (the guest ran slower or
+ * faster than timed) moves that aim by 1/16 of the walk for the next;
+ * each outcome is counted and all three must occur, in at least
+ * WALK_ROUNDS_MIN rounds and at most WALK_ROUNDS_MAX.  A walk that
+ * completes with the munmap later than the run ("late") is allowed and
+ * counted but proves nothing; anything else (a fault outside M, a wrong
+ * sum) fails.
  */
 #define WALK_PROBE		4096U
 #define WALK_MS			600U
 #define WALK_ROUNDS_MIN		6
-#define WALK_ROUNDS_MAX		15
+#define WALK_ROUNDS_MAX		24
 
 enum { WALK_BEFORE, WALK_INSIDE, WALK_AFTER, WALK_LATE, WALK_KINDS };
 
@@ -1357,7 +1371,7 @@ static void test_munmap_during_walk(void)
 	const size_t len = align_up((size_t)ACCMAP_SIM_ELEMS_MAX * sizeof(struct node), ps);
 	struct node *v = map_anon(len, PROT_READ | PROT_WRITE);
 	uint32_t *out = malloc(8), count, sum = 0;
-	unsigned int seen[WALK_KINDS] = { 0 }, rounds = 0;
+	unsigned int seen[WALK_KINDS] = { 0 }, rounds = 0, aim16[3] = { 2, 6, 12 };
 	size_t m_first, m_end;
 	struct accmap_replay_run r;
 	struct accmap_sim_job job;
@@ -1384,12 +1398,12 @@ static void test_munmap_during_walk(void)
 	walk_fill(v, 0, count, count);
 	for (uint32_t i = 0; i < count; i++)
 		sum += (uint32_t)v[i].value;
-	/* M: the whole pages of the middle third; its first node starts a page. */
-	m_lo = (uint8_t *)v + align_up(count / 3 * sizeof(struct node), ps);
-	m_hi = (uint8_t *)v + (2 * count / 3 * sizeof(struct node)) / ps * ps;
+	/* M: the whole pages of the second quarter; its first node starts a page. */
+	m_lo = (uint8_t *)v + align_up(count / 4 * sizeof(struct node), ps);
+	m_hi = (uint8_t *)v + (count / 2 * sizeof(struct node)) / ps * ps;
 	m_first = (size_t)(m_lo - (uint8_t *)v) / sizeof(struct node);
 	m_end = (size_t)(m_hi - (uint8_t *)v) / sizeof(struct node);
-	if (!CHECK(m_hi > m_lo + ps, "the middle third of %u nodes is not two pages", count))
+	if (!CHECK(m_hi > m_lo + ps, "the second quarter of %u nodes is not two pages", count))
 		goto out;
 	/* Timed with M freshly mapped, as in every round. */
 	walk_us = 0;
@@ -1427,7 +1441,7 @@ static void test_munmap_during_walk(void)
 		walk_fill(v, m_first, m_end, count);
 		u.addr = m_lo;
 		u.len = (size_t)(m_hi - m_lo);
-		u.delay_us = (unsigned int)(walk_us * (2 * aim + 1) / 6);
+		u.delay_us = (unsigned int)(walk_us * aim16[aim] / 16);
 		out[0] = 0;
 		out[1] = 0;
 		if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
@@ -1452,9 +1466,13 @@ static void test_munmap_during_walk(void)
 			   ull((t1 - t0) / 1000000)))
 			break;
 		seen[kind]++;
-		tap_diag("round %u: munmap at %u ms, run %llu ms: %s%s", rounds,
-			 u.delay_us / 1000, ull((t1 - t0) / 1000000), names[kind],
+		tap_diag("round %u: munmap at %u ms (aimed %s), run %llu ms: %s%s", rounds,
+			 u.delay_us / 1000, names[aim], ull((t1 - t0) / 1000000), names[kind],
 			 kind == WALK_INSIDE ? " M" : "");
+		if (kind < aim && aim16[aim] < 15)
+			aim16[aim]++;
+		else if (kind > aim && aim16[aim] > 1)
+			aim16[aim]--;
 		if (kind == WALK_INSIDE)
 			tap_diag("  the walk faulted at node %zu, %zu nodes into M", node,
 				 node - m_first);
