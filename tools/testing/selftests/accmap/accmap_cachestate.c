@@ -15,10 +15,23 @@
  *   - handout_cleaned: every page of a cached buffer, from the pool or
  *     fresh from the page allocator, was cleaned to the point of coherency
  *     (arch_sync_dma_for_device(..., DMA_TO_DEVICE)) after its last owner
- *     freed it and before ALLOC returned.
+ *     freed it and before ALLOC returned (a marker written into the trace
+ *     as ALLOC returns), and the pages the old owner had filled held zero
+ *     when they were cleaned (the probe reads them as it fires): zeroing,
+ *     then the clean, then the hand-out, in that order.
  *   - one_attribute: the user mapping (vmf_insert_pfn_prot()) and the
  *     kernel's mapping (vmap()) of write-combined and uncached buffers
  *     have the same memory attribute index, Normal non-cacheable.
+ *   - contig_cleaned, carveout_cleaned: the same for a contiguous buffer
+ *     and for a cached carveout buffer (whose block held 0x5c before).
+ *   - cache_op_directions: ACCMAP_IOC_CACHE WRITEBACK cleans every page
+ *     and invalidates none, INVALIDATE invalidates every page with
+ *     DMA_FROM_DEVICE (the direction in which arm64 discards lines) and
+ *     cleans none, WRITEBACK_INVALIDATE cleans each page before it
+ *     invalidates it.
+ *   - importer_syncs: an importer's device (vgem's) gets every page synced
+ *     at its mapping, for the CPU at DMA_BUF_IOCTL_SYNC START of a read,
+ *     for the device at END, and not for the CPU at START of a write.
  *  x86 (coherent DMA; PAT memory types):
  *   - wc_uc_memtype: ALLOC of a write-combined or uncached buffer sets
  *     the memory type of every one of its pages (set_pages_array_wc/uc),
@@ -127,10 +140,12 @@ static void probes_off(void)
  * @pid: the task that hit it
  * @arg: its arguments, in the order of the probe's definition
  */
+#define EVENT_ARGS	24
+
 struct event {
 	char name[32];
 	long pid;
-	uint64_t arg[4];
+	uint64_t arg[EVENT_ARGS];
 };
 
 /* The pid of "comm-pid [cpu] ...": the digits after the last '-' before " [". */
@@ -189,7 +204,8 @@ static size_t read_events(struct event **out)
 		memset(&ev[n], 0, sizeof(ev[n]));
 		memcpy(ev[n].name, text, sizeof(text));
 		ev[n].pid = event_pid(line);
-		for (p = mark ? NULL : strchr(p + 1, '='); p && a < 4; p = strchr(p + 1, '='))
+		for (p = mark ? NULL : strchr(p + 1, '='); p && a < EVENT_ARGS;
+		     p = strchr(p + 1, '='))
 			ev[n].arg[a++] = strtoull(p + 1, NULL, 0);
 		n++;
 	}
@@ -224,18 +240,37 @@ static void *map_buffer(int dev, size_t len, uint32_t flags, int prot, uint32_t 
 #define DMA_FROM_DEVICE		2
 
 /*
- * The probes of the clean, invalidate and zeroing tests: every clean
+ * The probes of the clean and invalidate tests: every clean
  * (arch_sync_dma_for_device) and invalidate (arch_sync_dma_for_cpu) the
- * DMA API makes, with its direction; every page the kernel zeroes
- * (clear_page(), at its linear-map address); every PFN a user fault
- * inserts.
+ * DMA API makes, with its direction; every PFN a user fault inserts.
+ * The clean's probe also reads, when it fires, the first word of each of
+ * the first SAMPLES pages it cleans (through the kernel's linear map:
+ * see linear_offset()), so that what the memory held at the clean shows.
  */
+#define SAMPLES		16
+#define SYNC_SAMPLE0	3	/* the argument of the first sample */
+
+static char sync_def[2048];
 static const char *const sync_probes[] = {
-	"p:" GROUP "/sync arch_sync_dma_for_device paddr=%x0:x64 size=%x1:x64 dir=%x2:s32",
+	sync_def,
 	"p:" GROUP "/inval arch_sync_dma_for_cpu paddr=%x0:x64 size=%x1:x64 dir=%x2:s32",
-	"p:" GROUP "/zero clear_page va=%x0:x64",
 	"p:" GROUP "/insert vmf_insert_pfn_prot addr=%x1:x64 pfn=%x2:x64",
 };
+
+/* The clean's probe, sampling at linear-map offset @k (0: no samples). */
+static void sync_def_set(uint64_t k)
+{
+	int n = snprintf(sync_def, sizeof(sync_def),
+			 "p:" GROUP "/sync arch_sync_dma_for_device paddr=%%x0:x64 size=%%x1:x64 dir=%%x2:s32");
+
+	for (unsigned int i = 0; k && i < SAMPLES; i++) {
+		int64_t off = (int64_t)(k + i * page_size());
+
+		n += snprintf(sync_def + n, sizeof(sync_def) - (size_t)n, " w%u=%s0x%llx(%%x0):x64",
+			      i, off < 0 ? "-" : "+",
+			      (unsigned long long)(off < 0 ? -(uint64_t)off : (uint64_t)off));
+	}
+}
 
 /* Writes a marker into the trace: read_events() names it "mark:@text". */
 static bool trace_mark(const char *text)
@@ -324,87 +359,109 @@ static bool fault_pas(const struct event *ev, size_t nev, const uint8_t *p, size
 	return true;
 }
 
+/* Bytes of the fresh buffer whose first word the calibration reads back. */
+#define KCAL_MAGIC	0x5eedf00dcafe1234ULL
+
 /*
  * The offset of the kernel's linear map (kernel address minus physical
- * address): this process touches a page of its own for the first time
- * between two markers, the kernel zeroes it with clear_page() at its
- * linear-map address, and /proc/self/pagemap gives its physical one.
- * The page table it needs exists already (its neighbour was touched).
+ * address): a cached buffer whose first word is KCAL_MAGIC is cleaned
+ * (ACCMAP_IOC_CACHE WRITEBACK) while a probe on the clean reads the
+ * word at its physical address plus each offset the arm64 kernels here
+ * can have (PAGE_OFFSET of 36 to 52 VA bits, less the start of memory,
+ * qemu virt's 0x40000000 or 0); the one that reads KCAL_MAGIC is it.
+ * Leaves the probes off.
  */
-static bool linear_offset(uint64_t *k)
+static bool linear_offset(int dev, uint64_t *k)
 {
-	const size_t ps = page_size();
-	uint8_t *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
+	static const unsigned int va_bits[] = { 48, 52, 47, 39, 42, 36 };
+	static const uint64_t mem_start[] = { 0x40000000, 0 };
+	uint64_t cand[TAP_ARRAY_SIZE(va_bits) * TAP_ARRAY_SIZE(mem_start)], magic = KCAL_MAGIC;
+	char def[2048];
+	const char *defs[] = { def };
 	struct event *ev = NULL;
-	size_t nev, lo, hi, zeroes = 0;
-	uint64_t e = 0, va = 0;
-	int fd;
+	size_t nev, nc = 0, found = 0;
+	uint32_t id = 0;
+	int n, ret;
 
-	if (!CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno)))
-		return false;
-	p[0] = 1;
-	if (!trace_mark("kcal"))
-		goto out;
-	p[ps] = 1;
-	if (!trace_mark("kcal-end"))
-		goto out;
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (!CHECK(fd >= 0, "open pagemap: %s", strerror(errno)))
-		goto out;
-	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)(p + ps) / ps * sizeof(e))) != sizeof(e))
-		e = 0;
-	close(fd);
-	nev = read_events(&ev);
-	lo = find_mark(ev, nev, "kcal");
-	hi = find_mark(ev, nev, "kcal-end");
-	for (size_t i = lo; i < hi && hi < nev; i++)
-		if (!strcmp(ev[i].name, "zero") && ev[i].pid == (long)getpid()) {
-			zeroes++;
-			va = ev[i].arg[0];
+	n = snprintf(def, sizeof(def), "p:" GROUP "/kcal arch_sync_dma_for_device paddr=%%x0:x64");
+	for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++)
+		for (size_t m = 0; m < TAP_ARRAY_SIZE(mem_start); m++) {
+			uint64_t off = -(1ULL << va_bits[v]) - mem_start[m];
+
+			cand[nc] = off;
+			n += snprintf(def + n, sizeof(def) - (size_t)n, " c%zu=-0x%llx(%%x0):x64", nc,
+				      (unsigned long long)-off);
+			nc++;
 		}
-	if (CHECK(e >> 63 && (e & ((1ULL << 55) - 1)) && zeroes == 1,
-		  "the first touch of a page: %zu clear_page() calls recorded, pagemap %#llx",
-		  zeroes, (unsigned long long)e))
-		*k = va - (e & ((1ULL << 55) - 1)) * ps;
+	if (am_buffer(dev, page_size(), 0, &id, false) < 0 ||
+	    !CHECK_OK(am_write(dev, id, 0, &magic, sizeof(magic))) || !probes_on(defs, 1))
+		goto out;
+	{
+		struct accmap_cache_op op = { .id = id, .op = ACCMAP_CACHE_WRITEBACK,
+					      .length = page_size() };
+
+		ret = raw_ioctl(dev, ACCMAP_IOC_CACHE, &op);
+	}
+	nev = read_events(&ev);
+	probes_off();
+	if (!CHECK_OK(ret))
+		goto out;
+	for (size_t e = 0; e < nev; e++)
+		for (size_t c = 0; !strcmp(ev[e].name, "kcal") && c < nc && 1 + c < EVENT_ARGS; c++)
+			if (ev[e].arg[1 + c] == KCAL_MAGIC && !found++)
+				*k = cand[c];
+	CHECK(found == 1, "the linear map's offset: %zu of %zu candidates read the buffer's first word back (%zu cleans recorded)",
+	      found, nc, nev);
 out:
 	free(ev);
-	munmap(p, 2 * ps);
-	return zeroes == 1 && e >> 63;
+	if (id)
+		am_free(dev, id);
+	return found == 1;
 }
 
 /*
  * Whether every page at @pa (@np of them) was cleaned (a DMA_TO_DEVICE
- * sync covering it) between events @lo and @hi and, with @need_zero,
- * zeroed (clear_page() at its linear-map address, @k above the physical)
- * between @lo and that clean: zeroed, then cleaned, then handed out.
+ * sync covering it) between events @lo and @hi, and, with @need_zero,
+ * whether every page a clean there sampled (the first SAMPLES of each)
+ * held zero when it was cleaned: zeroed, then cleaned, then handed out.
  * Reports the first page that was not; returns how many were not.
  */
 static size_t check_zero_clean(const struct event *ev, size_t lo, size_t hi,
-			       const uint64_t *pa, size_t np, uint64_t k, bool need_zero,
-			       const char *what)
+			       const uint64_t *pa, size_t np, bool need_zero, const char *what,
+			       size_t *sampled)
 {
+	const size_t ps = page_size();
 	size_t bad = 0;
 
+	*sampled = 0;
 	for (size_t i = 0; i < np; i++) {
-		size_t z = lo, c = hi;
+		size_t c = hi;
 
-		if (need_zero) {
-			/* The last zeroing of the page in the window. */
-			for (size_t e = lo; e < hi; e++)
-				if (!strcmp(ev[e].name, "zero") && ev[e].arg[0] == pa[i] + k)
-					z = e;
-		}
-		for (size_t e = z; e < hi && c == hi; e++)
+		for (size_t e = lo; e < hi && c == hi; e++)
 			if (sync_covers(&ev[e], "sync", DMA_TO_DEVICE, pa[i]))
 				c = e;
-		if ((need_zero && z == lo) || c == hi) {
+		if (c == hi) {
 			if (!bad++)
-				tap_diag("%s: page %zu (pa %#llx) was %s before it was handed out",
+				tap_diag("%s: page %zu (pa %#llx) was not cleaned before it was handed out",
+					 what, i, (unsigned long long)pa[i]);
+			continue;
+		}
+		if (!need_zero)
+			continue;
+		/* Every clean of the page in the window, where it was sampled. */
+		for (size_t e = lo; e < hi; e++) {
+			uint64_t at;
+
+			if (!sync_covers(&ev[e], "sync", DMA_TO_DEVICE, pa[i]))
+				continue;
+			at = (pa[i] - ev[e].arg[0]) / ps;
+			if (at >= SAMPLES || SYNC_SAMPLE0 + at >= EVENT_ARGS)
+				continue;
+			++*sampled;
+			if (ev[e].arg[SYNC_SAMPLE0 + at] && !bad++)
+				tap_diag("%s: page %zu (pa %#llx) held %#llx, not zero, when it was cleaned",
 					 what, i, (unsigned long long)pa[i],
-					 need_zero && z == lo ? "never zeroed" :
-					 need_zero ? "not cleaned after its zeroing" :
-					 "never cleaned");
+					 (unsigned long long)ev[e].arg[SYNC_SAMPLE0 + at]);
 		}
 	}
 	return bad;
@@ -444,19 +501,21 @@ static bool empty_pool(int dev)
  * (a FREE whose blocks the buffer may take).
  */
 static void handout_checked(int dev, size_t len, uint32_t heap_mask, uint32_t flags,
-			    bool need_zero, const char *what, void (*before)(int dev, uint32_t id),
-			    uint32_t before_id)
+			    bool need_zero, size_t min_sampled, const char *what,
+			    void (*before)(int dev, uint32_t id), uint32_t before_id)
 {
 	const size_t ps = page_size(), np = len / ps;
 	uint64_t *pa = calloc(np, sizeof(*pa)), k = 0;
+	size_t nev, lo, hi, bad, sampled = 0;
 	struct event *ev = NULL;
-	size_t nev, lo, hi, bad;
 	uint32_t id = 0;
 	uint8_t *p = NULL;
 	int fd = -1;
 
-	if (!CHECK(pa, "out of memory") || !probes_on(sync_probes, TAP_ARRAY_SIZE(sync_probes)) ||
-	    !linear_offset(&k) || !trace_mark("from"))
+	if (!CHECK(pa, "out of memory") || !linear_offset(dev, &k))
+		goto out;
+	sync_def_set(k);
+	if (!probes_on(sync_probes, TAP_ARRAY_SIZE(sync_probes)) || !trace_mark("from"))
 		goto out;
 	if (before)
 		before(dev, before_id);
@@ -469,12 +528,14 @@ static void handout_checked(int dev, size_t len, uint32_t heap_mask, uint32_t fl
 	if (!CHECK(lo < hi && hi < nev, "%s: markers not found in the trace", what) ||
 	    !fault_pas(ev, nev, p, len, pa))
 		goto out;
-	bad = check_zero_clean(ev, lo, hi, pa, np, k, need_zero, what);
-	CHECK(!bad, "%s: %zu of %zu pages reached user space without %s", what, bad, np,
-	      need_zero ? "being zeroed, then cleaned" : "a clean");
+	bad = check_zero_clean(ev, lo, hi, pa, np, need_zero, what, &sampled);
+	CHECK(!bad && (!need_zero || sampled >= min_sampled),
+	      "%s: %zu of %zu pages reached user space without %s (%zu sampled at their clean, at least %zu expected)",
+	      what, bad, np, need_zero ? "being zeroed, then cleaned" : "a clean", sampled,
+	      min_sampled);
 	if (!bad)
-		tap_diag("%s: %zu pages %s before ALLOC returned", what, np,
-			 need_zero ? "zeroed, then cleaned" : "cleaned");
+		tap_diag("%s: %zu pages cleaned after the marker and before ALLOC returned; %zu sampled at their clean, all zero",
+			 what, np, sampled);
 out:
 	probes_off();
 	if (p)
@@ -521,8 +582,8 @@ static void test_handout_cleaned(void)
 	munmap(p, small);
 	close(fd);
 	if (empty_pool(dev))
-		handout_checked(dev, 5 << 20, ACCMAP_HEAP_MASK_SYSTEM, 0, true, "pool and fresh",
-				free_and_scrub, id);
+		handout_checked(dev, 5 << 20, ACCMAP_HEAP_MASK_SYSTEM, 0, true, small / page_size(),
+				"pool and fresh", free_and_scrub, id);
 	else
 		CHECK_OK(am_free(dev, id));
 out:
@@ -532,6 +593,8 @@ out:
 /*
  * A contiguous buffer (dma_alloc_pages() on accmap's device): accmap
  * zeroes every page itself and cleans the block before ALLOC returns.
+ * The DMA API hands out zeroed memory already, so the samples show the
+ * memory was zero at the clean, not that accmap's own zeroing came first.
  */
 static void test_contig_cleaned(void)
 {
@@ -540,17 +603,33 @@ static void test_contig_cleaned(void)
 	if (dev < 0)
 		return;
 	handout_checked(dev, 1 << 20, ACCMAP_HEAP_MASK_SYSTEM, ACCMAP_ALLOC_CONTIGUOUS, true,
-			"contiguous", NULL, 0);
+			SAMPLES, "contiguous", NULL, 0);
 	close(dev);
 }
 
 /*
  * A cached buffer from a carveout (the guests have one, in the linear
- * map): zeroed through the block's kernel mapping and cleaned before
- * ALLOC returns.  The zeroing is a memset() of a mapping made for the
- * allocation, which no probe can tie to a page: only the clean of every
- * page, after ALLOC was called and before it returned, is checked.
+ * map), zeroed through the block's kernel mapping and cleaned before
+ * ALLOC returns.  The block is made dirty first: a buffer of the same
+ * size filled with 0x5c and freed after the marker, whose block the
+ * carveout's allocator hands out again; its first pages must hold zero
+ * when they are cleaned.
  */
+static void dirty_carveout(int dev, uint32_t heap)
+{
+	struct accmap_alloc a = { .heap_mask = 1U << heap };
+	static uint8_t junk[1 << 20];
+	uint32_t id;
+
+	memset(junk, 0x5c, sizeof(junk));
+	if (!CHECK_OK(am_create(dev, sizeof(junk), &id)))
+		return;
+	a.id = id;
+	CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_ALLOC, &a));
+	CHECK_OK(am_write(dev, id, 0, junk, sizeof(junk)));
+	CHECK_OK(am_free(dev, id));
+}
+
 static void test_carveout_cleaned(void)
 {
 	struct accmap_heap_info hi;
@@ -574,7 +653,8 @@ static void test_carveout_cleaned(void)
 	if (CHECK(heap < ACCMAP_HEAP_MAX,
 		  "no carveout heap gives cached buffers (ACCMAP_CARVEOUTS=%s)",
 		  getenv("ACCMAP_CARVEOUTS") ? getenv("ACCMAP_CARVEOUTS") : ""))
-		handout_checked(dev, 1 << 20, 1U << heap, 0, false, "carveout", NULL, 0);
+		handout_checked(dev, 1 << 20, 1U << heap, 0, true, SAMPLES, "carveout",
+				dirty_carveout, heap);
 	close(dev);
 }
 
