@@ -359,64 +359,75 @@ static bool fault_pas(const struct event *ev, size_t nev, const uint8_t *p, size
 	return true;
 }
 
-/* Bytes of the fresh buffer whose first word the calibration reads back. */
+/* The first word of the buffer the calibration cleans. */
 #define KCAL_MAGIC	0x5eedf00dcafe1234ULL
 
 /*
+ * Cleans a one-page cached buffer whose first word is KCAL_MAGIC
+ * (ACCMAP_IOC_CACHE WRITEBACK) with the probe @def (named "kcal", on the
+ * clean) on; its events in *@ev.  Leaves the probes off.
+ */
+static size_t kcal_clean(int dev, const char *def, struct event **ev)
+{
+	struct accmap_cache_op op = { .op = ACCMAP_CACHE_WRITEBACK, .length = page_size() };
+	const char *defs[] = { def };
+	uint64_t magic = KCAL_MAGIC;
+	size_t nev = 0;
+
+	*ev = NULL;
+	if (am_buffer(dev, page_size(), 0, &op.id, false) < 0)
+		return 0;
+	if (CHECK_OK(am_write(dev, op.id, 0, &magic, sizeof(magic))) && probes_on(defs, 1) &&
+	    CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op)))
+		nev = read_events(ev);
+	probes_off();
+	am_free(dev, op.id);
+	return nev;
+}
+
+/*
  * The offset of the kernel's linear map (kernel address minus physical
- * address): a cached buffer whose first word is KCAL_MAGIC is cleaned
- * (ACCMAP_IOC_CACHE WRITEBACK) while a probe on the clean reads the
- * word at its physical address plus each offset the arm64 kernels here
- * can have (PAGE_OFFSET of 36 to 52 VA bits, less the start of memory,
- * qemu virt's 0x40000000 or 0); the one that reads KCAL_MAGIC is it.
- * Leaves the probes off.
+ * address): PAGE_OFFSET less the start of memory (the kernel's
+ * memstart_addr, which KASLR moves, read by a probe).  PAGE_OFFSET
+ * depends on the kernel's VA bits: each value the arm64 kernels can have
+ * is tried by a probe on the clean of a buffer whose first word is known,
+ * reading the word at the buffer's physical address plus the offset;
+ * the offset that reads it back is the one.
  */
 static bool linear_offset(int dev, uint64_t *k)
 {
 	static const unsigned int va_bits[] = { 48, 52, 47, 39, 42, 36 };
-	static const uint64_t mem_start[] = { 0x40000000, 0 };
-	uint64_t cand[TAP_ARRAY_SIZE(va_bits) * TAP_ARRAY_SIZE(mem_start)], magic = KCAL_MAGIC;
-	char def[2048];
-	const char *defs[] = { def };
+	uint64_t cand[TAP_ARRAY_SIZE(va_bits)], memstart = 0;
 	struct event *ev = NULL;
-	size_t nev, nc = 0, found = 0;
-	uint32_t id = 0;
-	int n, ret;
+	size_t nev, found = 0;
+	char def[1024];
+	int n;
 
-	n = snprintf(def, sizeof(def), "p:" GROUP "/kcal arch_sync_dma_for_device paddr=%%x0:x64");
-	for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++)
-		for (size_t m = 0; m < TAP_ARRAY_SIZE(mem_start); m++) {
-			uint64_t off = -(1ULL << va_bits[v]) - mem_start[m];
-
-			cand[nc] = off;
-			n += snprintf(def + n, sizeof(def) - (size_t)n, " c%zu=-0x%llx(%%x0):x64", nc,
-				      (unsigned long long)-off);
-			nc++;
-		}
-	if (am_buffer(dev, page_size(), 0, &id, false) < 0 ||
-	    !CHECK_OK(am_write(dev, id, 0, &magic, sizeof(magic))) || !probes_on(defs, 1))
-		goto out;
-	{
-		struct accmap_cache_op op = { .id = id, .op = ACCMAP_CACHE_WRITEBACK,
-					      .length = page_size() };
-
-		ret = raw_ioctl(dev, ACCMAP_IOC_CACHE, &op);
-	}
-	nev = read_events(&ev);
-	probes_off();
-	if (!CHECK_OK(ret))
-		goto out;
+	nev = kcal_clean(dev, "p:" GROUP "/kcal arch_sync_dma_for_device ms=@memstart_addr:x64",
+			 &ev);
 	for (size_t e = 0; e < nev; e++)
-		for (size_t c = 0; !strcmp(ev[e].name, "kcal") && c < nc && 1 + c < EVENT_ARGS; c++)
-			if (ev[e].arg[1 + c] == KCAL_MAGIC && !found++)
-				*k = cand[c];
-	CHECK(found == 1, "the linear map's offset: %zu of %zu candidates read the buffer's first word back (%zu cleans recorded)",
-	      found, nc, nev);
-out:
+		if (!strcmp(ev[e].name, "kcal"))
+			memstart = ev[e].arg[0];
 	free(ev);
-	if (id)
-		am_free(dev, id);
-	return found == 1;
+	if (!CHECK(nev, "no clean recorded to read memstart_addr"))
+		return false;
+	n = snprintf(def, sizeof(def), "p:" GROUP "/kcal arch_sync_dma_for_device");
+	for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++) {
+		uint64_t off = -(1ULL << va_bits[v]) - memstart;
+
+		cand[v] = off;
+		n += snprintf(def + n, sizeof(def) - (size_t)n, " c%zu=-0x%llx(%%x0):x64", v,
+			      (unsigned long long)-off);
+	}
+	nev = kcal_clean(dev, def, &ev);
+	for (size_t e = 0; e < nev; e++)
+		for (size_t v = 0; !strcmp(ev[e].name, "kcal") && v < TAP_ARRAY_SIZE(va_bits); v++)
+			if (ev[e].arg[v] == KCAL_MAGIC && !found++)
+				*k = cand[v];
+	free(ev);
+	return CHECK(found == 1,
+		     "the linear map's offset (memstart_addr %#llx): %zu of %zu candidates read the buffer's first word back (%zu cleans recorded)",
+		     (unsigned long long)memstart, found, TAP_ARRAY_SIZE(va_bits), nev);
 }
 
 /*
@@ -708,6 +719,7 @@ static void test_cache_op_directions(void)
 	uint8_t *p = NULL;
 	size_t nev;
 
+	sync_def_set(0);
 	if (dev < 0 || !CHECK(pa, "out of memory") ||
 	    !probes_on(sync_probes, TAP_ARRAY_SIZE(sync_probes)))
 		goto out;
@@ -806,6 +818,7 @@ static void test_importer_syncs(void)
 	size_t nev, lo, hi, others, n;
 	uint8_t *p = NULL;
 
+	sync_def_set(0);
 	if (dev < 0 || !CHECK(pa, "out of memory"))
 		goto out;
 	vgem = vgem_open();

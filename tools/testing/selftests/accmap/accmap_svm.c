@@ -1341,7 +1341,8 @@ out:
  *    having started before the run returned (it passed M first).
  * The munmap's delay is aimed at each in turn (1/8, 3/8 and 3/4 of the
  * walk's time), and a round that missed its aim (the guest ran slower or
- * faster than timed) moves that aim by 1/16 of the walk for the next;
+ * faster than timed) moves that aim by 1/16 of the walk for the next,
+ * while each whole walk updates the time the aims are fractions of;
  * each outcome is counted and all three must occur, in at least
  * WALK_ROUNDS_MIN rounds and at most WALK_ROUNDS_MAX.  A walk that
  * completes with the munmap later than the run ("late") is allowed and
@@ -1351,7 +1352,7 @@ out:
 #define WALK_PROBE		4096U
 #define WALK_MS			600U
 #define WALK_ROUNDS_MIN		6
-#define WALK_ROUNDS_MAX		24
+#define WALK_ROUNDS_MAX		30
 
 enum { WALK_BEFORE, WALK_INSIDE, WALK_AFTER, WALK_LATE, WALK_KINDS };
 
@@ -1473,6 +1474,9 @@ static void test_munmap_during_walk(void)
 			aim16[aim]++;
 		else if (kind > aim && aim16[aim] > 1)
 			aim16[aim]--;
+		/* A whole walk: how long one takes now, for the next aims. */
+		if (kind == WALK_AFTER || kind == WALK_LATE)
+			walk_us = (walk_us + (t1 - t0) / 1000) / 2;
 		if (kind == WALK_INSIDE)
 			tap_diag("  the walk faulted at node %zu, %zu nodes into M", node,
 				 node - m_first);
