@@ -148,13 +148,15 @@ struct event {
 	uint64_t arg[EVENT_ARGS];
 };
 
-/* The pid of "comm-pid [cpu] ...": the digits after the last '-' before " [". */
+/* The pid of "comm-pid   [cpu] ...": the digits after the last '-' before " [". */
 static long event_pid(const char *line)
 {
 	const char *cpu = strstr(line, " ["), *p;
 
 	if (!cpu)
 		return -1;
+	while (cpu > line && cpu[-1] == ' ')
+		cpu--;
 	for (p = cpu; p > line && p[-1] >= '0' && p[-1] <= '9'; p--)
 		;
 	return p < cpu && p > line && p[-1] == '-' ? strtol(p, NULL, 10) : -1;
@@ -359,75 +361,59 @@ static bool fault_pas(const struct event *ev, size_t nev, const uint8_t *p, size
 	return true;
 }
 
-/* The first word of the buffer the calibration cleans. */
+/* The first word of the buffer the calibration reads. */
 #define KCAL_MAGIC	0x5eedf00dcafe1234ULL
 
 /*
- * Cleans a one-page cached buffer whose first word is KCAL_MAGIC
- * (ACCMAP_IOC_CACHE WRITEBACK) with the probe @def (named "kcal", on the
- * clean) on; its events in *@ev.  Leaves the probes off.
- */
-static size_t kcal_clean(int dev, const char *def, struct event **ev)
-{
-	struct accmap_cache_op op = { .op = ACCMAP_CACHE_WRITEBACK, .length = page_size() };
-	const char *defs[] = { def };
-	uint64_t magic = KCAL_MAGIC;
-	size_t nev = 0;
-
-	*ev = NULL;
-	if (am_buffer(dev, page_size(), 0, &op.id, false) < 0)
-		return 0;
-	if (CHECK_OK(am_write(dev, op.id, 0, &magic, sizeof(magic))) && probes_on(defs, 1) &&
-	    CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op)))
-		nev = read_events(ev);
-	probes_off();
-	am_free(dev, op.id);
-	return nev;
-}
-
-/*
  * The offset of the kernel's linear map (kernel address minus physical
- * address): PAGE_OFFSET less the start of memory (the kernel's
- * memstart_addr, which KASLR moves, read by a probe).  PAGE_OFFSET
- * depends on the kernel's VA bits: each value the arm64 kernels can have
- * is tried by a probe on the clean of a buffer whose first word is known,
- * reading the word at the buffer's physical address plus the offset;
- * the offset that reads it back is the one.
+ * address; KASLR moves it): a one-page cached buffer whose first word is
+ * KCAL_MAGIC, whose physical address the fault that maps it shows, is
+ * read with ACCMAP_IOC_READ, which copies through the linear map
+ * (rw.c): the probe on _copy_to_user() gives the kernel address copied
+ * from, and reads KCAL_MAGIC there to confirm it.
  */
 static bool linear_offset(int dev, uint64_t *k)
 {
-	static const unsigned int va_bits[] = { 48, 52, 47, 39, 42, 36 };
-	uint64_t cand[TAP_ARRAY_SIZE(va_bits)], memstart = 0;
+	static const char *const defs[] = {
+		"p:" GROUP "/kcal _copy_to_user to=%x0:x64 from=%x1:x64 n=%x2:x64 w=+0(%x1):x64",
+		"p:" GROUP "/insert vmf_insert_pfn_prot addr=%x1:x64 pfn=%x2:x64",
+	};
+	uint64_t magic = KCAL_MAGIC, got = 0, pa = 0;
 	struct event *ev = NULL;
-	size_t nev, found = 0;
-	char def[1024];
-	int n;
+	size_t nev = 0, found = 0;
+	uint32_t id = 0;
+	uint8_t *p = NULL;
+	int fd = -1;
 
-	nev = kcal_clean(dev, "p:" GROUP "/kcal arch_sync_dma_for_device ms=@memstart_addr:x64",
-			 &ev);
+	fd = am_buffer(dev, page_size(), 0, &id, true);
+	if (fd < 0 || !CHECK_OK(am_write(dev, id, 0, &magic, sizeof(magic))) ||
+	    !probes_on(defs, TAP_ARRAY_SIZE(defs)))
+		goto out;
+	p = map_shared(fd, page_size(), PROT_READ, 0);
+	if (p && __atomic_load_n(p, __ATOMIC_RELAXED) == (uint8_t)KCAL_MAGIC &&
+	    CHECK_OK(am_read(dev, id, 0, &got, sizeof(got))))
+		nev = read_events(&ev);
 	for (size_t e = 0; e < nev; e++)
-		if (!strcmp(ev[e].name, "kcal"))
-			memstart = ev[e].arg[0];
-	free(ev);
-	if (!CHECK(nev, "no clean recorded to read memstart_addr"))
-		return false;
-	n = snprintf(def, sizeof(def), "p:" GROUP "/kcal arch_sync_dma_for_device");
-	for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++) {
-		uint64_t off = -(1ULL << va_bits[v]) - memstart;
-
-		cand[v] = off;
-		n += snprintf(def + n, sizeof(def) - (size_t)n, " c%zu=-0x%llx(%%x0):x64", v,
-			      (unsigned long long)-off);
-	}
-	nev = kcal_clean(dev, def, &ev);
+		if (!strcmp(ev[e].name, "insert") && ev[e].arg[0] == (uintptr_t)p)
+			pa = ev[e].arg[1] * page_size();
 	for (size_t e = 0; e < nev; e++)
-		for (size_t v = 0; !strcmp(ev[e].name, "kcal") && v < TAP_ARRAY_SIZE(va_bits); v++)
-			if (ev[e].arg[v] == KCAL_MAGIC && !found++)
-				*k = cand[v];
+		if (!strcmp(ev[e].name, "kcal") && ev[e].pid == (long)getpid() &&
+		    ev[e].arg[0] == (uintptr_t)&got && ev[e].arg[2] == sizeof(got) &&
+		    ev[e].arg[3] == KCAL_MAGIC && pa && !found++)
+			*k = ev[e].arg[1] - pa;
+	CHECK(found == 1 && got == KCAL_MAGIC,
+	      "the linear map's offset: %zu reads of the buffer at pa %#llx recorded (%zu events), READ gave %#llx",
+	      found, (unsigned long long)pa, nev, (unsigned long long)got);
+out:
+	probes_off();
+	if (p)
+		munmap(p, page_size());
+	if (fd >= 0)
+		close(fd);
+	if (id)
+		am_free(dev, id);
 	free(ev);
-	return CHECK(found == 1,
-		     "the linear map's offset (memstart_addr %#llx): %zu of %zu candidates read the buffer's first word back (%zu cleans recorded)",
-		     (unsigned long long)memstart, found, TAP_ARRAY_SIZE(va_bits), nev);
+	return found == 1;
 }
 
 /*
