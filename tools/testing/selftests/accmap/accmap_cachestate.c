@@ -364,46 +364,93 @@ static bool fault_pas(const struct event *ev, size_t nev, const uint8_t *p, size
 /* The first word of the buffer the calibration reads. */
 #define KCAL_MAGIC	0x5eedf00dcafe1234ULL
 
+/* Whether the kernel takes kprobe event @def (quietly: a probe may not exist). */
+static bool probe_exists(const char *def)
+{
+	char path[160];
+	bool ok;
+	int fd;
+
+	if (!find_tracefs())
+		return false;
+	probes_off();
+	snprintf(path, sizeof(path), "%s/kprobe_events", tracefs);
+	fd = open(path, O_WRONLY | O_APPEND);
+	if (fd < 0)
+		return false;
+	ok = write(fd, def, strlen(def)) == (ssize_t)strlen(def);
+	close(fd);
+	probes_off();
+	return ok;
+}
+
 /*
  * The offset of the kernel's linear map (kernel address minus physical
- * address; KASLR moves it): a one-page cached buffer whose first word is
- * KCAL_MAGIC, whose physical address the fault that maps it shows, is
- * read with ACCMAP_IOC_READ, which copies through the linear map
- * (rw.c): the probe on _copy_to_user() gives the kernel address copied
- * from, and reads KCAL_MAGIC there to confirm it.
+ * address; KASLR may move it), from a one-page cached buffer whose first
+ * word is KCAL_MAGIC and whose physical address the fault that maps it
+ * shows.  A kernel with hardened usercopy checks the kernel address
+ * ACCMAP_IOC_READ copies from (the linear map: rw.c) in
+ * __check_object_size(), whose probe gives it, confirmed by reading
+ * KCAL_MAGIC there.  Elsewhere (accmap's debug kernels: no hardened
+ * usercopy, no KASLR) PAGE_OFFSET less the start of qemu virt's memory
+ * is tried for each VA size arm64 kernels can have, by a probe on the
+ * buffer's clean (ACCMAP_IOC_CACHE) that reads the word at the buffer's
+ * physical address plus each candidate; the one that reads KCAL_MAGIC
+ * is it.
  */
 static bool linear_offset(int dev, uint64_t *k)
 {
-	static const char *const defs[] = {
-		"p:" GROUP "/kcal _copy_to_user to=%x0:x64 from=%x1:x64 n=%x2:x64 w=+0(%x1):x64",
-		"p:" GROUP "/insert vmf_insert_pfn_prot addr=%x1:x64 pfn=%x2:x64",
-	};
-	uint64_t magic = KCAL_MAGIC, got = 0, pa = 0;
+	static const char check_def[] = "p:" GROUP "/kcal __check_object_size ptr=%x0:x64 n=%x1:x64 w=+0(%x0):x64";
+	static const unsigned int va_bits[] = { 48, 52, 47, 39, 42, 36 };
+	const char *defs[] = { check_def, "p:" GROUP "/insert vmf_insert_pfn_prot addr=%x1:x64 pfn=%x2:x64" };
+	uint64_t magic = KCAL_MAGIC, got = 0, pa = 0, cand[TAP_ARRAY_SIZE(va_bits)];
+	bool hardened = probe_exists(check_def);
+	char clean_def[1024];
 	struct event *ev = NULL;
 	size_t nev = 0, found = 0;
 	uint32_t id = 0;
 	uint8_t *p = NULL;
-	int fd = -1;
+	int fd = -1, n;
 
+	if (!hardened) {
+		n = snprintf(clean_def, sizeof(clean_def), "p:" GROUP "/kcal arch_sync_dma_for_device");
+		for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++) {
+			cand[v] = -(1ULL << va_bits[v]) - 0x40000000ULL;
+			n += snprintf(clean_def + n, sizeof(clean_def) - (size_t)n,
+				      " c%zu=-0x%llx(%%x0):x64", v, (unsigned long long)-cand[v]);
+		}
+		defs[0] = clean_def;
+	}
 	fd = am_buffer(dev, page_size(), 0, &id, true);
 	if (fd < 0 || !CHECK_OK(am_write(dev, id, 0, &magic, sizeof(magic))) ||
 	    !probes_on(defs, TAP_ARRAY_SIZE(defs)))
 		goto out;
 	p = map_shared(fd, page_size(), PROT_READ, 0);
-	if (p && __atomic_load_n(p, __ATOMIC_RELAXED) == (uint8_t)KCAL_MAGIC &&
-	    CHECK_OK(am_read(dev, id, 0, &got, sizeof(got))))
-		nev = read_events(&ev);
+	if (p && __atomic_load_n(p, __ATOMIC_RELAXED) == (uint8_t)KCAL_MAGIC) {
+		struct accmap_cache_op op = { .id = id, .op = ACCMAP_CACHE_WRITEBACK,
+					      .length = page_size() };
+
+		if (hardened ? CHECK_OK(am_read(dev, id, 0, &got, sizeof(got))) :
+			       CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op)))
+			nev = read_events(&ev);
+	}
 	for (size_t e = 0; e < nev; e++)
 		if (!strcmp(ev[e].name, "insert") && ev[e].arg[0] == (uintptr_t)p)
 			pa = ev[e].arg[1] * page_size();
-	for (size_t e = 0; e < nev; e++)
-		if (!strcmp(ev[e].name, "kcal") && ev[e].pid == (long)getpid() &&
-		    ev[e].arg[0] == (uintptr_t)&got && ev[e].arg[2] == sizeof(got) &&
-		    ev[e].arg[3] == KCAL_MAGIC && pa && !found++)
-			*k = ev[e].arg[1] - pa;
-	CHECK(found == 1 && got == KCAL_MAGIC,
-	      "the linear map's offset: %zu reads of the buffer at pa %#llx recorded (%zu events), READ gave %#llx",
-	      found, (unsigned long long)pa, nev, (unsigned long long)got);
+	for (size_t e = 0; e < nev && pa; e++) {
+		if (strcmp(ev[e].name, "kcal") || ev[e].pid != (long)getpid())
+			continue;
+		if (hardened && ev[e].arg[1] == sizeof(got) && ev[e].arg[2] == KCAL_MAGIC &&
+		    !found++)
+			*k = ev[e].arg[0] - pa;
+		for (size_t v = 0; !hardened && v < TAP_ARRAY_SIZE(va_bits); v++)
+			if (ev[e].arg[v] == KCAL_MAGIC && !found++)
+				*k = cand[v];
+	}
+	CHECK(found == 1,
+	      "the linear map's offset (%s): %zu matches for the buffer at pa %#llx (%zu events)",
+	      hardened ? "__check_object_size" : "candidate offsets", found,
+	      (unsigned long long)pa, nev);
 out:
 	probes_off();
 	if (p)
