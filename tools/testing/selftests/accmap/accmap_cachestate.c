@@ -430,8 +430,14 @@ static bool linear_offset(int dev, uint64_t *k)
 		struct accmap_cache_op op = { .id = id, .op = ACCMAP_CACHE_WRITEBACK,
 					      .length = page_size() };
 
-		if (hardened ? CHECK_OK(am_read(dev, id, 0, &got, sizeof(got))) :
-			       CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op)))
+		/*
+		 * Off before the trace is read: reading it copies to user
+		 * space, which the probe on __check_object_size() would
+		 * record without end.
+		 */
+		if ((hardened ? CHECK_OK(am_read(dev, id, 0, &got, sizeof(got))) :
+				CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op))) &&
+		    trace_write("events/" GROUP "/enable", "0", false))
 			nev = read_events(&ev);
 	}
 	for (size_t e = 0; e < nev; e++)
