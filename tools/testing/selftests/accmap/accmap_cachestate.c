@@ -208,7 +208,8 @@ static size_t read_events(struct event **out)
 		ev[n].pid = event_pid(line);
 		for (p = mark ? NULL : strchr(p + 1, '='); p && a < EVENT_ARGS;
 		     p = strchr(p + 1, '='))
-			ev[n].arg[a++] = strtoull(p + 1, NULL, 0);
+			/* A fetch that faulted reads "(fault)": never a value. */
+			ev[n].arg[a++] = p[1] == '(' ? ~0ULL : strtoull(p + 1, NULL, 0);
 		n++;
 	}
 	fclose(f);
@@ -386,76 +387,77 @@ static bool probe_exists(const char *def)
 
 /*
  * The offset of the kernel's linear map (kernel address minus physical
- * address; KASLR may move it), from a one-page cached buffer whose first
- * word is KCAL_MAGIC and whose physical address the fault that maps it
- * shows.  A kernel with hardened usercopy checks the kernel address
- * ACCMAP_IOC_READ copies from (the linear map: rw.c) in
- * __check_object_size(), whose probe gives it, confirmed by reading
- * KCAL_MAGIC there.  Elsewhere (accmap's debug kernels: no hardened
- * usercopy, no KASLR) PAGE_OFFSET less the start of qemu virt's memory
- * is tried for each VA size arm64 kernels can have, by a probe on the
- * buffer's clean (ACCMAP_IOC_CACHE) that reads the word at the buffer's
- * physical address plus each candidate; the one that reads KCAL_MAGIC
- * is it.
+ * address; KASLR may move it).  Candidates: PAGE_OFFSET less the start
+ * of qemu virt's memory for each VA size arm64 kernels can have (right
+ * where KASLR is off: accmap's debug kernels), and, on a kernel with
+ * hardened usercopy, the kernel address ACCMAP_IOC_READ of a one-page
+ * buffer copies from, less the buffer's physical address (the fault
+ * that maps it shows it), as __check_object_size()'s probe sees it.
+ * The one that counts is the one the clean's probe reads the buffer's
+ * known first word through: the way the samples are read later.
  */
 static bool linear_offset(int dev, uint64_t *k)
 {
 	static const char check_def[] = "p:" GROUP "/kcal __check_object_size ptr=%x0:x64 n=%x1:x64 w=+0(%x0):x64";
 	static const unsigned int va_bits[] = { 48, 52, 47, 39, 42, 36 };
 	const char *defs[] = { check_def, "p:" GROUP "/insert vmf_insert_pfn_prot addr=%x1:x64 pfn=%x2:x64" };
-	uint64_t magic = KCAL_MAGIC, got = 0, pa = 0, cand[TAP_ARRAY_SIZE(va_bits)];
+	uint64_t magic = KCAL_MAGIC, got = 0, pa = 0, cand[TAP_ARRAY_SIZE(va_bits) + 1];
+	struct accmap_cache_op op = { .op = ACCMAP_CACHE_WRITEBACK, .length = page_size() };
 	bool hardened = probe_exists(check_def);
-	char clean_def[1024];
+	size_t nev = 0, found = 0, nc = 0;
 	struct event *ev = NULL;
-	size_t nev = 0, found = 0;
-	uint32_t id = 0;
+	char clean_def[1024];
 	uint8_t *p = NULL;
 	int fd = -1, n;
 
-	if (!hardened) {
-		n = snprintf(clean_def, sizeof(clean_def), "p:" GROUP "/kcal arch_sync_dma_for_device");
-		for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++) {
-			cand[v] = -(1ULL << va_bits[v]) - 0x40000000ULL;
-			n += snprintf(clean_def + n, sizeof(clean_def) - (size_t)n,
-				      " c%zu=-0x%llx(%%x0):x64", v, (unsigned long long)-cand[v]);
-		}
-		defs[0] = clean_def;
-	}
-	fd = am_buffer(dev, page_size(), 0, &id, true);
-	if (fd < 0 || !CHECK_OK(am_write(dev, id, 0, &magic, sizeof(magic))) ||
-	    !probes_on(defs, TAP_ARRAY_SIZE(defs)))
+	for (size_t v = 0; v < TAP_ARRAY_SIZE(va_bits); v++)
+		cand[nc++] = -(1ULL << va_bits[v]) - 0x40000000ULL;
+	if (!hardened)
+		defs[0] = defs[1];
+	fd = am_buffer(dev, page_size(), 0, &op.id, true);
+	if (fd < 0 || !CHECK_OK(am_write(dev, op.id, 0, &magic, sizeof(magic))) ||
+	    !probes_on(defs, hardened ? 2 : 1))
 		goto out;
 	p = map_shared(fd, page_size(), PROT_READ, 0);
-	if (p && __atomic_load_n(p, __ATOMIC_RELAXED) == (uint8_t)KCAL_MAGIC) {
-		struct accmap_cache_op op = { .id = id, .op = ACCMAP_CACHE_WRITEBACK,
-					      .length = page_size() };
-
-		/*
-		 * Off before the trace is read: reading it copies to user
-		 * space, which the probe on __check_object_size() would
-		 * record without end.
-		 */
-		if ((hardened ? CHECK_OK(am_read(dev, id, 0, &got, sizeof(got))) :
-				CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op))) &&
-		    trace_write("events/" GROUP "/enable", "0", false))
-			nev = read_events(&ev);
-	}
+	/*
+	 * Off before the trace is read: reading it copies to user space,
+	 * which the probe on __check_object_size() would record without end.
+	 */
+	if (p && __atomic_load_n(p, __ATOMIC_RELAXED) == (uint8_t)KCAL_MAGIC &&
+	    (!hardened || CHECK_OK(am_read(dev, op.id, 0, &got, sizeof(got)))) &&
+	    trace_write("events/" GROUP "/enable", "0", false))
+		nev = read_events(&ev);
 	for (size_t e = 0; e < nev; e++)
 		if (!strcmp(ev[e].name, "insert") && ev[e].arg[0] == (uintptr_t)p)
 			pa = ev[e].arg[1] * page_size();
-	for (size_t e = 0; e < nev && pa; e++) {
-		if (strcmp(ev[e].name, "kcal") || ev[e].pid != (long)getpid())
-			continue;
-		if (hardened && ev[e].arg[1] == sizeof(got) && ev[e].arg[2] == KCAL_MAGIC &&
-		    !found++)
-			*k = ev[e].arg[0] - pa;
-		for (size_t v = 0; !hardened && v < TAP_ARRAY_SIZE(va_bits); v++)
-			if (ev[e].arg[v] == KCAL_MAGIC && !found++)
-				*k = cand[v];
+	for (size_t e = 0; e < nev && pa; e++)
+		if (!strcmp(ev[e].name, "kcal") && ev[e].pid == (long)getpid() &&
+		    ev[e].arg[1] == sizeof(got) && ev[e].arg[2] == KCAL_MAGIC &&
+		    nc < TAP_ARRAY_SIZE(cand))
+			cand[nc++] = ev[e].arg[0] - pa;
+	free(ev);
+	ev = NULL;
+	nev = 0;
+	n = snprintf(clean_def, sizeof(clean_def), "p:" GROUP "/kcal arch_sync_dma_for_device");
+	for (size_t c = 0; c < nc; c++) {
+		int64_t off = (int64_t)cand[c];
+
+		n += snprintf(clean_def + n, sizeof(clean_def) - (size_t)n, " c%zu=%s0x%llx(%%x0):x64",
+			      c, off < 0 ? "-" : "+",
+			      (unsigned long long)(off < 0 ? -(uint64_t)off : (uint64_t)off));
 	}
+	defs[0] = clean_def;
+	if (pa && probes_on(defs, 1) && CHECK_OK(raw_ioctl(dev, ACCMAP_IOC_CACHE, &op)))
+		nev = read_events(&ev);
+	for (size_t e = 0; e < nev; e++)
+		for (size_t c = 0; !strcmp(ev[e].name, "kcal") && c < nc; c++)
+			if (ev[e].arg[c] == KCAL_MAGIC && (!found || *k != cand[c])) {
+				found++;
+				*k = cand[c];
+			}
 	CHECK(found == 1,
-	      "the linear map's offset (%s): %zu matches for the buffer at pa %#llx (%zu events)",
-	      hardened ? "__check_object_size" : "candidate offsets", found,
+	      "the linear map's offset: %zu of %zu candidates (%s) read the buffer at pa %#llx through its clean (%zu events)",
+	      found, nc, hardened ? "hardened usercopy's among them" : "PAGE_OFFSET only",
 	      (unsigned long long)pa, nev);
 out:
 	probes_off();
@@ -463,8 +465,8 @@ out:
 		munmap(p, page_size());
 	if (fd >= 0)
 		close(fd);
-	if (id)
-		am_free(dev, id);
+	if (op.id)
+		am_free(dev, op.id);
 	free(ev);
 	return found == 1;
 }
