@@ -553,8 +553,42 @@ static bool wait_in_ioctl(pid_t tid)
 	return false;
 }
 
-/* The long job: a 512x512x512 matmul (ACCMAP_SIM_MACS_MAX MACs). */
+/* The long job: at most a 512x512x512 matmul (ACCMAP_SIM_MACS_MAX MACs). */
 #define LONG_DIM		512
+#define LONG_MS			1000
+
+/*
+ * The side of the long matmul: one that takes about LONG_MS here (a
+ * 128-cube one is timed first; the time grows with the cube of the
+ * side), at most LONG_DIM, so that a chain of two stays well within a
+ * run's timeout on slow (debug) kernels too.  0 if the timing job failed.
+ */
+static uint32_t long_dim(struct svm *t)
+{
+	const uint64_t d0 = 128;
+	int32_t *a = calloc(d0 * d0, 4), *c = malloc(d0 * d0 * 4);
+	struct accmap_sim_job job;
+	uint32_t dim = 0;
+	uint64_t t0, us;
+
+	if (!CHECK(a && c, "malloc"))
+		goto out;
+	job = matmul(a, a, c, (uint32_t)d0, (uint32_t)d0, (uint32_t)d0);
+	t0 = now_ns();
+	if (!job_ok(t, &job, "a 128-cube matmul"))
+		goto out;
+	us = (now_ns() - t0) / 1000 + 1;
+	for (dim = (uint32_t)d0; dim < LONG_DIM; dim += 16) {
+		uint64_t next = dim + 16;
+
+		if (us * next * next * next / (d0 * d0 * d0) > LONG_MS * 1000ULL)
+			break;
+	}
+out:
+	free(a);
+	free(c);
+	return dim;
+}
 
 struct unmap_arg {
 	pid_t tid;
@@ -665,8 +699,7 @@ static void test_munmap_during_job(void)
 	int32_t *c0 = map_anon(mlen, PROT_READ | PROT_WRITE);
 	uint32_t *d = map_anon(dlen, PROT_READ | PROT_WRITE);
 	uint32_t *zero = map_anon(dlen, PROT_READ | PROT_WRITE);
-	struct simdrv_workload w = { .op = ACCMAP_SIM_OP_MATMUL_I32, .m = LONG_DIM,
-				     .n = LONG_DIM, .k = LONG_DIM };
+	struct simdrv_workload w = { .op = ACCMAP_SIM_OP_MATMUL_I32 };
 	static const char *const names[OUT_KINDS] = { "before", "between", "after" };
 	unsigned int count[OUT_KINDS] = { 0 }, round;
 	struct accmap_sim_job job, chain[3];
@@ -676,24 +709,33 @@ static void test_munmap_during_job(void)
 	int32_t *a, *b;
 	struct svm t = { .dev = -1 };
 	bool b_mapped = true;
+	size_t ce;
+	uint32_t dim;
 	int ret;
 
 	if (!ab || !c || !c0 || !d || !zero || !CHECK(want, "malloc") || !svm_open(&t))
 		goto out;
+	dim = long_dim(&t);
+	if (!dim)
+		goto out;
+	ce = (size_t)dim * dim;
+	w.m = dim;
+	w.n = dim;
+	w.k = dim;
 	a = (int32_t *)ab;
 	b = (int32_t *)(ab + mlen);
 	fill_words((uint32_t *)a, elems, 12);
 	fill_words((uint32_t *)b, elems, 13);
 	simdrv_reference(&w, a, b, want);
-	job = matmul(a, b, c, LONG_DIM, LONG_DIM, LONG_DIM);
+	job = matmul(a, b, c, dim, dim, dim);
 	/* Once, whole: how long a matmul takes here. */
 	t0 = now_ns();
-	if (!job_ok(&t, &job, "the 512x512x512 matmul"))
+	if (!job_ok(&t, &job, "the long matmul"))
 		goto out;
 	job_us = (now_ns() - t0) / 1000;
-	tap_diag("512x512x512 matmul: %llu ms", ull(job_us / 1000));
-	CHECK(!memcmp(c, want, elems * 4), "the matmul differs from the CPU's");
-	chain[0] = matmul(a, a, c0, LONG_DIM, LONG_DIM, LONG_DIM);
+	tap_diag("%ux%ux%u matmul: %llu ms", dim, dim, dim, ull(job_us / 1000));
+	CHECK(!memcmp(c, want, ce * 4), "the matmul differs from the CPU's");
+	chain[0] = matmul(a, a, c0, dim, dim, dim);
 	chain[1] = job;
 	chain[2] = vadd(b, zero, d, (uint32_t)dn);
 
@@ -715,7 +757,7 @@ static void test_munmap_during_job(void)
 			fill_words((uint32_t *)b, elems, 13);
 			b_mapped = true;
 		}
-		for (size_t i = 0; i < elems; i++)
+		for (size_t i = 0; i < ce; i++)
 			c[i] = (int32_t)GARBAGE_WORD;
 		for (size_t i = 0; i < dn; i++)
 			d[i] = GARBAGE_WORD;
@@ -734,16 +776,16 @@ static void test_munmap_during_job(void)
 		if (ret == -EIO && read_fault_in(&r, b, mlen) &&
 		    job_status_at(&t, 0) == SIMDRV_JOB_STATUS_DONE &&
 		    job_status_at(&t, 1) != SIMDRV_JOB_STATUS_DONE &&
-		    check_value((uint32_t *)c, elems, GARBAGE_WORD) == elems)
+		    check_value((uint32_t *)c, ce, GARBAGE_WORD) == ce)
 			kind = OUT_BEFORE;
 		else if (ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT &&
 			 r.fault_addr == (uintptr_t)b &&
 			 job_status_at(&t, 1) == SIMDRV_JOB_STATUS_DONE &&
 			 job_status_at(&t, 2) != SIMDRV_JOB_STATUS_DONE &&
-			 !memcmp(c, want, elems * 4) && check_value(d, dn, GARBAGE_WORD) == dn)
+			 !memcmp(c, want, ce * 4) && check_value(d, dn, GARBAGE_WORD) == dn)
 			kind = OUT_BETWEEN;
 		else if (ret == 0 && job_status(&t) == SIMDRV_JOB_STATUS_DONE &&
-			 !memcmp(c, want, elems * 4) && check_words(d, dn, 13, 0) == dn)
+			 !memcmp(c, want, ce * 4) && check_words(d, dn, 13, 0) == dn)
 			kind = OUT_AFTER;
 		if (!CHECK(kind < OUT_KINDS,
 			   "round %u (munmap %u ms in, the chain ran %llu ms): run %s, reason %u, fault at %#llx status %#x, job statuses %#x %#x %#x, C[0] %#x (old %#x), D[0] %#x",
@@ -1059,17 +1101,22 @@ static int exit_mid_job_round(unsigned int round, int32_t *shared, size_t elems,
 		struct long_job lj;
 		pthread_t th;
 
+		uint32_t dim;
+
 		if (!a || !b || !c || !svm_open(&t))
+			_exit(1);
+		dim = long_dim(&t);
+		if (!dim)
 			_exit(1);
 		fill_words((uint32_t *)a, elems, 17);
 		fill_words((uint32_t *)b, elems, 18);
-		job = matmul(a, b, c, LONG_DIM, LONG_DIM, LONG_DIM);
+		job = matmul(a, b, c, dim, dim, dim);
 		t0 = now_ns();
 		if (!job_ok(&t, &job, "child: a whole matmul"))
 			_exit(1);
 		job_us = (now_ns() - t0) / 1000;
 		lj.t = &t;
-		lj.job = matmul(a, b, shared, LONG_DIM, LONG_DIM, LONG_DIM);
+		lj.job = matmul(a, b, shared, dim, dim, dim);
 		lj.tid = 0;
 		if (pthread_create(&th, NULL, long_job_thread, &lj))
 			_exit(1);
