@@ -294,6 +294,12 @@ static int svm_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(svm);
 
+static int replay_leaves_show(struct seq_file *m, void *unused)
+{
+	return accmap_replay_leaves_debugfs_show(m, unused);
+}
+DEFINE_SHOW_ATTRIBUTE(replay_leaves);
+
 #ifdef ACCMAP_HAVE_DEVMEM
 static int devmem_show(struct seq_file *m, void *unused)
 {
@@ -320,6 +326,9 @@ void accmap_debugfs_init(struct accmap_device *adev)
 	debugfs_create_file("pool", 0444, adev->debugfs, adev, &pool_fops);
 	debugfs_create_file("replay", 0444, adev->debugfs, adev, &replay_fops);
 	debugfs_create_file("svm", 0444, adev->debugfs, adev, &svm_fops);
+	/* GPU address-space layout of every process's sessions: root only. */
+	debugfs_create_file("replay_leaves", 0400, adev->debugfs, adev,
+			    &replay_leaves_fops);
 #ifdef ACCMAP_HAVE_DEVMEM
 	if (adev->sim_target.devmem)
 		debugfs_create_file("devmem", 0444, adev->debugfs, adev,

@@ -1170,6 +1170,101 @@ int accmap_replay_debugfs_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+/* A run of pages of one map that walked to the same outcome. */
+struct replay_leaf_run {
+	u64 va;
+	u64 bytes;
+	bool ok;
+	u32 perm;
+	u32 attr;
+};
+
+static void replay_leaf_run_show(struct seq_file *m,
+				 const struct accmap_replay_session *s, u32 i,
+				 const struct replay_leaf_run *r)
+{
+	if (!r->bytes)
+		return;
+	seq_printf(m, "%d\t%u\t%u\t%#llx\t%llu\t", s->pid, s->id, i, r->va,
+		   r->bytes);
+	if (r->ok)
+		seq_printf(m, "%c%c%c\t%u\n",
+			   r->perm & ACCMAP_PGT_PERM_READ ? 'r' : '-',
+			   r->perm & ACCMAP_PGT_PERM_WRITE ? 'w' : '-',
+			   r->perm & ACCMAP_PGT_PERM_EXEC ? 'x' : '-', r->attr);
+	else
+		seq_puts(m, "fault\t-\n");
+}
+
+/* Walks map @i of @s page by page (block by block) and prints its runs. */
+static void replay_leaves_of_map(struct seq_file *m,
+				 struct accmap_replay_session *s, u32 i)
+{
+	const struct accmap_replay_mapping *map = &s->maps[i];
+	u64 va = map->gpu_va, end = map->gpu_va + map->length;
+	struct replay_leaf_run run = { .va = va };
+	struct accmap_walk w;
+
+	while (va < end) {
+		bool ok;
+		u64 step;
+
+		s->target->ops->walk(s, va, &w);
+		ok = w.status == ACCMAP_WALK_OK;
+		step = ok ? w.size - (va & (w.size - 1)) : ACCMAP_PGT_PAGE_SIZE;
+		step = min(step, end - va);
+		if (run.bytes && (ok != run.ok ||
+				  (ok && (w.perm != run.perm ||
+					  w.attr != run.attr)))) {
+			replay_leaf_run_show(m, s, i, &run);
+			run.va = va;
+			run.bytes = 0;
+		}
+		run.ok = ok;
+		run.perm = ok ? w.perm : 0;
+		run.attr = ok ? w.attr : 0;
+		run.bytes += step;
+		va += step;
+		cond_resched();
+	}
+	replay_leaf_run_show(m, s, i, &run);
+}
+
+/**
+ * accmap_replay_leaves_debugfs_show() - the debugfs file "replay_leaves"
+ * @m: the file
+ * @unused: unused
+ *
+ * What a target's MMU finds in a session's page tables, for tests to
+ * compare with what the session was asked to map: for each live replay
+ * session that is not SVM, on a target that can walk its tables (the
+ * model), each of its maps walked page by page (a block at a time)
+ * through the tables as the target's MMU reads them.  One line per run of
+ * pages with the same outcome: creator's pid, session id, map index, GPU
+ * address, bytes, then the permissions the leaf grants (r, w, x or -) and
+ * its memory attribute index, or "fault" and "-" where the walk found no
+ * leaf.  No physical address is shown.  Root only (mode 0400).
+ *
+ * Return: 0.
+ */
+int accmap_replay_leaves_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct accmap_device *adev = m->private;
+	struct accmap_replay_session *s;
+	u32 i;
+
+	seq_puts(m, "pid\tsession\tmap\tva\tbytes\tperm\tattr\n");
+	mutex_lock(&adev->replay_lock);
+	list_for_each_entry(s, &adev->replay_sessions, node) {
+		if (s->svm || !s->pgt || !s->target->ops->walk)
+			continue;
+		for (i = 0; i < s->nr_maps; i++)
+			replay_leaves_of_map(m, s, i);
+	}
+	mutex_unlock(&adev->replay_lock);
+	return 0;
+}
+
 /**
  * accmap_replay_svm_debugfs_show() - the debugfs file "svm"
  * @m: the file

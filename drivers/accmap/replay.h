@@ -168,6 +168,9 @@ struct accmap_replay_fault {
  *             reached through accmap_svm_copy().  0 or -errno
  * @svm_flush: with @svm_enable: wait until the target uses no translation
  *             of a page-table entry cleared before the call
+ * @walk:      optional: translate @va through the session's tables as the
+ *             target's MMU reads them (for the debugfs file
+ *             "replay_leaves"); the outcome in @w
  */
 struct accmap_replay_target_ops {
 	int (*open)(struct accmap_replay_session *s);
@@ -189,6 +192,8 @@ struct accmap_replay_target_ops {
 			   struct accmap_replay_fault *f);
 	int (*svm_enable)(struct accmap_replay_session *s);
 	void (*svm_flush)(struct accmap_replay_session *s);
+	void (*walk)(struct accmap_replay_session *s, u64 va,
+		     struct accmap_walk *w);
 };
 
 /**
@@ -327,6 +332,7 @@ int accmap_replay_destroy(struct accmap_client *client,
 int accmap_replay_svm(struct accmap_client *client, struct accmap_svm_op *arg);
 int accmap_replay_debugfs_show(struct seq_file *m, void *unused);
 int accmap_replay_svm_debugfs_show(struct seq_file *m, void *unused);
+int accmap_replay_leaves_debugfs_show(struct seq_file *m, void *unused);
 
 /* ---- the executor (replay_exec.c) ------------------------------------ */
 

@@ -1864,6 +1864,17 @@ static void sim_svm_flush(struct accmap_replay_session *s)
 }
 
 /*
+ * Translates @va through the session's tables with the walk every access
+ * of the model makes (sim_translate()), from the root the session's
+ * WRITE_ROOT ops install.
+ */
+static void sim_walk(struct accmap_replay_session *s, u64 va,
+		     struct accmap_walk *w)
+{
+	accmap_walk(s->format, s->root, va, sim_read_table, sim_of(s), w);
+}
+
+/*
  * The model's target operations.  Device addresses are CPU physical
  * addresses (no dma_dev); table pages come from sim_pgt_ops.
  */
@@ -1880,6 +1891,7 @@ const struct accmap_replay_target_ops accmap_sim_ops = {
 	.job_failed = sim_job_failed,
 	.svm_enable = sim_svm_enable,
 	.svm_flush = sim_svm_flush,
+	.walk = sim_walk,
 };
 
 /**

@@ -763,7 +763,10 @@ out:
 
 /* ==== 9. exit with pages on the device ==== */
 
-/* A child that moves @len bytes to the device, reports, then waits to die. */
+/*
+ * A child that moves @len bytes to the device, reports "r" and the
+ * address of those bytes, then waits to die.
+ */
 static pid_t child_on_device(size_t len, int *ready)
 {
 	int fds[2];
@@ -788,8 +791,15 @@ static pid_t child_on_device(size_t len, int *ready)
 		fill_words(w, len / 4, 90);
 		if (!all_to_device(&t, w, len, &p, "child"))
 			_exit(1);
-		if (write(fds[1], "r", 1) != 1)
-			_exit(1);
+		/* "r" and where the pages are, in one write (a pipe keeps it whole). */
+		{
+			char msg[1 + sizeof(uintptr_t)] = "r";
+			uintptr_t at = (uintptr_t)w;
+
+			memcpy(msg + 1, &at, sizeof(at));
+			if (write(fds[1], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+				_exit(1);
+		}
 		pause();
 		_exit(0);
 	}
@@ -834,34 +844,84 @@ static void test_exit(void)
 }
 
 /*
+ * The device page frames behind @npages pages at @addr in process @pid,
+ * from /proc/PID/pagemap (root only): a page of coherent device memory is
+ * mapped like any (its frame in bits 54:0), one of private device memory
+ * is a device-private swap entry whose offset (bits 54:5) is its frame.
+ * Returns how many of the pages had a frame; 0 for the others.
+ */
+static size_t device_pfns(pid_t pid, uintptr_t addr, size_t npages, uint64_t *pfn)
+{
+	const uint64_t frame_mask = (1ULL << 55) - 1;
+	size_t found = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!CHECK(fd >= 0, "open %s: %s", path, strerror(errno)))
+		return 0;
+	for (size_t i = 0; i < npages; i++) {
+		uint64_t e = 0;
+
+		pfn[i] = 0;
+		if (pread(fd, &e, sizeof(e), (off_t)((addr / ps + i) * sizeof(e))) != sizeof(e))
+			continue;
+		if (e >> 63)
+			pfn[i] = e & frame_mask;
+		else if (e >> 62 & 1)
+			pfn[i] = (e & frame_mask) >> 5;
+		found += pfn[i] != 0;
+	}
+	close(fd);
+	return found;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
  * Device pages a process left are cleared before another gets them: a
  * child puts a pattern on the device and is killed, then pages this
- * process never touched are placed there (the pool hands out the slots
- * freed last first, so the child's) and must read as zero, by the GPU
- * and by the CPU.
+ * process never touched are placed there and must read as zero, by the
+ * GPU and by the CPU.  The pool hands out the slots freed last first, so
+ * the new pages must be exactly the child's (their page frames, read
+ * from both processes' pagemap, show it): otherwise zeros would prove
+ * nothing about clearing.
  */
 static void test_fresh_cleared(void)
 {
-	size_t len = 4 * SZ_1M, n = len / 4, bad;
+	size_t len = 4 * SZ_1M, n = len / 4, np = len / ps, bad, had = 0, got = 0, reused = 0;
 	uint64_t used0 = devmem_used();
+	uint64_t *child_pfn = calloc(np, sizeof(uint64_t)), *new_pfn = calloc(np, sizeof(uint64_t));
 	uint32_t *fresh = NULL, *c = NULL;
+	char msg[1 + sizeof(uintptr_t)];
 	struct accmap_svm_op q;
 	struct svm t = { .dev = -1 };
+	uintptr_t child_at = 0;
 	int ready, status;
-	char byte;
 	pid_t pid;
 
-	if (used0 == ~0ULL)
-		return;
+	if (used0 == ~0ULL || !CHECK(child_pfn && new_pfn, "calloc"))
+		goto out_free;
 	pid = child_on_device(len, &ready);
 	if (pid < 0)
-		return;
-	CHECK(read(ready, &byte, 1) == 1, "the child did not get its pages moved");
+		goto out_free;
+	if (CHECK(read(ready, msg, sizeof(msg)) == (ssize_t)sizeof(msg) && msg[0] == 'r',
+		  "the child did not get its pages moved")) {
+		memcpy(&child_at, msg + 1, sizeof(child_at));
+		had = device_pfns(pid, child_at, np, child_pfn);
+	}
 	close(ready);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	if (!CHECK(devmem_wait_used(used0) == used0, "the child's device pages were not freed"))
-		return;
+	if (!CHECK(had == np, "the child's pagemap shows %zu of its %zu device pages", had, np) ||
+	    !CHECK(devmem_wait_used(used0) == used0, "the child's device pages were not freed"))
+		goto out_free;
 
 	fresh = map_anon(len, PROT_READ | PROT_WRITE);
 	c = map_anon(len, PROT_READ | PROT_WRITE);
@@ -872,6 +932,16 @@ static void test_fresh_cleared(void)
 		goto out;
 	CHECK(q.to_device == len / ps, "to_device %llu for %zu never-touched pages",
 	      ull(q.to_device), len / ps);
+	got = device_pfns(getpid(), (uintptr_t)fresh, np, new_pfn);
+	qsort(child_pfn, np, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < np; i++)
+		reused += new_pfn[i] &&
+			  bsearch(&new_pfn[i], child_pfn, np, sizeof(uint64_t), cmp_u64);
+	tap_diag("%zu of %zu new device pages are frames the killed child had (%zu seen)",
+		 reused, np, got);
+	CHECK(reused == np,
+	      "only %zu of %zu new device pages took the killed child's frames: the test would not show clearing",
+	      reused, np);
 	if (vadd_all(&t, fresh, fresh, c, n, "the GPU reads never-touched device pages")) {
 		bad = check_value(c, n, 0);
 		CHECK(bad == n, "GPU: word %zu of the new pages is %#x, not 0", bad,
@@ -886,6 +956,9 @@ out:
 		munmap(fresh, len);
 	if (c)
 		munmap(c, len);
+out_free:
+	free(child_pfn);
+	free(new_pfn);
 }
 
 /* ==== 10. the last reference dropped in hard interrupt context ==== */

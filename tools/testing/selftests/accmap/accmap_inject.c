@@ -599,6 +599,12 @@ static void sweep(const struct inj_case *cur)
 	CHECK(n <= MAX_POINTS, "%s: still failing at point %u", cur->name, MAX_POINTS);
 	tap_diag("%s: %u points, failed in turn: %u ENOMEM, %u EFAULT, %u recovered from",
 		 cur->name, n - 1, failed[0], failed[1], absorbed);
+	/*
+	 * A sweep whose first armed point was never reached injected
+	 * nothing: the knobs, or the call's path, would then be untested.
+	 */
+	CHECK(failed[0] + failed[1] + absorbed > 0,
+	      "%s: no failure was injected (the first point was never reached)", cur->name);
 out:
 	if (mon >= 0)
 		close(mon);

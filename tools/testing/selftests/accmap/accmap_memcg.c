@@ -10,9 +10,12 @@
  *
  * A child process is moved into a cgroup of its own with memory.max at
  * 256 MiB and allocates 16 MiB buffers:
- *  - the cgroup's memory.current rises by at least the bytes allocated;
- *  - allocating on towards 512 MiB fails with ENOMEM before 512 MiB, after
- *    at least half the limit, with memory.current within the limit, the
+ *  - the cgroup's memory.current rises by the bytes allocated plus their
+ *    page arrays, within the per-CPU charge stocks' slack either way;
+ *  - allocating on towards 512 MiB fails with ENOMEM before 512 MiB, only
+ *    once the next buffer cannot fit (memory.current plus the buffer
+ *    passes the limit by more than that slack), with memory.current
+ *    within the limit, the
  *    failed ALLOC leaving no charge and no heap bytes behind, and no OOM
  *    kill in the cgroup (memory.events oom_kill stays 0, the child exits
  *    normally);
@@ -82,6 +85,15 @@ static long long stock_slack(void)
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 
 	return (long long)MEMCG_STOCK_PAGES * (long long)page_size() * (cpus > 0 ? cpus : 1);
+}
+
+/*
+ * Bytes of the page array of a @size buffer (one pointer a page), charged
+ * with it.
+ */
+static unsigned long long array_bytes(unsigned long long size)
+{
+	return size / page_size() * sizeof(void *);
 }
 
 /* ---- cgroup v2 files ---- */
@@ -238,6 +250,7 @@ static int alloc_chunk(int dev, uint32_t *id)
  */
 static void fill_to_limit(const char *cg, int dev, const uint32_t *small, uint32_t big)
 {
+	long long base = cg_current(cg), room;
 	int ret = 0, ret_big = 0;
 	size_t k;
 
@@ -258,6 +271,11 @@ static void fill_to_limit(const char *cg, int dev, const uint32_t *small, uint32
 		return;
 	tap_diag("brim: %zu KiB more in 64 KiB buffers, then a 64 MiB ALLOC: %s",
 		 k * (size_t)(SMALL >> 10), ret_big ? strerror(-ret_big) : "allocated");
+	/* The 64 KiB ALLOCs stopped only when the next one did not fit. */
+	room = (long long)CG_LIMIT - base;
+	CHECK(room < (long long)((k + 1) * (SMALL + array_bytes(SMALL))) + stock_slack(),
+	      "the brim: ENOMEM after %zu KiB in 64 KiB buffers with %lld KiB free below the limit (slack %lld KiB)",
+	      k * (size_t)(SMALL >> 10), room >> 10, stock_slack() >> 10);
 	CHECK(ret_big == -ENOMEM, "ALLOC of 64 MiB at the brim: %s, expected ENOMEM",
 	      ret_big ? strerror(-ret_big) : "allocated");
 	CHECK(cg_read(cg, "memory.events", "oom_kill") == 0,
@@ -287,8 +305,13 @@ static void child(const char *cg, int sock)
 			return;
 	}
 	c1 = cg_current(cg);
-	CHECK(c1 - c0 >= (long long)(4 * CHUNK),
-	      "memory.current rose by %lld KiB for 65536 KiB of buffers", (c1 - c0) >> 10);
+	tap_diag("4 ALLOCs of 16 MiB: memory.current rose by %lld KiB (buffers %llu KiB, page arrays %llu KiB, per-CPU stock slack %lld KiB)",
+		 (c1 - c0) >> 10, (4 * CHUNK) >> 10, (4 * array_bytes(CHUNK)) >> 10,
+		 stock_slack() >> 10);
+	CHECK(c1 - c0 >= (long long)(4 * CHUNK) - stock_slack() &&
+	      c1 - c0 <= (long long)(4 * (CHUNK + array_bytes(CHUNK))) + stock_slack(),
+	      "memory.current rose by %lld KiB for 65536 KiB of buffers and %llu KiB of page arrays (slack %lld KiB)",
+	      (c1 - c0) >> 10, (4 * array_bytes(CHUNK)) >> 10, stock_slack() >> 10);
 
 	/* The brim's ids, while there is room for their own charge. */
 	for (i = 0; i < MAX_SMALL; i++) {
@@ -315,8 +338,16 @@ static void child(const char *cg, int sock)
 	if (n < MAX_BUFS) {
 		CHECK(ret == -ENOMEM, "ALLOC over the cgroup's limit: %s, expected ENOMEM",
 		      strerror(-ret));
-		CHECK(n * CHUNK >= CG_LIMIT / 2, "only %zu MiB before ENOMEM in a 256 MiB cgroup",
-		      n * (size_t)(CHUNK / MIB));
+		/*
+		 * ENOMEM only when the buffer and its page array did not fit:
+		 * what was charged before it, plus what it needed, passes the
+		 * limit by more than the stocks could hold back.
+		 */
+		CHECK(before + (long long)(CHUNK + array_bytes(CHUNK)) + stock_slack() >
+		      (long long)CG_LIMIT,
+		      "ENOMEM for 16 MiB with memory.current %lld KiB of a %llu KiB limit: %lld KiB were free (slack %lld KiB)",
+		      before >> 10, CG_LIMIT >> 10, ((long long)CG_LIMIT - before) >> 10,
+		      stock_slack() >> 10);
 		/* The failed ALLOC took nothing. */
 		after = cg_current(cg);
 		CHECK(after <= before + (long long)MIB,

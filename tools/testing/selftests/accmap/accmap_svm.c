@@ -553,8 +553,42 @@ static bool wait_in_ioctl(pid_t tid)
 	return false;
 }
 
-/* The long job: a 512x512x512 matmul (ACCMAP_SIM_MACS_MAX MACs). */
+/* The long job: at most a 512x512x512 matmul (ACCMAP_SIM_MACS_MAX MACs). */
 #define LONG_DIM		512
+#define LONG_MS			1000
+
+/*
+ * The side of the long matmul: one that takes about LONG_MS here (a
+ * 128-cube one is timed first; the time grows with the cube of the
+ * side), at most LONG_DIM, so that a chain of two stays well within a
+ * run's timeout on slow (debug) kernels too.  0 if the timing job failed.
+ */
+static uint32_t long_dim(struct svm *t)
+{
+	const uint64_t d0 = 128;
+	int32_t *a = calloc(d0 * d0, 4), *c = malloc(d0 * d0 * 4);
+	struct accmap_sim_job job;
+	uint32_t dim = 0;
+	uint64_t t0, us;
+
+	if (!CHECK(a && c, "malloc"))
+		goto out;
+	job = matmul(a, a, c, (uint32_t)d0, (uint32_t)d0, (uint32_t)d0);
+	t0 = now_ns();
+	if (!job_ok(t, &job, "a 128-cube matmul"))
+		goto out;
+	us = (now_ns() - t0) / 1000 + 1;
+	for (dim = (uint32_t)d0; dim < LONG_DIM; dim += 16) {
+		uint64_t next = dim + 16;
+
+		if (us * next * next * next / (d0 * d0 * d0) > LONG_MS * 1000ULL)
+			break;
+	}
+out:
+	free(a);
+	free(c);
+	return dim;
+}
 
 struct unmap_arg {
 	pid_t tid;
@@ -626,65 +660,155 @@ static void *unmap_thread(void *p)
 	return NULL;
 }
 
+/*
+ * B is unmapped while a chain of three jobs runs: job 0 (C0 = A x A) does
+ * not touch B, job 1 (C = A x B) reads B whole before it computes, job 2
+ * (D = B + 0, its first ACCMAP_SIM_DIM_MAX words) reads it again.  Each
+ * matmul takes hundreds of milliseconds (timed here first), so a munmap
+ * timed into job 0 must make job 1 fault on B with C untouched ("before"),
+ * and one timed into job 1's compute must leave job 1 done with the old
+ * data and job 2 faulting at B ("between"): the two sides of the race,
+ * each forced by where the munmap lands.  Rounds alternate between the
+ * two aims, and a round that missed its aim (the guest ran slower or
+ * faster than timed) moves that aim's delay by a quarter of a matmul for
+ * the next; every outcome is counted and both must occur, in at least
+ * JOB_ROUNDS_MIN rounds and at most JOB_ROUNDS_MAX.  A chain that
+ * completes whole ("after", the munmap later than planned) is allowed but
+ * proves nothing; anything else fails: a job reading B after the munmap,
+ * or C or D written with other data.
+ */
+#define JOB_ROUNDS_MIN		4
+#define JOB_ROUNDS_MAX		12
+#define GARBAGE_WORD		0xa5a5a5a5U
+
+enum { OUT_BEFORE, OUT_BETWEEN, OUT_AFTER, OUT_KINDS };
+
+/* Whether @r is a read fault inside [@p, @p + @len). */
+static bool read_fault_in(const struct accmap_replay_run *r, const void *p, size_t len)
+{
+	return r->reason == ACCMAP_REPLAY_MMU_FAULT && r->fault_addr >= (uintptr_t)p &&
+	       r->fault_addr < (uintptr_t)p + len && (r->fault_status >> 8 & 3) == ACCESS_READ;
+}
+
 static void test_munmap_during_job(void)
 {
 	const size_t elems = LONG_DIM * LONG_DIM, mlen = align_up(elems * 4, ps);
+	const size_t dn = ACCMAP_SIM_DIM_MAX, dlen = align_up(dn * 4, ps);
 	uint8_t *ab = map_anon(2 * mlen, PROT_READ | PROT_WRITE);
 	int32_t *c = map_anon(mlen, PROT_READ | PROT_WRITE), *want = malloc(elems * 4);
-	struct unmap_arg u = { .tid = (pid_t)syscall(SYS_gettid) };
-	struct simdrv_workload w = { .op = ACCMAP_SIM_OP_MATMUL_I32, .m = LONG_DIM,
-				     .n = LONG_DIM, .k = LONG_DIM };
+	int32_t *c0 = map_anon(mlen, PROT_READ | PROT_WRITE);
+	uint32_t *d = map_anon(dlen, PROT_READ | PROT_WRITE);
+	uint32_t *zero = map_anon(dlen, PROT_READ | PROT_WRITE);
+	struct simdrv_workload w = { .op = ACCMAP_SIM_OP_MATMUL_I32 };
+	static const char *const names[OUT_KINDS] = { "before", "between", "after" };
+	unsigned int count[OUT_KINDS] = { 0 }, round;
+	struct accmap_sim_job job, chain[3];
+	uint64_t delay_us[2];
 	struct accmap_replay_run r;
-	struct accmap_sim_job job;
-	uint64_t t0, t1;
-	pthread_t th;
+	uint64_t t0, job_us;
 	int32_t *a, *b;
 	struct svm t = { .dev = -1 };
+	bool b_mapped = true;
+	size_t ce;
+	uint32_t dim;
 	int ret;
 
-	if (!ab || !c || !CHECK(want, "malloc") || !svm_open(&t))
+	if (!ab || !c || !c0 || !d || !zero || !CHECK(want, "malloc") || !svm_open(&t))
 		goto out;
+	dim = long_dim(&t);
+	if (!dim)
+		goto out;
+	ce = (size_t)dim * dim;
+	w.m = dim;
+	w.n = dim;
+	w.k = dim;
 	a = (int32_t *)ab;
 	b = (int32_t *)(ab + mlen);
 	fill_words((uint32_t *)a, elems, 12);
 	fill_words((uint32_t *)b, elems, 13);
 	simdrv_reference(&w, a, b, want);
-	job = matmul(a, b, c, LONG_DIM, LONG_DIM, LONG_DIM);
-	/* Once, whole: how long the job takes here. */
+	job = matmul(a, b, c, dim, dim, dim);
+	/* Once, whole: how long a matmul takes here. */
 	t0 = now_ns();
-	if (!job_ok(&t, &job, "the 512x512x512 matmul"))
+	if (!job_ok(&t, &job, "the long matmul"))
 		goto out;
-	tap_diag("512x512x512 matmul: %llu ms",
-		 (unsigned long long)((now_ns() - t0) / 1000000));
-	CHECK(!memcmp(c, want, elems * 4), "the matmul differs from the CPU's");
-	memset(c, 0, mlen);
+	job_us = (now_ns() - t0) / 1000;
+	tap_diag("%ux%ux%u matmul: %llu ms", dim, dim, dim, ull(job_us / 1000));
+	CHECK(!memcmp(c, want, ce * 4), "the matmul differs from the CPU's");
+	chain[0] = matmul(a, a, c0, dim, dim, dim);
+	chain[1] = job;
+	chain[2] = vadd(b, zero, d, (uint32_t)dn);
 
-	/* Again, and B (the second half of the A|B range) goes mid-job. */
-	u.addr = b;
-	u.len = mlen;
-	if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
-		goto out;
-	t0 = now_ns();
-	ret = svm_job(&t, &job, &r);
-	t1 = now_ns();
-	pthread_join(th, NULL);
-	CHECK(u.ret == 0, "munmap from the other thread: %s", err_name(u.ret));
-	if (ret == 0) {
-		CHECK(job_status(&t) == SIMDRV_JOB_STATUS_DONE, "job status %#x", job_status(&t));
-		CHECK(!memcmp(c, want, elems * 4), "the job completed with data not the old");
-		tap_diag("the job completed with the old data (%s the munmap)",
-			 t1 <= u.at_ns ? "before" : "around");
-	} else {
-		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
-		      "run during the munmap: %s, reason %u", err_name(ret), r.reason);
-		CHECK(r.fault_addr >= (uintptr_t)b && r.fault_addr < (uintptr_t)b + mlen &&
-		      (r.fault_status >> 8 & 3) == ACCESS_READ,
-		      "fault at %#llx (status %#x), outside the unmapped %p+%#zx",
-		      ull(r.fault_addr), r.fault_status, (void *)b, mlen);
-		tap_diag("the job faulted at %#llx after the munmap, %llu ms in",
-			 ull(r.fault_addr),
-			 (unsigned long long)((t1 - t0) / 1000000));
+	/* Half into job 0, or half into job 1's compute. */
+	delay_us[0] = job_us / 2;
+	delay_us[1] = job_us * 3 / 2;
+	for (round = 0; round < JOB_ROUNDS_MAX &&
+	     (round < JOB_ROUNDS_MIN || !count[OUT_BEFORE] || !count[OUT_BETWEEN]); round++) {
+		struct unmap_arg u = { .tid = (pid_t)syscall(SYS_gettid) };
+		unsigned int aim = round & 1, kind = OUT_KINDS;
+		pthread_t th;
+		uint64_t t1;
+
+		if (!b_mapped) {
+			if (!CHECK(mmap(b, mlen, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == b,
+				   "mapping B again: %s", strerror(errno)))
+				break;
+			fill_words((uint32_t *)b, elems, 13);
+			b_mapped = true;
+		}
+		for (size_t i = 0; i < ce; i++)
+			c[i] = (int32_t)GARBAGE_WORD;
+		for (size_t i = 0; i < dn; i++)
+			d[i] = GARBAGE_WORD;
+		u.addr = b;
+		u.len = mlen;
+		u.delay_us = (unsigned int)delay_us[aim];
+		if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
+			break;
+		t0 = now_ns();
+		ret = svm_chain(&t, chain, 3, &r);
+		t1 = now_ns();
+		pthread_join(th, NULL);
+		b_mapped = false;
+		if (!CHECK(u.ret == 0, "munmap from the other thread: %s", err_name(u.ret)))
+			break;
+		if (ret == -EIO && read_fault_in(&r, b, mlen) &&
+		    job_status_at(&t, 0) == SIMDRV_JOB_STATUS_DONE &&
+		    job_status_at(&t, 1) != SIMDRV_JOB_STATUS_DONE &&
+		    check_value((uint32_t *)c, ce, GARBAGE_WORD) == ce)
+			kind = OUT_BEFORE;
+		else if (ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT &&
+			 r.fault_addr == (uintptr_t)b &&
+			 job_status_at(&t, 1) == SIMDRV_JOB_STATUS_DONE &&
+			 job_status_at(&t, 2) != SIMDRV_JOB_STATUS_DONE &&
+			 !memcmp(c, want, ce * 4) && check_value(d, dn, GARBAGE_WORD) == dn)
+			kind = OUT_BETWEEN;
+		else if (ret == 0 && job_status(&t) == SIMDRV_JOB_STATUS_DONE &&
+			 !memcmp(c, want, ce * 4) && check_words(d, dn, 13, 0) == dn)
+			kind = OUT_AFTER;
+		if (!CHECK(kind < OUT_KINDS,
+			   "round %u (munmap %u ms in, the chain ran %llu ms): run %s, reason %u, fault at %#llx status %#x, job statuses %#x %#x %#x, C[0] %#x (old %#x), D[0] %#x",
+			   round, u.delay_us / 1000, ull((t1 - t0) / 1000000), err_name(ret),
+			   r.reason, ull(r.fault_addr), r.fault_status, job_status_at(&t, 0),
+			   job_status_at(&t, 1), job_status_at(&t, 2), (uint32_t)c[0],
+			   (uint32_t)want[0], d[0]))
+			break;
+		count[kind]++;
+		tap_diag("round %u: munmap %u ms in (aimed %s), the chain ran %llu ms: %s", round,
+			 u.delay_us / 1000, names[aim], ull((t1 - t0) / 1000000), names[kind]);
+		if (kind < aim && delay_us[aim] + job_us / 4 < 3 * job_us)
+			delay_us[aim] += job_us / 4;
+		else if (kind > aim && delay_us[aim] > job_us / 4)
+			delay_us[aim] -= job_us / 4;
 	}
+	tap_diag("outcomes of %u rounds: %u before job 1 read B, %u between job 1 and job 2, %u after the chain",
+		 round, count[OUT_BEFORE], count[OUT_BETWEEN], count[OUT_AFTER]);
+	CHECK(count[OUT_BEFORE] && count[OUT_BETWEEN],
+	      "the munmap never landed %s: each side of the race must be seen",
+	      count[OUT_BEFORE] ? "between job 1 and job 2" : "before job 1 read B");
+	if (b_mapped && !CHECK_OK(munmap(b, mlen)))
+		goto out;
 	/* No GPU entry is left for B: reading it now faults at its first byte. */
 	job = vadd(b, a, c, 16);
 	job_faults(&t, &job, (uintptr_t)b, ACCESS_READ, FAULT_TRANSLATION,
@@ -940,47 +1064,78 @@ static void *long_job_thread(void *p)
 /* A row of debugfs svm for @pid, or false. */
 static bool svm_row_of(pid_t pid, uint32_t session, char *row, size_t len);
 
-static void test_exit_mid_job(void)
-{
-	int status = 0, ready[2] = { -1, -1 };
-	uint64_t t0, reap_ns;
-	pid_t pid, got = 0;
-	char byte = 0, row[512];
-	struct svm t = { .dev = -1 };
+/*
+ * A child runs a matmul whose C lies in memory it shares with this
+ * process (MAP_SHARED, filled with garbage first), and exits halfway
+ * through it (the child times one whole matmul first).  The exit must end
+ * the job: C, which the job writes only at its end, must still be garbage
+ * well after the job's whole time has passed; that is also what shows
+ * the exit came mid-job.  A round whose C was written (the exit came
+ * late) is counted and tried again, up to EXIT_ROUNDS; one mid-job exit
+ * is required.
+ */
+#define EXIT_ROUNDS		3
 
+/* One child's run: 1 the exit came mid-job, 0 the job completed first, -1 failed. */
+static int exit_mid_job_round(unsigned int round, int32_t *shared, size_t elems,
+			      pid_t *child)
+{
+	int status = 0, ready[2] = { -1, -1 }, kind = -1;
+	char msg[1 + sizeof(uint64_t)] = "";
+	uint64_t t0, reap_ns, job_us = 0;
+	struct svm t = { .dev = -1 };
+	pid_t pid, got = 0;
+	size_t garbage;
+
+	for (size_t i = 0; i < elems; i++)
+		shared[i] = (int32_t)GARBAGE_WORD;
 	if (!CHECK_OK(pipe(ready)))
-		return;
+		return -1;
 	pid = fork();
 	if (!CHECK(pid >= 0, "fork: %s", strerror(errno)))
 		goto out;
+	*child = pid;
 	if (pid == 0) {
-		const size_t elems = LONG_DIM * LONG_DIM;
 		int32_t *a = malloc(elems * 4), *b = malloc(elems * 4), *c = malloc(elems * 4);
+		struct accmap_sim_job job;
 		struct long_job lj;
 		pthread_t th;
 
+		uint32_t dim;
+
 		if (!a || !b || !c || !svm_open(&t))
+			_exit(1);
+		dim = long_dim(&t);
+		if (!dim)
 			_exit(1);
 		fill_words((uint32_t *)a, elems, 17);
 		fill_words((uint32_t *)b, elems, 18);
+		job = matmul(a, b, c, dim, dim, dim);
+		t0 = now_ns();
+		if (!job_ok(&t, &job, "child: a whole matmul"))
+			_exit(1);
+		job_us = (now_ns() - t0) / 1000;
 		lj.t = &t;
-		lj.job = matmul(a, b, c, LONG_DIM, LONG_DIM, LONG_DIM);
+		lj.job = matmul(a, b, shared, dim, dim, dim);
 		lj.tid = 0;
 		if (pthread_create(&th, NULL, long_job_thread, &lj))
 			_exit(1);
 		while (!__atomic_load_n(&lj.tid, __ATOMIC_SEQ_CST))
 			usleep(1000);
-		/* Once the job's thread is in the run, the whole process exits. */
+		/* Once the job's thread is in the run, halfway through, the process exits. */
 		if (!wait_in_ioctl(lj.tid))
 			tap_diag("child: could not see the job's thread in ioctl(2)");
-		usleep(30 * 1000);
-		if (write(ready[1], "r", 1) != 1)
+		usleep((useconds_t)(job_us / 2));
+		memcpy(msg + 1, &job_us, sizeof(job_us));
+		if (write(ready[1], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
 			_exit(1);
 		_exit(0);
 	}
 	close(ready[1]);
 	ready[1] = -1;
-	CHECK(read(ready[0], &byte, 1) == 1 && byte == 'r', "the child did not start its job");
+	if (CHECK(read(ready[0], msg, sizeof(msg)) == (ssize_t)sizeof(msg),
+		  "the child did not start its job"))
+		memcpy(&job_us, msg + 1, sizeof(job_us));
 	t0 = now_ns();
 	while (now_ns() - t0 < 20000000000ULL) {
 		got = waitpid(pid, &status, WNOHANG);
@@ -993,10 +1148,49 @@ static void test_exit_mid_job(void)
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
-	CHECK(got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "the child exiting mid-job: status %#x, reaped %s", status, got ? "yes" : "no");
-	tap_diag("the child exited mid-job, reaped after %llu ms",
-		 (unsigned long long)(reap_ns / 1000000));
+	if (!CHECK(got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		   "the child exiting mid-job: status %#x, reaped %s", status, got ? "yes" : "no"))
+		goto out;
+	/* Twice the job's time from here: a job still going would have written C. */
+	usleep((useconds_t)(2 * job_us));
+	garbage = check_value((uint32_t *)shared, elems, GARBAGE_WORD);
+	kind = garbage == elems;
+	tap_diag("round %u: a matmul takes %llu ms; the child exited %llu ms into it, reaped after %llu ms; C %s",
+		 round, ull(job_us / 1000), ull(job_us / 2000), ull(reap_ns / 1000000),
+		 kind ? "never written: the job ended with the process" :
+		 "written: the job completed before the exit");
+	if (!kind)
+		CHECK(garbage == 0, "C half written (word %zu first not garbage) by a job whose process exited",
+		      garbage);
+out:
+	for (int i = 0; i < 2; i++)
+		if (ready[i] >= 0)
+			close(ready[i]);
+	return kind;
+}
+
+static void test_exit_mid_job(void)
+{
+	const size_t elems = LONG_DIM * LONG_DIM;
+	int32_t *shared = map_anon_shared(align_up(elems * 4, ps));
+	unsigned int mid = 0, late = 0, round;
+	struct svm t = { .dev = -1 };
+	pid_t pid = 0;
+	char row[512];
+	int kind = -1;
+
+	if (!shared)
+		return;
+	for (round = 0; round < EXIT_ROUNDS && !mid; round++) {
+		kind = exit_mid_job_round(round, shared, elems, &pid);
+		if (kind < 0)
+			break;
+		mid += kind == 1;
+		late += kind == 0;
+	}
+	tap_diag("outcomes: %u exits mid-job, %u after the job completed", mid, late);
+	if (kind >= 0)
+		CHECK(mid > 0, "in %u rounds the child never exited mid-job", round);
 	/* The device works, and the child's session is gone. */
 	if (svm_open(&t)) {
 		uint32_t *a = map_anon(ps, PROT_READ | PROT_WRITE);
@@ -1012,11 +1206,8 @@ static void test_exit_mid_job(void)
 		CHECK(!svm_row_of(pid, 0, row, sizeof(row)),
 		      "debugfs svm still has the exited child's session: %s", row);
 	}
-out:
-	for (int i = 0; i < 2; i++)
-		if (ready[i] >= 0)
-			close(ready[i]);
 	svm_close(&t);
+	munmap(shared, align_up(elems * 4, ps));
 }
 
 /* ==== what only SVM does ==== */
@@ -1184,33 +1375,63 @@ out:
 }
 
 /*
- * The list walk reads memory from its first node to its last: the second
- * half of the nodes unmapped a quarter into it is met mid-job.
+ * The list walk reads memory from its first node to its last, one node
+ * at a time, taking about half a second (timed here first).  The second
+ * quarter of the list (M, whole pages) is unmapped while it runs, a round
+ * at a time with M mapped and filled again in between.  Where the walk
+ * was when the munmap landed shows in how the run ends:
+ *  - "before": a fault at M's first node (the walk had not reached M);
+ *  - "inside": a fault at a later node of M, every node before it read
+ *    from M while it was still mapped: the munmap landed mid-walk, and
+ *    the walk saw it at the next node it read;
+ *  - "after": the walk completes with the whole list's sum, the munmap
+ *    having started before the run returned (it passed M first).
+ * The munmap's delay is aimed at each in turn (1/8, 3/8 and 3/4 of the
+ * walk's time), and a round that missed its aim (the guest ran slower or
+ * faster than timed) moves that aim by 1/16 of the walk for the next,
+ * while each whole walk updates the time the aims are fractions of;
+ * each outcome is counted and all three must occur, in at least
+ * WALK_ROUNDS_MIN rounds and at most WALK_ROUNDS_MAX.  A walk that
+ * completes with the munmap later than the run ("late") is allowed and
+ * counted but proves nothing; anything else (a fault outside M, a wrong
+ * sum) fails.
  */
 #define WALK_PROBE		4096U
+#define WALK_MS			600U
+#define WALK_ROUNDS_MIN		6
+#define WALK_ROUNDS_MAX		30
+
+enum { WALK_BEFORE, WALK_INSIDE, WALK_AFTER, WALK_LATE, WALK_KINDS };
+
+/* Links and fills nodes [@from, @to) of @v as the walk expects them. */
+static void walk_fill(struct node *v, size_t from, size_t to, size_t count)
+{
+	for (size_t i = from; i < to; i++) {
+		v[i].next = i + 1 < count ? &v[i + 1] : NULL;
+		v[i].value = (int32_t)word(40, i);
+		v[i].pad = 0;
+	}
+}
 
 static void test_munmap_during_walk(void)
 {
+	static const char *const names[WALK_KINDS] = { "before", "inside", "after", "late" };
 	const size_t len = align_up((size_t)ACCMAP_SIM_ELEMS_MAX * sizeof(struct node), ps);
 	struct node *v = map_anon(len, PROT_READ | PROT_WRITE);
-	struct unmap_arg u = { .tid = (pid_t)syscall(SYS_gettid) };
 	uint32_t *out = malloc(8), count, sum = 0;
+	unsigned int seen[WALK_KINDS] = { 0 }, rounds = 0, aim16[3] = { 2, 6, 12 };
+	size_t m_first, m_end;
 	struct accmap_replay_run r;
 	struct accmap_sim_job job;
 	struct svm t = { .dev = -1 };
-	uint64_t t0, probe_ms, walk_ms;
-	uint8_t *half;
-	pthread_t th;
+	uint64_t t0, probe_ms, walk_us;
+	uint8_t *m_lo, *m_hi;
 	int ret;
 
 	if (!v || !CHECK(out, "malloc") || !svm_open(&t))
 		goto out;
-	for (size_t i = 0; i < ACCMAP_SIM_ELEMS_MAX; i++) {
-		v[i].next = &v[i + 1];
-		v[i].value = (int32_t)word(40, i);
-		v[i].pad = 0;
-	}
-	/* How fast the model walks here: a walk of about a second follows. */
+	walk_fill(v, 0, ACCMAP_SIM_ELEMS_MAX, ACCMAP_SIM_ELEMS_MAX);
+	/* How fast the model walks here: a walk of about WALK_MS follows. */
 	v[WALK_PROBE - 1].next = NULL;
 	simdrv_list_sum_job(&job, (uintptr_t)v, offsetof(struct node, next),
 			    offsetof(struct node, value), ACCMAP_SIM_ELEMS_MAX, (uintptr_t)out);
@@ -1218,70 +1439,107 @@ static void test_munmap_during_walk(void)
 	if (!job_ok(&t, &job, "walking the first WALK_PROBE nodes"))
 		goto out;
 	probe_ms = (now_ns() - t0) / 1000000 + 1;
-	v[WALK_PROBE - 1].next = &v[WALK_PROBE];
-	count = probe_ms >= 1000 / (ACCMAP_SIM_ELEMS_MAX / WALK_PROBE) ?
-		(uint32_t)(WALK_PROBE * 1000 / probe_ms) : ACCMAP_SIM_ELEMS_MAX;
-	if (count < WALK_PROBE)
-		count = WALK_PROBE;
-	v[count - 1].next = NULL;
+	count = probe_ms >= WALK_MS / (ACCMAP_SIM_ELEMS_MAX / WALK_PROBE) ?
+		(uint32_t)(WALK_PROBE * WALK_MS / probe_ms) : ACCMAP_SIM_ELEMS_MAX;
+	if (count < 3 * WALK_PROBE)
+		count = 3 * WALK_PROBE;
+	walk_fill(v, 0, count, count);
 	for (uint32_t i = 0; i < count; i++)
 		sum += (uint32_t)v[i].value;
-	t0 = now_ns();
-	if (!job_ok(&t, &job, "the whole walk") ||
-	    !CHECK(out[0] == sum && out[1] == count,
-		   "walk: sum %#x over %u nodes, expected %#x over %u", out[0], out[1], sum,
-		   count))
+	/* M: the whole pages of the second quarter; its first node starts a page. */
+	m_lo = (uint8_t *)v + align_up(count / 4 * sizeof(struct node), ps);
+	m_hi = (uint8_t *)v + (count / 2 * sizeof(struct node)) / ps * ps;
+	m_first = (size_t)(m_lo - (uint8_t *)v) / sizeof(struct node);
+	m_end = (size_t)(m_hi - (uint8_t *)v) / sizeof(struct node);
+	if (!CHECK(m_hi > m_lo + ps, "the second quarter of %u nodes is not two pages", count))
 		goto out;
-	walk_ms = (now_ns() - t0) / 1000000;
-	tap_diag("%u nodes walked in %llu ms (%u in %llu ms)", count, ull(walk_ms), WALK_PROBE,
-		 ull(probe_ms));
-
-	half = (uint8_t *)v + align_up(count / 2 * sizeof(struct node), ps);
-	u.addr = half;
-	u.len = (uint8_t *)v + len - half;
-	u.delay_us = (unsigned int)(walk_ms * 1000 / 4);
-	u.watch = true;
-	out[0] = 0;
-	out[1] = 0;
-	if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
-		goto out;
-	t0 = now_ns();
-	ret = svm_job(&t, &job, &r);
-	pthread_join(th, NULL);
-	CHECK(u.ret == 0, "munmap from the other thread: %s", err_name(u.ret));
-	if (ret == 0) {
-		CHECK(job_status(&t) == SIMDRV_JOB_STATUS_DONE, "job status %#x", job_status(&t));
-		CHECK(out[0] == sum && out[1] == count,
-		      "the walk completed with sum %#x over %u nodes, expected %#x over %u",
-		      out[0], out[1], sum, count);
-		tap_diag("the walk completed before the munmap reached it (%llu ms)",
-			 ull((now_ns() - t0) / 1000000));
-	} else {
-		/* Job status 0x58 here: the walk read nodes that were not the list. */
-		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT,
-		      "walk during the munmap: %s, reason %u, job status %#x, out {%#x, %u}, after %llu ms (munmap at %u ms, took %llu ms)",
-		      err_name(ret), r.reason, job_status(&t), out[0], out[1],
-		      ull((now_ns() - t0) / 1000000), u.delay_us / 1000,
-		      ull((u.done_ns - u.at_ns) / 1000000));
-		CHECK(r.fault_addr >= (uintptr_t)half && r.fault_addr < (uintptr_t)v + len &&
-		      (r.fault_status >> 8 & 3) == ACCESS_READ,
-		      "fault at %#llx (status %#x), outside the unmapped %p+%#zx",
-		      ull(r.fault_addr), r.fault_status, (void *)half, u.len);
-		tap_diag("the walk faulted at node %llu of %u, %llu ms in (munmap at %u ms)",
-			 ull((r.fault_addr - (uintptr_t)v) / sizeof(struct node)), count,
-			 ull((now_ns() - t0) / 1000000), u.delay_us / 1000);
+	/* Timed with M freshly mapped, as in every round. */
+	walk_us = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!CHECK(mmap(m_lo, (size_t)(m_hi - m_lo), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m_lo,
+			   "mapping M: %s", strerror(errno)))
+			goto out;
+		walk_fill(v, m_first, m_end, count);
+		t0 = now_ns();
+		if (!job_ok(&t, &job, "the whole walk") ||
+		    !CHECK(out[0] == sum && out[1] == count,
+			   "walk: sum %#x over %u nodes, expected %#x over %u", out[0], out[1],
+			   sum, count))
+			goto out;
+		walk_us = (now_ns() - t0) / 1000;
 	}
-	/* From the start again: the first node of the unmapped half faults. */
-	{
-		struct node *first = (struct node *)half;
+	tap_diag("%u nodes walked in %llu ms (%u in %llu ms); M is nodes %zu to %zu",
+		 count, ull(walk_us / 1000), WALK_PROBE, ull(probe_ms), m_first, m_end - 1);
 
+	while (rounds < WALK_ROUNDS_MAX &&
+	       (rounds < WALK_ROUNDS_MIN || !seen[WALK_BEFORE] || !seen[WALK_INSIDE] ||
+		!seen[WALK_AFTER])) {
+		struct unmap_arg u = { .tid = (pid_t)syscall(SYS_gettid) };
+		unsigned int aim = rounds % 3, kind = WALK_KINDS;
+		size_t node = 0;
+		uint64_t t1;
+		pthread_t th;
+
+		rounds++;
+		if (!CHECK(mmap(m_lo, (size_t)(m_hi - m_lo), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m_lo,
+			   "mapping M again: %s", strerror(errno)))
+			break;
+		walk_fill(v, m_first, m_end, count);
+		u.addr = m_lo;
+		u.len = (size_t)(m_hi - m_lo);
+		u.delay_us = (unsigned int)(walk_us * aim16[aim] / 16);
+		out[0] = 0;
+		out[1] = 0;
+		if (!CHECK(pthread_create(&th, NULL, unmap_thread, &u) == 0, "pthread_create"))
+			break;
+		t0 = now_ns();
 		ret = svm_job(&t, &job, &r);
-		CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT &&
-		      (r.fault_addr == (uintptr_t)&first->next ||
-		       r.fault_addr == (uintptr_t)&first->value),
-		      "walking again: %s, reason %u, fault at %#llx; expected one at the node at %p",
-		      err_name(ret), r.reason, ull(r.fault_addr), (void *)first);
+		t1 = now_ns();
+		pthread_join(th, NULL);
+		if (!CHECK(u.ret == 0, "munmap from the other thread: %s", err_name(u.ret)))
+			break;
+		if (ret == -EIO && read_fault_in(&r, m_lo, u.len)) {
+			node = (size_t)(r.fault_addr - (uintptr_t)v) / sizeof(struct node);
+			kind = node == m_first ? WALK_BEFORE : WALK_INSIDE;
+		} else if (ret == 0 && job_status(&t) == SIMDRV_JOB_STATUS_DONE &&
+			   out[0] == sum && out[1] == count) {
+			kind = u.at_ns < t1 ? WALK_AFTER : WALK_LATE;
+		}
+		if (!CHECK(kind < WALK_KINDS,
+			   "round %u, munmap at %u ms: %s, reason %u, fault at %#llx (status %#x), job status %#x, out {%#x, %u} (expected {%#x, %u}), after %llu ms",
+			   rounds, u.delay_us / 1000, err_name(ret), r.reason, ull(r.fault_addr),
+			   r.fault_status, job_status(&t), out[0], out[1], sum, count,
+			   ull((t1 - t0) / 1000000)))
+			break;
+		seen[kind]++;
+		tap_diag("round %u: munmap at %u ms (aimed %s), run %llu ms: %s%s", rounds,
+			 u.delay_us / 1000, names[aim], ull((t1 - t0) / 1000000), names[kind],
+			 kind == WALK_INSIDE ? " M" : "");
+		if (kind < aim && aim16[aim] < 15)
+			aim16[aim]++;
+		else if (kind > aim && aim16[aim] > 1)
+			aim16[aim]--;
+		/* A whole walk: how long one takes now, for the next aims. */
+		if (kind == WALK_AFTER || kind == WALK_LATE)
+			walk_us = (walk_us + (t1 - t0) / 1000) / 2;
+		if (kind == WALK_INSIDE)
+			tap_diag("  the walk faulted at node %zu, %zu nodes into M", node,
+				 node - m_first);
 	}
+	tap_diag("outcomes of %u rounds: %u before M, %u inside M, %u after M, %u late",
+		 rounds, seen[WALK_BEFORE], seen[WALK_INSIDE], seen[WALK_AFTER], seen[WALK_LATE]);
+	CHECK(seen[WALK_BEFORE] && seen[WALK_INSIDE] && seen[WALK_AFTER],
+	      "in %u rounds the munmap did not land at each point of the walk (before %u, inside %u, after %u)",
+	      rounds, seen[WALK_BEFORE], seen[WALK_INSIDE], seen[WALK_AFTER]);
+	/* From the start again, M unmapped: M's first node faults. */
+	ret = svm_job(&t, &job, &r);
+	CHECK(ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT &&
+	      (r.fault_addr == (uintptr_t)&v[m_first].next ||
+	       r.fault_addr == (uintptr_t)&v[m_first].value),
+	      "walking again: %s, reason %u, fault at %#llx; expected one at the node at %p",
+	      err_name(ret), r.reason, ull(r.fault_addr), (void *)&v[m_first]);
 out:
 	free(out);
 	svm_close(&t);
@@ -1329,6 +1587,7 @@ static void test_pageout_shared(void)
 	struct accmap_svm_op q0, q;
 	int fd = memfd_with(len, 22), ret;
 	struct svm t = { .dev = -1 };
+	char in_list[64] = "";
 	size_t out_pages;
 
 	if (fd < 0 || !zero || !c || !CHECK(buf, "malloc"))
@@ -1368,12 +1627,24 @@ static void test_pageout_shared(void)
 		if (!CHECK_OK(ret))
 			goto out;
 		out_pages = 0;
-		for (size_t i = 0; i < len / ps; i++)
-			out_pages += page_present((uint8_t *)f + i * ps) == 0;
+		in_list[0] = '\0';
+		for (size_t i = 0; i < len / ps; i++) {
+			int present = page_present((uint8_t *)f + i * ps);
+
+			out_pages += present == 0;
+			if (present)
+				snprintf(in_list + strlen(in_list), sizeof(in_list) - strlen(in_list),
+					 " %zu", i);
+		}
 	}
-	/* A pinned page would stay mapped: reclaim could not take it. */
-	if (!CHECK(out_pages > 0, "MADV_PAGEOUT took none of the %zu mirrored file pages",
-		   len / ps))
+	/*
+	 * Every page must go: nothing else maps the file, so only a pin (or
+	 * a reference the mirror kept) could hold a page back after the LRU
+	 * batches were drained twenty times.
+	 */
+	if (!CHECK(out_pages == len / ps,
+		   "MADV_PAGEOUT took %zu of the %zu mirrored file pages after 20 tries; still in:%s",
+		   out_pages, len / ps, in_list))
 		goto out;
 	if (!svm_query(&t, &q))
 		goto out;

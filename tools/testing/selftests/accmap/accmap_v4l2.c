@@ -13,7 +13,10 @@
  * movement, 320x180 GREY); a reference frame is captured into vivid's own
  * MMAP buffers, and every frame captured into an accmap buffer must equal
  * it byte for byte through ACCMAP_IOC_READ, an mmap of the dma-buf and an
- * mmap of /dev/accmap at ACCMAP_IOC_MAP_OFFSET.  The dma-contig instance
+ * mmap of /dev/accmap at ACCMAP_IOC_MAP_OFFSET.  Before every QBUF the
+ * buffer is filled with garbage that differs from the reference in every
+ * byte, so every frame, not only the first into a zeroed buffer, proves
+ * that the device wrote all of it.  The dma-contig instance
  * refuses a scattered system-heap buffer at VIDIOC_QBUF with EFAULT
  * (videobuf2-dma-contig's "contiguous chunk is too small") and takes a
  * contiguous (ACCMAP_ALLOC_CONTIGUOUS) or carveout one.
@@ -371,6 +374,33 @@ static bool frame_matches(int dev, const struct abuf *b, const struct vv *v, con
 	return ok;
 }
 
+/*
+ * Fills buffer b with garbage through its dma-buf mapping (within CPU
+ * access, so that the device sees it): every byte differs from the
+ * reference's, by a pattern that changes with @round.  A frame that then
+ * equals the reference was written whole by the device, this time.
+ */
+static bool prefill(const struct abuf *b, const struct vv *v, unsigned int round,
+		    const char *what)
+{
+	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE };
+	size_t len = buf_size(v);
+	unsigned char *p;
+	bool ok;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	if (!CHECK(p != MAP_FAILED, "%s: mmap of the dma-buf to pre-fill it: %s", what,
+		   strerror(errno)))
+		return false;
+	ok = CHECK_OK(xioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync));
+	for (size_t i = 0; i < v->size; i++)
+		p[i] = v->ref[i] ^ (unsigned char)(0x80 | ((round + i) & 0x7f));
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE;
+	ok &= CHECK_OK(xioctl(b->fd, DMA_BUF_IOCTL_SYNC, &sync));
+	munmap(p, len);
+	return ok;
+}
+
 static int qbuf_dmabuf(int vfd, uint32_t index, int fd, size_t len)
 {
 	struct v4l2_buffer b = {
@@ -401,6 +431,8 @@ static void stream_and_check(int dev, enum vv_inst inst, struct vv *v, struct ab
 	if (!CHECK(ret == 0, "%s: REQBUFS %d DMABUF: %s", what, NBUFS, strerror(-ret)))
 		return;
 	for (uint32_t i = 0; i < NBUFS; i++) {
+		if (!prefill(&bufs[i], v, i, what))
+			goto out;
 		ret = qbuf_dmabuf(v->fd, i, bufs[i].fd, buf_size(v));
 		if (!CHECK(ret == 0, "%s: QBUF of accmap buffer %u: %s", what, i, strerror(-ret)))
 			goto out;
@@ -428,6 +460,8 @@ static void stream_and_check(int dev, enum vv_inst inst, struct vv *v, struct ab
 				      "%s: INFO attachments %ld on buffer %d queued to vivid",
 				      what, att, i);
 		}
+		if (!prefill(&bufs[idx], v, NBUFS + (unsigned int)n, what))
+			break;
 		ret = qbuf_dmabuf(v->fd, (uint32_t)idx, bufs[idx].fd, buf_size(v));
 		if (!CHECK(ret == 0, "%s: QBUF again: %s", what, strerror(-ret)))
 			break;
@@ -724,7 +758,8 @@ static void test_lifetime_client_closed(void)
 	if (n < NBUFS || !CHECK_OK(vv_reqbufs(v.fd, V4L2_MEMORY_DMABUF, NBUFS)))
 		goto free_ids;
 	for (int i = 0; i < NBUFS; i++)
-		if (!CHECK_OK(qbuf_dmabuf(v.fd, (uint32_t)i, bufs[i].fd, buf_size(&v))))
+		if (!prefill(&bufs[i], &v, (unsigned int)i, "client closed") ||
+		    !CHECK_OK(qbuf_dmabuf(v.fd, (uint32_t)i, bufs[i].fd, buf_size(&v))))
 			goto free_ids;
 	streaming = CHECK_OK(vv_stream(v.fd, true));
 free_ids:
@@ -747,7 +782,8 @@ free_ids:
 			break;
 		snprintf(name, sizeof(name), "client closed, frame %d (buffer %d)", f, idx);
 		frame_matches(-1, &bufs[idx], &v, name);
-		if (!CHECK_OK(qbuf_dmabuf(v.fd, (uint32_t)idx, bufs[idx].fd, buf_size(&v))))
+		if (!prefill(&bufs[idx], &v, NBUFS + (unsigned int)f, name) ||
+		    !CHECK_OK(qbuf_dmabuf(v.fd, (uint32_t)idx, bufs[idx].fd, buf_size(&v))))
 			break;
 	}
 	/* vivid alone holds them now. */

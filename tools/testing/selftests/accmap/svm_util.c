@@ -145,12 +145,30 @@ int svm_job(struct svm *t, const struct accmap_sim_job *job, struct accmap_repla
 	return simdrv_svm_run(&t->sim, t->desc, SVM_JOB_TIMEOUT_US, r);
 }
 
+int svm_chain(struct svm *t, const struct accmap_sim_job *jobs, uint32_t n,
+	      struct accmap_replay_run *r)
+{
+	if (!CHECK(n && n <= CHAIN_MAX, "a chain of %u jobs", n))
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		simdrv_encode_job(t->desc + i * JD_STRIDE, &jobs[i],
+				  i + 1 < n ? (uintptr_t)(t->desc + (i + 1) * JD_STRIDE) : 0);
+	t->jobs = n;
+	return simdrv_svm_run(&t->sim, t->desc, SVM_JOB_TIMEOUT_US, r);
+}
+
+uint32_t job_status_at(const struct svm *t, uint32_t i)
+{
+	const uint8_t *p = t->desc + i * JD_STRIDE + SIMDRV_JD_EXCEPTION_STATUS;
+
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
 uint32_t job_status(const struct svm *t)
 {
 	for (uint32_t i = 0; i < t->jobs; i++) {
-		const uint8_t *p = t->desc + i * JD_STRIDE + SIMDRV_JD_EXCEPTION_STATUS;
-		uint32_t st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			      (uint32_t)p[3] << 24;
+		uint32_t st = job_status_at(t, i);
 
 		if (st != SIMDRV_JOB_STATUS_DONE)
 			return st;

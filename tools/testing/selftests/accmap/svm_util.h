@@ -85,6 +85,14 @@ struct accmap_sim_job matmul(const void *a, const void *b, void *c, uint32_t m, 
  * RUN_ELEMS) as a chain of jobs over consecutive parts; the run's errno.
  */
 int svm_job(struct svm *t, const struct accmap_sim_job *job, struct accmap_replay_run *r);
+/*
+ * Runs the @n jobs at @jobs (each at most what the model takes) as one
+ * chain from t->desc, in order; the run's errno.
+ */
+int svm_chain(struct svm *t, const struct accmap_sim_job *jobs, uint32_t n,
+	      struct accmap_replay_run *r);
+/* The status job @i of the last chain left in its descriptor. */
+uint32_t job_status_at(const struct svm *t, uint32_t i);
 /* The status of the first job of the last chain that is not DONE, else DONE. */
 uint32_t job_status(const struct svm *t);
 /* A job that must complete: the run succeeds and the status is DONE. */
