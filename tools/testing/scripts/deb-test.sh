@@ -261,6 +261,7 @@ EOF
 		if ldd "$work/app" | grep -Eq "libaccmap.so.1 => (/usr)?/lib/"; then
 			step run-libaccmap "$work/app" || true
 		else
+			ldd "$work/app" 2>&1 | indent >&2
 			fail "the program does not load libaccmap.so.1 from /usr/lib"
 		fi
 	fi

@@ -605,7 +605,7 @@ static void test_cache_op_directions(void)
 			break;
 		cleaned = covered(ev, lo, hi, pa, np, "sync", DMA_TO_DEVICE, "inval", &n_inval);
 		inval = covered(ev, lo, hi, pa, np, "inval", DMA_FROM_DEVICE, "sync", &n_sync);
-		tap_diag("%s: %zu of %zu pages cleaned, %zu invalidated (%zu syncs for the device, %zu for the CPU)",
+		tap_diag("%s: %zu/%zu cleaned, %zu invalidated (%zu syncs to device, %zu to CPU)",
 			 ops[o].name, cleaned, np, inval, n_sync, n_inval);
 		CHECK(cleaned == (wb ? np : 0) && (wb || !n_sync),
 		      "%s: %zu of %zu pages cleaned, %zu syncs for the device", ops[o].name,
@@ -682,7 +682,8 @@ static void test_importer_syncs(void)
 	if (vgem < 0)
 		goto out;
 	maps = vgem_maps_at_import(vgem);
-	if (!CHECK(maps == 1, "vgem does not map a dma-buf at import here (%d): no importer syncs to see",
+	if (!CHECK(maps == 1,
+		   "vgem does not map a dma-buf at import here (%d): no importer syncs to see",
 		   maps) || !probes_on(sync_probes, TAP_ARRAY_SIZE(sync_probes)))
 		goto out;
 	p = handout_pagewise(dev, len, ACCMAP_HEAP_MASK_SYSTEM, 0, &id, &fd);
@@ -714,7 +715,7 @@ static void test_importer_syncs(void)
 			break;
 		n = covered(ev, lo, hi, pa, np, steps[st].probe, DMA_BIDIRECTIONAL, other,
 			    &others);
-		tap_diag("DMA_BUF_IOCTL_SYNC %s: %zu of %zu pages synced for the %s, %zu syncs the other way",
+		tap_diag("DMA_BUF_IOCTL_SYNC %s: %zu/%zu synced for the %s, %zu the other way",
 			 steps[st].name, n, np, strcmp(steps[st].probe, "sync") ? "CPU" : "device",
 			 others);
 		CHECK(n == steps[st].want * np && !others,

@@ -549,7 +549,7 @@ static void test_fragmentation(void)
 	if (ret == -ENOMEM && !have_cma()) {
 		long free_blocks = buddy_free_blocks(order);
 
-		tap_diag("after fragmentation, contiguous %llu bytes: ENOMEM with %ld free blocks of order %u",
+		tap_diag("fragmented, contiguous %llu bytes: ENOMEM, %ld free blocks of order %u",
 			 (unsigned long long)size, free_blocks, order);
 		CHECK(free_blocks == 0,
 		      "ALLOC of %llu contiguous bytes: ENOMEM while the page allocator has %ld free blocks of order %u",

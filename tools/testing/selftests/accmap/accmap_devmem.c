@@ -1059,7 +1059,8 @@ static void test_io_free_in_irq(void)
 	CHECK(used == used0, "device memory used %llu after the write completed, %llu before",
 	      ull(used), ull(used0));
 	if (count_frees(&all, &hard)) {
-		tap_diag("%zu device pages freed, %zu of them in hard interrupt context", all, hard);
+		tap_diag("%zu device pages freed, %zu of them in hard interrupt context",
+			 all, hard);
 		CHECK(all == pages && hard == pages,
 		      "%zu of %zu device pages freed, %zu in hard interrupt context",
 		      all, pages, hard);

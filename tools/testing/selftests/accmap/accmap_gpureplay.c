@@ -274,7 +274,7 @@ static void check_leaves(const struct accmap_recording *rec, const uint64_t *jd,
 		}
 	}
 	if (!bad)
-		tap_diag("%s: %u maps walked at their recorded addresses and permissions, %u descriptors in read-write maps",
+		tap_diag("%s: %u maps walked at recorded address and perms, %u descs in RW maps",
 			 what, rec->nr_maps, ndesc);
 	dbg_free(&t);
 out:

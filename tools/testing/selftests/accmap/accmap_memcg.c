@@ -305,7 +305,7 @@ static void child(const char *cg, int sock)
 			return;
 	}
 	c1 = cg_current(cg);
-	tap_diag("4 ALLOCs of 16 MiB: memory.current rose by %lld KiB (buffers %llu KiB, page arrays %llu KiB, per-CPU stock slack %lld KiB)",
+	tap_diag("4 x 16 MiB: memory.current +%lld KiB (buffers %llu, arrays %llu, slack %lld)",
 		 (c1 - c0) >> 10, (4 * CHUNK) >> 10, (4 * array_bytes(CHUNK)) >> 10,
 		 stock_slack() >> 10);
 	CHECK(c1 - c0 >= (long long)(4 * CHUNK) - stock_slack() &&

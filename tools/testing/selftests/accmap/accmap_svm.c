@@ -802,7 +802,7 @@ static void test_munmap_during_job(void)
 		else if (kind > aim && delay_us[aim] > job_us / 4)
 			delay_us[aim] -= job_us / 4;
 	}
-	tap_diag("outcomes of %u rounds: %u before job 1 read B, %u between job 1 and job 2, %u after the chain",
+	tap_diag("%u rounds: %u before job 1 read B, %u between jobs 1 and 2, %u after the chain",
 		 round, count[OUT_BEFORE], count[OUT_BETWEEN], count[OUT_AFTER]);
 	CHECK(count[OUT_BEFORE] && count[OUT_BETWEEN],
 	      "the munmap never landed %s: each side of the race must be seen",
@@ -1155,12 +1155,13 @@ static int exit_mid_job_round(unsigned int round, int32_t *shared, size_t elems,
 	usleep((useconds_t)(2 * job_us));
 	garbage = check_value((uint32_t *)shared, elems, GARBAGE_WORD);
 	kind = garbage == elems;
-	tap_diag("round %u: a matmul takes %llu ms; the child exited %llu ms into it, reaped after %llu ms; C %s",
+	tap_diag("round %u: matmul %llu ms; child exited %llu ms into it, reaped at %llu ms; C %s",
 		 round, ull(job_us / 1000), ull(job_us / 2000), ull(reap_ns / 1000000),
 		 kind ? "never written: the job ended with the process" :
 		 "written: the job completed before the exit");
 	if (!kind)
-		CHECK(garbage == 0, "C half written (word %zu first not garbage) by a job whose process exited",
+		CHECK(garbage == 0,
+		      "C half written (word %zu first not garbage) by a job whose process exited",
 		      garbage);
 out:
 	for (int i = 0; i < 2; i++)
@@ -1632,9 +1633,11 @@ static void test_pageout_shared(void)
 			int present = page_present((uint8_t *)f + i * ps);
 
 			out_pages += present == 0;
-			if (present)
-				snprintf(in_list + strlen(in_list), sizeof(in_list) - strlen(in_list),
-					 " %zu", i);
+			if (present) {
+				size_t used = strlen(in_list);
+
+				snprintf(in_list + used, sizeof(in_list) - used, " %zu", i);
+			}
 		}
 	}
 	/*

@@ -79,8 +79,9 @@
  *   and the errnos seen; then one result "total operations >= MIN",
  *   which also prints the op mix of all seeds, per kind of op the calls
  *   whose result injection may have made (the kernel's own count of
- *   injected failures is printed per seed) and the shadow comparisons.  MIN is 1000000 for a default run
- *   and the requested K * N when seeds or ops were given.
+ *   injected failures is printed per seed) and the shadow comparisons.
+ *   MIN is 1000000 for a default run and the requested K * N when seeds
+ *   or ops were given.
  *   A failure names the seed, the thread and the op index in that thread.
  *   Each thread draws from its own generator (seed, thread), so with
  *   --threads 1 a seed replays exactly; with more threads the op
@@ -91,6 +92,7 @@
  *   of the ops; allocations above 64 KiB, replay runs (waits of at most
  *   2 ms), mmaps, forks and fd passing are rarer.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -259,7 +261,8 @@ enum fz_op {
 	OP_FDINFO, OP_BIG, OP_MAPOFF, OP_CKSTATE, OP_CKDMABUF, OP_CKRESTORE, OP_CKSVM,
 	OP_CKNOPERM, OP_COUNT
 };
-_Static_assert(OP_COUNT <= 64, "struct fz_shared counts 64 kinds of op");
+
+static_assert(OP_COUNT <= 64, "struct fz_shared counts 64 kinds of op");
 
 /* The checkpoint ops, counted together in the op mix. */
 #define OP_CK_FIRST		OP_CKSTATE
@@ -1083,7 +1086,7 @@ static bool sh_check(struct fz_thread *t, const struct fz_handle *h, uint64_t of
 	for (uint64_t i = 0; i < len; i++) {
 		if (got[i] == h->sh[off + i])
 			continue;
-		FZ_FAIL(t, "id %u (heap %u flags %#x, %llu bytes): byte %llu %s %#x, the shadow %#x",
+		FZ_FAIL(t, "id %u (heap %u flags %#x, %llu bytes): byte %llu %s %#x, shadow %#x",
 			h->id, h->heap, h->flags, (unsigned long long)h->size,
 			(unsigned long long)(off + i), how, got[i], h->sh[off + i]);
 		sh_history(h);
@@ -2311,7 +2314,8 @@ static void rw_shadow(struct fz_thread *t, struct fz_handle *h, const struct acc
 		a->count * a->handle_stride);
 	if (!write) {
 		for (uint64_t i = 0; whole && !t->nowb && i < a->count; i++) {
-			const uint8_t *p = (const uint8_t *)(uintptr_t)(a->addr + i * a->user_stride);
+			uint64_t ua = a->addr + i * a->user_stride;
+			const uint8_t *p = (const uint8_t *)(uintptr_t)ua;
 
 			if (!sh_check(t, h, a->offset + i * a->handle_stride, p, a->elem_size,
 				      "READ gives"))
@@ -2321,9 +2325,12 @@ static void rw_shadow(struct fz_thread *t, struct fz_handle *h, const struct acc
 		return;
 	}
 	if (whole) {
-		for (uint64_t i = 0; i < a->count; i++)
+		for (uint64_t i = 0; i < a->count; i++) {
+			uint64_t ua = a->addr + i * a->user_stride;
+
 			memcpy(h->sh + a->offset + i * a->handle_stride,
-			       (const void *)(uintptr_t)(a->addr + i * a->user_stride), a->elem_size);
+			       (const void *)(uintptr_t)ua, a->elem_size);
+		}
 	} else if (ret == -EFAULT) {
 		/*
 		 * Perhaps some elements: a user fault or an injected one on
@@ -6856,7 +6863,7 @@ static void print_stats(uint64_t ns)
 		 (unsigned long long)svm_states, svm_ranges);
 	for (unsigned int i = 0; i < cfg.threads; i++)
 		sh_checks += fz_threads[i].sh_checks;
-	tap_diag("  contents: %llu reads (READ, mappings, after exports, cache ops, forks) compared with a shadow",
+	tap_diag("  contents: %llu reads (READ, maps, exports, cache ops, forks) vs a shadow",
 		 (unsigned long long)sh_checks);
 	n = 0;
 	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
@@ -7084,7 +7091,7 @@ static void total_test(void)
 	for (int op = 0; op < OP_COUNT; op++)
 		inj += fz_sh->inj_calls[op];
 	/* Every EFAULT under injection counts, though the call could give it anyway. */
-	tap_diag("  calls whose result injection may have made (every EFAULT under injection included): %llu; by kind of op:",
+	tap_diag("  calls injection may have failed (any EFAULT under injection too): %llu; by op:",
 		 (unsigned long long)inj);
 	print_per_op("injected", fz_sh->inj_calls);
 	tap_diag("  reads compared with a contents shadow: %llu",
