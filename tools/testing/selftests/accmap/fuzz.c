@@ -5795,6 +5795,15 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		/* The buffer was found or made, and given its mapping right. */
 		ck_made(P, alloc, word, true);
 		P->writable |= rw;
+	} else if (own == -ENOMEM) {
+		/*
+		 * Out of memory in the making leaves nothing; in the id or
+		 * dma-buf step after it, the buffer stays made with its
+		 * mapping right.  ENOMEM is an allowed result here, so an
+		 * injected one does not mark the call as injected.
+		 */
+		ck_made(P, alloc, word, false);
+		P->wmaybe |= rw;
 	}
 	/* An id stays when only the copy out failed; a dma-buf does not. */
 	if (!own && ret == -EFAULT && a.flags & ACCMAP_CKPT_ADD_ID)
@@ -6557,31 +6566,17 @@ static const struct fz_opdesc fz_ops[OP_COUNT] = {
 	[OP_CKNOPERM] = { "ckpt_noperm", 300, op_cknoperm },
 };
 
-/*
- * An op's weight in this seed.  Whole restores run in the seeds without
- * fault injection only: under injection the model's account of which
- * RESTORE_BUFFER made a shared serial's buffer, and so of its contents,
- * still disagrees with the driver now and then (a restored buffer read
- * back with another record's bytes), and the cause is not yet found.
- */
-static unsigned int op_weight(int op)
-{
-	if (op == OP_CKRESTORE && fz_inj.on)
-		return 0;
-	return fz_ops[op].weight;
-}
-
 static enum fz_op pick_op(struct fz_thread *t)
 {
 	unsigned int total = 0, r;
 
 	for (int i = 0; i < OP_COUNT; i++)
-		total += op_weight(i);
+		total += fz_ops[i].weight;
 	r = (unsigned int)below(t, total);
 	for (int i = 0; i < OP_COUNT; i++) {
-		if (r < op_weight(i))
+		if (r < fz_ops[i].weight)
 			return (enum fz_op)i;
-		r -= op_weight(i);
+		r -= fz_ops[i].weight;
 	}
 	return OP_INFO;
 }
