@@ -78,6 +78,8 @@ struct accmap_cache {
  * @dev: the device used for DMA mapping and cache maintenance: accmap's
  *       own root device (/sys/devices/accmap), made and given its DMA mask
  *       before any heap, so that no buffer exists without it
+ * @dev32: a second root device (/sys/devices/accmap-dma32) with a 32-bit
+ *         DMA mask, from which contiguous ACCMAP_ALLOC_DMA32 buffers come
  * @cache: CPU cache maintenance, through the DMA API on @dev
  * @heaps: heaps by heap id; NULL where no heap has that id; set at load
  * @heap_mask: bit (1 << id) set for every heap in @heaps
@@ -115,6 +117,7 @@ struct accmap_cache {
 struct accmap_device {
 	struct miscdevice misc;
 	struct device *dev;
+	struct device *dev32;
 	struct accmap_cache cache;
 	struct accmap_heap *heaps[ACCMAP_HEAP_MAX];
 	u32 heap_mask;
@@ -178,6 +181,9 @@ struct accmap_heap_ops {
  * @free_locks_mm: @ops->free takes an mmap_lock (the user heap gives back
  *                 the pinning process's locked_vm): a release with one
  *                 held is left to a worker (accmap_handle_put_mm())
+ * @dma32: bytes of the heap's memory below 4 GiB that ACCMAP_ALLOC_DMA32
+ *         buffers may come from; 0 if it has none (the flag is then
+ *         refused); set when the heap is made
  * @adev: the device the heap belongs to
  * @used: bytes handed out and not yet given back
  * @contiguous: bytes of @used in buffers allocated with
@@ -189,6 +195,7 @@ struct accmap_heap {
 	const struct accmap_heap_ops *ops;
 	bool no_cached;
 	bool free_locks_mm;
+	u64 dma32;
 	struct accmap_device *adev;
 	atomic64_t used;
 	atomic64_t contiguous;
@@ -637,12 +644,16 @@ struct accmap_pool *accmap_pool_create(u64 cap,
 				       const struct accmap_cache *cache);
 int accmap_pool_register_shrinker(struct accmap_pool *pool);
 unsigned long accmap_pool_destroy(struct accmap_pool *pool);
+/* How accmap_pool_alloc() takes a block: fresh from the page allocator. */
+#define ACCMAP_POOL_CHARGE	BIT(0)	/* charged to the caller's memory cgroup */
+#define ACCMAP_POOL_DMA32	BIT(1)	/* below 4 GiB */
+
 struct page *accmap_pool_alloc(struct accmap_pool *pool,
 			       unsigned long max_pages,
-			       unsigned long *no_alloc, bool charge,
+			       unsigned long *no_alloc, unsigned int how,
 			       unsigned int *order);
 void accmap_pool_free(struct accmap_pool *pool, struct page *page,
-		      bool charged);
+		      bool unpooled);
 unsigned long accmap_pool_shrink(struct accmap_pool *pool,
 				 unsigned long nr_pages);
 int accmap_pool_drain_dirty(struct accmap_pool *pool);

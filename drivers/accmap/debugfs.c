@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/lockdep.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
@@ -122,6 +123,32 @@ static unsigned long accmap_handle_runs(struct accmap_handle *h)
 	return runs;
 }
 
+/*
+ * Pages of a buffer's memory at or above 4 GiB, counted from its PFNs (or
+ * a carveout buffer's physical range): 0 for every ACCMAP_ALLOC_DMA32
+ * buffer.  No address leaves the kernel, only the count.  The caller
+ * holds @h->lock.
+ */
+static unsigned long accmap_handle_above_4g(struct accmap_handle *h)
+{
+	unsigned long i, n = 0;
+	u64 end;
+
+	lockdep_assert_held(&h->lock);
+	if (!h->heap || !h->npages)
+		return 0;
+	if (!h->pages) {
+		end = h->phys + h->size;
+		if (end <= SZ_4G)
+			return 0;
+		return (end - max_t(u64, h->phys, SZ_4G)) >> PAGE_SHIFT;
+	}
+	for (i = 0; i < h->npages; i++)
+		if (page_to_pfn(h->pages[i]) >= PHYS_PFN(SZ_4G))
+			n++;
+	return n;
+}
+
 static int allocations_show(struct seq_file *m, void *unused)
 {
 	struct accmap_device *adev = m->private;
@@ -129,7 +156,7 @@ static int allocations_show(struct seq_file *m, void *unused)
 	char label[ACCMAP_LABEL_LEN];
 	struct rb_node *node;
 
-	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\tvmaps\tcontiguous\truns\n");
+	seq_puts(m, "pid\tcomm\tid\tsize\theap\tflags\ttag\tlabel\tmaps\tattachments\texports\tmapped\tvmaps\tcontiguous\truns\tabove_4g\n");
 
 	mutex_lock(&adev->clients_lock);
 	list_for_each_entry(client, &adev->clients, node) {
@@ -141,7 +168,7 @@ static int allocations_show(struct seq_file *m, void *unused)
 
 			mutex_lock(&h->lock);
 			accmap_tag_get_label(adev, h->tag, label);
-			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\t%d\t%s\t%lu\n",
+			seq_printf(m, "%d\t%s\t%u\t%llu\t%s\t%s\t%u\t%s\t%d\t%d\t%u\t%u\t%d\t%s\t%lu\t%lu\n",
 				   client->pid, client->comm, ref->id, h->size,
 				   h->heap ? h->heap->name : "-",
 				   h->heap ? accmap_flags_name(h->flags) : "-",
@@ -151,7 +178,8 @@ static int allocations_show(struct seq_file *m, void *unused)
 				   accmap_handle_mapped_attachments(h),
 				   atomic_read(&h->nvmaps),
 				   h->contiguous ? "yes" : "no",
-				   accmap_handle_runs(h));
+				   accmap_handle_runs(h),
+				   accmap_handle_above_4g(h));
 			mutex_unlock(&h->lock);
 		}
 		mutex_unlock(&client->lock);

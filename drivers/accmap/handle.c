@@ -61,7 +61,8 @@ struct accmap_handle *accmap_handle_create(struct accmap_device *adev,
  * @align: alignment in bytes (0: page), already validated
  * @tag: accounting tag
  *
- * Return: 0, -EEXIST if the handle already has memory, or the heap's
+ * Return: 0, -EEXIST if the handle already has memory, -ENXIO for
+ * ACCMAP_ALLOC_DMA32 from a heap with no memory below 4 GiB, or the heap's
  * errno (-ENOMEM when it has no room).
  */
 int accmap_handle_alloc(struct accmap_handle *handle, struct accmap_heap *heap,
@@ -75,6 +76,10 @@ int accmap_handle_alloc(struct accmap_handle *handle, struct accmap_heap *heap,
 		goto out_unlock;
 	}
 
+	if ((flags & ACCMAP_ALLOC_DMA32) && !heap->dma32) {
+		ret = -ENXIO;
+		goto out_unlock;
+	}
 	/* The heap reads these while it fills the buffer. */
 	handle->flags = flags;
 	handle->tag = tag;

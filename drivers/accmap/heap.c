@@ -47,7 +47,7 @@ void accmap_device_remove_heap(struct accmap_device *adev,
 /**
  * accmap_heap_query() - fill a heap's figures
  * @heap: the heap
- * @info: filled: name, total, used, free, largest_free, contiguous
+ * @info: filled: name, total, used, free, largest_free, contiguous, dma32
  */
 void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info)
 {
@@ -59,6 +59,7 @@ void accmap_heap_query(struct accmap_heap *heap, struct accmap_heap_info *info)
 		heap->ops->query(heap, info);
 	info->used = atomic64_read(&heap->used);
 	info->contiguous = atomic64_read(&heap->contiguous);
+	info->dma32 = heap->dma32;
 }
 
 /**

@@ -386,6 +386,8 @@ static int carveout_heap_add(struct accmap_device *adev,
 	co->heap.id = id;
 	co->heap.name = co->name;
 	co->heap.ops = &carveout_heap_ops;
+	/* All of it, or none: ALLOC takes any part of the range. */
+	co->heap.dma32 = co->base + co->size <= SZ_4G ? co->size : 0;
 	co->heap.adev = adev;
 	atomic64_set(&co->heap.used, 0);
 

@@ -45,6 +45,14 @@
  * is no count that outlives a process, so only a task with CAP_IPC_LOCK
  * may allocate contiguous buffers (EPERM for others), uncharged.
  *
+ * Below 4 GiB (ACCMAP_ALLOC_DMA32): blocks fresh from the kernel's low
+ * zones (ZONE_DMA32 and ZONE_DMA, whatever lies below 4 GiB of them),
+ * never from the pool, and back to the page allocator when freed; a
+ * contiguous one from dma_alloc_pages() on a second device of accmap's
+ * whose DMA mask is 32 bits (so from CMA when the CMA area lies below
+ * 4 GiB, as on arm64).  The heap offers the flag only if the low zones
+ * hold memory wholly below 4 GiB (system_heap_dma32_bytes()).
+ *
  * Memory attributes (Documentation/userspace-api/accmap.rst): a cached
  * buffer is mapped write-back everywhere.  On arm64 a write-combined or
  * uncached buffer is Normal non-cacheable in every mapping, and its
@@ -66,7 +74,9 @@
 #include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/mmzone.h>
 #include <linux/moduleparam.h>
+#include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
@@ -115,10 +125,45 @@ static bool system_heap_charges_current(void)
 #endif
 }
 
-/* Gives back @n pages of @pages, which are whole blocks from the pool. */
+/*
+ * Bytes of memory the kernel's low zones hold below 4 GiB: what
+ * ACCMAP_ALLOC_DMA32 can have from the page allocator.  A zone counts
+ * only if it lies wholly below 4 GiB: arm64 makes ZONE_DMA32 all of
+ * memory when memory starts above 4 GiB, and a block from it is then no
+ * use to a 32-bit master.  A kernel with 32-bit physical addresses has all
+ * its memory below 4 GiB; one with neither has none to offer.
+ */
+static u64 system_heap_dma32_bytes(void)
+{
+	u64 bytes = 0;
+#ifdef CONFIG_ZONE_DMA32
+	int nid, z;
+#endif
+
+	if (!IS_ENABLED(CONFIG_PHYS_ADDR_T_64BIT))
+		return (u64)totalram_pages() << PAGE_SHIFT;
+#ifdef CONFIG_ZONE_DMA32
+	for_each_online_node(nid) {
+		for (z = 0; z <= ZONE_DMA32; z++) {
+			struct zone *zone = &NODE_DATA(nid)->node_zones[z];
+
+			if (zone_managed_pages(zone) &&
+			    zone_end_pfn(zone) <= PHYS_PFN(SZ_4G))
+				bytes += (u64)zone_managed_pages(zone) <<
+					 PAGE_SHIFT;
+		}
+	}
+#endif
+	return bytes;
+}
+
+/*
+ * Gives back @n pages of @pages, which are whole blocks from
+ * accmap_pool_alloc(); @unpooled: allocated with a @how.
+ */
 static void system_heap_free_pages(struct accmap_pool *pool,
 				   struct page **pages, unsigned long n,
-				   bool charged)
+				   bool unpooled)
 {
 	unsigned long i = 0;
 
@@ -126,8 +171,15 @@ static void system_heap_free_pages(struct accmap_pool *pool,
 		struct page *page = pages[i];
 
 		i += 1UL << compound_order(page);
-		accmap_pool_free(pool, page, charged);
+		accmap_pool_free(pool, page, unpooled);
 	}
+}
+
+/* The device a contiguous buffer's block comes from and goes back to. */
+static struct device *system_heap_contig_dev(struct accmap_device *adev,
+					     struct accmap_handle *handle)
+{
+	return handle->flags & ACCMAP_ALLOC_DMA32 ? adev->dev32 : adev->dev;
 }
 
 /*
@@ -345,8 +397,9 @@ static int system_heap_alloc_contig(struct accmap_heap *heap,
 		goto err_put_user;
 
 	/* Quiet: user space asks for sizes the allocator may not have. */
-	page = dma_alloc_pages(adev->dev, handle->size, &dma,
-			       DMA_BIDIRECTIONAL, GFP_KERNEL | __GFP_NOWARN);
+	page = dma_alloc_pages(system_heap_contig_dev(adev, handle),
+			       handle->size, &dma, DMA_BIDIRECTIONAL,
+			       GFP_KERNEL | __GFP_NOWARN);
 	if (!page) {
 		ret = -ENOMEM;
 		goto err_refund;
@@ -397,8 +450,8 @@ err_unset:
 		goto err_refund;
 	}
 err_free_block:
-	dma_free_pages(adev->dev, npages << PAGE_SHIFT, page, dma,
-		       DMA_BIDIRECTIONAL);
+	dma_free_pages(system_heap_contig_dev(adev, handle),
+		       npages << PAGE_SHIFT, page, dma, DMA_BIDIRECTIONAL);
 err_refund:
 	system_heap_uncharge_user(user.user, npages);
 err_put_user:
@@ -413,6 +466,9 @@ static int system_heap_alloc(struct accmap_heap *heap,
 	struct accmap_pool *pool = heap->adev->pool;
 	unsigned long npages = handle->size >> PAGE_SHIFT;
 	bool charge = system_heap_charges_current();
+	unsigned int how = (charge ? ACCMAP_POOL_CHARGE : 0) |
+			   (handle->flags & ACCMAP_ALLOC_DMA32 ?
+			    ACCMAP_POOL_DMA32 : 0);
 	unsigned long no_alloc = 0;
 	unsigned long filled = 0;
 	struct page **pages;
@@ -448,7 +504,7 @@ static int system_heap_alloc(struct accmap_heap *heap,
 			goto err_free_pages;
 		}
 		page = accmap_pool_alloc(pool, npages - filled, &no_alloc,
-					 charge, &order);
+					 how, &order);
 		if (!page) {
 			ret = -ENOMEM;
 			goto err_free_pages;
@@ -480,7 +536,7 @@ err_unset:
 		goto err_free_array;
 	}
 err_free_pages:
-	system_heap_free_pages(pool, pages, filled, charge);
+	system_heap_free_pages(pool, pages, filled, how != 0);
 err_free_array:
 	kvfree(pages);
 	return ret;
@@ -492,11 +548,14 @@ static void system_heap_free(struct accmap_heap *heap,
 	if (!accmap_handle_cached(handle) && !system_heap_memtype_off(handle))
 		system_heap_keep_pages(handle->npages);
 	else if (handle->contiguous)
-		dma_free_pages(heap->adev->dev, handle->size, handle->pages[0],
+		dma_free_pages(system_heap_contig_dev(heap->adev, handle),
+			       handle->size, handle->pages[0],
 			       handle->contig_dma, DMA_BIDIRECTIONAL);
 	else
 		system_heap_free_pages(heap->adev->pool, handle->pages,
-				       handle->npages, handle->memcg_charged);
+				       handle->npages,
+				       handle->memcg_charged ||
+				       handle->flags & ACCMAP_ALLOC_DMA32);
 	/* The charge goes back even for pages kept out of use. */
 	if (handle->contig_user.user) {
 		system_heap_uncharge_user(handle->contig_user.user,
@@ -561,6 +620,7 @@ struct accmap_heap *accmap_system_heap_create(struct accmap_device *adev)
 	heap->id = ACCMAP_HEAP_SYSTEM;
 	heap->name = "system";
 	heap->ops = &system_heap_ops;
+	heap->dma32 = system_heap_dma32_bytes();
 	heap->adev = adev;
 	atomic64_set(&heap->used, 0);
 	atomic64_set(&heap->contiguous, 0);

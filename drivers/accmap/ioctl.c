@@ -76,13 +76,16 @@ union accmap_ioctl_arg {
  * ACCMAP_CREATE_ALLOC), falling back from heap to heap while they are
  * full.  A heap that cannot give cached memory (no_cached) is passed over
  * for a cached request; if every heap of the mask is passed over, -EINVAL.
- * @usable are the heaps of @arg's mask that exist (accmap_check_alloc()).
- * Sets @arg->heap on success.
+ * One with no memory below 4 GiB is passed over for ACCMAP_ALLOC_DMA32:
+ * -ENXIO if no heap of the mask has any, -ENOMEM if those that have are
+ * full.  @usable are the heaps of @arg's mask that exist
+ * (accmap_check_alloc()).  Sets @arg->heap on success.
  */
 static int accmap_alloc_from_heaps(struct accmap_device *adev,
 				   struct accmap_handle *handle,
 				   struct accmap_alloc *arg, u32 usable)
 {
+	bool full = false;
 	int heap_id = -1;
 	int ret;
 
@@ -102,12 +105,14 @@ static int accmap_alloc_from_heaps(struct accmap_device *adev,
 			continue;
 		ret = accmap_handle_alloc(handle, heap, arg->flags, arg->align,
 					  arg->tag);
-		if (ret != -ENOMEM && ret != -ENOSPC)
+		if (ret == -ENOMEM || ret == -ENOSPC)
+			full = true;
+		else if (ret != -ENXIO)
 			break;
 	}
 	if (!ret)
 		arg->heap = heap_id;
-	else if (ret == -ENOSPC)
+	else if (ret == -ENOSPC || (ret == -ENXIO && full))
 		ret = -ENOMEM;
 	return ret;
 }

@@ -56,7 +56,8 @@ static const struct file_operations accmap_fops = {
  * accmap's own device for DMA mapping and cache maintenance: like the
  * dma-buf heaps' devices it gets a mask and no IOMMU, so the DMA API does
  * the CPU cache work the architecture needs.  It exists before any heap,
- * so that every path that maintains caches has it.
+ * so that every path that maintains caches has it.  A second one, whose
+ * mask is 32 bits, gives contiguous buffers below 4 GiB.
  */
 static int accmap_dma_device_create(struct accmap_device *adev)
 {
@@ -67,13 +68,35 @@ static int accmap_dma_device_create(struct accmap_device *adev)
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 	ret = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
-	if (ret) {
-		root_device_unregister(dev);
-		return ret;
+	if (ret)
+		goto err_unregister;
+	/* Contiguous buffers below 4 GiB: the DMA API keeps them there. */
+	adev->dev32 = root_device_register("accmap-dma32");
+	if (IS_ERR(adev->dev32)) {
+		ret = PTR_ERR(adev->dev32);
+		goto err_unregister;
 	}
+	ret = dma_coerce_mask_and_coherent(adev->dev32, DMA_BIT_MASK(32));
+	if (ret)
+		goto err_unregister32;
 	adev->dev = dev;
 	accmap_cache_init_dma(&adev->cache, dev);
 	return 0;
+
+err_unregister32:
+	root_device_unregister(adev->dev32);
+err_unregister:
+	adev->dev32 = NULL;
+	root_device_unregister(dev);
+	return ret;
+}
+
+static void accmap_dma_device_destroy(struct accmap_device *adev)
+{
+	root_device_unregister(adev->dev32);
+	root_device_unregister(adev->dev);
+	adev->dev32 = NULL;
+	adev->dev = NULL;
 }
 
 /*
@@ -168,8 +191,7 @@ err_destroy_heap:
 	adev->alloc_mask = 0;
 	accmap_system_heap_destroy(heap);
 err_dma_device:
-	root_device_unregister(adev->dev);
-	adev->dev = NULL;
+	accmap_dma_device_destroy(adev);
 err_destroy_wq:
 	destroy_workqueue(adev->put_wq);
 	accmap_tags_destroy(adev);
@@ -190,7 +212,7 @@ static void __exit accmap_exit(void)
 	accmap_carveout_heaps_destroy(adev);
 	accmap_user_heap_destroy(adev->heaps[ACCMAP_HEAP_USER]);
 	accmap_system_heap_destroy(adev->heaps[ACCMAP_HEAP_SYSTEM]);
-	root_device_unregister(adev->dev);
+	accmap_dma_device_destroy(adev);
 	accmap_tags_destroy(adev);
 }
 

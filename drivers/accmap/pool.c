@@ -18,7 +18,9 @@
  *
  * Blocks charged to a memory cgroup never enter the pool (see
  * accmap_pool_alloc()): a pooled block would stay charged to the cgroup
- * that freed it, and nothing exported to modules can move a charge.
+ * that freed it, and nothing exported to modules can move a charge.  Nor
+ * do blocks taken below 4 GiB: they would fill the pool with memory that
+ * 32-bit DMA masters need and other buffers do not.
  *
  * Blocks above order 0 are compound pages (__GFP_COMP): their order is
  * recorded in the page itself, so a block comes back to the pool at the
@@ -137,11 +139,19 @@ static struct accmap_pool_list *accmap_pool_list(struct accmap_pool *pool,
 	return NULL;
 }
 
+/* The low zone flag: below 4 GiB where the system heap offers it. */
+#ifdef CONFIG_ZONE_DMA32
+#define ACCMAP_GFP_DMA32	__GFP_DMA32
+#else
+#define ACCMAP_GFP_DMA32	0
+#endif
+
 /*
  * Buffer pages are zeroed by the allocator (__GFP_ZERO: clear_page() of
  * each page of the block through the kernel's linear map, in one pass, as
  * the dma-buf system heap's) because user space sees them, and charged to
- * the caller's memory cgroup when @charge says so.  Large orders are only
+ * the caller's memory cgroup when @how says so, and taken from the low
+ * zones (below 4 GiB) when it says that.  Large orders are only
  * taken if the allocator has them free: as the dma-buf system heap asks
  * for its large orders, without direct reclaim, compaction or waking
  * kswapd (no __GFP_RECLAIM), so that a cold allocation never stalls on a
@@ -152,12 +162,14 @@ static struct accmap_pool_list *accmap_pool_list(struct accmap_pool *pool,
  * killer: the allocation fails instead (a large order then falls back to
  * smaller ones, and order 0 reclaims in the cgroup first).
  */
-static gfp_t accmap_pool_gfp(unsigned int order, bool charge)
+static gfp_t accmap_pool_gfp(unsigned int order, unsigned int how)
 {
 	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN;
 
-	if (charge)
+	if (how & ACCMAP_POOL_CHARGE)
 		gfp |= __GFP_ACCOUNT;
+	if (how & ACCMAP_POOL_DMA32)
+		gfp = (gfp & ~__GFP_HIGHMEM) | ACCMAP_GFP_DMA32;
 	if (order)
 		return (gfp & ~__GFP_RECLAIM) | __GFP_COMP | __GFP_NORETRY;
 	return gfp | __GFP_RETRY_MAYFAIL;
@@ -184,18 +196,24 @@ static struct page *accmap_pool_take_zeroed(struct accmap_pool *pool,
 
 /*
  * A zeroed block fresh from the page allocator, cleaned to the point of
- * coherency; NULL if the allocator has none, or if it could not be
- * cleaned (then it goes straight back).
+ * coherency; NULL if the allocator has none, if it could not be cleaned,
+ * or if a block asked below 4 GiB is not (then it goes straight back).
  */
 static struct page *accmap_pool_fresh(struct accmap_pool *pool,
-				      unsigned int order, bool charge)
+				      unsigned int order, unsigned int how)
 {
 	struct page *page;
 
-	page = alloc_pages(accmap_pool_gfp(order, charge), order);
+	page = alloc_pages(accmap_pool_gfp(order, how), order);
 	if (!page)
 		return NULL;
-	if (accmap_cache_clean(pool->cache, page, 0, PAGE_SIZE << order)) {
+	/*
+	 * The low zones lie below 4 GiB wherever the system heap offers
+	 * the flag (accmap_dma32_bytes()); checked all the same.
+	 */
+	if (((how & ACCMAP_POOL_DMA32) &&
+	     page_to_phys(page) + (PAGE_SIZE << order) > SZ_4G) ||
+	    accmap_cache_clean(pool->cache, page, 0, PAGE_SIZE << order)) {
 		__free_pages(page, order);
 		return NULL;
 	}
@@ -213,13 +231,15 @@ static struct page *accmap_pool_fresh(struct accmap_pool *pool,
  *            any more; the caller starts each buffer with 0 and passes the
  *            same variable to every call for that buffer, so that an order
  *            the allocator failed to give is not asked for again
- * @charge: charge the block to the calling task's memory cgroup: it comes
- *          from the page allocator with __GFP_ACCOUNT, never from the
- *          pool, and must go back with accmap_pool_free(..., true)
+ * @how: 0, or ACCMAP_POOL_* flags for a block that comes from the page
+ *       allocator, never from the pool, and must go back with
+ *       accmap_pool_free(..., true): ACCMAP_POOL_CHARGE charges it to the
+ *       calling task's memory cgroup (__GFP_ACCOUNT), ACCMAP_POOL_DMA32
+ *       takes it below 4 GiB (from the low zones)
  * @order: set to the order of the block returned
  *
  * The largest order that fits in @max_pages is tried first, from the pool's
- * zeroed blocks (unless @charge) and then from the page allocator, before
+ * zeroed blocks (unless @how) and then from the page allocator, before
  * smaller orders.  Large orders come from the allocator only if it has
  * them free (no reclaim, no compaction); order 0 may reclaim.  Neither pool nor
  * allocator warn on failure.  Every byte of the block is zero, in memory
@@ -232,7 +252,7 @@ static struct page *accmap_pool_fresh(struct accmap_pool *pool,
  */
 struct page *accmap_pool_alloc(struct accmap_pool *pool,
 			       unsigned long max_pages,
-			       unsigned long *no_alloc, bool charge,
+			       unsigned long *no_alloc, unsigned int how,
 			       unsigned int *order)
 {
 	unsigned int i;
@@ -245,7 +265,7 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
 		if (max_pages < (1UL << o))
 			continue;
 
-		page = charge ? NULL : accmap_pool_take_zeroed(pool, pl);
+		page = how ? NULL : accmap_pool_take_zeroed(pool, pl);
 		if (page) {
 			*order = o;
 			return page;
@@ -253,7 +273,7 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
 
 		if (*no_alloc & BIT(o))
 			continue;
-		page = accmap_pool_fresh(pool, o, charge);
+		page = accmap_pool_fresh(pool, o, how);
 		if (page) {
 			*order = o;
 			return page;
@@ -269,8 +289,8 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
  * accmap_pool_free() - give a block back
  * @pool: the pool
  * @page: a block from accmap_pool_alloc() (its head page)
- * @charged: the block was allocated with @charge: it goes back to the page
- *           allocator, which uncharges it
+ * @unpooled: the block was allocated with a @how: it goes back to the page
+ *            allocator (which uncharges it if it was charged)
  *
  * The block waits on its order's dirty list until the worker has zeroed
  * it.  If the pool is at its cap, or the block is not one the pool keeps,
@@ -286,7 +306,7 @@ struct page *accmap_pool_alloc(struct accmap_pool *pool,
  * nothing here and is not looked at.  Does not sleep.
  */
 void accmap_pool_free(struct accmap_pool *pool, struct page *page,
-		      bool charged)
+		      bool unpooled)
 {
 	unsigned int order = compound_order(page);
 	unsigned long n = 1UL << order;
@@ -294,7 +314,7 @@ void accmap_pool_free(struct accmap_pool *pool, struct page *page,
 	bool pooled = false;
 	bool wake = false;
 
-	pl = charged ? NULL : accmap_pool_list(pool, order);
+	pl = unpooled ? NULL : accmap_pool_list(pool, order);
 	if (pl) {
 		spin_lock(&pool->lock);
 		if (pool->pooled_pages + n <= pool->cap_pages) {

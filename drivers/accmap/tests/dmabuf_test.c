@@ -21,6 +21,7 @@
 #include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "../accmap.h"
@@ -251,11 +252,39 @@ static void export_kept_per_mode(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&fx->handle->nexports), 2);
 }
 
+/*
+ * ACCMAP_ALLOC_DMA32 from a heap with no memory below 4 GiB fails with
+ * ENXIO before the heap is asked, and leaves the handle without memory;
+ * once the heap has some, the same handle gets its memory.
+ */
+static void alloc_dma32_needs_low_memory(struct kunit *test)
+{
+	struct dmabuf_fixture *fx = test->priv;
+	struct accmap_handle *h;
+
+	h = accmap_handle_create(&fx->adev, PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	fx->heap.dma32 = 0;
+	KUNIT_EXPECT_EQ(test, accmap_handle_alloc(h, &fx->heap, ACCMAP_ALLOC_DMA32, 0, 0),
+			-ENXIO);
+	KUNIT_EXPECT_FALSE(test, accmap_handle_allocated(h));
+	KUNIT_EXPECT_EQ(test, accmap_handle_alloc(h, &fx->heap, 0, 0, 0), 0);
+	accmap_handle_put(h);
+
+	h = accmap_handle_create(&fx->adev, PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	fx->heap.dma32 = SZ_1G;
+	KUNIT_EXPECT_EQ(test, accmap_handle_alloc(h, &fx->heap, ACCMAP_ALLOC_DMA32, 0, 0), 0);
+	KUNIT_EXPECT_TRUE(test, accmap_handle_allocated(h));
+	accmap_handle_put(h);
+}
+
 static struct kunit_case dmabuf_cases[] = {
 	KUNIT_CASE(sync_without_attachment),
 	KUNIT_CASE(sync_with_mapped_attachment),
 	KUNIT_CASE(readonly_import_directions),
 	KUNIT_CASE(export_kept_per_mode),
+	KUNIT_CASE(alloc_dma32_needs_low_memory),
 	{}
 };
 

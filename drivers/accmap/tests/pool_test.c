@@ -96,7 +96,7 @@ static struct page *take(struct kunit *test, struct pool_fixture *fx,
 	unsigned long no_alloc = 0;
 	struct page *page;
 
-	page = accmap_pool_alloc(fx->pool, max_pages, &no_alloc, false, order);
+	page = accmap_pool_alloc(fx->pool, max_pages, &no_alloc, 0, order);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	KUNIT_ASSERT_LE(test, 1UL << *order, max_pages);
 	KUNIT_ASSERT_EQ(test, compound_order(page), *order);
@@ -621,7 +621,7 @@ static void pool_charged_bypasses_pool(struct kunit *test)
 	get_info(test, fx, &before);
 	KUNIT_ASSERT_EQ(test, before.orders[0].zeroed, 1ULL);
 
-	page = accmap_pool_alloc(fx->pool, 1, &no_alloc, true, &order);
+	page = accmap_pool_alloc(fx->pool, 1, &no_alloc, ACCMAP_POOL_CHARGE, &order);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	KUNIT_EXPECT_EQ(test, order, 0U);
 	KUNIT_EXPECT_TRUE(test, cache_model_memory_is(fx->model, page,

@@ -108,9 +108,20 @@ struct accmap_create {
  * contiguous whether asked or not (ACCMAP_STATE_CONTIGUOUS says so).
  */
 #define ACCMAP_ALLOC_CONTIGUOUS		(1U << 2)
+/*
+ * Every page below 4 GiB, for DMA masters that address 32 bits and sit
+ * behind no IOMMU.  Only heaps with such memory give it (struct
+ * accmap_heap_info's @dma32): the system heap from the kernel's low zones
+ * (ZONE_DMA32 and ZONE_DMA), never from its page pool; a carveout only if
+ * it lies wholly below 4 GiB.  ENXIO when no heap of the mask has memory
+ * below 4 GiB at all, ENOMEM when those that have are out of it.
+ * Combines with the flags above.
+ */
+#define ACCMAP_ALLOC_DMA32		(1U << 3)
 #define ACCMAP_ALLOC_VALID_FLAGS	(ACCMAP_ALLOC_WRITECOMBINE | \
 					 ACCMAP_ALLOC_UNCACHED |	\
-					 ACCMAP_ALLOC_CONTIGUOUS)
+					 ACCMAP_ALLOC_CONTIGUOUS |	\
+					 ACCMAP_ALLOC_DMA32)
 
 /**
  * struct accmap_alloc - ACCMAP_IOC_ALLOC argument
@@ -307,6 +318,10 @@ struct accmap_tag_label {
  * Field added in version 2 (the first version ended at @largest_free):
  * @contiguous:   out: bytes of @used in buffers allocated with
  *                ACCMAP_ALLOC_CONTIGUOUS
+ *
+ * Field added in version 3 (the second version ended at @contiguous):
+ * @dma32:        out: bytes of @total below 4 GiB that ACCMAP_ALLOC_DMA32
+ *                buffers can come from; 0: the heap refuses the flag
  */
 struct accmap_heap_info {
 	__u32 heap;
@@ -318,9 +333,12 @@ struct accmap_heap_info {
 	__u64 largest_free;
 	/* version 2 */
 	__u64 contiguous;
+	/* version 3 */
+	__u64 dma32;
 };
 
 #define ACCMAP_HEAP_INFO_SIZE_VER1	56
+#define ACCMAP_HEAP_INFO_SIZE_VER2	64
 
 #define ACCMAP_POOL_MAX_ORDERS	4
 

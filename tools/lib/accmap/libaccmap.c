@@ -339,15 +339,46 @@ int accmap_set_tag_label(int fd, uint16_t tag, const char *label)
 	return accmap_ioctl(fd, ACCMAP_IOC_SET_TAG_LABEL, &arg);
 }
 
-int accmap_query_heap(int fd, uint32_t heap, struct accmap_heap_info *info)
+/*
+ * QUERY_HEAP into the first @size bytes of @info: an older caller's
+ * struct is shorter, and nothing may be written past it.
+ */
+static int query_heap_sized(int fd, uint32_t heap, struct accmap_heap_info *info, size_t size)
 {
 	if (!info)
 		return -EINVAL;
 
-	memset(info, 0, sizeof(*info));
+	memset(info, 0, size);
 	info->heap = heap;
-	return accmap_ioctl(fd, ACCMAP_IOC_QUERY_HEAP, info);
+	return accmap_ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, ACCMAP_IOCTL_MAGIC,
+				     _IOC_NR(ACCMAP_IOC_QUERY_HEAP), size), info);
 }
+
+/*
+ * Two versions of each call that fills a struct accmap_heap_info: the
+ * default one (LIBACCMAP_1.1) for programs built with the struct that has
+ * @dma32, and LIBACCMAP_1's for programs built before, whose struct ends
+ * at @contiguous.  The dynamic linker binds each program to the version
+ * it was linked with; a static link takes the default.
+ */
+int accmap_query_heap_v1_1(int fd, uint32_t heap, struct accmap_heap_info *info);
+int accmap_query_heap_v1(int fd, uint32_t heap, struct accmap_heap_info *info);
+int accmap_device_memory_v1_1(int fd, struct accmap_heap_info *info);
+int accmap_device_memory_v1(int fd, struct accmap_heap_info *info);
+
+__attribute__((visibility("default")))
+int accmap_query_heap_v1_1(int fd, uint32_t heap, struct accmap_heap_info *info)
+{
+	return query_heap_sized(fd, heap, info, sizeof(*info));
+}
+__asm__(".symver accmap_query_heap_v1_1, accmap_query_heap@@LIBACCMAP_1.1");
+
+__attribute__((visibility("default")))
+int accmap_query_heap_v1(int fd, uint32_t heap, struct accmap_heap_info *info)
+{
+	return query_heap_sized(fd, heap, info, ACCMAP_HEAP_INFO_SIZE_VER2);
+}
+__asm__(".symver accmap_query_heap_v1, accmap_query_heap@LIBACCMAP_1");
 
 int accmap_query_pool(int fd, struct accmap_pool_info *info)
 {
@@ -620,7 +651,16 @@ int accmap_svm_migrate(int fd, uint32_t session, const void *ptr, size_t len,
 				   location, out);
 }
 
-int accmap_device_memory(int fd, struct accmap_heap_info *info)
+__attribute__((visibility("default")))
+int accmap_device_memory_v1_1(int fd, struct accmap_heap_info *info)
 {
-	return accmap_query_heap(fd, ACCMAP_HEAP_DEVICE, info);
+	return query_heap_sized(fd, ACCMAP_HEAP_DEVICE, info, sizeof(*info));
 }
+__asm__(".symver accmap_device_memory_v1_1, accmap_device_memory@@LIBACCMAP_1.1");
+
+__attribute__((visibility("default")))
+int accmap_device_memory_v1(int fd, struct accmap_heap_info *info)
+{
+	return query_heap_sized(fd, ACCMAP_HEAP_DEVICE, info, ACCMAP_HEAP_INFO_SIZE_VER2);
+}
+__asm__(".symver accmap_device_memory_v1, accmap_device_memory@LIBACCMAP_1");

@@ -5,7 +5,8 @@
 # keeps going when one fails:
 #   kunit-debug (KUnit under UML with KASAN and lockdep: the same cases
 #   as make kunit's plain profile, so make check builds UML once),
-#   vm-test amd64, vm-test arm64 (Debian 12's 6.1),
+#   vm-test amd64, vm-test arm64 (Debian 12's 6.1), and each again
+#   with 5 GiB of RAM for the below-4-GiB allocations (accmap_dma32 only),
 #   demo, demo-6.12 (what make demo runs: the tools build and work; the
 #   second boot has device memory),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
@@ -46,6 +47,8 @@ tiers=(
 	"kunit-debug|$t/kunit/run.sh debug"
 	"vm-amd64|$short $t/vm/run.sh amd64"
 	"vm-arm64|$short $t/vm/run.sh arm64"
+	"vm-amd64-5g|env ACCMAP_VM_MEM=5120 $t/vm/run.sh amd64 accmap_dma32"
+	"vm-arm64-5g|env ACCMAP_VM_MEM=5120 $t/vm/run.sh arm64 accmap_dma32"
 	"demo|$t/vm/run.sh arm64 demo"
 	"demo-6.12|$t/vm/run.sh arm64-6.12 demo"
 	"vm-amd64-6.12|$short $t/vm/run.sh amd64-6.12"

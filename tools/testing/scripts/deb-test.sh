@@ -266,6 +266,73 @@ EOF
 		fi
 	fi
 
+	# Both versions of accmap_query_heap: LIBACCMAP_1's, for programs built
+	# before struct accmap_heap_info had dma32, writes its first 64 bytes
+	# and nothing after; LIBACCMAP_1.1's, the default a program built now
+	# binds to, all of it.  On /dev/null each clears its part and fails
+	# with -ENOTTY.
+	cat >"$work/versions.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <accmap.h>
+
+typedef int (*query_fn)(int, unsigned int, struct accmap_heap_info *);
+
+/* Bytes of a buffer the call cleared (heap id first), -1 if it wrote more or failed otherwise. */
+static int cleared(query_fn fn, int fd)
+{
+	unsigned char buf[sizeof(struct accmap_heap_info) + 16];
+	size_t n = 0;
+
+	memset(buf, 0xa5, sizeof(buf));
+	if (fn(fd, 0, (struct accmap_heap_info *)buf) != -ENOTTY)
+		return -1;
+	while (n < sizeof(buf) && buf[n] == 0)
+		n++;
+	for (size_t i = n; i < sizeof(buf); i++)
+		if (buf[i] != 0xa5)
+			return -1;
+	return (int)n;
+}
+
+int main(void)
+{
+	void *lib = dlopen("libaccmap.so.1", RTLD_NOW);
+	int fd = open("/dev/null", O_RDWR), a, b;
+	query_fn v1, v11;
+	struct accmap_heap_info h;
+
+	if (!lib || fd < 0)
+		return 1;
+	v1 = (query_fn)dlvsym(lib, "accmap_query_heap", "LIBACCMAP_1");
+	v11 = (query_fn)dlvsym(lib, "accmap_query_heap", "LIBACCMAP_1.1");
+	if (!v1 || !v11 || v1 == v11)
+		return 2;
+	a = cleared(v1, fd);
+	b = cleared(v11, fd);
+	printf("LIBACCMAP_1 cleared %d bytes, LIBACCMAP_1.1 %d (struct: %zu)\n", a, b, sizeof(h));
+	/* The call this program binds to itself. */
+	if (accmap_query_heap(fd, 0, &h) != -ENOTTY)
+		return 3;
+	return a == ACCMAP_HEAP_INFO_SIZE_VER2 && b == (int)sizeof(h) ? 0 : 4;
+}
+EOF
+	# shellcheck disable=SC2046 # pkg-config's words are meant to split
+	if step link-versions gcc -Wall -Werror -o "$work/versions" "$work/versions.c" \
+		$(pkg-config --cflags --libs accmap) -ldl; then
+		step run-versions "$work/versions" || true
+		if objdump -T "$work/versions" | grep -q '(LIBACCMAP_1\.1) accmap_query_heap$'; then
+			pass "a program built now binds accmap_query_heap@LIBACCMAP_1.1"
+		else
+			objdump -T "$work/versions" 2>&1 | grep accmap | indent >&2
+			fail "a program built now does not bind accmap_query_heap@LIBACCMAP_1.1"
+		fi
+	fi
+
 	# criu loads /usr/lib/criu/*.so and binds them at once (-z now): every
 	# symbol the plugin takes from criu must be one criu exports.
 	plugin=/usr/lib/criu/accmap_criu.so

@@ -196,6 +196,9 @@ ACCMAP_DEVMEM=$(cat /etc/accmap-devmem 2>/dev/null)
 export ACCMAP_DEVMEM
 ACCMAP_NULLB=$(cat /etc/accmap-nullb 2>/dev/null)
 export ACCMAP_NULLB
+# The guest's RAM in MiB as run.sh gave it (-m): above 4096, some lies above 4 GiB.
+ACCMAP_VM_MEM_MIB=$(cat /etc/accmap-vm-mem 2>/dev/null)
+export ACCMAP_VM_MEM_MIB
 # shellcheck disable=SC2086 # one word per parameter
 if insmod /accmap.ko $insmod_args; then
 	mark "insmod ok"

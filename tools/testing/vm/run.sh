@@ -200,6 +200,11 @@ esac
 kver=$release-$kflavour
 mem=1024
 [ "$mode" = bench ] && mem=2048
+# ACCMAP_VM_MEM (MiB) overrides it: a guest with RAM above 4 GiB, say.
+mem=${ACCMAP_VM_MEM:-$mem}
+case $mem in
+"" | *[!0-9]*) die "ACCMAP_VM_MEM must be a whole number of MiB" ;;
+esac
 
 case $arch in
 amd64)
@@ -596,6 +601,7 @@ echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
 echo "$devmem_expect" >"$root/etc/accmap-devmem"
 echo "$nullb_expect" >"$root/etc/accmap-nullb"
+echo "$mem" >"$root/etc/accmap-vm-mem"
 printf '%s\n' "$vivid_reason" >"$root/etc/accmap-vivid"
 printf '%s\n' "${carveout_bad[@]}" >"$root/etc/accmap-bad-insmod"
 initrd=$work/initramfs.cpio

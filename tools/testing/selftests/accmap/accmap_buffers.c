@@ -1410,11 +1410,6 @@ static const char *new_cmd_name(unsigned long cmd)
 	return "?";
 }
 
-static unsigned long resize_cmd(unsigned long cmd, size_t size)
-{
-	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
-}
-
 /* Size of the first published version of each of new_cmds' arguments. */
 static size_t new_first_size(unsigned long cmd)
 {
@@ -1707,7 +1702,7 @@ static void test_abi_size_too_small(void)
 		for (size_t s = 0; s < TAP_ARRAY_SIZE(sizes); s++) {
 			memset(buf, 0, sizeof(buf));
 			valid_args(&c, cmd, buf);
-			if (!CHECK_ERR(ioctl(c.dev, resize_cmd(cmd, sizes[s]), buf), EINVAL))
+			if (!CHECK_ERR(ioctl(c.dev, am_resize_cmd(cmd, sizes[s]), buf), EINVAL))
 				tap_diag("%s with size %zu", new_cmd_name(cmd), sizes[s]);
 			check_not_done(&c, cmd, "refused for its size");
 		}
@@ -1736,7 +1731,7 @@ static void test_abi_zero_tail(void)
 			snprintf(when, sizeof(when), "%s with size %zu", new_cmd_name(cmd), size);
 			memset(buf, 0, ARG_BUF_SIZE);
 			valid_args(&c, cmd, buf);
-			if (!CHECK_OK(ioctl(c.dev, resize_cmd(cmd, size), buf))) {
+			if (!CHECK_OK(ioctl(c.dev, am_resize_cmd(cmd, size), buf))) {
 				tap_diag("%s", when);
 				continue;
 			}
@@ -1778,7 +1773,7 @@ static void test_abi_nonzero_tail(void)
 				buf[bad[b]] = (char)0x80;
 				if (copy)
 					memcpy(copy, buf, size);
-				if (!CHECK_ERR(ioctl(c.dev, resize_cmd(cmd, size), buf), E2BIG))
+				if (!CHECK_ERR(ioctl(c.dev, am_resize_cmd(cmd, size), buf), E2BIG))
 					tap_diag("%s", when);
 				CHECK(!copy || !memcmp(copy, buf, size),
 				      "%s: refused call wrote its argument", when);
@@ -1823,7 +1818,8 @@ static void test_abi_bad_pointer(void)
 		/* The known part readable, the tail not: the tail is read. */
 		memset(area, 0, pg);
 		valid_args(&c, cmd, area + pg - size);
-		if (!CHECK_ERR(ioctl(c.dev, resize_cmd(cmd, size + 64), area + pg - size), EFAULT))
+		if (!CHECK_ERR(ioctl(c.dev, am_resize_cmd(cmd, size + 64), area + pg - size),
+			       EFAULT))
 			tap_diag("%s with its tail in an inaccessible page", name);
 		check_not_done(&c, cmd, "refused with EFAULT on the tail");
 
@@ -1878,7 +1874,7 @@ static void test_abi_info_sizes(void)
 		in.pad = 0;
 		memset(buf, GARBAGE_BYTE, sizeof(buf));
 		memcpy(buf, &in, size);
-		if (!CHECK_OK(ioctl(dev, resize_cmd(ACCMAP_IOC_INFO, size), buf))) {
+		if (!CHECK_OK(ioctl(dev, am_resize_cmd(ACCMAP_IOC_INFO, size), buf))) {
 			tap_diag("INFO with size %zu", size);
 			continue;
 		}

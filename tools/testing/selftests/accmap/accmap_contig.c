@@ -360,11 +360,6 @@ out:
 
 /* ==== older argument sizes ==== */
 
-static unsigned long resize_cmd(unsigned long cmd, size_t size)
-{
-	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
-}
-
 static void test_old_sizes(void)
 {
 	unsigned char buf[sizeof(struct accmap_heap_info) + 32];
@@ -380,7 +375,7 @@ static void test_old_sizes(void)
 	memset(&hi, 0, sizeof(hi));
 	hi.heap = ACCMAP_HEAP_SYSTEM;
 	memcpy(buf, &hi, ACCMAP_HEAP_INFO_SIZE_VER1);
-	if (CHECK_OK(ioctl(dev, resize_cmd(ACCMAP_IOC_QUERY_HEAP, ACCMAP_HEAP_INFO_SIZE_VER1),
+	if (CHECK_OK(ioctl(dev, am_resize_cmd(ACCMAP_IOC_QUERY_HEAP, ACCMAP_HEAP_INFO_SIZE_VER1),
 			   buf))) {
 		memcpy(&hi, buf, ACCMAP_HEAP_INFO_SIZE_VER1);
 		CHECK(!strcmp(hi.name, "system") && hi.total, "QUERY_HEAP v1: name '%.16s'",
@@ -389,7 +384,7 @@ static void test_old_sizes(void)
 			if (!CHECK(buf[i] == GARBAGE_BYTE, "QUERY_HEAP v1 wrote byte %zu", i))
 				break;
 	}
-	CHECK(ACCMAP_HEAP_INFO_SIZE_VER1 + 8 == sizeof(struct accmap_heap_info),
+	CHECK(ACCMAP_HEAP_INFO_SIZE_VER2 + 8 == sizeof(struct accmap_heap_info),
 	      "struct accmap_heap_info is %zu bytes", sizeof(struct accmap_heap_info));
 
 	/* INFO of the second version (up to attachments) on a contiguous buffer. */
@@ -400,7 +395,7 @@ static void test_old_sizes(void)
 		memset(&info, 0, sizeof(info));
 		info.id = id;
 		memcpy(ibuf, &info, ACCMAP_INFO_SIZE_VER2);
-		if (CHECK_OK(ioctl(dev, resize_cmd(ACCMAP_IOC_INFO, ACCMAP_INFO_SIZE_VER2),
+		if (CHECK_OK(ioctl(dev, am_resize_cmd(ACCMAP_IOC_INFO, ACCMAP_INFO_SIZE_VER2),
 				   ibuf))) {
 			memcpy(&info, ibuf, ACCMAP_INFO_SIZE_VER2);
 			CHECK(info.state == (ACCMAP_STATE_ALLOCATED | ACCMAP_STATE_CONTIGUOUS) &&

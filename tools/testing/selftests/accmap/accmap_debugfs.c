@@ -33,7 +33,7 @@ static const char *const clients_cols[] = { "pid", "comm", "handles" };
 
 static const char *const allocations_cols[] = {
 	"pid", "comm", "id", "size", "heap", "flags", "tag", "label", "maps", "attachments",
-	"exports", "mapped", "vmaps", "contiguous", "runs",
+	"exports", "mapped", "vmaps", "contiguous", "runs", "above_4g",
 };
 
 static const char *const orphans_cols[] = {

@@ -1196,11 +1196,6 @@ out:
 	close(dev);
 }
 
-static unsigned long resize_cmd(unsigned long cmd, size_t size)
-{
-	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
-}
-
 /* The extensible-ABI rules for FROM_VA's argument. */
 static void test_abi_sizes(void)
 {
@@ -1227,13 +1222,13 @@ static void test_abi_sizes(void)
 	for (size_t size = 8; size < size0; size += 8) {
 		memset(buf, 0, sizeof(buf));
 		memcpy(buf, &a, size0);
-		if (!CHECK_ERR(ioctl(dev, resize_cmd(ACCMAP_IOC_FROM_VA, size), buf), EINVAL))
+		if (!CHECK_ERR(ioctl(dev, am_resize_cmd(ACCMAP_IOC_FROM_VA, size), buf), EINVAL))
 			tap_diag("FROM_VA with size %zu", size);
 	}
 	/* Longer with a zero tail: works, the tail is left alone. */
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, &a, size0);
-	if (CHECK_OK(ioctl(dev, resize_cmd(ACCMAP_IOC_FROM_VA, sizeof(buf)), buf))) {
+	if (CHECK_OK(ioctl(dev, am_resize_cmd(ACCMAP_IOC_FROM_VA, sizeof(buf)), buf))) {
 		struct accmap_from_va out;
 
 		memcpy(&out, buf, size0);
@@ -1248,7 +1243,8 @@ static void test_abi_sizes(void)
 		memcpy(buf, &a, size0);
 		buf[bad] = 1;
 		memcpy(copy, buf, sizeof(buf));
-		if (!CHECK_ERR(ioctl(dev, resize_cmd(ACCMAP_IOC_FROM_VA, sizeof(buf)), buf), E2BIG))
+		if (!CHECK_ERR(ioctl(dev, am_resize_cmd(ACCMAP_IOC_FROM_VA, sizeof(buf)), buf),
+			       E2BIG))
 			tap_diag("byte %zu of the tail set", bad);
 		CHECK(!memcmp(copy, buf, sizeof(buf)), "refused FROM_VA wrote its argument");
 	}

@@ -53,11 +53,6 @@ static const char *cmd_name(unsigned long cmd)
 	return "?";
 }
 
-static unsigned long resize_cmd(unsigned long cmd, size_t size)
-{
-	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
-}
-
 /* A one-page cached buffer with memory. */
 static uint32_t new_allocated(int dev)
 {
@@ -274,7 +269,7 @@ static void test_size_too_small(void)
 		for (size_t s = 0; s < TAP_ARRAY_SIZE(sizes); s++) {
 			memset(buf, 0, sizeof(buf));
 			valid_args(dev, c, buf);
-			if (!CHECK_ERR(ioctl(dev, resize_cmd(c, sizes[s]), buf), EINVAL))
+			if (!CHECK_ERR(ioctl(dev, am_resize_cmd(c, sizes[s]), buf), EINVAL))
 				tap_diag("%s with size %zu", cmd_name(c), sizes[s]);
 		}
 	}
@@ -300,7 +295,7 @@ static void test_size_larger_zero_tail(void)
 			snprintf(when, sizeof(when), "%s with size %zu", cmd_name(c), size);
 			memset(buf, 0, ARG_BUF_SIZE);
 			valid_args(dev, c, buf);
-			if (!CHECK_OK(ioctl(dev, resize_cmd(c, size), buf))) {
+			if (!CHECK_OK(ioctl(dev, am_resize_cmd(c, size), buf))) {
 				tap_diag("%s", when);
 				continue;
 			}
@@ -341,7 +336,7 @@ static void test_size_larger_nonzero_tail(void)
 				valid_args(dev, c, buf);
 				memcpy(&id, buf, sizeof(id));
 				buf[bad[b]] = 1;
-				if (!CHECK_ERR(ioctl(dev, resize_cmd(c, size), buf), E2BIG)) {
+				if (!CHECK_ERR(ioctl(dev, am_resize_cmd(c, size), buf), E2BIG)) {
 					tap_diag("%s with size %zu, byte %zu set", cmd_name(c),
 						 size, bad[b]);
 					continue;
@@ -396,7 +391,7 @@ static void test_bad_pointer(void)
 		/* Known part readable, unknown tail not: the tail must be read. */
 		memset(area, 0, pg);
 		valid_args(dev, c, area + pg - size);
-		if (!CHECK_ERR(ioctl(dev, resize_cmd(c, size + 64), area + pg - size), EFAULT))
+		if (!CHECK_ERR(ioctl(dev, am_resize_cmd(c, size + 64), area + pg - size), EFAULT))
 			tap_diag("%s with its tail in an inaccessible page", cmd_name(c));
 
 		/*
@@ -552,7 +547,7 @@ static void test_create_size_rounding(void)
 /* A caller built with the first, 16-byte accmap_create still works. */
 static void test_create_version1(void)
 {
-	const unsigned long cmd_v1 = resize_cmd(ACCMAP_IOC_CREATE, ACCMAP_CREATE_SIZE_VER1);
+	const unsigned long cmd_v1 = am_resize_cmd(ACCMAP_IOC_CREATE, ACCMAP_CREATE_SIZE_VER1);
 	unsigned char buf[sizeof(struct accmap_create) + 16];
 	struct accmap_create v1 = { .size = 3 * page_size() };
 	int dev = am_open();
@@ -1234,7 +1229,7 @@ static void test_info_bad_pad(void)
 static void test_info_version1(void)
 {
 	/* A caller built with the first, 32-byte accmap_info still works. */
-	const unsigned long cmd_v1 = resize_cmd(ACCMAP_IOC_INFO, ACCMAP_INFO_SIZE_VER1);
+	const unsigned long cmd_v1 = am_resize_cmd(ACCMAP_IOC_INFO, ACCMAP_INFO_SIZE_VER1);
 	unsigned char buf[sizeof(struct accmap_info) + 16];
 	struct accmap_info v1;
 	int dev = am_open();

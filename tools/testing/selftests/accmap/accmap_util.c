@@ -295,6 +295,11 @@ int am_query_heap(int dev, uint32_t heap, struct accmap_heap_info *info)
 	return raw_ioctl(dev, ACCMAP_IOC_QUERY_HEAP, info);
 }
 
+unsigned long am_resize_cmd(unsigned long cmd, size_t size)
+{
+	return _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), size);
+}
+
 int am_query_pool(int dev, struct accmap_pool_info *info)
 {
 	memset(info, GARBAGE_BYTE, sizeof(*info));

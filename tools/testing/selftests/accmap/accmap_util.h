@@ -96,6 +96,8 @@ int am_read(int dev, uint32_t id, uint64_t offset, void *buf, uint64_t len);
 int am_set_label(int dev, uint16_t tag, const char *label);
 /* QUERY_HEAP / QUERY_POOL with every output field pre-filled with garbage. */
 int am_query_heap(int dev, uint32_t heap, struct accmap_heap_info *info);
+/* @cmd with its argument size changed to @size (an older or newer struct version). */
+unsigned long am_resize_cmd(unsigned long cmd, size_t size);
 int am_query_pool(int dev, struct accmap_pool_info *info);
 /*
  * Polls QUERY_POOL until no block waits to be zeroed (at most timeout_ms);
