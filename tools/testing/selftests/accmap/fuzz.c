@@ -346,6 +346,7 @@ struct fz_env {
 	uint64_t ram;
 	uint32_t heaps;		/* heap ids that exist */
 	uint32_t alloc_heaps;	/* of them, those ALLOC may use */
+	uint32_t dma32_heaps;	/* of those, the ones with memory below 4 GiB */
 	uint32_t ntargets;
 	uint32_t sim;		/* the sim's target index */
 	int null_fd;		/* /dev/null, open for the whole seed */
@@ -1905,6 +1906,18 @@ static uint64_t page_round(uint64_t size)
 static uint32_t pick_heap_mask(struct fz_thread *t);
 
 /*
+ * ENXIO an allocation with ACCMAP_ALLOC_DMA32 may give: when not every
+ * heap of @usable has memory below 4 GiB (those without are passed over;
+ * with none left, or the rest skipped by the heap rule, ENXIO).
+ */
+static __uint128_t dma32_may(uint32_t flags, uint32_t usable)
+{
+	if (!(flags & ACCMAP_ALLOC_DMA32) || (usable & env.dma32_heaps) == usable)
+		return 0;
+	return RES_E(ENXIO);
+}
+
+/*
  * The allocation fields of CREATE with ACCMAP_CREATE_ALLOC, as ALLOC's
  * would be (no contiguous buffers: op_alloc covers those), and what they
  * may make it return.
@@ -1950,6 +1963,7 @@ static void create_alloc_fields(struct fz_thread *t, struct accmap_create *a, bo
 	if (!(a->alloc_flags & (ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED)) &&
 	    !(usable & ACCMAP_HEAP_MASK_SYSTEM))
 		x->may |= RES_E(EINVAL);
+	x->may |= dma32_may(a->alloc_flags, usable);
 }
 
 static bool op_create(struct fz_thread *t)
@@ -2062,6 +2076,11 @@ static bool op_alloc(struct fz_thread *t)
 		/* One block: from CMA, or the page allocator's large orders. */
 		a.flags = ACCMAP_ALLOC_CONTIGUOUS | (one_in(t, 2) ? ACCMAP_ALLOC_WRITECOMBINE : 0);
 		break;
+	case 4:
+		/* Below 4 GiB: fresh from the low zones, or one block of them. */
+		a.flags = ACCMAP_ALLOC_DMA32 | (one_in(t, 4) ? ACCMAP_ALLOC_CONTIGUOUS : 0) |
+			  (one_in(t, 2) ? ACCMAP_ALLOC_UNCACHED : 0);
+		break;
 	default:
 		a.flags = 0;
 		break;
@@ -2105,7 +2124,7 @@ static bool op_alloc(struct fz_thread *t)
 	if (!(a.flags & (ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED)) &&
 	    !(usable & ACCMAP_HEAP_MASK_SYSTEM))
 		x.may |= RES_E(EINVAL);
-	x.may |= RES_E(ENOMEM);
+	x.may |= RES_E(ENOMEM) | dma32_may(a.flags, usable);
 	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_ALLOC, &a, exp_allowed(&x), "ALLOC", &intact);
 	if (!ret && intact && (a.heap >= ACCMAP_HEAP_MAX || !(usable & (1U << a.heap))))
 		FZ_FAIL(t, "ALLOC id %u mask %#x: heap %u", k.id, a.heap_mask, a.heap);
@@ -5751,7 +5770,7 @@ static void ck_buffer(struct fz_thread *t, int fd, uint64_t token, struct fz_ckb
 		if (!P->made && alloc) {
 			nodev = !(env.alloc_heaps & BIT(r->heap));
 			fault_if(&x, ENODEV, nodev);
-			x.may |= RES_E(ENOMEM);
+			x.may |= RES_E(ENOMEM) | dma32_may(r->flags, BIT(r->heap));
 		}
 		if (a.flags & ACCMAP_CKPT_ADD_ID) {
 			exists = b->id;
@@ -6774,12 +6793,15 @@ static bool probe_device(void)
 	if (dev < 0)
 		return false;
 	env.heaps = 0;
+	env.dma32_heaps = 0;
 	for (uint32_t h = 0; h < ACCMAP_HEAP_MAX; h++) {
 		int ret = am_query_heap(dev, h, &hi);
 
 		CHECK(ret == 0 || ret == -ENODEV, "QUERY_HEAP %u: %s", h, strerror(-ret));
 		if (!ret)
 			env.heaps |= 1U << h;
+		if (!ret && hi.dma32)
+			env.dma32_heaps |= 1U << h;
 	}
 	CHECK((env.heaps & (1U << ACCMAP_HEAP_SYSTEM)) && (env.heaps & (1U << ACCMAP_HEAP_USER)) &&
 	      !(env.heaps & 0x3ffe0000U), "heaps %#x: system and user must exist, 17 to 29 not",
