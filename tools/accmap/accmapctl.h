@@ -94,6 +94,9 @@ int next_option(int argc, char **argv, const char *optstring,
 		const struct option *opts, void (*usage)(FILE *), int *status);
 int common_options(int argc, char **argv, const char *optstring,
 		   const struct option *opts, void (*usage)(FILE *));
+int device_command(int argc, char **argv, const char *optstring,
+		   const struct option *opts, void (*usage)(FILE *), int *fd);
+int pid_option(const char *arg, uint32_t *pid);
 int open_device(int *fd);
 const char *heap_name(int fd, uint32_t heap, char *buf, size_t len);
 

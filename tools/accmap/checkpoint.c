@@ -273,8 +273,8 @@ int cmd_checkpoint(int argc, char **argv)
 	while ((c = next_option(argc, argv, "p:h", opts, checkpoint_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'p':
-			if (!parse_u32(optarg, INT32_MAX, &pid) || !pid)
-				return usage_error("bad pid '%s'", optarg);
+			if (pid_option(optarg, &pid))
+				return EXIT_USAGE;
 			break;
 		case OPT_EXIT:
 			return status;

@@ -44,14 +44,20 @@ const struct option bytes_device_options[] = {
 /* ------------------------------------------------------------------ */
 /* Messages */
 
+/* "accmapctl CMD: " and the message of @fmt and @ap on stderr. */
+static void vmessage(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", cmd_name);
+	vfprintf(stderr, fmt, ap);
+}
+
 /* "accmapctl CMD: <what>: <strerror>" on stderr; returns exit status 1. */
 int fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, ": %s\n", strerror(err < 0 ? -err : err));
 	return EXIT_FAILURE;
@@ -62,9 +68,8 @@ int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", cmd_name);
 	return EXIT_USAGE;
@@ -82,9 +87,8 @@ void note(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -355,6 +359,30 @@ int common_options(int argc, char **argv, const char *optstring,
 	if (optind != argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	return -1;
+}
+
+/*
+ * common_options(), then open_device() into *@fd: for the commands that
+ * have only common options and talk to the device.  Returns -1 to go on,
+ * or the exit status to return now.
+ */
+int device_command(int argc, char **argv, const char *optstring,
+		   const struct option *opts, void (*usage)(FILE *), int *fd)
+{
+	int ret = common_options(argc, argv, optstring, opts, usage);
+
+	if (ret >= 0)
+		return ret;
+	ret = open_device(fd);
+	return ret ? ret : -1;
+}
+
+/* -p/--pid: a process id into *@pid; 0, or a usage error's exit status. */
+int pid_option(const char *arg, uint32_t *pid)
+{
+	if (!parse_u32(arg, INT32_MAX, pid) || !*pid)
+		return usage_error("bad pid '%s'", arg);
+	return 0;
 }
 
 int open_device(int *fd)

@@ -39,11 +39,8 @@ int cmd_heaps(int argc, char **argv)
 	uint32_t heap;
 	int fd, ret;
 
-	ret = common_options(argc, argv, "bd:h", bytes_device_options, heaps_usage);
+	ret = device_command(argc, argv, "bd:h", bytes_device_options, heaps_usage, &fd);
 	if (ret >= 0)
-		return ret;
-	ret = open_device(&fd);
-	if (ret)
 		return ret;
 
 	out_init(&o, json_out, exact_bytes);
@@ -115,11 +112,8 @@ int cmd_pool(int argc, char **argv)
 	uint32_t i, n;
 	int fd, ret;
 
-	ret = common_options(argc, argv, "bd:h", bytes_device_options, pool_usage);
+	ret = device_command(argc, argv, "bd:h", bytes_device_options, pool_usage, &fd);
 	if (ret >= 0)
-		return ret;
-	ret = open_device(&fd);
-	if (ret)
 		return ret;
 	ret = accmap_query_pool(fd, &pi);
 	accmap_close(fd);
@@ -1029,8 +1023,8 @@ int cmd_info(int argc, char **argv)
 				return usage_error("bad fd '%s'", optarg);
 			break;
 		case 'p':
-			if (!parse_u32(optarg, INT32_MAX, &pid) || !pid)
-				return usage_error("bad pid '%s'", optarg);
+			if (pid_option(optarg, &pid))
+				return EXIT_USAGE;
 			have_pid = true;
 			break;
 		case OPT_EXIT:

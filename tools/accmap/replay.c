@@ -215,11 +215,8 @@ int cmd_targets(int argc, char **argv)
 	uint32_t i, k;
 	int fd, ret;
 
-	ret = common_options(argc, argv, "d:h", device_options, targets_usage);
+	ret = device_command(argc, argv, "d:h", device_options, targets_usage, &fd);
 	if (ret >= 0)
-		return ret;
-	ret = open_device(&fd);
-	if (ret)
 		return ret;
 
 	out_init(&o, json_out, false);

@@ -235,8 +235,8 @@ int cmd_svm(int argc, char **argv)
 	while ((c = next_option(argc, argv, "bd:hp:r", opts, svm_usage, &status)) != OPT_END) {
 		switch (c) {
 		case 'p':
-			if (!parse_u32(optarg, INT32_MAX, &pid) || !pid)
-				return usage_error("bad pid '%s'", optarg);
+			if (pid_option(optarg, &pid))
+				return EXIT_USAGE;
 			break;
 		case 'r':
 			raw = true;
