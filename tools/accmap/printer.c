@@ -326,7 +326,7 @@ void out_group_begin(struct out *o, const char *key, int width)
 		/* Label and text of each line; a NULL label: the text alone. */
 		table_init(&o->t, 2);
 	}
-	o->group_object = key != NULL;
+	o->group_object = !!key;
 }
 
 void out_group_end(struct out *o)

@@ -152,12 +152,9 @@ void out_bytes(struct out *o, const char *key, uint64_t v);
 void out_str(struct out *o, const char *key, const char *s);
 /* JSON null; text @text, or "-" if NULL. */
 void out_null(struct out *o, const char *key, const char *text);
-__printf(4, 5) void out_u64f(struct out *o, const char *key, uint64_t v,
-			      const char *fmt, ...);
-__printf(4, 5) void out_strf(struct out *o, const char *key, const char *s,
-			      const char *fmt, ...);
-__printf(4, 5) void out_boolf(struct out *o, const char *key, bool v,
-			       const char *fmt, ...);
+__printf(4, 5) void out_u64f(struct out *o, const char *key, uint64_t v, const char *fmt, ...);
+__printf(4, 5) void out_strf(struct out *o, const char *key, const char *s, const char *fmt, ...);
+__printf(4, 5) void out_boolf(struct out *o, const char *key, bool v, const char *fmt, ...);
 /*
  * Text only: a cell of a row, or in a group a line labelled @label as it
  * is (with its colon; NULL: the text alone, not aligned).

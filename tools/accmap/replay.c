@@ -1083,7 +1083,8 @@ static void show_maps(struct out *o, const struct accmap_recording *rec)
 	for (i = 0; i < rec->nr_maps; i++) {
 		const struct accmap_rec_map *m = &rec->maps[i];
 
-		snprintf(perm, sizeof(perm), "%c%c%c", m->flags & ACCMAP_REPLAY_MAP_READ ? 'r' : '-',
+		snprintf(perm, sizeof(perm), "%c%c%c",
+			 m->flags & ACCMAP_REPLAY_MAP_READ ? 'r' : '-',
 			 m->flags & ACCMAP_REPLAY_MAP_WRITE ? 'w' : '-',
 			 m->flags & ACCMAP_REPLAY_MAP_EXEC ? 'x' : '-');
 		out_row_begin(o);
@@ -1244,18 +1245,23 @@ void import_usage(FILE *f)
 static void import_json(struct json *j, const char *out, const struct accmap_recording *rec,
 			const struct gpureplay_stats *st, const struct gpureplay_report *rep)
 {
-#define STAT(name)	{ #name, offsetof(struct gpureplay_stats, name), sizeof(st->name) }
-	static const struct { const char *key; size_t off, size; } stats[] = {
-		STAT(regions), STAT(valid_regions), STAT(pages), STAT(zero_pages), STAT(maps),
-		STAT(lines), STAT(reads), STAT(writes), STAT(jobs), STAT(ops), STAT(polls),
-		STAT(wait_irqs), STAT(write_roots), STAT(collapsed), STAT(dropped),
-		STAT(flush_ids), STAT(pgt_pages), STAT(pgt_leaves), STAT(leaves_unmapped),
-		STAT(leaves_stale), STAT(tables_missing), STAT(roots_dropped), STAT(captures),
-		STAT(captured), STAT(failed_waits), STAT(overlap_pages), STAT(overlap_unmapped),
-		STAT(maps_no_leaf), STAT(recorded_ns), STAT(stale_regions), STAT(chains),
-		STAT(chains_bad),
+	const struct { const char *key; uint64_t v; } stats[] = {
+		{ "regions", st->regions }, { "valid_regions", st->valid_regions },
+		{ "pages", st->pages }, { "zero_pages", st->zero_pages }, { "maps", st->maps },
+		{ "lines", st->lines }, { "reads", st->reads }, { "writes", st->writes },
+		{ "jobs", st->jobs }, { "ops", st->ops }, { "polls", st->polls },
+		{ "wait_irqs", st->wait_irqs }, { "write_roots", st->write_roots },
+		{ "collapsed", st->collapsed }, { "dropped", st->dropped },
+		{ "flush_ids", st->flush_ids }, { "pgt_pages", st->pgt_pages },
+		{ "pgt_leaves", st->pgt_leaves }, { "leaves_unmapped", st->leaves_unmapped },
+		{ "leaves_stale", st->leaves_stale }, { "tables_missing", st->tables_missing },
+		{ "roots_dropped", st->roots_dropped }, { "captures", st->captures },
+		{ "captured", st->captured }, { "failed_waits", st->failed_waits },
+		{ "overlap_pages", st->overlap_pages },
+		{ "overlap_unmapped", st->overlap_unmapped }, { "maps_no_leaf", st->maps_no_leaf },
+		{ "recorded_ns", st->recorded_ns }, { "stale_regions", st->stale_regions },
+		{ "chains", st->chains }, { "chains_bad", st->chains_bad },
 	};
-#undef STAT
 	char line[256];
 	uint32_t i;
 
@@ -1264,19 +1270,8 @@ static void import_json(struct json *j, const char *out, const struct accmap_rec
 	json_u64(j, "gpu_id", rec->gpu_id);
 	json_string(j, "target", rec->target);
 	json_begin_object(j, "stats");
-	for (i = 0; i < ARRAY_SIZE(stats); i++) {
-		const char *p = (const char *)st + stats[i].off;
-		uint32_t v32;
-		uint64_t v;
-
-		if (stats[i].size == sizeof(v32)) {
-			memcpy(&v32, p, sizeof(v32));
-			v = v32;
-		} else {
-			memcpy(&v, p, sizeof(v));
-		}
-		json_u64(j, stats[i].key, v);
-	}
+	for (i = 0; i < ARRAY_SIZE(stats); i++)
+		json_u64(j, stats[i].key, stats[i].v);
 	json_end_object(j);
 	json_begin_array(j, "stale");
 	for (i = 0; i < rep->nr_stale; i++) {

@@ -200,7 +200,8 @@ static int svm_print_devmem(struct out *o, const char *dir, uint32_t pid)
 		if (j)
 			json_u64(j, "to_system", tot.sum[DM_TO_SYSTEM]);
 		out_label(o, "of those back");
-		out_u64f(o, "cpu_faults", tot.sum[DM_CPU_FAULTS], "%llu by CPU faults, %llu evicted",
+		out_u64f(o, "cpu_faults", tot.sum[DM_CPU_FAULTS],
+			 "%llu by CPU faults, %llu evicted",
 			 (unsigned long long)tot.sum[DM_CPU_FAULTS],
 			 (unsigned long long)tot.sum[DM_EVICTIONS]);
 		if (j)
