@@ -477,6 +477,20 @@ void out_boolf(struct out *o, const char *key, bool v, const char *fmt, ...)
 	va_end(ap);
 }
 
+void out_u64_pair(struct out *o, const char *key, uint64_t v, const char *key2, uint64_t v2,
+		  const char *fmt)
+{
+	char buf[256];
+
+	if (o->json) {
+		json_u64(&o->j, key, v);
+		json_u64(&o->j, key2, v2);
+		return;
+	}
+	snprintf(buf, sizeof(buf), fmt, (unsigned long long)v, (unsigned long long)v2);
+	out_text(o, key, buf);
+}
+
 void out_textf(struct out *o, const char *label, const char *fmt, ...)
 {
 	char buf[512];

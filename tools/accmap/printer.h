@@ -156,6 +156,12 @@ __printf(4, 5) void out_u64f(struct out *o, const char *key, uint64_t v, const c
 __printf(4, 5) void out_strf(struct out *o, const char *key, const char *s, const char *fmt, ...);
 __printf(4, 5) void out_boolf(struct out *o, const char *key, bool v, const char *fmt, ...);
 /*
+ * Two numbers on one line of a group: JSON, members @key (@v) and @key2
+ * (@v2); text, @fmt with two %llu for @v and @v2, labelled as @key's.
+ */
+void out_u64_pair(struct out *o, const char *key, uint64_t v, const char *key2, uint64_t v2,
+		  const char *fmt);
+/*
  * Text only: a cell of a row, or in a group a line labelled @label as it
  * is (with its colon; NULL: the text alone, not aligned).
  */

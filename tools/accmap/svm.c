@@ -143,11 +143,8 @@ static void svm_print_totals(struct out *o, const struct row_sums *tot)
 		out_label(o, "on device");
 		out_bytes(o, "device", tot->sum[SV_DEVICE]);
 	}
-	out_u64f(o, "faults", tot->sum[SV_FAULTS], "%llu (fatal %llu)",
-		 (unsigned long long)tot->sum[SV_FAULTS],
-		 (unsigned long long)tot->sum[SV_FATAL]);
-	if (j)
-		json_u64(j, "fatal", tot->sum[SV_FATAL]);
+	out_u64_pair(o, "faults", tot->sum[SV_FAULTS], "fatal", tot->sum[SV_FATAL],
+		     "%llu (fatal %llu)");
 	out_u64(o, "invalidations", tot->sum[SV_INVAL]);
 	out_u64(o, "pages_mapped", tot->sum[SV_PAGES]);
 	out_group_end(o);
@@ -193,19 +190,11 @@ static int svm_print_devmem(struct out *o, const char *dir, uint32_t pid)
 		out_line(o, "%s", "");
 		out_group_begin(o, "totals", 0);
 		out_label(o, "migrated");
-		out_u64f(o, "to_device", tot.sum[DM_TO_DEVICE],
-			 "%llu pages to the device, %llu back",
-			 (unsigned long long)tot.sum[DM_TO_DEVICE],
-			 (unsigned long long)tot.sum[DM_TO_SYSTEM]);
-		if (j)
-			json_u64(j, "to_system", tot.sum[DM_TO_SYSTEM]);
+		out_u64_pair(o, "to_device", tot.sum[DM_TO_DEVICE], "to_system",
+			     tot.sum[DM_TO_SYSTEM], "%llu pages to the device, %llu back");
 		out_label(o, "of those back");
-		out_u64f(o, "cpu_faults", tot.sum[DM_CPU_FAULTS],
-			 "%llu by CPU faults, %llu evicted",
-			 (unsigned long long)tot.sum[DM_CPU_FAULTS],
-			 (unsigned long long)tot.sum[DM_EVICTIONS]);
-		if (j)
-			json_u64(j, "evictions", tot.sum[DM_EVICTIONS]);
+		out_u64_pair(o, "cpu_faults", tot.sum[DM_CPU_FAULTS], "evictions",
+			     tot.sum[DM_EVICTIONS], "%llu by CPU faults, %llu evicted");
 		out_group_end(o);
 	}
 	out_object_end(o);

@@ -18,6 +18,7 @@ void top_usage(FILE *f)
 		"allocations and orphans.  A buffer a process holds under two ids\n"
 		"counts twice, as in debugfs clients.  On a terminal each view replaces\n"
 		"the last; otherwise views follow each other, a blank line apart.\n"
+		"With --json (accmapctl --json top), one view as one JSON document.\n"
 		"Reading debugfs needs root and a mounted debugfs.\n"
 		"\n"
 		"  -b, --bytes          exact byte counts instead of KiB/MiB/GiB\n"
