@@ -60,6 +60,13 @@ extern char cmd_name[64];
 extern const char *device;
 /* -j/--json: the commands that print data print one JSON document. */
 extern bool json_out;
+/* -b/--bytes: exact byte counts instead of KiB/MiB/GiB. */
+extern bool exact_bytes;
+/* --debugfs DIR: where the commands that read debugfs read it. */
+extern const char *debugfs_dir;
+/* The long options of commands with -d and -h, and with -b, -d and -h. */
+extern const struct option device_options[];
+extern const struct option bytes_device_options[];
 
 /* main.c: messages; fail() returns exit status 1, usage_error() 2. */
 __printf(2, 3) int fail(int err, const char *fmt, ...);
@@ -81,8 +88,15 @@ const char *fmt_state(char *buf, size_t len, uint32_t state);
 void begin_options(char **argv);
 /* next_option() results besides a command's own option characters. */
 enum { OPT_END = -1, OPT_EXIT = -2 };
+/* The value of --debugfs in a command's long options. */
+#define OPT_DEBUGFS		256
 int next_option(int argc, char **argv, const char *optstring,
 		const struct option *opts, void (*usage)(FILE *), int *status);
+int common_options(int argc, char **argv, const char *optstring,
+		   const struct option *opts, void (*usage)(FILE *));
+int device_command(int argc, char **argv, const char *optstring,
+		   const struct option *opts, void (*usage)(FILE *), int *fd);
+int pid_option(const char *arg, uint32_t *pid);
 int open_device(int *fd);
 const char *heap_name(int fd, uint32_t heap, char *buf, size_t len);
 
@@ -91,9 +105,9 @@ int read_file(const char *path, char **data, size_t *len);
 void explain_debugfs(int err, const char *dir);
 bool is_decimal(const char *s);
 size_t split_tabs(char *line, char ***fields);
-void print_tsv_table(const char *file, char *data, bool exact);
+void print_tsv_table(struct out *o, const char *file, const char *key, char *data);
 char *devmem_table(char *data);
-void print_devmem_head(const char *head, const char *end, bool exact);
+void print_devmem_head(struct out *o, const char *head, const char *end);
 int fd_from_process(uint32_t pid, int target_fd, int *fd);
 
 /* The commands, and their usage texts (main.c's command table). */

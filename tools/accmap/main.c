@@ -24,18 +24,40 @@ const char *prog = "accmapctl";
 char cmd_name[64] = "accmapctl";
 const char *device = ACCMAP_DEVICE_PATH;
 bool json_out;
+bool exact_bytes;
+const char *debugfs_dir = DEBUGFS_ACCMAP;
+
+/* The options of the commands that have no others. */
+const struct option device_options[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct option bytes_device_options[] = {
+	{ "bytes", no_argument, NULL, 'b' },
+	{ "device", required_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
 /* ------------------------------------------------------------------ */
 /* Messages */
+
+/* "accmapctl CMD: " and the message of @fmt and @ap on stderr. */
+static void vmessage(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", cmd_name);
+	vfprintf(stderr, fmt, ap);
+}
 
 /* "accmapctl CMD: <what>: <strerror>" on stderr; returns exit status 1. */
 int fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, ": %s\n", strerror(err < 0 ? -err : err));
 	return EXIT_FAILURE;
@@ -46,9 +68,8 @@ int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", cmd_name);
 	return EXIT_USAGE;
@@ -66,9 +87,8 @@ void note(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -271,14 +291,24 @@ void begin_options(char **argv)
 	opterr = 1;
 }
 
+/* Whether long option @name is among @opts and gives @c. */
+static bool has_option(const struct option *opts, const char *name, int c)
+{
+	for (; opts->name; opts++)
+		if (opts->val == c && !strcmp(opts->name, name))
+			return true;
+	return false;
+}
+
 /*
  * The next option of a subcommand, after begin_options(): getopt_long()
  * over @optstring and @opts, with what every subcommand does alike done
- * here: -d/--device (where @optstring has it) sets the device, -h/--help
- * prints @usage, and an unknown option or a missing argument gets getopt's
- * message and a pointer to --help.  Returns the subcommand's own option,
- * OPT_END after the last one, or OPT_EXIT with *@status set to the exit
- * status the subcommand returns now.
+ * here: -d/--device (where @optstring has it) sets the device, -b/--bytes
+ * (where @opts has --bytes as 'b') exact_bytes, --debugfs debugfs_dir,
+ * -h/--help prints @usage, and an unknown option or a missing argument
+ * gets getopt's message and a pointer to --help.  Returns the subcommand's
+ * own option, OPT_END after the last one, or OPT_EXIT with *@status set to
+ * the exit status the subcommand returns now.
  */
 int next_option(int argc, char **argv, const char *optstring,
 		const struct option *opts, void (*usage)(FILE *), int *status)
@@ -290,6 +320,14 @@ int next_option(int argc, char **argv, const char *optstring,
 		switch (c) {
 		case 'd':
 			device = optarg;
+			continue;
+		case OPT_DEBUGFS:
+			debugfs_dir = optarg;
+			continue;
+		case 'b':
+			if (!has_option(opts, "bytes", 'b'))
+				return c;
+			exact_bytes = true;
 			continue;
 		case 'h':
 			usage(stdout);
@@ -303,6 +341,48 @@ int next_option(int argc, char **argv, const char *optstring,
 			return c;
 		}
 	}
+}
+
+/*
+ * All the options of a command that has only common ones (next_option()),
+ * and no operand.  Returns -1 to go on, or the exit status to return now.
+ */
+int common_options(int argc, char **argv, const char *optstring,
+		   const struct option *opts, void (*usage)(FILE *))
+{
+	int c, status;
+
+	begin_options(argv);
+	while ((c = next_option(argc, argv, optstring, opts, usage, &status)) != OPT_END)
+		if (c == OPT_EXIT)
+			return status;
+	if (optind != argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+/*
+ * common_options(), then open_device() into *@fd: for the commands that
+ * have only common options and talk to the device.  Returns -1 to go on,
+ * or the exit status to return now.
+ */
+int device_command(int argc, char **argv, const char *optstring,
+		   const struct option *opts, void (*usage)(FILE *), int *fd)
+{
+	int ret = common_options(argc, argv, optstring, opts, usage);
+
+	if (ret >= 0)
+		return ret;
+	ret = open_device(fd);
+	return ret ? ret : -1;
+}
+
+/* -p/--pid: a process id into *@pid; 0, or a usage error's exit status. */
+int pid_option(const char *arg, uint32_t *pid)
+{
+	if (!parse_u32(arg, INT32_MAX, pid) || !*pid)
+		return usage_error("bad pid '%s'", arg);
+	return 0;
 }
 
 int open_device(int *fd)
@@ -345,30 +425,29 @@ struct command {
 	int (*run)(int argc, char **argv);
 	void (*usage)(FILE *f);
 	const char *summary;
-	bool json;	/* prints JSON under -j/--json */
 };
 
 static const struct command commands[] = {
 	{ "heaps", cmd_heaps, heaps_usage,
-	  "heaps: size, use, free bytes, largest free block", true },
-	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses", true },
-	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs", false },
+	  "heaps: size, use, free bytes, largest free block" },
+	{ "pool", cmd_pool, pool_usage, "page pool: free lists, cap, hits and misses" },
+	{ "list", cmd_list, list_usage, "clients, allocations, orphans, tags from debugfs" },
 	{ "svm", cmd_svm, svm_usage,
-	  "SVM sessions: mirrored ranges, GPU-mapped bytes, faults", false },
-	{ "top", cmd_top, top_usage, "live view: memory per process, heap and tag", false },
-	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)", false },
-	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd", true },
-	{ "label", cmd_label, label_usage, "name an accounting tag", false },
+	  "SVM sessions: mirrored ranges, GPU-mapped bytes, faults" },
+	{ "top", cmd_top, top_usage, "live view: memory per process, heap and tag" },
+	{ "alloc", cmd_alloc, alloc_usage, "allocate a buffer (and export it, hold it)" },
+	{ "info", cmd_info, info_usage, "describe the buffer behind a dma-buf fd" },
+	{ "label", cmd_label, label_usage, "name an accounting tag" },
 	{ "checkpoint", cmd_checkpoint, checkpoint_usage,
-	  "what a CRIU checkpoint of a process would save, or why not", false },
+	  "what a CRIU checkpoint of a process would save, or why not" },
 	{ "targets", cmd_targets, targets_usage,
-	  "replay targets: GPU register windows, models", true },
+	  "replay targets: GPU register windows, models" },
 	{ "record", cmd_record, record_usage,
-	  "record a compute job on the software Mali model", false },
-	{ "replay", cmd_replay, replay_usage, "replay a recording with new inputs", false },
-	{ "show", cmd_show, show_usage, "check and describe a recording file", false },
+	  "record a compute job on the software Mali model" },
+	{ "replay", cmd_replay, replay_usage, "replay a recording with new inputs" },
+	{ "show", cmd_show, show_usage, "check and describe a recording file" },
 	{ "import-gpureplay", cmd_import_gpureplay, import_usage,
-	  "convert a GPUReplay recording of a Mali GPU", false },
+	  "convert a GPUReplay recording of a Mali GPU" },
 };
 
 #define NCOMMANDS	ARRAY_SIZE(commands)
@@ -388,8 +467,8 @@ static void print_usage(FILE *f)
 		"\n"
 		"  -d, --device DEVICE  the accmap device (default %s)\n"
 		"  -h, --help           this text\n"
-		"  -j, --json           JSON instead of text (heaps, pool, info, targets;\n"
-		"                       the schema is in accmapctl(8))\n"
+		"  -j, --json           one JSON document instead of text (the schema\n"
+		"                       is in accmapctl(8))\n"
 		"  -V, --version        the version of accmapctl\n"
 		"\n"
 		"Exit status: 0 success, 1 a call failed, 2 usage error.\n",
@@ -450,7 +529,5 @@ int main(int argc, char **argv)
 	cmd = find_command(argv[optind]);
 	if (!cmd)
 		return usage_error("unknown command '%s'", argv[optind]);
-	if (json_out && !cmd->json)
-		return usage_error("'%s' has no JSON output", cmd->name);
 	return cmd->run(argc - optind, argv + optind);
 }

@@ -30,127 +30,56 @@ void heaps_usage(FILE *f)
 		ACCMAP_HEAP_DEVICE, ACCMAP_HEAP_USER);
 }
 
-/* accmapctl --json heaps: {"heaps": [{"id", "name", "total", ...}]}. */
-static int heaps_json(int fd)
+int cmd_heaps(int argc, char **argv)
 {
-	struct json j;
+	static const char *const heads[] = {
+		"ID", "NAME", "TOTAL", "USED", "FREE", "LARGEST FREE", "CONTIGUOUS",
+	};
+	struct out o;
 	uint32_t heap;
-	int ret;
+	int fd, ret;
 
-	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_begin_array(&j, "heaps");
+	ret = device_command(argc, argv, "bd:h", bytes_device_options, heaps_usage, &fd);
+	if (ret >= 0)
+		return ret;
+
+	out_init(&o, json_out, exact_bytes);
+	out_list_begin(&o, "heaps", heads, ARRAY_SIZE(heads), ~0x2UL);
 	for (heap = 0; heap < ACCMAP_HEAP_MAX; heap++) {
 		struct accmap_heap_info hi;
+		/* The user heap reports 0 for what it does not have: a size. */
 		bool user = heap == ACCMAP_HEAP_USER;
 
 		ret = accmap_query_heap(fd, heap, &hi);
 		if (ret == -ENODEV)
 			continue;
 		if (ret) {
-			json_discard(&j);
+			out_discard(&o);
 			accmap_close(fd);
 			return fail(ret, "accmap_query_heap(heap %u)", heap);
 		}
 		hi.name[sizeof(hi.name) - 1] = '\0';
-		json_begin_object(&j, NULL);
-		json_u64(&j, "id", heap);
-		json_string(&j, "name", hi.name);
-		/* The user heap has no size: null where the table shows "-". */
+		out_row_begin(&o);
+		out_u64(&o, "id", heap);
+		out_str(&o, "name", hi.name);
 		if (user)
-			json_null(&j, "total");
+			out_null(&o, "total", NULL);
 		else
-			json_u64(&j, "total", hi.total);
-		json_u64(&j, "used", hi.used);
+			out_bytes(&o, "total", hi.total);
+		out_bytes(&o, "used", hi.used);
 		if (user) {
-			json_null(&j, "free");
-			json_null(&j, "largest_free");
+			out_null(&o, "free", NULL);
+			out_null(&o, "largest_free", NULL);
 		} else {
-			json_u64(&j, "free", hi.free);
-			json_u64(&j, "largest_free", hi.largest_free);
+			out_bytes(&o, "free", hi.free);
+			out_bytes(&o, "largest_free", hi.largest_free);
 		}
-		json_u64(&j, "contiguous", hi.contiguous);
-		json_end_object(&j);
+		out_bytes(&o, "contiguous", hi.contiguous);
+		out_row_end(&o);
 	}
-	json_end_array(&j);
-	json_end_object(&j);
-	json_finish(&j, stdout);
+	out_list_end(&o, NULL);
 	accmap_close(fd);
-	return EXIT_SUCCESS;
-}
-
-int cmd_heaps(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "bytes", no_argument, NULL, 'b' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool exact = false, user;
-	struct table t;
-	uint32_t heap;
-	int fd, ret, c, status;
-
-	begin_options(argv);
-	while ((c = next_option(argc, argv, "bd:h", opts, heaps_usage, &status)) != OPT_END) {
-		switch (c) {
-		case 'b':
-			exact = true;
-			break;
-		case OPT_EXIT:
-			return status;
-		}
-	}
-	if (optind != argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-
-	ret = open_device(&fd);
-	if (ret)
-		return ret;
-	if (json_out)
-		return heaps_json(fd);
-
-	table_init(&t, 7);
-	t.right[0] = true;
-	for (c = 2; c < 7; c++)
-		t.right[c] = true;
-	table_add(&t, "ID");
-	table_add(&t, "NAME");
-	table_add(&t, "TOTAL");
-	table_add(&t, "USED");
-	table_add(&t, "FREE");
-	table_add(&t, "LARGEST FREE");
-	table_add(&t, "CONTIGUOUS");
-
-	for (heap = 0; heap < ACCMAP_HEAP_MAX; heap++) {
-		struct accmap_heap_info hi;
-		char b[32];
-
-		ret = accmap_query_heap(fd, heap, &hi);
-		if (ret == -ENODEV)
-			continue;
-		if (ret) {
-			fail(ret, "accmap_query_heap(heap %u)", heap);
-			table_free(&t);
-			accmap_close(fd);
-			return EXIT_FAILURE;
-		}
-		hi.name[sizeof(hi.name) - 1] = '\0';
-		table_addf(&t, "%u", heap);
-		table_add(&t, hi.name);
-		/* The user heap reports 0 for what it does not have: a size. */
-		user = heap == ACCMAP_HEAP_USER;
-		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.total, exact));
-		table_add(&t, fmt_bytes(b, sizeof(b), hi.used, exact));
-		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.free, exact));
-		table_add(&t, user ? "-" : fmt_bytes(b, sizeof(b), hi.largest_free, exact));
-		table_add(&t, fmt_bytes(b, sizeof(b), hi.contiguous, exact));
-	}
-	table_print(&t, stdout);
-	table_free(&t);
-	accmap_close(fd);
-	return EXIT_SUCCESS;
+	return out_finish(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -171,72 +100,20 @@ void pool_usage(FILE *f)
 		prog);
 }
 
-/* accmapctl --json pool: {"orders": [...], "cap", "pooled", ...}. */
-static int pool_json(const struct accmap_pool_info *pi, uint32_t n, uint64_t page)
-{
-	struct json j;
-	uint32_t i;
-
-	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_u64(&j, "page_size", page);
-	json_begin_array(&j, "orders");
-	for (i = 0; i < n; i++) {
-		const struct accmap_pool_order *o = &pi->orders[i];
-		uint64_t block = o->order < 64 ? mul_sat(page, 1ULL << o->order) :
-						 UINT64_MAX;
-
-		json_begin_object(&j, NULL);
-		json_u64(&j, "order", o->order);
-		json_u64(&j, "block", block);
-		json_u64(&j, "zeroed", o->zeroed);
-		json_u64(&j, "zeroed_bytes", mul_sat(o->zeroed, block));
-		json_u64(&j, "dirty", o->dirty);
-		json_u64(&j, "dirty_bytes", mul_sat(o->dirty, block));
-		json_end_object(&j);
-	}
-	json_end_array(&j);
-	json_u64(&j, "cap", pi->cap);
-	json_u64(&j, "pooled", pi->pooled);
-	json_u64(&j, "hits", pi->hits);
-	json_u64(&j, "misses", pi->misses);
-	json_u64(&j, "shrunk", pi->shrunk);
-	json_end_object(&j);
-	json_finish(&j, stdout);
-	return EXIT_SUCCESS;
-}
-
 int cmd_pool(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "bytes", no_argument, NULL, 'b' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const char *const heads[] = {
+		"ORDER", "BLOCK", "ZEROED", "ZEROED BYTES", "DIRTY", "DIRTY BYTES",
 	};
 	uint64_t page = (unsigned long long)sysconf(_SC_PAGESIZE);
+	uint64_t lookups;
 	struct accmap_pool_info pi;
-	bool exact = false;
-	struct table t;
+	struct out o;
 	uint32_t i, n;
-	int fd, ret, c, status;
-	char b[32];
+	int fd, ret;
 
-	begin_options(argv);
-	while ((c = next_option(argc, argv, "bd:h", opts, pool_usage, &status)) != OPT_END) {
-		switch (c) {
-		case 'b':
-			exact = true;
-			break;
-		case OPT_EXIT:
-			return status;
-		}
-	}
-	if (optind != argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-
-	ret = open_device(&fd);
-	if (ret)
+	ret = device_command(argc, argv, "bd:h", bytes_device_options, pool_usage, &fd);
+	if (ret >= 0)
 		return ret;
 	ret = accmap_query_pool(fd, &pi);
 	accmap_close(fd);
@@ -249,44 +126,42 @@ int cmd_pool(int argc, char **argv)
 		     n, ACCMAP_POOL_MAX_ORDERS);
 		n = ACCMAP_POOL_MAX_ORDERS;
 	}
-	if (json_out)
-		return pool_json(&pi, n, page);
 
-	table_init(&t, 6);
-	for (i = 0; i < 6; i++)
-		t.right[i] = true;
-	table_add(&t, "ORDER");
-	table_add(&t, "BLOCK");
-	table_add(&t, "ZEROED");
-	table_add(&t, "ZEROED BYTES");
-	table_add(&t, "DIRTY");
-	table_add(&t, "DIRTY BYTES");
+	out_init(&o, json_out, exact_bytes);
+	if (out_json(&o))
+		json_u64(out_json(&o), "page_size", page);
+	out_list_begin(&o, "orders", heads, ARRAY_SIZE(heads), ~0UL);
 	for (i = 0; i < n; i++) {
-		const struct accmap_pool_order *o = &pi.orders[i];
-		uint64_t block = o->order < 64 ? mul_sat(page, 1ULL << o->order) :
-						 UINT64_MAX;
+		const struct accmap_pool_order *po = &pi.orders[i];
+		uint64_t block = po->order < 64 ? mul_sat(page, 1ULL << po->order) :
+						  UINT64_MAX;
 
-		table_addf(&t, "%u", o->order);
-		table_add(&t, fmt_bytes(b, sizeof(b), block, exact));
-		table_addf(&t, "%llu", (unsigned long long)o->zeroed);
-		table_add(&t, fmt_bytes(b, sizeof(b), mul_sat(o->zeroed, block), exact));
-		table_addf(&t, "%llu", (unsigned long long)o->dirty);
-		table_add(&t, fmt_bytes(b, sizeof(b), mul_sat(o->dirty, block), exact));
+		out_row_begin(&o);
+		out_u64(&o, "order", po->order);
+		out_bytes(&o, "block", block);
+		out_u64(&o, "zeroed", po->zeroed);
+		out_bytes(&o, "zeroed_bytes", mul_sat(po->zeroed, block));
+		out_u64(&o, "dirty", po->dirty);
+		out_bytes(&o, "dirty_bytes", mul_sat(po->dirty, block));
+		out_row_end(&o);
 	}
-	table_print(&t, stdout);
-	table_free(&t);
+	out_list_end(&o, NULL);
 
-	printf("\n");
-	printf("cap:     %s\n", fmt_bytes(b, sizeof(b), pi.cap, exact));
-	printf("pooled:  %s\n", fmt_bytes(b, sizeof(b), pi.pooled, exact));
-	if (pi.hits + pi.misses && pi.hits + pi.misses >= pi.hits)
-		printf("hits:    %llu blocks (%.1f%%)\n", (unsigned long long)pi.hits,
-		       100.0 * (double)pi.hits / (double)(pi.hits + pi.misses));
+	out_group_begin(&o, NULL, 9);
+	out_textf(&o, NULL, "%s", "");
+	out_bytes(&o, "cap", pi.cap);
+	out_bytes(&o, "pooled", pi.pooled);
+	lookups = pi.hits + pi.misses;
+	if (lookups && lookups >= pi.hits)
+		out_u64f(&o, "hits", pi.hits, "%llu blocks (%.1f%%)",
+			 (unsigned long long)pi.hits,
+			 100.0 * (double)pi.hits / (double)lookups);
 	else
-		printf("hits:    %llu blocks\n", (unsigned long long)pi.hits);
-	printf("misses:  %llu blocks\n", (unsigned long long)pi.misses);
-	printf("shrunk:  %s\n", fmt_bytes(b, sizeof(b), pi.shrunk, exact));
-	return EXIT_SUCCESS;
+		out_u64f(&o, "hits", pi.hits, "%llu blocks", (unsigned long long)pi.hits);
+	out_u64f(&o, "misses", pi.misses, "%llu blocks", (unsigned long long)pi.misses);
+	out_bytes(&o, "shrunk", pi.shrunk);
+	out_group_end(&o);
+	return out_finish(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -484,13 +359,39 @@ static bool is_bytes_column(const char *file, char **header, size_t nheader,
 	return false;
 }
 
-/* Prints one tab-separated debugfs file (header line first) as a table. */
-void print_tsv_table(const char *file, char *data, bool exact)
+/*
+ * One cell of a debugfs table: numbers (decimal, or 0x hexadecimal) are
+ * JSON integers, and in text as they are unless @bytes says humanise;
+ * "-" is null; anything else a string.
+ */
+static void out_cell(struct out *o, const char *key, const char *cell, bool bytes)
 {
-	char **lines = NULL, ***rows = NULL, **header;
+	uint64_t v;
+
+	if (!strcmp(cell, "-") || !*cell)
+		out_null(o, key, cell);
+	else if (is_number(cell) && parse_u64(cell, UINT64_MAX, &v))
+		if (bytes && is_decimal(cell))
+			out_bytes(o, key, v);
+		else
+			out_u64f(o, key, v, "%s", cell);
+	else
+		out_str(o, key, cell);
+}
+
+/*
+ * One tab-separated debugfs file (header line first): text, a table with
+ * the header in capitals (and "(none)" under it without rows); JSON,
+ * member @key, an array of one object per row whose members are named
+ * after the file's columns.  @file names the file (which columns hold
+ * bytes).
+ */
+void print_tsv_table(struct out *o, const char *file, const char *key, char *data)
+{
+	char **lines = NULL, ***rows = NULL, **header, **heads;
 	size_t nlines = 0, *nfields = NULL, ncols = 0, nheader;
+	unsigned long right = 0;
 	char *p = data;
-	struct table t;
 	size_t r, c;
 
 	/* Lines, without the final newline's empty line. */
@@ -505,7 +406,11 @@ void print_tsv_table(const char *file, char *data, bool exact)
 		p = nl + 1;
 	}
 	if (!nlines) {
-		printf("(empty)\n");
+		if (out_json(o)) {
+			json_begin_array(out_json(o), key);
+			json_end_array(out_json(o));
+		}
+		out_line(o, "(empty)");
 		return;
 	}
 
@@ -519,44 +424,42 @@ void print_tsv_table(const char *file, char *data, bool exact)
 	header = rows[0];
 	nheader = nfields[0];
 
-	table_init(&t, ncols);
+	heads = xrealloc(NULL, ncols, sizeof(*heads));
 	for (c = 0; c < ncols; c++) {
+		const char *cell = c < nheader ? header[c] : "";
 		bool numeric = nlines > 1;
+		size_t i;
 
 		for (r = 1; r < nlines; r++)
 			if (c < nfields[r] && *rows[r][c] && !is_number(rows[r][c]))
 				numeric = false;
-		t.right[c] = numeric;
+		if (numeric && c < 8 * sizeof(right))
+			right |= 1UL << c;
+		/* Header in capitals, like the other tables. */
+		heads[c] = xstrdup(cell);
+		for (i = 0; heads[c][i]; i++)
+			if (heads[c][i] >= 'a' && heads[c][i] <= 'z')
+				heads[c][i] += 'A' - 'a';
 	}
-	for (r = 0; r < nlines; r++) {
+	out_list_begin(o, key, (const char *const *)heads, ncols, right);
+	for (r = 1; r < nlines; r++) {
+		out_row_begin(o);
 		for (c = 0; c < ncols; c++) {
 			const char *cell = c < nfields[r] ? rows[r][c] : "";
-			char b[32];
 
-			if (r == 0) {
-				char up[64];
-				size_t i;
-
-				/* Header in capitals, like the other tables. */
-				for (i = 0; cell[i] && i + 1 < sizeof(up); i++)
-					up[i] = (cell[i] >= 'a' && cell[i] <= 'z') ?
-						cell[i] - 'a' + 'A' : cell[i];
-				up[i] = '\0';
-				table_add(&t, up);
-			} else if (!exact && is_decimal(cell) &&
-				   is_bytes_column(file, header, nheader, c)) {
-				table_add(&t, fmt_bytes(b, sizeof(b),
-							strtoull(cell, NULL, 10), false));
-			} else {
-				table_add(&t, cell);
-			}
+			if (c < nheader)
+				out_cell(o, header[c], cell,
+					 is_bytes_column(file, header, nheader, c));
+			else
+				out_textf(o, NULL, "%s", cell);
 		}
+		out_row_end(o);
 	}
-	table_print(&t, stdout);
-	if (nlines == 1)
-		printf("(none)\n");
+	out_list_end(o, "(none)");
 
-	table_free(&t);
+	for (c = 0; c < ncols; c++)
+		free(heads[c]);
+	free(heads);
 	for (r = 0; r < nlines; r++)
 		free(rows[r]);
 	free(rows);
@@ -565,17 +468,16 @@ void print_tsv_table(const char *file, char *data, bool exact)
 }
 
 /*
- * Prints @text, "name<TAB>value" lines, as a two-column table: @row adds
- * the two cells of a line's @n fields @f, bytes humanised unless @exact.
- * Splits @text in place.
+ * @text, "name<TAB>value" lines, as a group of values (text: two columns),
+ * splitting @text in place: @row gives one line's @n fields @f.  With
+ * @key, a JSON object of that name, else members of the enclosing one.
  */
-static void print_name_values(char *text, bool exact,
-			      void (*row)(struct table *t, char **f, size_t n, bool exact))
+static void print_name_values(struct out *o, const char *key, char *text,
+			      void (*row)(struct out *o, char **f, size_t n))
 {
 	char *line = text;
-	struct table t;
 
-	table_init(&t, 2);
+	out_group_begin(o, key, 0);
 	while (*line) {
 		char *nl = strchr(line, '\n'), **f;
 		size_t n;
@@ -583,59 +485,85 @@ static void print_name_values(char *text, bool exact,
 		if (nl)
 			*nl = '\0';
 		n = split_tabs(line, &f);
-		row(&t, f, n, exact);
+		row(o, f, n);
 		free(f);
 		if (!nl)
 			break;
 		line = nl + 1;
 	}
-	table_print(&t, stdout);
-	table_free(&t);
+	out_group_end(o);
 }
 
-/* A line of the replay file's totals: "target NAME<TAB>N" or "name<TAB>value". */
-static void replay_total_row(struct table *t, char **f, size_t n, bool exact)
+/* A name and a number (bytes if @bytes), or a string, of a name/value line. */
+static void name_value(struct out *o, char **f, size_t n, bool bytes)
 {
-	bool bytes;
-	char b[32];
+	out_label(o, f[0]);
+	out_cell(o, f[0], n > 1 ? f[1] : "", bytes);
+}
+
+/*
+ * A line of the replay file's totals: "name<TAB>value", or
+ * "target<TAB>NAME<TAB>N": in text a line of the totals, in JSON an
+ * element of "targets" (replay_targets_json()).
+ */
+static void replay_total_row(struct out *o, char **f, size_t n)
+{
+	char label[80];
 
 	if (n == 3 && !strcmp(f[0], "target")) {
-		table_addf(t, "target %s:", f[1]);
-		table_addf(t, "%s session%s", f[2], strcmp(f[2], "1") ? "s" : "");
+		snprintf(label, sizeof(label), "target %s:", f[1]);
+		out_textf(o, label, "%s session%s", f[2], strcmp(f[2], "1") ? "s" : "");
 		return;
 	}
-	bytes = n == 2 && !strcmp(f[0], "mapped") && !exact && is_decimal(f[1]);
-	table_addf(t, "%s:", f[0]);
-	if (bytes)
-		fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false);
-	table_add(t, bytes ? b : n > 1 ? f[1] : "");
+	name_value(o, f, n, !strcmp(f[0], "mapped"));
+}
+
+/* JSON: the replay file's "target<TAB>NAME<TAB>N" lines in @text. */
+static void replay_targets_json(struct out *o, char *text)
+{
+	struct json *j = out_json(o);
+	char *line;
+
+	if (!j)
+		return;
+	json_begin_array(j, "targets");
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char **f;
+		uint64_t v;
+
+		if (split_tabs(line, &f) == 3 && !strcmp(f[0], "target") &&
+		    parse_u64(f[2], UINT64_MAX, &v)) {
+			json_begin_object(j, NULL);
+			json_string(j, "name", f[1]);
+			json_u64(j, "sessions", v);
+			json_end_object(j);
+		}
+		free(f);
+	}
+	json_end_array(j);
 }
 
 /* A line of the devmem file before its table: kind, total, used, evictions. */
-static void devmem_head_row(struct table *t, char **f, size_t n, bool exact)
+static void devmem_head_row(struct out *o, char **f, size_t n)
 {
-	char b[32];
+	uint64_t v;
 
-	table_addf(t, "%s:", f[0]);
-	if (n < 2)
-		table_add(t, "");
-	else if (!exact && is_decimal(f[1]) && (!strcmp(f[0], "total") || !strcmp(f[0], "used")))
-		table_add(t, fmt_bytes(b, sizeof(b), strtoull(f[1], NULL, 10), false));
-	else if (!strcmp(f[0], "evictions"))
-		table_addf(t, "%s pages", f[1]);
+	if (n >= 2 && !strcmp(f[0], "evictions") && parse_u64(f[1], UINT64_MAX, &v))
+		out_u64f(o, "evictions", v, "%s pages", f[1]);
 	else
-		table_add(t, f[1]);
+		name_value(o, f, n, !strcmp(f[0], "total") || !strcmp(f[0], "used"));
 }
 
 /*
  * The replay file: a table of sessions, then "name<TAB>total" lines, then
- * "target<TAB>name<TAB>sessions" lines.  The table is printed as the other
- * files are, the rest under it.
+ * "target<TAB>name<TAB>sessions" lines.  Text: the table as the other
+ * files are, the rest under it; JSON: {"sessions": [...], "totals": {...},
+ * "targets": [{"name", "sessions"}]}.
  */
-static void print_replay_file(char *data, bool exact)
+static void print_replay_file(struct out *o, char *data)
 {
 	static const char *const totals[] = { "sessions", "mapped", "table_pages" };
-	char *line, *rest = NULL, *head;
+	char *line, *rest = NULL, *copy;
 	size_t i;
 
 	/* The table ends before the first line that is a total. */
@@ -644,17 +572,19 @@ static void print_replay_file(char *data, bool exact)
 			if (!strncmp(line + 1, totals[i], strlen(totals[i])) &&
 			    line[1 + strlen(totals[i])] == '\t')
 				rest = line + 1;
+	if (rest)
+		rest[-1] = '\0';	/* the table's last newline */
 
-	head = xrealloc(NULL, rest ? (size_t)(rest - data) + 1 : strlen(data) + 1, 1);
-	memcpy(head, data, rest ? (size_t)(rest - data) : strlen(data));
-	head[rest ? rest - data : (ptrdiff_t)strlen(data)] = '\0';
-	print_tsv_table("replay", head, exact);
-	free(head);
-	if (!rest)
-		return;
-
-	printf("\n");
-	print_name_values(rest, exact, replay_total_row);
+	out_object_begin(o, "replay");
+	print_tsv_table(o, "replay", "sessions", data);
+	if (rest) {
+		copy = xstrdup(rest);
+		out_line(o, "%s", "");
+		print_name_values(o, "totals", rest, replay_total_row);
+		replay_targets_json(o, copy);
+		free(copy);
+	}
+	out_object_end(o);
 }
 
 /*
@@ -677,35 +607,37 @@ char *devmem_table(char *data)
 }
 
 /*
- * Prints the lines of the devmem file before its table, @head up to
- * @end, as "name: value" lines, bytes humanised unless @exact.
+ * The lines of the devmem file before its table, @head up to @end: text,
+ * "name: value" lines, bytes humanised unless -b; JSON, members "kind",
+ * "total", "used", "evictions" of the enclosing object.
  */
-void print_devmem_head(const char *head, const char *end, bool exact)
+void print_devmem_head(struct out *o, const char *head, const char *end)
 {
 	size_t len = end ? (size_t)(end - head) : strlen(head);
 	char *copy = xrealloc(NULL, len + 1, 1);
 
 	memcpy(copy, head, len);
 	copy[len] = '\0';
-	print_name_values(copy, exact, devmem_head_row);
+	print_name_values(o, NULL, copy, devmem_head_row);
 	free(copy);
 }
 
 /* The devmem file as 'accmapctl list devmem' shows it. */
-static void print_devmem_file(char *data, bool exact)
+static void print_devmem_file(struct out *o, char *data)
 {
 	char *table = devmem_table(data);
 
-	print_devmem_head(data, table, exact);
-	if (!table)
-		return;
-	printf("\n");
-	print_tsv_table("devmem", table, exact);
+	out_object_begin(o, "devmem");
+	print_devmem_head(o, data, table);
+	if (table) {
+		out_line(o, "%s", "");
+		print_tsv_table(o, "devmem", "sessions", table);
+	}
+	out_object_end(o);
 }
 
 int cmd_list(int argc, char **argv)
 {
-	enum { OPT_DEBUGFS = 256 };
 	static const struct option opts[] = {
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "raw", no_argument, NULL, 'r' },
@@ -714,28 +646,23 @@ int cmd_list(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = DEBUGFS_ACCMAP;
+	const char *dir;
 	bool want[LIST_NFILES] = { false };
-	bool exact = false, raw = false, named = false, first = true;
+	bool raw = false, named = false, first = true;
 	size_t i, nwanted = 0;
+	struct out o;
 	int c, status;
 
 	begin_options(argv);
 	while ((c = next_option(argc, argv, "bd:hr", opts, list_usage, &status)) != OPT_END) {
-		switch (c) {
-		case 'b':
-			exact = true;
-			break;
-		case 'r':
-			raw = true;
-			break;
-		case OPT_DEBUGFS:
-			dir = optarg;
-			break;
-		case OPT_EXIT:
+		if (c == OPT_EXIT)
 			return status;
-		}
+		if (c == 'r')
+			raw = true;
 	}
+	dir = debugfs_dir;
+	if (raw && json_out)
+		return usage_error("--raw and --json exclude each other");
 	for (; optind < argc; optind++) {
 		for (i = 0; i < LIST_NFILES; i++)
 			if (!strcmp(argv[optind], list_files[i].name))
@@ -751,7 +678,9 @@ int cmd_list(int argc, char **argv)
 		nwanted += want[i];
 	}
 
+	out_init(&o, json_out, exact_bytes);
 	for (i = 0; i < LIST_NFILES; i++) {
+		const char *name = list_files[i].name;
 		char path[4096];
 		char *data = NULL;
 		size_t len = 0;
@@ -759,15 +688,17 @@ int cmd_list(int argc, char **argv)
 
 		if (!want[i])
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, list_files[i].name) >=
-		    (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+			out_discard(&o);
 			return usage_error("debugfs path too long");
+		}
 		ret = read_file(path, &data, &len);
 		/* Older modules lack some files: fine unless asked for. */
 		if (ret == -ENOENT && !named && list_files[i].optional &&
 		    !access(dir, F_OK))
 			continue;
 		if (ret) {
+			out_discard(&o);
 			fail(ret, "read %s", path);
 			explain_debugfs(ret, dir);
 			return EXIT_FAILURE;
@@ -776,23 +707,23 @@ int cmd_list(int argc, char **argv)
 		if (raw) {
 			/* One file: exactly its bytes; more: a "# name" line each. */
 			if (nwanted > 1)
-				printf("# %s\n", list_files[i].name);
+				printf("# %s\n", name);
 			fwrite(data, 1, len, stdout);
 		} else {
 			if (!first)
-				printf("\n");
-			printf("%s:\n", list_files[i].name);
-			if (!strcmp(list_files[i].name, "replay"))
-				print_replay_file(data, exact);
-			else if (!strcmp(list_files[i].name, "devmem"))
-				print_devmem_file(data, exact);
+				out_line(&o, "%s", "");
+			out_line(&o, "%s:", name);
+			if (!strcmp(name, "replay"))
+				print_replay_file(&o, data);
+			else if (!strcmp(name, "devmem"))
+				print_devmem_file(&o, data);
 			else
-				print_tsv_table(list_files[i].name, data, exact);
+				print_tsv_table(&o, name, name, data);
 		}
 		first = false;
 		free(data);
 	}
-	return EXIT_SUCCESS;
+	return out_finish(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -835,6 +766,39 @@ static void wait_for_stop(const sigset_t *set)
 		;
 }
 
+/*
+ * What alloc and info say alike about a buffer: size, heap and flags
+ * (JSON: "size", "heap", "heap_name", "cache", "flags"); then its tag.
+ */
+static void print_buffer(struct out *o, int fd, const struct accmap_info *info)
+{
+	char b[96], name[ACCMAP_HEAP_NAME_LEN + 1];
+	struct json *j = out_json(o);
+
+	out_u64f(o, "size", info->size, "%llu (%s)", (unsigned long long)info->size,
+		 fmt_bytes(b, sizeof(b), info->size, false));
+	if (info->heap == ACCMAP_HEAP_NONE) {
+		out_null(o, "heap", "none");
+		if (j)
+			json_null(j, "heap_name");
+	} else {
+		heap_name(fd, info->heap, name, sizeof(name));
+		out_u64f(o, "heap", info->heap, "%u%s%s%s", info->heap, *name ? " (" : "",
+			 name, *name ? ")" : "");
+		if (j)
+			json_string(j, "heap_name", name);
+	}
+	if (j)
+		json_string(j, "cache", info->flags & ACCMAP_ALLOC_UNCACHED ? "uncached" :
+			    info->flags & ACCMAP_ALLOC_WRITECOMBINE ? "writecombine" : "cached");
+	out_u64f(o, "flags", info->flags, "%s", fmt_alloc_flags(b, sizeof(b), info->flags));
+}
+
+static void print_tag(struct out *o, uint16_t tag)
+{
+	out_u64f(o, "tag", tag, "%u (0x%04x)", tag, tag);
+}
+
 int cmd_alloc(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -854,8 +818,8 @@ int cmd_alloc(int argc, char **argv)
 	struct accmap_info info;
 	int fd, dmabuf_fd = -1;
 	int ret, status, c;
-	char b[96], name[ACCMAP_HEAP_NAME_LEN + 1];
 	struct sigaction sa;
+	struct out o;
 	sigset_t stop;
 	uint64_t size;
 
@@ -940,19 +904,26 @@ int cmd_alloc(int argc, char **argv)
 		}
 	}
 
-	printf("id:     %u\n", id);
-	printf("size:   %llu (%s)\n", (unsigned long long)info.size,
-	       fmt_bytes(b, sizeof(b), info.size, false));
-	heap_name(fd, info.heap, name, sizeof(name));
-	printf("heap:   %u%s%s%s\n", info.heap, *name ? " (" : "", name, *name ? ")" : "");
-	printf("flags:  %s\n", fmt_alloc_flags(b, sizeof(b), info.flags));
-	printf("tag:    %u (0x%04x)\n", info.tag, info.tag);
-	if (export)
-		printf("dmabuf: fd %d (pid %d)\n", dmabuf_fd, (int)getpid());
-	status = EXIT_SUCCESS;
+	out_init(&o, json_out, false);
+	out_group_begin(&o, NULL, 8);
+	out_u64(&o, "id", id);
+	print_buffer(&o, fd, &info);
+	print_tag(&o, info.tag);
+	if (export) {
+		out_label(&o, "dmabuf");
+		out_u64f(&o, "dmabuf_fd", (uint64_t)dmabuf_fd, "fd %d (pid %d)", dmabuf_fd,
+			 (int)getpid());
+	} else if (out_json(&o)) {
+		json_null(out_json(&o), "dmabuf_fd");
+	}
+	if (out_json(&o))
+		json_u64(out_json(&o), "pid", (uint64_t)getpid());
+	out_group_end(&o);
+	status = out_finish(&o);
 
 	if (hold) {
-		printf("holding, press Ctrl-C\n");
+		/* JSON is all of standard output: the word goes to stderr. */
+		fputs("holding, press Ctrl-C\n", json_out ? stderr : stdout);
 		fflush(stdout);
 		wait_for_stop(&stop);
 	}
@@ -1021,49 +992,6 @@ int fd_from_process(uint32_t pid, int target_fd, int *fd)
 #endif
 }
 
-/* accmapctl --json info: the buffer's ACCMAP_IOC_INFO, as one object. */
-static void info_json(int fd, const struct accmap_info *info)
-{
-	static const struct { uint32_t bit; const char *name; } states[] = {
-		{ ACCMAP_STATE_ALLOCATED, "allocated" },
-		{ ACCMAP_STATE_EXPORTED, "exported" },
-		{ ACCMAP_STATE_READONLY, "read-only" },
-		{ ACCMAP_STATE_CONTIGUOUS, "contiguous" },
-	};
-	char name[ACCMAP_HEAP_NAME_LEN + 1];
-	struct json j;
-	size_t k;
-
-	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_u64(&j, "id", info->id);
-	json_u64(&j, "size", info->size);
-	if (info->heap == ACCMAP_HEAP_NONE) {
-		json_null(&j, "heap");
-		json_null(&j, "heap_name");
-	} else {
-		json_u64(&j, "heap", info->heap);
-		heap_name(fd, info->heap, name, sizeof(name));
-		json_string(&j, "heap_name", name);
-	}
-	json_string(&j, "cache", info->flags & ACCMAP_ALLOC_UNCACHED ? "uncached" :
-		    info->flags & ACCMAP_ALLOC_WRITECOMBINE ? "writecombine" : "cached");
-	json_u64(&j, "flags", info->flags);
-	json_begin_array(&j, "state");
-	for (k = 0; k < ARRAY_SIZE(states); k++)
-		if (info->state & states[k].bit)
-			json_string(&j, NULL, states[k].name);
-	json_end_array(&j);
-	json_u64(&j, "tag", info->tag);
-	json_u64(&j, "handle_refs", info->handle_refs);
-	json_u64(&j, "exports", info->exports);
-	json_u64(&j, "maps", info->maps);
-	json_u64(&j, "attachments", info->attachments);
-	json_u64(&j, "vmaps", info->vmaps);
-	json_end_object(&j);
-	json_finish(&j, stdout);
-}
-
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1073,9 +1001,17 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct { uint32_t bit; const char *name; } states[] = {
+		{ ACCMAP_STATE_ALLOCATED, "allocated" },
+		{ ACCMAP_STATE_EXPORTED, "exported" },
+		{ ACCMAP_STATE_READONLY, "read-only" },
+		{ ACCMAP_STATE_CONTIGUOUS, "contiguous" },
+	};
 	uint32_t target_fd = UINT32_MAX, pid = 0, id;
-	char b[96], name[ACCMAP_HEAP_NAME_LEN + 1];
 	struct accmap_info info;
+	struct out o;
+	char b[96];
+	size_t k;
 	int fd, dmabuf_fd, ret, c, status;
 	bool have_pid = false;
 
@@ -1087,8 +1023,8 @@ int cmd_info(int argc, char **argv)
 				return usage_error("bad fd '%s'", optarg);
 			break;
 		case 'p':
-			if (!parse_u32(optarg, INT32_MAX, &pid) || !pid)
-				return usage_error("bad pid '%s'", optarg);
+			if (pid_option(optarg, &pid))
+				return EXIT_USAGE;
 			have_pid = true;
 			break;
 		case OPT_EXIT:
@@ -1126,34 +1062,30 @@ int cmd_info(int argc, char **argv)
 		goto out_free;
 	}
 
-	if (json_out) {
-		info_json(fd, &info);
-		status = EXIT_SUCCESS;
-		goto out_free;
+	out_init(&o, json_out, false);
+	out_group_begin(&o, NULL, 14);
+	out_u64(&o, "id", info.id);
+	print_buffer(&o, fd, &info);
+	out_textf(&o, "state:", "%s", fmt_state(b, sizeof(b), info.state));
+	if (out_json(&o)) {
+		json_begin_array(out_json(&o), "state");
+		for (k = 0; k < ARRAY_SIZE(states); k++)
+			if (info.state & states[k].bit)
+				json_string(out_json(&o), NULL, states[k].name);
+		json_end_array(out_json(&o));
 	}
-
-	printf("id:           %u\n", info.id);
-	printf("size:         %llu (%s)\n", (unsigned long long)info.size,
-	       fmt_bytes(b, sizeof(b), info.size, false));
-	if (info.heap == ACCMAP_HEAP_NONE) {
-		printf("heap:         none\n");
-	} else {
-		heap_name(fd, info.heap, name, sizeof(name));
-		printf("heap:         %u%s%s%s\n", info.heap, *name ? " (" : "", name,
-		       *name ? ")" : "");
-	}
-	printf("flags:        %s\n", fmt_alloc_flags(b, sizeof(b), info.flags));
-	printf("state:        %s\n", fmt_state(b, sizeof(b), info.state));
-	printf("tag:          %u (0x%04x)\n", info.tag, info.tag);
-	printf("handle refs:  %u (this import included)\n", info.handle_refs);
-	printf("exports:      %u\n", info.exports);
-	printf("maps:         %u\n", info.maps);
-	printf("attachments:  %u\n", info.attachments);
-	printf("vmaps:        %u (dma-bufs an importer holds a kernel mapping of)\n",
-	       info.vmaps);
-	printf("contiguous:   %s\n",
-	       info.state & ACCMAP_STATE_CONTIGUOUS ? "yes (one block)" : "no");
-	status = EXIT_SUCCESS;
+	print_tag(&o, info.tag);
+	out_u64f(&o, "handle_refs", info.handle_refs, "%u (this import included)",
+		 info.handle_refs);
+	out_u64(&o, "exports", info.exports);
+	out_u64(&o, "maps", info.maps);
+	out_u64(&o, "attachments", info.attachments);
+	out_u64f(&o, "vmaps", info.vmaps,
+		 "%u (dma-bufs an importer holds a kernel mapping of)", info.vmaps);
+	out_boolf(&o, "contiguous", info.state & ACCMAP_STATE_CONTIGUOUS, "%s",
+		  info.state & ACCMAP_STATE_CONTIGUOUS ? "yes (one block)" : "no");
+	out_group_end(&o);
+	status = out_finish(&o);
 
 out_free:
 	ret = accmap_free(fd, id);
@@ -1187,21 +1119,15 @@ void label_usage(FILE *f)
 
 int cmd_label(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int fd, ret, c, status;
+	struct out o;
 	uint32_t tag;
 
 	begin_options(argv);
-	while ((c = next_option(argc, argv, "d:h", opts, label_usage, &status)) != OPT_END) {
-		switch (c) {
-		case OPT_EXIT:
+	while ((c = next_option(argc, argv, "d:h", device_options, label_usage,
+				&status)) != OPT_END)
+		if (c == OPT_EXIT)
 			return status;
-		}
-	}
 	if (argc - optind != 2)
 		return usage_error("need TAG and NAME");
 	if (!parse_u32(argv[optind], UINT16_MAX, &tag))
@@ -1218,9 +1144,17 @@ int cmd_label(int argc, char **argv)
 			note("a label has at most %d characters", ACCMAP_LABEL_LEN - 1);
 		return EXIT_FAILURE;
 	}
+	out_init(&o, json_out, false);
 	if (*argv[optind + 1])
-		printf("tag %u (0x%04x): %s\n", tag, tag, argv[optind + 1]);
+		out_line(&o, "tag %u (0x%04x): %s", tag, tag, argv[optind + 1]);
 	else
-		printf("tag %u (0x%04x): label removed\n", tag, tag);
-	return EXIT_SUCCESS;
+		out_line(&o, "tag %u (0x%04x): label removed", tag, tag);
+	if (out_json(&o)) {
+		json_u64(out_json(&o), "tag", tag);
+		if (*argv[optind + 1])
+			json_string(out_json(&o), "label", argv[optind + 1]);
+		else
+			json_null(out_json(&o), "label");
+	}
+	return out_finish(&o);
 }

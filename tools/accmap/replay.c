@@ -110,8 +110,13 @@ static void explain_run(const struct accmap_replay_run *r, const struct accmap_r
 		     (unsigned long long)r->fault_addr);
 }
 
-/* One line per job chain of the player's last run, and a total line. */
-static void print_chains(const struct accmap_player *player, bool each)
+/*
+ * The job chains of the player's last run: text, a line each (if @each)
+ * and a total line; JSON, "chains": [{"index", "slot", "head", "state",
+ * and "ns" if it ran, "js_status" and "descriptor" if it failed}].  Opens
+ * the group of "name: value" lines that follow (the total is its first).
+ */
+static void print_chains(struct out *o, const struct accmap_player *player, bool each)
 {
 	static const char *const states[] = {
 		[ACCMAP_PLAYER_CHAIN_NOT_RUN] = "not run",
@@ -119,32 +124,60 @@ static void print_chains(const struct accmap_player *player, bool each)
 		[ACCMAP_PLAYER_CHAIN_DONE] = "done",
 		[ACCMAP_PLAYER_CHAIN_FAILED] = "failed",
 	};
+	static const char *const state_keys[] = {
+		[ACCMAP_PLAYER_CHAIN_NOT_RUN] = "not_run",
+		[ACCMAP_PLAYER_CHAIN_STARTED] = "started",
+		[ACCMAP_PLAYER_CHAIN_DONE] = "done",
+		[ACCMAP_PLAYER_CHAIN_FAILED] = "failed",
+	};
 	const struct accmap_player_chain *c = NULL;
 	uint32_t n, i, count[ARRAY_SIZE(states)] = { 0 };
+	struct json *j = out_json(o);
 	char t[32];
 
 	c = accmap_player_chains(player, &n);
+	if (j)
+		json_begin_array(j, "chains");
 	for (i = 0; i < n; i++) {
 		uint32_t st = c[i].state < ARRAY_SIZE(states) ? c[i].state : 0;
+		bool failed = st == ACCMAP_PLAYER_CHAIN_FAILED;
+		bool ran = st != ACCMAP_PLAYER_CHAIN_NOT_RUN;
 
 		count[st]++;
-		if (!each)
+		if (j) {
+			json_begin_object(j, NULL);
+			json_u64(j, "index", i);
+			json_u64(j, "slot", c[i].chain.slot);
+			json_u64(j, "head", c[i].chain.head);
+			json_string(j, "state", state_keys[st]);
+			if (ran)
+				json_u64(j, "ns", c[i].ns);
+			if (failed) {
+				json_u64(j, "js_status", c[i].status);
+				json_u64(j, "descriptor", c[i].descriptor);
+			}
+			json_end_object(j);
+		}
+		if (j || !each)
 			continue;
 		printf("chain %3u: slot %u, head 0x%llx, %s", i, c[i].chain.slot,
 		       (unsigned long long)c[i].chain.head, states[st]);
-		if (st == ACCMAP_PLAYER_CHAIN_FAILED)
+		if (failed)
 			printf(": JS_STATUS 0x%02x (%s) at descriptor 0x%llx", c[i].status,
 			       js_status_name(c[i].status), (unsigned long long)c[i].descriptor);
 		else if (st == ACCMAP_PLAYER_CHAIN_STARTED)
 			printf(c[i].chain.end_op == UINT32_MAX ? " (no op waits for it)" :
 								 " (the run stopped before its end)");
-		if (st != ACCMAP_PLAYER_CHAIN_NOT_RUN)
+		if (ran)
 			printf(", %s", fmt_ns(t, sizeof(t), c[i].ns));
 		printf("\n");
 	}
-	printf("chains:   %u: %u done, %u failed, %u started and not ended, %u not run\n", n,
-	       count[ACCMAP_PLAYER_CHAIN_DONE], count[ACCMAP_PLAYER_CHAIN_FAILED],
-	       count[ACCMAP_PLAYER_CHAIN_STARTED], count[ACCMAP_PLAYER_CHAIN_NOT_RUN]);
+	if (j)
+		json_end_array(j);
+	out_group_begin(o, NULL, 10);
+	out_textf(o, "chains:", "%u: %u done, %u failed, %u started and not ended, %u not run",
+		  n, count[ACCMAP_PLAYER_CHAIN_DONE], count[ACCMAP_PLAYER_CHAIN_FAILED],
+		  count[ACCMAP_PLAYER_CHAIN_STARTED], count[ACCMAP_PLAYER_CHAIN_NOT_RUN]);
 }
 
 static void explain_replay_errno(int ret)
@@ -172,124 +205,65 @@ void targets_usage(FILE *f)
 		prog);
 }
 
-/* accmapctl --json targets: {"targets": [{"index", "name", ...}]}. */
-static int targets_json(int fd)
-{
-	struct json j;
-	uint32_t i, k;
-	int ret;
-
-	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_begin_array(&j, "targets");
-	for (i = 0; i < ACCMAP_REPLAY_TARGETS_MAX; i++) {
-		struct accmap_replay_target_info ti;
-
-		ret = accmap_replay_query(fd, i, &ti);
-		if (ret == -ENOENT)
-			break;
-		if (ret) {
-			json_discard(&j);
-			accmap_close(fd);
-			fail(ret, "accmap_replay_query(index %u)", i);
-			explain_replay_errno(ret);
-			return EXIT_FAILURE;
-		}
-		ti.name[sizeof(ti.name) - 1] = '\0';
-		json_begin_object(&j, NULL);
-		json_u64(&j, "index", i);
-		json_string(&j, "name", ti.name);
-		json_string(&j, "kind", ti.flags & ACCMAP_REPLAY_TARGET_SIM ? "sim" : "mmio");
-		json_bool(&j, "irq", ti.flags & ACCMAP_REPLAY_TARGET_IRQ);
-		json_u64(&j, "window_size", ti.window_size);
-		json_begin_array(&j, "formats");
-		for (k = 0; k < 32; k++)
-			if (ti.formats & (1U << k))
-				json_string(&j, NULL, pgt_name(k));
-		json_end_array(&j);
-		json_u64(&j, "address_spaces", ti.as_count);
-		json_u64(&j, "gpu_id", ti.gpu_id);
-		json_u64(&j, "sessions", ti.sessions);
-		json_end_object(&j);
-	}
-	json_end_array(&j);
-	json_end_object(&j);
-	json_finish(&j, stdout);
-	accmap_close(fd);
-	return EXIT_SUCCESS;
-}
-
 int cmd_targets(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const char *const heads[] = {
+		"INDEX", "NAME", "KIND", "WINDOW", "FORMATS", "AS", "GPU_ID", "SESSIONS",
 	};
-	struct table t;
-	uint32_t i;
-	int fd, ret, c, status;
+	const uint32_t known = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ;
+	struct out o;
+	uint32_t i, k;
+	int fd, ret;
 
-	begin_options(argv);
-	while ((c = next_option(argc, argv, "d:h", opts, targets_usage, &status)) != OPT_END) {
-		switch (c) {
-		case OPT_EXIT:
-			return status;
-		}
-	}
-	if (optind != argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-
-	ret = open_device(&fd);
-	if (ret)
+	ret = device_command(argc, argv, "d:h", device_options, targets_usage, &fd);
+	if (ret >= 0)
 		return ret;
-	if (json_out)
-		return targets_json(fd);
 
-	table_init(&t, 8);
-	for (i = 0; i < 8; i++)
-		t.right[i] = i == 0 || i == 3 || i == 5 || i == 7;
-	table_add(&t, "INDEX");
-	table_add(&t, "NAME");
-	table_add(&t, "KIND");
-	table_add(&t, "WINDOW");
-	table_add(&t, "FORMATS");
-	table_add(&t, "AS");
-	table_add(&t, "GPU_ID");
-	table_add(&t, "SESSIONS");
+	out_init(&o, json_out, false);
+	out_list_begin(&o, "targets", heads, ARRAY_SIZE(heads), 0xa9);
 	for (i = 0; i < ACCMAP_REPLAY_TARGETS_MAX; i++) {
 		struct accmap_replay_target_info ti;
+		bool sim, irq;
 		char b[64];
 
 		ret = accmap_replay_query(fd, i, &ti);
 		if (ret == -ENOENT)
 			break;
 		if (ret) {
+			out_discard(&o);
 			fail(ret, "accmap_replay_query(index %u)", i);
 			explain_replay_errno(ret);
-			table_free(&t);
 			accmap_close(fd);
 			return EXIT_FAILURE;
 		}
 		ti.name[sizeof(ti.name) - 1] = '\0';
-		table_addf(&t, "%u", i);
-		table_add(&t, ti.name);
-		table_addf(&t, "%s%s%s", ti.flags & ACCMAP_REPLAY_TARGET_SIM ? "sim" : "mmio",
-			   ti.flags & ACCMAP_REPLAY_TARGET_IRQ ? ",irq" : "",
-			   ti.flags & ~(ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ) ?
-			   ",unknown" : "");
-		table_add(&t, fmt_bytes(b, sizeof(b), ti.window_size, false));
-		table_add(&t, fmt_formats(b, sizeof(b), ti.formats));
-		table_addf(&t, "%u", ti.as_count);
-		table_addf(&t, "0x%08x", ti.gpu_id);
-		table_addf(&t, "%u", ti.sessions);
+		sim = ti.flags & ACCMAP_REPLAY_TARGET_SIM;
+		irq = ti.flags & ACCMAP_REPLAY_TARGET_IRQ;
+		out_row_begin(&o);
+		out_u64(&o, "index", i);
+		out_str(&o, "name", ti.name);
+		out_strf(&o, "kind", sim ? "sim" : "mmio", "%s%s%s", sim ? "sim" : "mmio",
+			 irq ? ",irq" : "", ti.flags & ~known ? ",unknown" : "");
+		if (out_json(&o))
+			json_bool(out_json(&o), "irq", irq);
+		out_u64f(&o, "window_size", ti.window_size, "%s",
+			 fmt_bytes(b, sizeof(b), ti.window_size, false));
+		out_textf(&o, NULL, "%s", fmt_formats(b, sizeof(b), ti.formats));
+		if (out_json(&o)) {
+			json_begin_array(out_json(&o), "formats");
+			for (k = 0; k < 32; k++)
+				if (ti.formats & (1U << k))
+					json_string(out_json(&o), NULL, pgt_name(k));
+			json_end_array(out_json(&o));
+		}
+		out_u64(&o, "address_spaces", ti.as_count);
+		out_u64f(&o, "gpu_id", ti.gpu_id, "0x%08x", ti.gpu_id);
+		out_u64(&o, "sessions", ti.sessions);
+		out_row_end(&o);
 	}
-	table_print(&t, stdout);
-	if (i == 0)
-		printf("(none)\n");
-	table_free(&t);
+	out_list_end(&o, "(none)");
 	accmap_close(fd);
-	return EXIT_SUCCESS;
+	return out_finish(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -362,7 +336,9 @@ int cmd_record(int argc, char **argv)
 	int fd, ret, c_opt, status = EXIT_FAILURE;
 	const char *out;
 	char note_buf[160], b1[32], b2[32];
+	struct json *j;
 	struct stat st;
+	struct out o;
 
 	begin_options(argv);
 	while ((c_opt = next_option(argc, argv, "w:n:f:s:d:h", opts, record_usage,
@@ -477,19 +453,41 @@ int cmd_record(int argc, char **argv)
 		goto out_free;
 	}
 
-	printf("target:   %s (index %u), GPU_ID 0x%08x, format %s, AS %u\n", SIMDRV_TARGET,
-	       res.target, res.gpu.gpu_id, pgt_name(w.format), w.as);
+	out_init(&o, json_out, false);
+	out_group_begin(&o, NULL, 10);
+	out_strf(&o, "target", SIMDRV_TARGET, "%s (index %u), GPU_ID 0x%08x, format %s, AS %u",
+		 SIMDRV_TARGET, res.target, res.gpu.gpu_id, pgt_name(w.format), w.as);
+	j = out_json(&o);
+	if (j) {
+		json_u64(j, "target_index", res.target);
+		json_u64(j, "gpu_id", res.gpu.gpu_id);
+		json_string(j, "format", pgt_name(w.format));
+		json_u64(j, "as", w.as);
+		json_u64(j, "m", w.m);
+		json_u64(j, "k", w.k);
+		json_u64(j, "n", w.n);
+		json_u64(j, "seed", seed);
+	}
 	if (w.op == ACCMAP_SIM_OP_VADD_I32)
-		printf("workload: vadd of %u int32, seed %llu\n", w.n, (unsigned long long)seed);
+		out_strf(&o, "workload", "vadd", "vadd of %u int32, seed %llu", w.n,
+			 (unsigned long long)seed);
 	else
-		printf("workload: matmul %ux%u by %ux%u int32, seed %llu\n", w.m, w.k, w.k, w.n,
-		       (unsigned long long)seed);
-	printf("maps:     %u (descriptor, a, b, c)\n", rec->nr_maps);
-	printf("ops:      %u, ran in %s\n", rec->nr_ops,
-	       fmt_ns(b1, sizeof(b1), res.run.elapsed_ns));
-	printf("check:    c matches the CPU (%u elements)\n", ec);
-	printf("wrote:    %s (%s)\n", out,
-	       stat(out, &st) ? "?" : fmt_bytes(b2, sizeof(b2), (uint64_t)st.st_size, false));
+		out_strf(&o, "workload", "matmul", "matmul %ux%u by %ux%u int32, seed %llu",
+			 w.m, w.k, w.k, w.n, (unsigned long long)seed);
+	out_u64f(&o, "maps", rec->nr_maps, "%u (descriptor, a, b, c)", rec->nr_maps);
+	out_u64f(&o, "ops", rec->nr_ops, "%u, ran in %s", rec->nr_ops,
+		 fmt_ns(b1, sizeof(b1), res.run.elapsed_ns));
+	if (j)
+		json_u64(j, "elapsed_ns", res.run.elapsed_ns);
+	out_label(&o, "check");
+	out_u64f(&o, "checked", ec, "c matches the CPU (%u elements)", ec);
+	out_label(&o, "wrote");
+	out_strf(&o, "output", out, "%s (%s)", out,
+		 stat(out, &st) ? "?" : fmt_bytes(b2, sizeof(b2), (uint64_t)st.st_size, false));
+	if (j && !stat(out, &st))
+		json_u64(j, "output_bytes", (uint64_t)st.st_size);
+	out_group_end(&o);
+	out_finish(&o);
 	status = EXIT_SUCCESS;
 
 out_free:
@@ -671,6 +669,73 @@ static int write_output(const char *path, const void *data, size_t len)
 	return ret;
 }
 
+/* JSON: @key, [{"symbol", "path", "bytes"}] of @n --input or --output. */
+static void sym_files_json(struct out *o, const char *key, const struct sym_file *sf,
+			   size_t n)
+{
+	struct json *j = out_json(o);
+	size_t i;
+
+	if (!j)
+		return;
+	json_begin_array(j, key);
+	for (i = 0; i < n; i++) {
+		json_begin_object(j, NULL);
+		json_string(j, "symbol", sf[i].sym);
+		json_string(j, "path", sf[i].path);
+		json_u64(j, "bytes", sf[i].len);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/*
+ * After print_chains(), in its group: the recording, the target, the ops
+ * and runs, the time and the faults; @r is the failed run, NULL if every
+ * run succeeded.
+ */
+static void replay_summary(struct out *o, const char *path, const struct accmap_recording *rec,
+			   const struct accmap_player *player, uint32_t runs,
+			   uint64_t ops_done, uint64_t elapsed, const struct accmap_replay_run *r)
+{
+	struct accmap_replay_target_info ti;
+	struct json *j = out_json(o);
+	uint32_t index = accmap_player_target(player, &ti);
+	char b1[32], b2[32];
+
+	ti.name[sizeof(ti.name) - 1] = '\0';
+	if (r)
+		out_textf(o, "replayed:", "%s on %s (index %u): %llu ops in %u runs, last failed",
+			  path, ti.name, index, (unsigned long long)ops_done, runs);
+	else
+		out_textf(o, "replayed:", "%s on %s (index %u), format %s, AS %u", path, ti.name,
+			  index, pgt_name(rec->format), rec->as);
+	if (j) {
+		json_string(j, "recording", path);
+		json_string(j, "target", ti.name);
+		json_u64(j, "target_index", index);
+		json_string(j, "format", pgt_name(rec->format));
+		json_u64(j, "as", rec->as);
+		json_u64(j, "runs", runs);
+		json_u64(j, "ops_done", ops_done);
+		json_bool(j, "ok", !r);
+		if (r)
+			json_string(j, "reason", reason_name(r->reason));
+	}
+	if (!r)
+		out_u64f(o, "ops", rec->nr_ops, "%u x %u run%s = %llu", rec->nr_ops, runs,
+			 runs == 1 ? "" : "s", (unsigned long long)ops_done);
+	else if (j)
+		json_u64(j, "ops", rec->nr_ops);
+	out_label(o, "run time");
+	if (!r)
+		out_u64f(o, "elapsed_ns", elapsed, "%s (%s per run)",
+			 fmt_ns(b1, sizeof(b1), elapsed), fmt_ns(b2, sizeof(b2), elapsed / runs));
+	else
+		out_u64f(o, "elapsed_ns", elapsed, "%s", fmt_ns(b1, sizeof(b1), elapsed));
+	out_u64(o, "faults", r && r->reason == ACCMAP_REPLAY_MMU_FAULT);
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -687,7 +752,6 @@ int cmd_replay(int argc, char **argv)
 	struct accmap_player_options popts = { .target = NULL };
 	struct sym_file *inputs = NULL, *outputs = NULL;
 	size_t ninputs = 0, noutputs = 0, i;
-	struct accmap_replay_target_info ti;
 	struct accmap_recording *rec = NULL;
 	struct accmap_player *player = NULL;
 	struct accmap_replay_run r;
@@ -698,7 +762,7 @@ int cmd_replay(int argc, char **argv)
 	int fd = -1, ret, c, status = EXIT_FAILURE;
 	bool quiet = false;
 	const char *path;
-	char b1[32], b2[32];
+	struct out o;
 
 	begin_options(argv);
 	while ((c = next_option(argc, argv, "i:o:r:t:b:qd:h", opts, replay_usage,
@@ -780,9 +844,6 @@ int cmd_replay(int argc, char **argv)
 		explain_replay_errno(ret);
 		goto out;
 	}
-	accmap_player_target(player, &ti);
-	ti.name[sizeof(ti.name) - 1] = '\0';
-
 	memset(&prog_line, 0, sizeof(prog_line));
 	prog_line.enabled = !quiet;
 	prog_line.tty = isatty(STDERR_FILENO);
@@ -812,12 +873,12 @@ int cmd_replay(int argc, char **argv)
 			fail(ret, "run %u of %u", run + 1, repeat);
 			explain_replay_errno(ret);
 			explain_run(&r, r.failed_op < rec->nr_ops ? &rec->ops[r.failed_op] : NULL);
-			print_chains(player, !quiet);
-			printf("replayed: %s on %s (index %u): %llu ops in %u runs, last failed\n",
-			       path, ti.name, accmap_player_target(player, NULL),
-			       (unsigned long long)ops_done, run + 1);
-			printf("run time: %s\n", fmt_ns(b1, sizeof(b1), elapsed));
-			printf("faults:   %u\n", r.reason == ACCMAP_REPLAY_MMU_FAULT ? 1 : 0);
+			/* What ran is the answer too: printed, exit status 1. */
+			out_init(&o, json_out, false);
+			print_chains(&o, player, !quiet);
+			replay_summary(&o, path, rec, player, run + 1, ops_done, elapsed, &r);
+			out_group_end(&o);
+			out_finish(&o);
 			goto out;
 		}
 	}
@@ -840,20 +901,19 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 
-	print_chains(player, !quiet);
-	printf("replayed: %s on %s (index %u), format %s, AS %u\n", path, ti.name,
-	       accmap_player_target(player, NULL), pgt_name(rec->format), rec->as);
-	printf("ops:      %u x %u run%s = %llu\n", rec->nr_ops, repeat, repeat == 1 ? "" : "s",
-	       (unsigned long long)ops_done);
-	printf("run time: %s (%s per run)\n", fmt_ns(b1, sizeof(b1), elapsed),
-	       fmt_ns(b2, sizeof(b2), elapsed / repeat));
-	printf("faults:   0\n");
+	out_init(&o, json_out, false);
+	print_chains(&o, player, !quiet);
+	replay_summary(&o, path, rec, player, repeat, ops_done, elapsed, NULL);
 	for (i = 0; i < ninputs; i++)
-		printf("input:    %s <- %s (%zu bytes)\n", inputs[i].sym, inputs[i].path,
-		       inputs[i].len);
+		out_textf(&o, "input:", "%s <- %s (%zu bytes)", inputs[i].sym, inputs[i].path,
+			  inputs[i].len);
 	for (i = 0; i < noutputs; i++)
-		printf("output:   %s -> %s (%zu bytes)\n", outputs[i].sym, outputs[i].path,
-		       outputs[i].len);
+		out_textf(&o, "output:", "%s -> %s (%zu bytes)", outputs[i].sym,
+			  outputs[i].path, outputs[i].len);
+	out_group_end(&o);
+	sym_files_json(&o, "inputs", inputs, ninputs);
+	sym_files_json(&o, "outputs", outputs, noutputs);
+	out_finish(&o);
 	status = EXIT_SUCCESS;
 
 out:
@@ -886,6 +946,21 @@ void show_usage(FILE *f)
 		"  -o, --ops     also list every op\n"
 		"  -h, --help    this text\n",
 		prog);
+}
+
+/* JSON: one op of "op_list", its fields as the recording has them. */
+static void show_op_json(struct json *j, uint32_t i, const struct accmap_replay_op *op)
+{
+	json_begin_object(j, NULL);
+	json_u64(j, "index", i);
+	json_string(j, "op", accmap_rec_op_name(op->op));
+	json_u64(j, "offset", op->offset);
+	json_u64(j, "mask", op->mask);
+	json_u64(j, "value", op->value);
+	json_u64(j, "flags", op->flags);
+	json_u64(j, "irq", op->irq);
+	json_u64(j, "timeout_us", op->timeout_us);
+	json_end_object(j);
 }
 
 static void show_op(uint32_t i, const struct accmap_replay_op *op)
@@ -922,43 +997,134 @@ static void show_op(uint32_t i, const struct accmap_replay_op *op)
 	}
 }
 
-/* The job chains the ops start, a row each; non-zero if out of memory. */
-static int show_chains(const struct accmap_recording *rec)
+/* The ops: a count by kind, and with @all each op. */
+static void show_ops(struct out *o, const struct accmap_recording *rec, bool all)
 {
+	uint32_t kinds[ACCMAP_REPLAY_OP_WRITE_ROOT + 1] = { 0 };
+	struct json *j = out_json(o);
+	char line[256];
+	size_t used;
+	uint32_t i;
+
+	for (i = 0; i < rec->nr_ops; i++)
+		if (rec->ops[i].op < ARRAY_SIZE(kinds))
+			kinds[rec->ops[i].op]++;
+	used = (size_t)snprintf(line, sizeof(line), "ops:      %u (", rec->nr_ops);
+	if (j) {
+		json_u64(j, "ops", rec->nr_ops);
+		json_begin_object(j, "op_kinds");
+	}
+	for (i = 1; i < ARRAY_SIZE(kinds); i++) {
+		if (!kinds[i])
+			continue;
+		if (j)
+			json_u64(j, accmap_rec_op_name(i), kinds[i]);
+		if (used < sizeof(line))
+			used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s %u",
+						 line[used - 1] == '(' ? "" : ", ",
+						 accmap_rec_op_name(i), kinds[i]);
+	}
+	if (j)
+		json_end_object(j);
+	out_line(o, "%s)", line);
+	if (!all)
+		return;
+	if (j)
+		json_begin_array(j, "op_list");
+	for (i = 0; i < rec->nr_ops; i++)
+		if (j)
+			show_op_json(j, i, &rec->ops[i]);
+		else
+			show_op(i, &rec->ops[i]);
+	if (j)
+		json_end_array(j);
+}
+
+/* The job chains the ops start, a row each; non-zero if out of memory. */
+static int show_chains(struct out *o, const struct accmap_recording *rec)
+{
+	static const char *const heads[] = { "  CHAIN", "SLOT", "HEAD", "START OP", "WAIT OP" };
 	struct accmap_rec_chain *c;
-	struct table t;
 	uint32_t n, i;
 	int ret;
 
 	ret = accmap_rec_chains(rec, &c, &n);
 	if (ret)
 		return fail(ret, "finding the job chains");
-	printf("chains:   %u\n", n);
-	if (!n)
+	out_line(o, "chains:   %u", n);
+	if (!n && !o->json)
 		return 0;
-	table_init(&t, 5);
-	t.right[0] = true;
-	t.right[3] = true;
-	t.right[4] = true;
-	table_add(&t, "  CHAIN");
-	table_add(&t, "SLOT");
-	table_add(&t, "HEAD");
-	table_add(&t, "START OP");
-	table_add(&t, "WAIT OP");
+	out_list_begin(o, "chains", heads, ARRAY_SIZE(heads), 0x19);
 	for (i = 0; i < n; i++) {
-		table_addf(&t, "  %u", i);
-		table_addf(&t, "%u", c[i].slot);
-		table_addf(&t, "0x%012llx", (unsigned long long)c[i].head);
-		table_addf(&t, "%u", c[i].start_op);
+		out_row_begin(o);
+		out_u64f(o, "index", i, "  %u", i);
+		out_u64(o, "slot", c[i].slot);
+		out_u64f(o, "head", c[i].head, "0x%012llx", (unsigned long long)c[i].head);
+		out_u64(o, "start_op", c[i].start_op);
 		if (c[i].end_op == UINT32_MAX)
-			table_add(&t, "none");
+			out_null(o, "wait_op", "none");
 		else
-			table_addf(&t, "%u", c[i].end_op);
+			out_u64(o, "wait_op", c[i].end_op);
+		out_row_end(o);
 	}
-	table_print(&t, stdout);
-	table_free(&t);
+	out_list_end(o, NULL);
 	free(c);
 	return 0;
+}
+
+/* The maps of a recording, a row each. */
+static void show_maps(struct out *o, const struct accmap_recording *rec)
+{
+	static const char *const heads[] = { "  GPU VA", "LENGTH", "FLAGS", "ATTR", "CONTENTS" };
+	char b[64], perm[4];
+	uint32_t i;
+
+	out_list_begin(o, "maps", heads, ARRAY_SIZE(heads), 0xa);
+	for (i = 0; i < rec->nr_maps; i++) {
+		const struct accmap_rec_map *m = &rec->maps[i];
+
+		snprintf(perm, sizeof(perm), "%c%c%c",
+			 m->flags & ACCMAP_REPLAY_MAP_READ ? 'r' : '-',
+			 m->flags & ACCMAP_REPLAY_MAP_WRITE ? 'w' : '-',
+			 m->flags & ACCMAP_REPLAY_MAP_EXEC ? 'x' : '-');
+		out_row_begin(o);
+		out_u64f(o, "gpu_va", m->gpu_va, "  0x%012llx", (unsigned long long)m->gpu_va);
+		out_u64f(o, "length", m->length, "%s", fmt_bytes(b, sizeof(b), m->length, false));
+		out_str(o, "flags", perm);
+		out_u64(o, "attr", m->attr);
+		out_str(o, "contents", m->data ? "recorded" : "zero-filled");
+		out_row_end(o);
+	}
+	out_list_end(o, NULL);
+}
+
+/* The symbols of a recording, a row each. */
+static void show_symbols(struct out *o, const struct accmap_recording *rec)
+{
+	static const char *const heads[] = { "  NAME", "GPU VA", "LENGTH", "KIND" };
+	uint32_t i;
+
+	out_line(o, "symbols:  %u", rec->nr_symbols);
+	if (!rec->nr_symbols && !o->json)
+		return;
+	out_list_begin(o, "symbols", heads, ARRAY_SIZE(heads), 0x4);
+	for (i = 0; i < rec->nr_symbols; i++) {
+		const struct accmap_rec_symbol *s = &rec->symbols[i];
+		bool in = s->flags & ACCMAP_REC_SYM_INPUT, out = s->flags & ACCMAP_REC_SYM_OUTPUT;
+
+		out_row_begin(o);
+		out_strf(o, "name", s->name, "  %s", s->name);
+		out_u64f(o, "gpu_va", s->gpu_va, "0x%012llx", (unsigned long long)s->gpu_va);
+		out_u64(o, "length", s->length);
+		out_textf(o, NULL, "%s%s%s", in ? "input" : "", in && out ? "," : "",
+			  out ? "output" : "");
+		if (out_json(o)) {
+			json_bool(out_json(o), "input", in);
+			json_bool(out_json(o), "output", out);
+		}
+		out_row_end(o);
+	}
+	out_list_end(o, NULL);
 }
 
 int cmd_show(int argc, char **argv)
@@ -968,12 +1134,12 @@ int cmd_show(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint32_t kinds[ACCMAP_REPLAY_OP_WRITE_ROOT + 1] = { 0 };
 	uint64_t mapped = 0, contents = 0;
 	struct accmap_recording *rec;
 	struct accmap_rec_error err;
-	bool all_ops = false, first;
-	struct table t;
+	bool all_ops = false;
+	struct json *j;
+	struct out o;
 	uint32_t i;
 	char b[64];
 	int ret, c, status;
@@ -1001,77 +1167,38 @@ int cmd_show(int argc, char **argv)
 		if (rec->maps[i].data)
 			contents += rec->maps[i].length;
 	}
-	printf("file:     %s, version %d\n", argv[optind], ACCMAP_REC_VERSION);
-	printf("target:   %s, GPU_ID 0x%08x, format %s, AS %u, %u-bit VA\n", rec->target,
-	       rec->gpu_id, pgt_name(rec->format), rec->as, rec->va_bits);
-	printf("maps:     %u, %s mapped", rec->nr_maps, fmt_bytes(b, sizeof(b), mapped, false));
-	printf(", %s of contents\n", fmt_bytes(b, sizeof(b), contents, false));
-
-	table_init(&t, 5);
-	t.right[1] = true;
-	t.right[3] = true;
-	table_add(&t, "  GPU VA");
-	table_add(&t, "LENGTH");
-	table_add(&t, "FLAGS");
-	table_add(&t, "ATTR");
-	table_add(&t, "CONTENTS");
-	for (i = 0; i < rec->nr_maps; i++) {
-		const struct accmap_rec_map *m = &rec->maps[i];
-
-		table_addf(&t, "  0x%012llx", (unsigned long long)m->gpu_va);
-		table_add(&t, fmt_bytes(b, sizeof(b), m->length, false));
-		table_addf(&t, "%c%c%c", m->flags & ACCMAP_REPLAY_MAP_READ ? 'r' : '-',
-			   m->flags & ACCMAP_REPLAY_MAP_WRITE ? 'w' : '-',
-			   m->flags & ACCMAP_REPLAY_MAP_EXEC ? 'x' : '-');
-		table_addf(&t, "%u", m->attr);
-		table_add(&t, m->data ? "recorded" : "zero-filled");
+	out_init(&o, json_out, false);
+	j = out_json(&o);
+	out_line(&o, "file:     %s, version %d", argv[optind], ACCMAP_REC_VERSION);
+	out_line(&o, "target:   %s, GPU_ID 0x%08x, format %s, AS %u, %u-bit VA", rec->target,
+		 rec->gpu_id, pgt_name(rec->format), rec->as, rec->va_bits);
+	out_line(&o, "maps:     %u, %s mapped, %s of contents", rec->nr_maps,
+		 fmt_bytes(b, sizeof(b), mapped, false),
+		 fmt_bytes(b + 32, sizeof(b) - 32, contents, false));
+	if (j) {
+		json_string(j, "file", argv[optind]);
+		json_u64(j, "version", ACCMAP_REC_VERSION);
+		json_string(j, "target", rec->target);
+		json_u64(j, "gpu_id", rec->gpu_id);
+		json_string(j, "format", pgt_name(rec->format));
+		json_u64(j, "as", rec->as);
+		json_u64(j, "va_bits", rec->va_bits);
+		json_u64(j, "mapped", mapped);
+		json_u64(j, "contents", contents);
 	}
-	table_print(&t, stdout);
-	table_free(&t);
-
-	printf("symbols:  %u\n", rec->nr_symbols);
-	if (rec->nr_symbols) {
-		table_init(&t, 4);
-		t.right[2] = true;
-		table_add(&t, "  NAME");
-		table_add(&t, "GPU VA");
-		table_add(&t, "LENGTH");
-		table_add(&t, "KIND");
-		for (i = 0; i < rec->nr_symbols; i++) {
-			const struct accmap_rec_symbol *s = &rec->symbols[i];
-
-			table_addf(&t, "  %s", s->name);
-			table_addf(&t, "0x%012llx", (unsigned long long)s->gpu_va);
-			table_addf(&t, "%llu", (unsigned long long)s->length);
-			table_addf(&t, "%s%s%s", s->flags & ACCMAP_REC_SYM_INPUT ? "input" : "",
-				   (s->flags & ACCMAP_REC_SYM_INPUT) &&
-				   (s->flags & ACCMAP_REC_SYM_OUTPUT) ? "," : "",
-				   s->flags & ACCMAP_REC_SYM_OUTPUT ? "output" : "");
-		}
-		table_print(&t, stdout);
-		table_free(&t);
-	}
-
-	for (i = 0; i < rec->nr_ops; i++)
-		if (rec->ops[i].op < ARRAY_SIZE(kinds))
-			kinds[rec->ops[i].op]++;
-	printf("ops:      %u (", rec->nr_ops);
-	first = true;
-	for (i = 1; i < ARRAY_SIZE(kinds); i++) {
-		if (!kinds[i])
-			continue;
-		printf("%s%s %u", first ? "" : ", ", accmap_rec_op_name(i), kinds[i]);
-		first = false;
-	}
-	printf(")\n");
-	if (all_ops)
-		for (i = 0; i < rec->nr_ops; i++)
-			show_op(i, &rec->ops[i]);
-	if (show_chains(rec)) {
+	show_maps(&o, rec);
+	show_symbols(&o, rec);
+	show_ops(&o, rec, all_ops);
+	if (show_chains(&o, rec)) {
+		out_discard(&o);
 		accmap_rec_free(rec);
 		return EXIT_FAILURE;
 	}
-	if (rec->note) {
+	if (j && rec->note)
+		json_string(j, "note", rec->note);
+	else if (j)
+		json_null(j, "note");
+	if (!j && rec->note) {
 		const char *p = rec->note;
 
 		printf("note:\n");
@@ -1085,7 +1212,7 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	accmap_rec_free(rec);
-	return EXIT_SUCCESS;
+	return out_finish(&o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1112,6 +1239,62 @@ void import_usage(FILE *f)
 		"  -q, --quiet   print nothing on success\n"
 		"  -h, --help    this text\n",
 		prog);
+}
+
+/* JSON: an import's counts, stale regions and chains that will not run. */
+static void import_json(struct json *j, const char *out, const struct accmap_recording *rec,
+			const struct gpureplay_stats *st, const struct gpureplay_report *rep)
+{
+	const struct { const char *key; uint64_t v; } stats[] = {
+		{ "regions", st->regions }, { "valid_regions", st->valid_regions },
+		{ "pages", st->pages }, { "zero_pages", st->zero_pages }, { "maps", st->maps },
+		{ "lines", st->lines }, { "reads", st->reads }, { "writes", st->writes },
+		{ "jobs", st->jobs }, { "ops", st->ops }, { "polls", st->polls },
+		{ "wait_irqs", st->wait_irqs }, { "write_roots", st->write_roots },
+		{ "collapsed", st->collapsed }, { "dropped", st->dropped },
+		{ "flush_ids", st->flush_ids }, { "pgt_pages", st->pgt_pages },
+		{ "pgt_leaves", st->pgt_leaves }, { "leaves_unmapped", st->leaves_unmapped },
+		{ "leaves_stale", st->leaves_stale }, { "tables_missing", st->tables_missing },
+		{ "roots_dropped", st->roots_dropped }, { "captures", st->captures },
+		{ "captured", st->captured }, { "failed_waits", st->failed_waits },
+		{ "overlap_pages", st->overlap_pages },
+		{ "overlap_unmapped", st->overlap_unmapped }, { "maps_no_leaf", st->maps_no_leaf },
+		{ "recorded_ns", st->recorded_ns }, { "stale_regions", st->stale_regions },
+		{ "chains", st->chains }, { "chains_bad", st->chains_bad },
+	};
+	char line[256];
+	uint32_t i;
+
+	json_string(j, "output", out);
+	json_u64(j, "as", rec->as);
+	json_u64(j, "gpu_id", rec->gpu_id);
+	json_string(j, "target", rec->target);
+	json_begin_object(j, "stats");
+	for (i = 0; i < ARRAY_SIZE(stats); i++)
+		json_u64(j, stats[i].key, stats[i].v);
+	json_end_object(j);
+	json_begin_array(j, "stale");
+	for (i = 0; i < rep->nr_stale; i++) {
+		const struct gpureplay_stale_region *sr = &rep->stale[i];
+
+		json_begin_object(j, NULL);
+		json_u64(j, "start", sr->start);
+		json_u64(j, "end", sr->end);
+		json_u64(j, "offset", sr->off);
+		json_u64(j, "pages", sr->pages);
+		json_u64(j, "kept", sr->kept);
+		json_bool(j, "input", sr->symbols & ACCMAP_REC_SYM_INPUT);
+		json_bool(j, "output", sr->symbols & ACCMAP_REC_SYM_OUTPUT);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_begin_array(j, "bad_chains");
+	for (i = 0; i < rep->nr_bad_chains; i++) {
+		gpureplay_chain_describe(&rep->bad_chains[i], line, sizeof(line));
+		json_string(j, NULL, line);
+	}
+	json_end_array(j);
+	json_bool(j, "replayable", !st->chains_bad);
 }
 
 int cmd_import_gpureplay(int argc, char **argv)
@@ -1166,7 +1349,13 @@ int cmd_import_gpureplay(int argc, char **argv)
 		accmap_rec_free(rec);
 		return EXIT_FAILURE;
 	}
-	if (!quiet) {
+	if (json_out) {
+		struct out o;
+
+		out_init(&o, true, false);
+		import_json(out_json(&o), argv[optind + 1], rec, &st, &rep);
+		out_finish(&o);
+	} else if (!quiet) {
 		printf("%s: AS %u, GPU_ID 0x%08x, target %s\n", argv[optind + 1],
 		       rec->as, rec->gpu_id, rec->target);
 		printf("regions:  %u (%u with contents): ", st.regions, st.valid_regions);

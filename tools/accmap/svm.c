@@ -125,44 +125,43 @@ static const char *const devmem_total_cols[DM_NCOLS] = {
 	[DM_CPU_FAULTS] = "cpu_faults", [DM_EVICTIONS] = "evictions",
 };
 
-static void svm_print_totals(const struct row_sums *tot, bool exact)
+/* The totals of the sessions shown. */
+static void svm_print_totals(struct out *o, const struct row_sums *tot)
 {
-	struct table t;
+	struct json *j = out_json(o);
 	char b[32], h[32];
 
-	table_init(&t, 2);
-	table_add(&t, "sessions:");
-	table_addf(&t, "%llu", (unsigned long long)tot->rows);
-	table_add(&t, "mapped:");
-	table_addf(&t, "%s (huge %s)", fmt_bytes(b, sizeof(b), tot->sum[SV_MAPPED], exact),
-		   fmt_bytes(h, sizeof(h), tot->sum[SV_HUGE], exact));
+	out_group_begin(o, "totals", 0);
+	out_u64(o, "sessions", tot->rows);
+	out_u64f(o, "mapped", tot->sum[SV_MAPPED], "%s (huge %s)",
+		 fmt_bytes(b, sizeof(b), tot->sum[SV_MAPPED], o->exact),
+		 fmt_bytes(h, sizeof(h), tot->sum[SV_HUGE], o->exact));
+	if (j)
+		json_u64(j, "huge", tot->sum[SV_HUGE]);
 	/* Modules without device memory have no such column. */
 	if (tot->found[SV_DEVICE]) {
-		table_add(&t, "on device:");
-		table_add(&t, fmt_bytes(b, sizeof(b), tot->sum[SV_DEVICE], exact));
+		out_label(o, "on device");
+		out_bytes(o, "device", tot->sum[SV_DEVICE]);
 	}
-	table_add(&t, "faults:");
-	table_addf(&t, "%llu (fatal %llu)", (unsigned long long)tot->sum[SV_FAULTS],
-		   (unsigned long long)tot->sum[SV_FATAL]);
-	table_add(&t, "invalidations:");
-	table_addf(&t, "%llu", (unsigned long long)tot->sum[SV_INVAL]);
-	table_add(&t, "pages mapped:");
-	table_addf(&t, "%llu", (unsigned long long)tot->sum[SV_PAGES]);
-	table_print(&t, stdout);
-	table_free(&t);
+	out_u64_pair(o, "faults", tot->sum[SV_FAULTS], "fatal", tot->sum[SV_FATAL],
+		     "%llu (fatal %llu)");
+	out_u64(o, "invalidations", tot->sum[SV_INVAL]);
+	out_u64(o, "pages_mapped", tot->sum[SV_PAGES]);
+	out_group_end(o);
 }
 
 /*
  * The device memory part of accmapctl svm, from the devmem file in @dir:
  * kind and use, the sessions of @pid (all if 0) with their migrations,
- * and the sums of those.  0, or 1 after a message if the file exists but
+ * and the sums of those; JSON: "devmem", an object, or null if there is
+ * no device memory.  0, or 1 after a message if the file exists but
  * cannot be read.
  */
-static int svm_print_devmem(const char *dir, uint32_t pid, bool exact)
+static int svm_print_devmem(struct out *o, const char *dir, uint32_t pid)
 {
+	struct json *j = out_json(o);
 	char path[4096], *data, *table;
 	struct row_sums tot;
-	struct table t;
 	size_t len;
 	int ret;
 
@@ -171,40 +170,40 @@ static int svm_print_devmem(const char *dir, uint32_t pid, bool exact)
 	ret = read_file(path, &data, &len);
 	if (ret == -ENOENT) {
 		/* The module makes the file only when it has device memory. */
-		printf("device memory: none\n");
+		out_line(o, "device memory: none");
+		if (j)
+			json_null(j, "devmem");
 		return EXIT_SUCCESS;
 	}
 	if (ret) {
 		fail(ret, "read %s", path);
 		return EXIT_FAILURE;
 	}
-	printf("device memory:\n");
+	out_line(o, "device memory:");
+	out_object_begin(o, "devmem");
 	table = devmem_table(data);
-	print_devmem_head(data, table, exact);
+	print_devmem_head(o, data, table);
 	if (table) {
 		filter_rows(table, pid, devmem_total_cols, DM_NCOLS, &tot);
-		printf("\n");
-		print_tsv_table("devmem", table, exact);
-		printf("\n");
-		table_init(&t, 2);
-		table_add(&t, "migrated:");
-		table_addf(&t, "%llu pages to the device, %llu back",
-			   (unsigned long long)tot.sum[DM_TO_DEVICE],
-			   (unsigned long long)tot.sum[DM_TO_SYSTEM]);
-		table_add(&t, "of those back:");
-		table_addf(&t, "%llu by CPU faults, %llu evicted",
-			   (unsigned long long)tot.sum[DM_CPU_FAULTS],
-			   (unsigned long long)tot.sum[DM_EVICTIONS]);
-		table_print(&t, stdout);
-		table_free(&t);
+		out_line(o, "%s", "");
+		print_tsv_table(o, "devmem", "sessions", table);
+		out_line(o, "%s", "");
+		out_group_begin(o, "totals", 0);
+		out_label(o, "migrated");
+		out_u64_pair(o, "to_device", tot.sum[DM_TO_DEVICE], "to_system",
+			     tot.sum[DM_TO_SYSTEM], "%llu pages to the device, %llu back");
+		out_label(o, "of those back");
+		out_u64_pair(o, "cpu_faults", tot.sum[DM_CPU_FAULTS], "evictions",
+			     tot.sum[DM_EVICTIONS], "%llu by CPU faults, %llu evicted");
+		out_group_end(o);
 	}
+	out_object_end(o);
 	free(data);
 	return EXIT_SUCCESS;
 }
 
 int cmd_svm(int argc, char **argv)
 {
-	enum { OPT_DEBUGFS = 256 };
 	static const struct option opts[] = {
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -214,29 +213,23 @@ int cmd_svm(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = DEBUGFS_ACCMAP;
-	bool exact = false, raw = false;
+	bool raw = false;
 	struct row_sums tot;
 	char path[4096], *data;
 	uint32_t pid = 0;
+	struct out o;
 	int ret, c, status;
 	size_t len;
 
 	begin_options(argv);
 	while ((c = next_option(argc, argv, "bd:hp:r", opts, svm_usage, &status)) != OPT_END) {
 		switch (c) {
-		case 'b':
-			exact = true;
-			break;
 		case 'p':
-			if (!parse_u32(optarg, INT32_MAX, &pid) || !pid)
-				return usage_error("bad pid '%s'", optarg);
+			if (pid_option(optarg, &pid))
+				return EXIT_USAGE;
 			break;
 		case 'r':
 			raw = true;
-			break;
-		case OPT_DEBUGFS:
-			dir = optarg;
 			break;
 		case OPT_EXIT:
 			return status;
@@ -244,16 +237,18 @@ int cmd_svm(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (raw && json_out)
+		return usage_error("--raw and --json exclude each other");
 
-	if (snprintf(path, sizeof(path), "%s/svm", dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/svm", debugfs_dir) >= (int)sizeof(path))
 		return usage_error("debugfs path too long");
 	ret = read_file(path, &data, &len);
 	if (ret) {
 		fail(ret, "read %s", path);
-		if (ret == -ENOENT && !access(dir, F_OK))
+		if (ret == -ENOENT && !access(debugfs_dir, F_OK))
 			note("the accmap module has no svm file: it predates SVM");
 		else
-			explain_debugfs(ret, dir);
+			explain_debugfs(ret, debugfs_dir);
 		return EXIT_FAILURE;
 	}
 	filter_rows(data, pid, svm_total_cols, SV_NCOLS, &tot);
@@ -262,10 +257,16 @@ int cmd_svm(int argc, char **argv)
 		free(data);
 		return EXIT_SUCCESS;
 	}
-	print_tsv_table("svm", data, exact);
-	printf("\n");
-	svm_print_totals(&tot, exact);
+	out_init(&o, json_out, exact_bytes);
+	print_tsv_table(&o, "svm", "sessions", data);
 	free(data);
-	printf("\n");
-	return svm_print_devmem(dir, pid, exact);
+	out_line(&o, "%s", "");
+	svm_print_totals(&o, &tot);
+	out_line(&o, "%s", "");
+	status = svm_print_devmem(&o, debugfs_dir, pid);
+	if (status) {
+		out_discard(&o);
+		return status;
+	}
+	return out_finish(&o);
 }

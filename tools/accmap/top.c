@@ -18,6 +18,7 @@ void top_usage(FILE *f)
 		"allocations and orphans.  A buffer a process holds under two ids\n"
 		"counts twice, as in debugfs clients.  On a terminal each view replaces\n"
 		"the last; otherwise views follow each other, a blank line apart.\n"
+		"With --json (accmapctl --json top), one view as one JSON document.\n"
 		"Reading debugfs needs root and a mounted debugfs.\n"
 		"\n"
 		"  -b, --bytes          exact byte counts instead of KiB/MiB/GiB\n"
@@ -257,37 +258,53 @@ static int top_read(const char *dir, struct top_view *v)
 	return 0;
 }
 
-/* One table of sums: KEY NAME IDS BYTES and a column per heap. */
-static void top_print_sums(const struct top_view *v, const struct top_sum *sums, size_t n,
-			   bool procs, bool exact)
+/*
+ * One list of sums: text, a table KEY NAME IDS BYTES and a column per
+ * heap; JSON, @key: [{"pid" or "tag", "comm" or "label", "ids", "bytes",
+ * "heaps": {heap name: bytes}}].
+ */
+static void top_print_sums(struct out *o, const struct top_view *v, const char *key,
+			   const struct top_sum *sums, size_t n, bool procs)
 {
-	struct table t;
+	const char *heads[4 + ACCMAP_HEAP_MAX];
 	size_t i, h, ncols = 4 + v->nheaps;
-	char b[32];
 
-	table_init(&t, ncols);
-	for (i = 0; i < ncols; i++)
-		t.right[i] = i != 1;
-	table_add(&t, procs ? "PID" : "TAG");
-	table_add(&t, procs ? "COMM" : "LABEL");
-	table_add(&t, "IDS");
-	table_add(&t, "BYTES");
-	for (h = 0; h < v->nheaps; h++)
-		table_add(&t, v->heaps[h]);
+	/* More heap names than the device has heaps is not the table it knows. */
+	if (ncols > ARRAY_SIZE(heads))
+		ncols = ARRAY_SIZE(heads);
+	heads[0] = procs ? "PID" : "TAG";
+	heads[1] = procs ? "COMM" : "LABEL";
+	heads[2] = "IDS";
+	heads[3] = "BYTES";
+	for (h = 0; h + 4 < ncols; h++)
+		heads[4 + h] = v->heaps[h];
+	out_list_begin(o, key, heads, ncols, ~0x2UL);
 	for (i = 0; i < n; i++) {
-		table_addf(&t, "%u", procs ? sums[i].pid : sums[i].tag);
-		table_add(&t, sums[i].name);
-		table_addf(&t, "%llu", (unsigned long long)sums[i].ids);
-		table_add(&t, fmt_bytes(b, sizeof(b), sums[i].bytes, exact));
-		for (h = 0; h < v->nheaps; h++)
-			table_add(&t, fmt_bytes(b, sizeof(b), sums[i].heap_bytes[h], exact));
+		out_row_begin(o);
+		if (procs)
+			out_u64(o, "pid", sums[i].pid);
+		else
+			out_u64(o, "tag", sums[i].tag);
+		/* debugfs writes "-" for a tag without a label. */
+		if (!strcmp(sums[i].name, "-"))
+			out_null(o, procs ? "comm" : "label", NULL);
+		else
+			out_str(o, procs ? "comm" : "label", sums[i].name);
+		out_u64(o, "ids", sums[i].ids);
+		out_bytes(o, "bytes", sums[i].bytes);
+		out_object_begin(o, "heaps");
+		for (h = 0; h + 4 < ncols; h++)
+			out_bytes(o, v->heaps[h], sums[i].heap_bytes[h]);
+		out_object_end(o);
+		out_row_end(o);
 	}
-	table_print(&t, stdout);
-	table_free(&t);
+	out_list_end(o, NULL);
 }
 
-static void top_print(const struct top_view *v, bool exact)
+/* One view; JSON: the whole document. */
+static void top_print(struct out *o, const struct top_view *v)
 {
+	struct json *j = out_json(o);
 	uint64_t ids = 0, bytes = 0;
 	char b[32], when[32];
 	time_t now = time(NULL);
@@ -299,25 +316,41 @@ static void top_print(const struct top_view *v, bool exact)
 		bytes += v->procs[i].bytes;
 	}
 	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&now, &tm));
-	printf("accmap at %s: %zu processes hold %llu ids, %s", when, v->nprocs,
-	       (unsigned long long)ids, fmt_bytes(b, sizeof(b), bytes, exact));
-	if (v->have_orphans)
-		printf("; %llu orphans, %s", (unsigned long long)v->orphans,
-		       fmt_bytes(b, sizeof(b), v->orphan_bytes, exact));
-	printf("\n\n");
-	if (v->nprocs)
-		top_print_sums(v, v->procs, v->nprocs, true, exact);
+	if (j) {
+		json_u64(j, "time", (uint64_t)now);
+		json_begin_object(j, "totals");
+		json_u64(j, "processes", v->nprocs);
+		json_u64(j, "ids", ids);
+		json_u64(j, "bytes", bytes);
+		json_end_object(j);
+		if (v->have_orphans) {
+			json_begin_object(j, "orphans");
+			json_u64(j, "buffers", v->orphans);
+			json_u64(j, "bytes", v->orphan_bytes);
+			json_end_object(j);
+		} else {
+			json_null(j, "orphans");
+		}
+	} else {
+		printf("accmap at %s: %zu processes hold %llu ids, %s", when, v->nprocs,
+		       (unsigned long long)ids, fmt_bytes(b, sizeof(b), bytes, o->exact));
+		if (v->have_orphans)
+			printf("; %llu orphans, %s", (unsigned long long)v->orphans,
+			       fmt_bytes(b, sizeof(b), v->orphan_bytes, o->exact));
+		printf("\n\n");
+	}
+	if (v->nprocs || j)
+		top_print_sums(o, v, "processes", v->procs, v->nprocs, true);
 	else
-		printf("(no process holds an id)\n");
-	if (v->ntags) {
-		printf("\n");
-		top_print_sums(v, v->tags, v->ntags, false, exact);
+		out_line(o, "(no process holds an id)");
+	if (v->ntags || j) {
+		out_line(o, "%s", "");
+		top_print_sums(o, v, "tags", v->tags, v->ntags, false);
 	}
 }
 
 int cmd_top(int argc, char **argv)
 {
-	enum { OPT_DEBUGFS = 256 };
 	static const struct option opts[] = {
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -326,17 +359,13 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = DEBUGFS_ACCMAP;
 	uint32_t interval = 1, count = 0, shown;
-	bool exact = false, tty = isatty(STDOUT_FILENO);
+	bool tty = isatty(STDOUT_FILENO);
 	int c, status;
 
 	begin_options(argv);
 	while ((c = next_option(argc, argv, "bi:n:h", opts, top_usage, &status)) != OPT_END) {
 		switch (c) {
-		case 'b':
-			exact = true;
-			break;
 		case 'i':
 			if (!parse_u32(optarg, 3600, &interval) || !interval)
 				return usage_error("bad interval '%s'", optarg);
@@ -345,29 +374,34 @@ int cmd_top(int argc, char **argv)
 			if (!parse_u32(optarg, UINT32_MAX, &count) || !count)
 				return usage_error("bad count '%s'", optarg);
 			break;
-		case OPT_DEBUGFS:
-			dir = optarg;
-			break;
 		case OPT_EXIT:
 			return status;
 		}
 	}
 	if (optind != argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	/* One JSON document per invocation: one view. */
+	if (json_out && count > 1)
+		return usage_error("--json prints one view: -n %u is more", count);
+	if (json_out)
+		count = 1;
 
 	for (shown = 0; !count || shown < count; shown++) {
 		struct top_view v = { 0 };
+		struct out o;
 
-		status = top_read(dir, &v);
+		status = top_read(debugfs_dir, &v);
 		if (status) {
 			top_view_free(&v);
 			return status;
 		}
-		if (tty)
+		if (!json_out && tty)
 			fputs("\033[H\033[J", stdout);	/* home, clear: redraw in place */
-		else if (shown)
+		else if (!json_out && shown)
 			fputc('\n', stdout);
-		top_print(&v, exact);
+		out_init(&o, json_out, exact_bytes);
+		top_print(&o, &v);
+		out_finish(&o);
 		top_view_free(&v);
 		fflush(stdout);
 		if (count && shown + 1 == count)

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A stand-in for the libaccmap calls accmapctl's JSON commands make, for
- * json-test.sh: preloaded (LD_PRELOAD) into a dynamically linked
+ * A stand-in for the libaccmap calls accmapctl's device commands make,
+ * for accmapctl-test.sh: preloaded (LD_PRELOAD) into a dynamically linked
  * accmapctl, it answers with the fixed values below instead of a device,
  * so that the JSON can be checked, value by value, on a machine without
  * the module.  expected.json holds the same values as accmapctl must
  * print them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "accmap.h"
+
+/* The last buffer allocated, for accmap_info() to describe. */
+static struct accmap_info last_alloc;
 
 int accmap_open_path(const char *path, int *fd)
 {
@@ -101,6 +105,10 @@ int accmap_from_fd(int fd, int dmabuf_fd, uint32_t *id)
 int accmap_info(int fd, uint32_t id, struct accmap_info *info)
 {
 	(void)fd;
+	if (id == last_alloc.id) {
+		*info = last_alloc;
+		return 0;
+	}
 	memset(info, 0, sizeof(*info));
 	info->id = id;
 	info->size = 1ULL << 20;
@@ -121,4 +129,40 @@ int accmap_free(int fd, uint32_t id)
 	(void)fd;
 	(void)id;
 	return 0;
+}
+
+/* Always buffer 9, with the size, flags and tag asked for. */
+int accmap_alloc_buffer(int fd, uint64_t size, uint32_t heap_mask, uint32_t flags,
+			uint16_t tag, uint32_t *id)
+{
+	(void)fd;
+	(void)heap_mask;
+	memset(&last_alloc, 0, sizeof(last_alloc));
+	last_alloc.id = 9;
+	last_alloc.size = size;
+	last_alloc.heap = 1;
+	last_alloc.flags = flags;
+	last_alloc.state = ACCMAP_STATE_ALLOCATED;
+	last_alloc.tag = tag;
+	last_alloc.handle_refs = 1;
+	*id = 9;
+	return 0;
+}
+
+/* A real file descriptor (of /dev/null), which accmapctl closes. */
+int accmap_get_fd(int fd, uint32_t id, uint32_t fd_flags, int *dmabuf_fd)
+{
+	(void)fd;
+	(void)id;
+	(void)fd_flags;
+	*dmabuf_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	return *dmabuf_fd < 0 ? -errno : 0;
+}
+
+/* Refuses the label "toolong" as the kernel refuses long ones. */
+int accmap_set_tag_label(int fd, uint16_t tag, const char *label)
+{
+	(void)fd;
+	(void)tag;
+	return strcmp(label, "toolong") ? 0 : -ENAMETOOLONG;
 }
