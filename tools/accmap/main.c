@@ -246,6 +246,7 @@ const char *fmt_alloc_flags(char *buf, size_t len, uint32_t flags)
 	const uint32_t attrs = ACCMAP_ALLOC_WRITECOMBINE | ACCMAP_ALLOC_UNCACHED;
 	uint32_t unknown = flags & ~ACCMAP_ALLOC_VALID_FLAGS;
 	const char *contig = flags & ACCMAP_ALLOC_CONTIGUOUS ? ", contiguous" : "";
+	const char *low = flags & ACCMAP_ALLOC_DMA32 ? ", below 4 GiB" : "";
 	const char *type = "cached";
 
 	if ((flags & attrs) == attrs)
@@ -256,9 +257,10 @@ const char *fmt_alloc_flags(char *buf, size_t len, uint32_t flags)
 		type = "uncached";
 
 	if (unknown)
-		snprintf(buf, len, "0x%x (%s%s, unknown 0x%x)", flags, type, contig, unknown);
+		snprintf(buf, len, "0x%x (%s%s%s, unknown 0x%x)", flags, type, contig, low,
+			 unknown);
 	else
-		snprintf(buf, len, "0x%x (%s%s)", flags, type, contig);
+		snprintf(buf, len, "0x%x (%s%s%s)", flags, type, contig, low);
 	return buf;
 }
 

@@ -16,7 +16,9 @@ void heaps_usage(FILE *f)
 		"Lists the heaps of the device (ACCMAP_IOC_QUERY_HEAP over heap ids\n"
 		"0..%d): id, name, bytes managed, used, free, and the largest buffer\n"
 		"that could be allocated now (less than free when fragmented), and the\n"
-		"bytes of USED in buffers allocated contiguous (alloc --contiguous).  The\n"
+		"bytes of USED in buffers allocated contiguous (alloc --contiguous), and\n"
+		"the bytes below 4 GiB it can give buffers for 32-bit DMA masters\n"
+		"(alloc --dma32; \"-\" where it has none).  The\n"
 		"system heap is id 0, carveouts (when configured) ids %d..%d, the\n"
 		"device memory SVM migrates pages to, when there is some, id %d (no\n"
 		"buffer is allocated from it: USED is the SVM pages there now), and the\n"
@@ -33,7 +35,7 @@ void heaps_usage(FILE *f)
 int cmd_heaps(int argc, char **argv)
 {
 	static const char *const heads[] = {
-		"ID", "NAME", "TOTAL", "USED", "FREE", "LARGEST FREE", "CONTIGUOUS",
+		"ID", "NAME", "TOTAL", "USED", "FREE", "LARGEST FREE", "CONTIGUOUS", "DMA32",
 	};
 	struct out o;
 	uint32_t heap;
@@ -75,6 +77,7 @@ int cmd_heaps(int argc, char **argv)
 			out_bytes(&o, "largest_free", hi.largest_free);
 		}
 		out_bytes(&o, "contiguous", hi.contiguous);
+		out_bytes(&o, "dma32", hi.dma32);
 		out_row_end(&o);
 	}
 	out_list_end(&o, NULL);
@@ -733,7 +736,7 @@ void alloc_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-d DEVICE] alloc SIZE [--heap-mask M] [--wc | --uncached]\n"
-		"                          [--contiguous] [--tag T] [--export] [--hold]\n"
+		"                          [--contiguous] [--dma32] [--tag T] [--export] [--hold]\n"
 		"\n"
 		"Creates a buffer of SIZE bytes (suffixes K, M, G, T: powers of 1024)\n"
 		"and allocates its memory, then prints its id, size, heap, flags and\n"
@@ -745,6 +748,8 @@ void alloc_usage(FILE *f)
 		"  -u, --uncached     uncached instead of cached\n"
 		"  -c, --contiguous   one physically contiguous block (CMA where the\n"
 		"                     kernel has it; fails with ENOMEM when there is none)\n"
+		"  -D, --dma32        every page below 4 GiB, for 32-bit DMA masters\n"
+		"                     (heaps says how much each heap has)\n"
 		"  -t, --tag T        accounting tag, 0..65535 (default 0)\n"
 		"  -e, --export       also export it as a dma-buf and print the fd\n"
 		"  -H, --hold         keep the buffer until SIGINT or SIGTERM\n"
@@ -806,6 +811,7 @@ int cmd_alloc(int argc, char **argv)
 		{ "wc", no_argument, NULL, 'w' },
 		{ "uncached", no_argument, NULL, 'u' },
 		{ "contiguous", no_argument, NULL, 'c' },
+		{ "dma32", no_argument, NULL, 'D' },
 		{ "tag", required_argument, NULL, 't' },
 		{ "export", no_argument, NULL, 'e' },
 		{ "hold", no_argument, NULL, 'H' },
@@ -824,7 +830,7 @@ int cmd_alloc(int argc, char **argv)
 	uint64_t size;
 
 	begin_options(argv);
-	while ((c = next_option(argc, argv, "m:wuct:eHd:h", opts, alloc_usage,
+	while ((c = next_option(argc, argv, "m:wucDt:eHd:h", opts, alloc_usage,
 				&status)) != OPT_END) {
 		switch (c) {
 		case 'm':
@@ -839,6 +845,9 @@ int cmd_alloc(int argc, char **argv)
 			break;
 		case 'c':
 			flags |= ACCMAP_ALLOC_CONTIGUOUS;
+			break;
+		case 'D':
+			flags |= ACCMAP_ALLOC_DMA32;
 			break;
 		case 't':
 			if (!parse_u32(optarg, UINT16_MAX, &tag))
