@@ -4,7 +4,8 @@
 # The operator's part of the demo guest (busybox sh), run by init.sh after
 # accmap-demo: accmapctl heaps, pool and an uncached alloc, then, while a
 # background "accmapctl alloc --hold" keeps a 4 MiB buffer under tag 9,
-# label that tag and list who holds what; then GPU replay: list the
+# label that tag, list who holds what and show it as accmapctl top does;
+# then GPU replay: list the
 # targets, record two 64x64 matmuls on the software Mali model (seeds 1
 # and 2), and replay the first three times with the second's inputs: its
 # output must equal the second's; then GPUReplay's MNIST recording, if
@@ -73,6 +74,13 @@ if ctl list; then
 	# The held buffer, under its new label, in the allocations table.
 	grep -q 'camera' "$out" || failed "list (no buffer labelled camera)"
 	grep -q '^orphans:' "$out" || failed "list (no orphans table)"
+fi
+# Who holds how much, per process and per tag, as accmapctl top refreshes
+# it (one view here): the holder's 4 MiB under its pid, and under tag 9.
+if ctl top -n 1; then
+	grep -q "^ *$holder  *accmapctl  *1  *4 MiB " "$out" ||
+		failed "top (no line for the holder, pid $holder, 4 MiB)"
+	grep -q '^ *9  *camera  *1  *4 MiB ' "$out" || failed "top (no line for tag 9)"
 fi
 
 kill "$holder" 2>/dev/null
