@@ -144,8 +144,9 @@ carveout_setup() {
 			EOF
 			if [ "$mem" -gt 1024 ]; then
 				printf '\n/ {\n\tmemory@40000000 {\n'
-				printf '\t\treg = <0x0 0x40000000 0x0 0x38000000>, <0x0 0x80000000 0x0 %#x>;\n' \
-					$(((mem - 1024) << 20))
+				# Two cells a size: above 4 GiB of RAM the high one counts.
+				printf '\t\treg = <0x0 0x40000000 0x0 0x38000000>, <0x0 0x80000000 %#x %#x>;\n' \
+					$((((mem - 1024) << 20) >> 32)) $((((mem - 1024) << 20) & 0xffffffff))
 				printf '\t};\n};\n'
 			fi
 		} >"$work/virt-accmap.dts" || die "dtc could not decompile $work/virt.dtb"
