@@ -121,8 +121,14 @@ deb_file() {
 }
 
 # --- what the packages hold ----------------------------------------------
-map_syms=$(sed -n 's/^[[:space:]]*\(accmap_[a-z0-9_]*\);$/\1/p' \
+# NAME@NODE for every function of libaccmap.map, under each version node
+# that lists it (a function whose behaviour changed is in the old node
+# and the new one).
+map_syms=$(awk '/^LIBACCMAP_[0-9.]* *\{/ { node = $1 }
+		/^[[:space:]]*accmap_[a-z0-9_]*;$/ { sub(/;$/, "", $1); print $1 "@" node }' \
 	"$ACCMAP_ROOT/tools/lib/accmap/libaccmap.map" | sort)
+map_nodes=$(sed -n 's/^\(LIBACCMAP_[0-9.]*\) *{.*/\1/p' "$ACCMAP_ROOT/tools/lib/accmap/libaccmap.map" |
+	sort)
 for arch in "${archs[@]}"; do
 	d=$work/$arch
 	mkdir -p "$d"
@@ -130,15 +136,16 @@ for arch in "${archs[@]}"; do
 		dpkg-deb -x "$(deb_file "$p" "$arch")" "$d"
 	done
 	lib=$(find "$d/usr/lib" -name 'libaccmap.so.1' | head -n1)
-	# Defined dynamic symbols, as NAME@VERSION: all under LIBACCMAP_1.
+	# Defined dynamic symbols, as NAME@VERSION (the default version's @@
+	# made @), without the version nodes' own symbols.
 	exported=$(readelf -W --dyn-syms "$lib" 2>/dev/null |
-		awk '$7 != "UND" && $8 ~ /@/ { print $8 }' | sort)
-	names=$(printf '%s\n' "$exported" | sed 's/@.*//' | grep -vx LIBACCMAP_1 || true)
-	versions=$(printf '%s\n' "$exported" | sed 's/^[^@]*@@*//' | sort -u)
+		awk '$7 != "UND" && $8 ~ /@/ { sub(/@@/, "@", $8); print $8 }' | sort)
+	names=$(printf '%s\n' "$exported" | grep -v '^LIBACCMAP_' || true)
+	versions=$(printf '%s\n' "$exported" | sed 's/^[^@]*@//' | sort -u)
 	soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-	if [ "$names" = "$map_syms" ] && [ "$versions" = LIBACCMAP_1 ] &&
+	if [ "$names" = "$map_syms" ] && [ "$versions" = "$map_nodes" ] &&
 	   [ "$soname" = libaccmap.so.1 ]; then
-		pass "$arch: libaccmap.so.1 exports the $(printf '%s\n' "$names" | wc -l) functions of libaccmap.map, all @LIBACCMAP_1"
+		pass "$arch: libaccmap.so.1 exports the $(printf '%s\n' "$names" | wc -l) functions of libaccmap.map under its nodes ($(printf '%s\n' "$map_nodes" | paste -sd' '))"
 	else
 		diff <(printf '%s\n' "$map_syms") <(printf '%s\n' "$names") | indent >&2 || true
 		fail "$arch: libaccmap.so.1 (soname '$soname', versions '$versions') does not export exactly libaccmap.map"
