@@ -182,7 +182,9 @@ static const struct alloc_case alloc_cases[] = {
 	  SYS, 0, SYS },
 	{ "contiguous_wc_and_uncached",
 	  { .heap_mask = SYS, .flags = ACCMAP_ALLOC_CONTIGUOUS | WC | UC }, SYS, -EINVAL },
-	{ "unknown_flag", { .heap_mask = SYS, .flags = 1U << 3 }, SYS, -EINVAL },
+	/* The valid flags are the low bits: the next one up is unknown. */
+	{ "unknown_flag", { .heap_mask = SYS, .flags = ACCMAP_ALLOC_VALID_FLAGS + 1 },
+	  SYS, -EINVAL },
 	{ "flag_bit31", { .heap_mask = SYS, .flags = 1U << 31 }, SYS, -EINVAL },
 	{ "pad", { .heap_mask = SYS, .pad = 1 }, SYS, -EINVAL },
 	{ "align_not_pow2", { .heap_mask = SYS, .align = 12288 }, SYS, -EINVAL },
