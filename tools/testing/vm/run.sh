@@ -13,6 +13,9 @@
 #                  release of the 6.12 headers install-deps.sh installed)
 #   arm64-16k      the same arm64 6.12 release in Debian's 16 KiB-page
 #                  flavour (-arm64-16k), on a CPU model with that granule
+#   amd64-rt, arm64-rt
+#                  the same 6.12 release in Debian's PREEMPT_RT flavour
+#                  (-rt-amd64, -rt-arm64)
 #   amd64-5.10, arm64-5.10
 #                  the stock Debian 11 5.10 kernel (5.10.0-N, per
 #                  architecture as install-deps.sh chose it), the line of
@@ -89,10 +92,10 @@ line=
 flavor=
 case $target in
 amd64 | arm64) line=6.1 ;;
-amd64-6.12 | arm64-6.12 | arm64-16k) line=6.12 ;;
+amd64-6.12 | arm64-6.12 | arm64-16k | amd64-rt | arm64-rt) line=6.12 ;;
 amd64-5.10 | arm64-5.10) line=5.10 ;;
 amd64-debug | amd64-perf | arm64-perf | arm64-debug) flavor=${target#*-} ;;
-*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf] [TESTS|demo|bench|soak|expect]" ;;
+*) die "usage: $0 [amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-rt|arm64-rt|amd64-5.10|arm64-5.10|amd64-debug|arm64-debug|amd64-perf|arm64-perf] [TESTS|demo|bench|soak|expect]" ;;
 esac
 if [ "$mode" = soak ]; then
 	[ "$flavor" = debug ] || die "soak runs in a debug kernel (amd64-debug, arm64-debug)"
@@ -177,14 +180,17 @@ ensure_deps
 # Where install-deps.sh unpacked the stock kernel's image (and, for arm64,
 # its headers; the amd64 headers are installed in /usr/src, but for 5.10).
 # The kernel's flavour is its release's suffix: the architecture, or
-# arm64-16k.
+# arm64-16k or rt-arm64; its files are in image and headers with the
+# suffix -16k or -rt.
 kflavour=$arch
-[ "$target" = arm64-16k ] && kflavour=arm64-16k
+ksuffix=
+[ "$target" = arm64-16k ] && kflavour=arm64-16k ksuffix=-16k
+case $target in *-rt) kflavour=rt-$arch ksuffix=-rt ;; esac
 case $line in
 6.12)
 	release=$(compat_release)
-	image=$CACHE/$arch/$release/image${kflavour#"$arch"}
-	headers=$CACHE/$arch/$release/headers${kflavour#"$arch"}
+	image=$CACHE/$arch/$release/image$ksuffix
+	headers=$CACHE/$arch/$release/headers$ksuffix
 	;;
 5.10)
 	release=$(k510_abi "$arch")
@@ -234,6 +240,8 @@ arm64)
 	arch_append=
 	;;
 esac
+# The PREEMPT_RT headers are unpacked into the cache for both.
+[ "$ksuffix" = -rt ] && kdir=$headers/usr/src/linux-headers-$kver
 if [ "$line" = 5.10 ]; then
 	# Debian 11's headers, unpacked into the cache for both
 	# architectures, name gcc-10 as their compiler: build with this
