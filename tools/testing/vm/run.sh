@@ -170,9 +170,10 @@ case $timing/$mode in
 debug/soak) default_qemu=3000 default_test=3600 ;;
 debug/*) default_qemu=3000 default_test=900 ;;
 */bench) default_qemu=2400 default_test=2100 ;;
-# The PREEMPT_RT kernels run the fuzzer over twice as slowly as the stock
-# ones under TCG: 8 seeds took 245 s on arm64-rt (killed at the 240 s
-# limit) and 108 s on arm64-6.12, one run after the other on one host.
+# arm64's PREEMPT_RT kernel runs the fuzzer over twice as slowly as the
+# stock one under TCG: 8 seeds took 245 s on arm64-rt (killed at the
+# 240 s limit) and 108 s on arm64-6.12, one run after the other on one
+# host.
 rt/*) default_qemu=1200 default_test=600 ;;
 *) default_qemu=600 default_test=240 ;;
 esac
