@@ -117,6 +117,8 @@ line_check 6.12-arm64 arm64-6.12 "$CACHE/arm64/$crel/headers/usr/src/linux-heade
 	"${arm64[@]}"
 line_check 6.12-arm64-16k arm64-16k \
 	"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
+line_check 6.12-rt-amd64 amd64-rt \
+	"$CACHE/amd64/$crel/headers-rt/usr/src/linux-headers-$crel-rt-amd64"
 line_check 6.12-rt-arm64 arm64-rt \
 	"$CACHE/arm64/$crel/headers-rt/usr/src/linux-headers-$crel-rt-arm64" "${arm64[@]}"
 line_check "$ml_series-amd64" amd64-debug "$(kernel_dir debug amd64)"
