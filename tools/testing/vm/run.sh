@@ -875,7 +875,11 @@ fi
 # level).  The stock kernels boot clean under TCG, so a hit before the
 # modules load is reported too, marked as such.  A stack dump is "Call
 # Trace:" on amd64 and "Call trace:" on arm64.  The gcov counters (base64)
-# are no kernel log.
+# are no kernel log.  "BUG:" covers a sleep in atomic context ("BUG:
+# sleeping function called from invalid context", "BUG: scheduling while
+# atomic", the only one a PREEMPT_RT kernel without DEBUG_ATOMIC_SLEEP
+# prints); every lockdep report begins with "WARNING:" or "BUG:" but
+# "INFO: trying to register non-static key.", which dumps the stack.
 bad_re='WARNING:|BUG:|Oops|kernel BUG|KASAN|possible recursive locking|circular locking|inconsistent lock state|suspicious RCU usage|Call Trace|Call trace:|general protection fault|Unable to handle|ODEBUG|suspected memory leak'
 if bad=$(awk '/^@@accmap-vm gcov-begin/ { skip = 1 }
 	     /^@@accmap-vm gcov-end/ { skip = 0; next }
