@@ -12,7 +12,7 @@
 #                       6.1, then its 6.12 (device memory)
 #   make check          every test tier; last line "N passed, N failed"
 #   make kunit | kunit-debug | lint | dkms-test
-#   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-5.10|arm64-5.10|
+#   make vm-test [VM_ARCH=amd64|arm64|amd64-6.12|arm64-6.12|arm64-16k|amd64-rt|arm64-rt|amd64-5.10|arm64-5.10|
 #                 amd64-debug|arm64-debug|amd64-perf|arm64-perf]
 #   make kernels        build (or find up to date) the debug and perf kernels
 #                       (both for amd64 and arm64)

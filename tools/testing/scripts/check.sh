@@ -11,6 +11,8 @@
 #   second boot has device memory),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
+#   amd64-rt and arm64-rt (the same 6.12 in Debian's PREEMPT_RT
+#   flavour), vm-test
 #   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
 #   amd64-debug and arm64-debug (accmap's KASAN/lockdep/kmemleak kernels
 #   with fault injection, built on first use: amd64's is the newest line
@@ -54,6 +56,8 @@ tiers=(
 	"vm-amd64-6.12|$short $t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$short $t/vm/run.sh arm64-6.12"
 	"vm-arm64-16k|$short $t/vm/run.sh arm64-16k"
+	"vm-amd64-rt|$short $t/vm/run.sh amd64-rt"
+	"vm-arm64-rt|$short $t/vm/run.sh arm64-rt"
 	"vm-amd64-5.10|$short $t/vm/run.sh amd64-5.10"
 	"vm-arm64-5.10|$short $t/vm/run.sh arm64-5.10"
 	"vm-amd64-debug|$debug $t/vm/run.sh amd64-debug"

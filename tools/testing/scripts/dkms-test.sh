@@ -4,10 +4,11 @@
 # DKMS round trip against the Debian 6.1 amd64 headers:
 #   copy the project's files to /usr/src/accmap-VERSION, dkms add, build,
 #   install, check the installed module; then dkms build against the
-#   other lines' amd64 build trees (Debian 12's 6.12 headers, accmap's
-#   amd64 debug kernel of the newest line, Debian 11's 5.10 headers); dkms
-#   build refusing forged kernels that lack what accmap needs; dkms remove
-#   --all, clean up.
+#   other lines' amd64 build trees (Debian 12's 6.12 headers, those of
+#   the PREEMPT_RT flavours of 6.12 and 6.1, accmap's amd64 debug kernel
+#   of the newest line, Debian 11's 5.10 headers); dkms build refusing
+#   forged kernels that lack what accmap needs; dkms remove --all, clean
+#   up.
 # Leftovers of an aborted earlier run are removed first.  Needs root (or
 # sudo).  VERSION comes from dkms.conf.
 #
@@ -123,6 +124,11 @@ dkms_build_for() {
 }
 ckver=$(cat "$CACHE/compat-kver" 2>/dev/null || true)
 dkms_build_for "${ckver:-6.12}" "/usr/src/linux-headers-${ckver:-none}"
+# Debian's PREEMPT_RT flavours of 6.12 and 6.1 (install-deps.sh unpacked
+# their headers into the cache).
+crel=$(compat_release)
+dkms_build_for "$crel-rt-amd64" "$CACHE/amd64/$crel/headers-rt/usr/src/linux-headers-$crel-rt-amd64"
+dkms_build_for "$abi-rt-amd64" "$CACHE/amd64/headers-rt/usr/src/linux-headers-$abi-rt-amd64"
 # The newest line: the build tree of accmap's amd64 debug kernel (built
 # here if it is not yet; seconds if it is).
 "$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" debug amd64 >>"$log" 2>&1 ||

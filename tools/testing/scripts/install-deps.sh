@@ -57,9 +57,12 @@ echo "$abi" > "$CACHE/abi"
 # Distro kernel images (and their modules, for vgem), arm64 headers and
 # the arm64 busybox: downloaded, unpacked into the cache, never installed.
 #
-# Layout: the 6.1 line in $CACHE/<arch>/{image,headers}, the 6.12 line in
+# Layout: the 6.1 line in $CACHE/<arch>/{image,headers} (and the amd64
+# headers of its PREEMPT_RT flavour in $CACHE/amd64/headers-rt), the 6.12 line in
 # $CACHE/<arch>/<release>/{image,headers} (release as 6.12.N+deb12) and
 # its arm64 16 KiB-page flavour in $CACHE/arm64/<release>/{image,headers}-16k,
+# its PREEMPT_RT flavour in $CACHE/<arch>/<release>/{image,headers}-rt
+# (their -common-rt in $CACHE/rt/<release>),
 # the 5.10 line in $CACHE/<arch>/5.10.0-N/{image,headers} (with its -common
 # headers and kbuild tools in $CACHE/5.10, see below), and the arm64
 # busybox in $CACHE/arm64/busybox (tools/testing/vm/run.sh reads the same
@@ -168,6 +171,12 @@ fetch_image "$CACHE/arm64/image" "linux-image-$abi-arm64" arm64
 fetch "$CACHE/arm64/headers" "linux-headers-$abi-arm64:arm64"
 fetch "$CACHE/arm64/busybox" "busybox-static:arm64"
 link_kbuild "$CACHE/arm64/headers" "$abi-arm64"
+# The amd64 headers of its PREEMPT_RT flavour, for dkms-test.sh's build
+# (their -common-rt in $CACHE/rt/<ABI>), the same version as the host's.
+abi_ver=$(dpkg-query -W -f='${Version}' "linux-headers-$abi-amd64")
+fetch "$CACHE/rt/$abi/common" "linux-headers-$abi-common-rt=$abi_ver"
+fetch "$CACHE/amd64/headers-rt" "linux-headers-$abi-rt-amd64=$abi_ver"
+link_kbuild "$CACHE/amd64/headers-rt" "$abi-rt-amd64" "" "$CACHE/rt/$abi/common"
 
 # CRIU for the test guests (issue 16): Debian's criu and the shared
 # libraries it loads, for both guest architectures, unpacked together
@@ -238,6 +247,17 @@ link_kbuild "$CACHE/arm64/$rel/headers" "$rel-arm64"
 fetch_image "$CACHE/arm64/$rel/image-16k" "linux-image-$rel-arm64-16k" arm64 "$ver"
 fetch "$CACHE/arm64/$rel/headers-16k" "linux-headers-$rel-arm64-16k:arm64=$ver"
 link_kbuild "$CACHE/arm64/$rel/headers-16k" "$rel-arm64-16k"
+# Its PREEMPT_RT flavour, same release, images and headers of both
+# architectures, for the guests where spinlocks sleep and interrupt
+# handlers run in threads (run.sh amd64-rt, arm64-rt).  The headers
+# include the rt featureset's own -common-rt headers, which the host does
+# not have: unpacked into $CACHE/rt/<release>.
+fetch "$CACHE/rt/$rel/common" "linux-headers-$rel-common-rt=$ver"
+for arch in amd64 arm64; do
+	fetch_image "$CACHE/$arch/$rel/image-rt" "linux-image-$rel-rt-$arch" "$arch" "$ver"
+	fetch "$CACHE/$arch/$rel/headers-rt" "linux-headers-$rel-rt-$arch:$arch=$ver"
+	link_kbuild "$CACHE/$arch/$rel/headers-rt" "$rel-rt-$arch" "" "$CACHE/rt/$rel/common"
+done
 
 # Debian 11's 5.10 line (the kernels L4T R35 boards run), both
 # architectures, from a private apt state for bullseye: image, headers,

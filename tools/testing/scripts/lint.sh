@@ -7,7 +7,8 @@
 #                     and 12's 6.1 and 6.12 headers (amd64, and arm64
 #                     cross-built; 6.12 also with 16 KiB pages, where
 #                     PAGE_SHIFT 14 changes what constant expressions the
-#                     compiler sees), and the build tree of accmap's
+#                     compiler sees, and in its PREEMPT_RT flavour, where
+#                     spinlock_t is a sleeping lock), and the build tree of accmap's
 #                     amd64 debug kernel, the newest line Debian packages
 #                     (build-kernel.sh debug).  Fails
 #                     on any compiler warning (W=1), on any sparse report
@@ -97,7 +98,8 @@ line_check() {
 
 # Every line accmap runs on: Debian 11's 5.10, Debian 12's 6.1 and 6.12
 # (amd64 headers, and
-# the arm64 ones cross-built, 6.12's also with 16 KiB pages), and the build
+# the arm64 ones cross-built, 6.12's also with 16 KiB pages and in its
+# PREEMPT_RT flavour), and the build
 # tree of accmap's amd64 debug kernel, the newest line (built here if it is
 # not yet; seconds if it is).
 arm64=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
@@ -115,6 +117,10 @@ line_check 6.12-arm64 arm64-6.12 "$CACHE/arm64/$crel/headers/usr/src/linux-heade
 	"${arm64[@]}"
 line_check 6.12-arm64-16k arm64-16k \
 	"$CACHE/arm64/$crel/headers-16k/usr/src/linux-headers-$crel-arm64-16k" "${arm64[@]}"
+line_check 6.12-rt-amd64 amd64-rt \
+	"$CACHE/amd64/$crel/headers-rt/usr/src/linux-headers-$crel-rt-amd64"
+line_check 6.12-rt-arm64 arm64-rt \
+	"$CACHE/arm64/$crel/headers-rt/usr/src/linux-headers-$crel-rt-arm64" "${arm64[@]}"
 line_check "$ml_series-amd64" amd64-debug "$(kernel_dir debug amd64)"
 # Debian 11's headers name gcc-10, which Debian 12 lacks: the host's
 # compilers instead, as run.sh builds for the 5.10 guests.

@@ -98,6 +98,13 @@ if [ -d /sys/module/null_blk ]; then
 else
 	mark "feature null_blk no no /sys/module/null_blk"
 fi
+# The selftests' huge-page cases are tests only where this is (tap.h's
+# tap_run_except()).
+if [ -d /sys/kernel/mm/transparent_hugepage ]; then
+	mark "feature thp yes $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
+else
+	mark "feature thp no no /sys/kernel/mm/transparent_hugepage"
+fi
 export ACCMAP_VIVID_VMALLOC ACCMAP_VIVID_CONTIG
 
 # CRIU (issue 16): run.sh packed criu, with the socket-diag modules it

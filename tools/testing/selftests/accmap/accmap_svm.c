@@ -905,7 +905,7 @@ out:
 	svm_close(&t);
 }
 
-/* ==== THP ==== */
+/* ==== THP (a test only where the kernel has them: main()) ==== */
 
 static unsigned long thp_size(void)
 {
@@ -2687,6 +2687,8 @@ static const struct tap_test tests[] = {
 
 int main(void)
 {
+	static const char *const thp_tests[] = { "thp", NULL };
+
 	ps = page_size();
-	return tap_run(tests, TAP_ARRAY_SIZE(tests));
+	return tap_run_except(tests, TAP_ARRAY_SIZE(tests), thp_tests, am_lacks_thp());
 }

@@ -695,6 +695,13 @@ bool am_devmem_expected(void)
 	return e && (!strcmp(e, "private") || !strcmp(e, "coherent"));
 }
 
+const char *am_lacks_thp(void)
+{
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0)
+		return NULL;
+	return "no /sys/kernel/mm/transparent_hugepage: a kernel without transparent huge pages";
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -194,6 +194,12 @@ const char *err_name(int err);
 /* Whether the VM's init says the guest has device memory (ACCMAP_DEVMEM). */
 bool am_devmem_expected(void);
 
+/*
+ * NULL where the kernel has transparent huge pages; else why not, for
+ * tap_run_except() (PREEMPT_RT kernels up to 6.12 cannot have them).
+ */
+const char *am_lacks_thp(void);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t now_ns(void);
 

@@ -199,36 +199,80 @@ static bool tap_run_one(const struct tap_test *test, char *why, size_t why_len, 
 	return true;
 }
 
-int tap_run(const struct tap_test *tests, size_t count)
+/* Whether @name is one of the NULL-terminated @names. */
+static bool tap_named(const char *name, const char *const *names)
 {
-	char why[TAP_REASON_LEN + 64];
-	size_t passed = 0;
+	for (; names && *names; names++)
+		if (!strcmp(name, *names))
+			return true;
+	return false;
+}
+
+int tap_run_except(const struct tap_test *tests, size_t count, const char *const *except,
+		   const char *why)
+{
+	char reason[TAP_REASON_LEN + 64];
+	size_t passed = 0, n = 0;
+	bool *run;
 
 	/* Results must come out in order even through a pipe. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
+	/* A name that matches no test would leave that test in silently. */
+	for (const char *const *e = except; e && *e; e++) {
+		size_t i;
+
+		for (i = 0; i < count && strcmp(tests[i].name, *e); i++)
+			;
+		if (i == count) {
+			printf("Bail out! \"%s\" is not a test of this program\n", *e);
+			return 1;
+		}
+	}
+	run = calloc(count ? count : 1, sizeof(*run));
+	if (!run) {
+		printf("Bail out! out of memory\n");
+		return 1;
+	}
 	tap_state = mmap(NULL, sizeof(*tap_state), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (tap_state == MAP_FAILED) {
 		printf("Bail out! cannot map the result page: %s\n", strerror(errno));
+		free(run);
 		return 1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		run[i] = !why || !tap_named(tests[i].name, except);
+		n += run[i];
 	}
 
 	printf("TAP version 13\n");
-	printf("1..%zu\n", count);
-	for (size_t i = 0; i < count; i++) {
+	printf("1..%zu\n", n);
+	for (size_t i = 0; i < count; i++)
+		if (!run[i])
+			printf("# %s: not a test here: %s\n", tests[i].name, why);
+	for (size_t i = 0, num = 0; i < count; i++) {
 		bool skipped = false;
 
-		if (tap_run_one(&tests[i], why, sizeof(why), &skipped)) {
+		if (!run[i])
+			continue;
+		num++;
+		if (tap_run_one(&tests[i], reason, sizeof(reason), &skipped)) {
 			if (skipped)
-				printf("ok %zu %s # SKIP %s\n", i + 1, tests[i].name, why);
+				printf("ok %zu %s # SKIP %s\n", num, tests[i].name, reason);
 			else
-				printf("ok %zu %s\n", i + 1, tests[i].name);
+				printf("ok %zu %s\n", num, tests[i].name);
 			passed++;
 		} else {
-			printf("not ok %zu %s # %s\n", i + 1, tests[i].name, why);
+			printf("not ok %zu %s # %s\n", num, tests[i].name, reason);
 		}
 	}
-	printf("# passed %zu of %zu\n", passed, count);
-	return passed == count ? 0 : 1;
+	printf("# passed %zu of %zu\n", passed, n);
+	free(run);
+	return passed == n ? 0 : 1;
+}
+
+int tap_run(const struct tap_test *tests, size_t count)
+{
+	return tap_run_except(tests, count, NULL, NULL);
 }

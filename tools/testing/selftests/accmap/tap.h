@@ -40,6 +40,14 @@ __printf(1, 2) void tap_diag(const char *fmt, ...);
 __printf(1, 2) void tap_skip(const char *fmt, ...);
 bool tap_failed(void);
 int tap_run(const struct tap_test *tests, size_t count);
+/*
+ * tap_run() without the tests named in @except (NULL-terminated) when
+ * @why is not NULL: those are no tests of this system, for the reason
+ * @why gives (one comment line each), and the plan does not count them.
+ * A name that is not one of @tests bails out.
+ */
+int tap_run_except(const struct tap_test *tests, size_t count, const char *const *except,
+		   const char *why);
 
 /* Any condition; the message explains what was expected. */
 #define CHECK(cond, ...)	tap_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
