@@ -11,8 +11,7 @@
 #   second boot has device memory),
 #   vm-test amd64-6.12, vm-test arm64-6.12 (Debian 12's 6.12), vm-test
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
-#   amd64-rt and arm64-rt (the same 6.12 in Debian's PREEMPT_RT
-#   flavour), vm-test
+#   arm64-rt (the same arm64 6.12 in Debian's PREEMPT_RT flavour), vm-test
 #   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
 #   amd64-debug and arm64-debug (accmap's KASAN/lockdep/kmemleak kernels
 #   with fault injection, built on first use: amd64's is the newest line
@@ -56,7 +55,6 @@ tiers=(
 	"vm-amd64-6.12|$short $t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$short $t/vm/run.sh arm64-6.12"
 	"vm-arm64-16k|$short $t/vm/run.sh arm64-16k"
-	"vm-amd64-rt|$short $t/vm/run.sh amd64-rt"
 	"vm-arm64-rt|$short $t/vm/run.sh arm64-rt"
 	"vm-amd64-5.10|$short $t/vm/run.sh amd64-5.10"
 	"vm-arm64-5.10|$short $t/vm/run.sh arm64-5.10"
@@ -83,9 +81,19 @@ total_fail=0
 summary=()
 failed_tiers=()
 
+# Tiers of tiers.txt make check leaves out, each with its reason: only
+# these may be missing from the list above.
+declare -A left_out=(
+	["amd64-rt tests"]="the empty-cache budget of make check; make vm-test VM_ARCH=amd64-rt runs it"
+)
+
 # Every tier of tiers.txt must be one of the runs above ("TARGET MODE":
-# the demos are run.sh's demo mode).
+# the demos are run.sh's demo mode), or left out above.
 while read -r tt tm; do
+	if [ -n "${left_out["$tt $tm"]:-}" ]; then
+		say "tiers.txt tier $tt $tm: not run here (${left_out["$tt $tm"]})"
+		continue
+	fi
 	found=
 	for entry in "${tiers[@]}"; do
 		case " ${entry#*|} " in
