@@ -4,7 +4,8 @@
 # Mutation testing: plants small bugs in the driver, one at a time, and
 # checks that the tests that should see each one fail.
 #
-#   tools/testing/scripts/mutants.sh [--list] [--report] [--no-baseline] [ID...]
+#   tools/testing/scripts/mutants.sh [--list|--check|--report] [--no-baseline]
+#                                    [--full-build] [ID...]
 #
 # The bugs are listed in tools/testing/mutants/list (its header gives the
 # format): each names a file of drivers/accmap, an exact text that must
@@ -26,6 +27,9 @@
 #   --list        print the mutants (id, file, kind, tiers) and stop
 #   --check       check that every mutant's text occurs exactly once, and
 #                 stop (no build)
+#   --full-build  let run.sh build each mutant's module afresh, with
+#                 sparse, as make check does (by default the stock 6.1
+#                 targets rebuild only the changed files, without sparse)
 #   --report      print the table of the latest result of every mutant
 #                 and stop
 #
@@ -52,6 +56,7 @@ min_percent=90
 
 mode=run
 baseline=1
+quick=1
 ids=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--report) mode=report ;;
 	--check) mode=check ;;
 	--no-baseline) baseline=0 ;;
+	--full-build) quick=0 ;;
 	-h | --help)
 		sed -n '/^# Mutation testing/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
@@ -218,6 +224,39 @@ apply() {
 	printf '%s\n' "${text/"${m_find[$id]}"/"${m_replace[$id]}"}" >"$path"
 }
 
+# prebuild TARGET: for a stock 6.1 target whose work directory holds a
+# build already, rebuilds accmap.ko there incrementally (W=1, no sparse:
+# only the files the mutant changed, and those it changed back, compile
+# again) and records it under the key run.sh's module_build (common.sh)
+# computes, so that run.sh boots that module instead of building the
+# whole tree again with sparse.  Should the key's recipe differ from
+# module_build's, run.sh just builds the copy afresh: slower, as right.
+prebuild() {
+	local target=$1 kdir src key status=0
+	local -a args=()
+	case $target in
+	amd64) kdir=/usr/src/linux-headers-$(kernel_abi)-amd64 ;;
+	arm64)
+		kdir=$CACHE/arm64/headers/usr/src/linux-headers-$(kernel_abi)-arm64
+		args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+		;;
+	*) return 0 ;;
+	esac
+	src=$work/vm-$target/src
+	[ -f "$src/drivers/accmap/accmap.ko" ] && [ -f "$kdir/Makefile" ] || return 0
+	key=$( {
+		(ACCMAP_ROOT=$tree && cd "$tree" && project_files 'Kbuild' 'Makefile' 'drivers/*' 'include/*' |
+			xargs -r sha256sum)
+		cat "$kdir/include/config/kernel.release" "$kdir/.config" 2>/dev/null
+		printf '%s\n' "${args[@]}"
+	} | sha256sum | cut -d' ' -f1)
+	(ACCMAP_ROOT=$tree && sync_tree "$src")
+	timeout "${ACCMAP_MODULE_BUILD_TIMEOUT:-900}" make -C "$kdir" M="$src" W=1 \
+		-j"$(nproc)" "${args[@]}" modules >"$src.log" 2>&1 || status=$?
+	echo "$status" >"$src.status"
+	echo "$key" >"$src.key"
+}
+
 # run_tier SPEC LOG: runs one tier of the scratch tree; SPEC is
 # TARGET:prog,prog (a VM tier) or kunit.  Returns the tier's status.
 run_tier() {
@@ -231,6 +270,7 @@ run_tier() {
 	if [ "$progs" = "$spec" ] || [ -z "$progs" ]; then
 		die "tier '$spec': want TARGET:prog,prog or kunit"
 	fi
+	[ "$quick" = 0 ] || prebuild "$target"
 	ACCMAP_DEPS_OK=1 ACCMAP_VM_WORK=$work/vm-$target \
 		"$tree/tools/testing/vm/run.sh" "$target" "$progs" >"$log" 2>&1
 }
@@ -243,8 +283,8 @@ why_failed() {
 
 if [ "$mode" = check ]; then
 	local bad=0
-	sync_tree "$tree"
 	for id in "${ids[@]}"; do
+		sync_tree "$tree"
 		apply "$id" || bad=$((bad + 1))
 	done
 	sync_tree "$tree"
