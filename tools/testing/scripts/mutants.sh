@@ -203,10 +203,16 @@ if [ -z "${ACCMAP_GPUREPLAY_DIR:-}" ]; then
 	done
 fi
 
-revision=$(git -C "$ACCMAP_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$ACCMAP_ROOT" status --porcelain -- drivers include tools 2>/dev/null)" ]; then
-	revision=$revision+changes
-fi
+# The commit the copy is made from, "+changes" if the checkout differs
+# from it (each mutant's copy is made afresh: the checkout may move on).
+revision() {
+	local r
+	r=$(git -C "$ACCMAP_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	if [ -n "$(git -C "$ACCMAP_ROOT" status --porcelain -- drivers include tools 2>/dev/null)" ]; then
+		r=$r+changes
+	fi
+	echo "$r"
+}
 
 # apply ID: the scratch tree as the checkout is, with the mutant's text
 # replaced.  Returns 1 (and says why) if the text is not there exactly
@@ -326,9 +332,11 @@ fi
 
 # --- the mutants ----------------------------------------------------------
 start_all=$SECONDS
+revision=$(revision)
 for id in "${ids[@]}"; do
 	say "$id: ${m_bug[$id]}"
 	rm -f "$work/results/$id"
+	revision=$(revision)
 	sync_tree "$tree"
 	if ! apply "$id"; then
 		echo "BAD-MUTANT its text is not in ${m_file[$id]} exactly once ($revision)" >"$work/results/$id"
