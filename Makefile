@@ -25,6 +25,11 @@
 #                       the selftests and the fuzzer, in one boot of each
 #                       debug kernel (or of the one named), added up;
 #                       table in $(ACCMAP_CACHE)/coverage
+#   make mutants [MUTANTS="id ..."]
+#                       plants each bug of tools/testing/mutants/list in a
+#                       scratch copy and runs the tiers that should catch
+#                       it; table in $(ACCMAP_CACHE)/mutants/report.txt,
+#                       fails below 90 % caught (not part of make check)
 #   make soak HOURS=N [VM_ARCH=arm64|amd64]
 #                       the fuzzer (injection on half its seeds) and the
 #                       stress test in turns for N hours in the debug
@@ -60,6 +65,7 @@ SOAK_ARCH := $(or $(VM_ARCH),arm64)
 # make coverage: both debug kernels, or the one VM_ARCH names.
 COVERAGE_TARGETS := $(if $(VM_ARCH),$(VM_ARCH)-debug,amd64-debug arm64-debug)
 HOURS ?= 2
+MUTANTS ?=
 VM_ARCH ?= amd64
 FUZZ_SECONDS ?= 300
 FUZZ_JOBS ?= 1
@@ -68,7 +74,7 @@ SCRIPTS := $(ACCMAP_ROOT)/tools/testing
 
 .PHONY: all modules modules_install clean deps kunit kunit-debug vm-test \
 	demo lint dkms-test check fuzz fuzz-check help kernels bench coverage soak \
-	deb deb-test accmapctl-test
+	deb deb-test accmapctl-test mutants
 
 all: modules
 
@@ -121,6 +127,9 @@ bench: deps
 
 coverage: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/coverage.sh $(COVERAGE_TARGETS)
+
+mutants: deps
+	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/mutants.sh $(MUTANTS)
 
 soak: deps
 	ACCMAP_DEPS_OK=1 $(SCRIPTS)/scripts/soak.sh $(SOAK_ARCH)-debug $(HOURS)

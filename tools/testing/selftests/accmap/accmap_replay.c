@@ -1727,9 +1727,9 @@ static void test_setup_errors(void)
 	struct accmap_replay_map maps[3];
 	struct accmap_replay_setup s;
 	struct accmap_replay_target_info info;
-	uint32_t target, id, id2, unalloc, ro_id = 0, count, sessions;
+	uint32_t target, id, id2, unalloc, ro_id = 0, ro_ref, count, sessions;
 	void *ro = MAP_FAILED;
-	int dev = am_open();
+	int dev = am_open(), fd;
 
 	if (dev < 0 || !find_sim(dev, &target, &info) ||
 	    am_buffer(dev, 2 * pg, 0, &id, false) < 0 || am_buffer(dev, pg, 0, &id2, false) < 0 ||
@@ -1929,6 +1929,17 @@ static void test_setup_errors(void)
 		if (CHECK(setup_raw(dev, &s) == 0, "SETUP of a read-only buffer, READ | EXEC"))
 			destroy_raw(dev, s.session);
 	}
+	/* A writable buffer through a read-only id (FROM_FD of an O_RDONLY export). */
+	fd = am_get_fd(dev, id2, O_RDONLY | O_CLOEXEC);
+	if (CHECK(fd >= 0, "GET_FD O_RDONLY: %s", strerror(-fd)) &&
+	    CHECK(am_from_fd(dev, fd, &ro_ref) == 0, "FROM_FD of the O_RDONLY export")) {
+		RESET();
+		maps[1].id = ro_ref;
+		setup_expect(dev, &s, EACCES, 1, "WRITE through a read-only id");
+		CHECK_OK(am_free(dev, ro_ref));
+	}
+	if (fd >= 0)
+		close(fd);
 
 	/* The 65th session of a client. */
 	{
