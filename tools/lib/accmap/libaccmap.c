@@ -361,16 +361,12 @@ static int query_heap_sized(int fd, uint32_t heap, struct accmap_heap_info *info
  * at @contiguous.  The dynamic linker binds each program to the version
  * it was linked with; a static link takes the default.
  */
-int accmap_query_heap_v1_1(int fd, uint32_t heap, struct accmap_heap_info *info);
-int accmap_query_heap_v1(int fd, uint32_t heap, struct accmap_heap_info *info);
-int accmap_device_memory_v1_1(int fd, struct accmap_heap_info *info);
-int accmap_device_memory_v1(int fd, struct accmap_heap_info *info);
-
 __attribute__((visibility("default")))
 int accmap_query_heap_v1_1(int fd, uint32_t heap, struct accmap_heap_info *info)
 {
 	return query_heap_sized(fd, heap, info, sizeof(*info));
 }
+
 __asm__(".symver accmap_query_heap_v1_1, accmap_query_heap@@LIBACCMAP_1.1");
 
 __attribute__((visibility("default")))
@@ -378,6 +374,7 @@ int accmap_query_heap_v1(int fd, uint32_t heap, struct accmap_heap_info *info)
 {
 	return query_heap_sized(fd, heap, info, ACCMAP_HEAP_INFO_SIZE_VER2);
 }
+
 __asm__(".symver accmap_query_heap_v1, accmap_query_heap@LIBACCMAP_1");
 
 int accmap_query_pool(int fd, struct accmap_pool_info *info)
@@ -656,6 +653,7 @@ int accmap_device_memory_v1_1(int fd, struct accmap_heap_info *info)
 {
 	return query_heap_sized(fd, ACCMAP_HEAP_DEVICE, info, sizeof(*info));
 }
+
 __asm__(".symver accmap_device_memory_v1_1, accmap_device_memory@@LIBACCMAP_1.1");
 
 __attribute__((visibility("default")))
@@ -663,4 +661,5 @@ int accmap_device_memory_v1(int fd, struct accmap_heap_info *info)
 {
 	return query_heap_sized(fd, ACCMAP_HEAP_DEVICE, info, ACCMAP_HEAP_INFO_SIZE_VER2);
 }
+
 __asm__(".symver accmap_device_memory_v1, accmap_device_memory@LIBACCMAP_1");

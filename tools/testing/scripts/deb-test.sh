@@ -175,7 +175,7 @@ if [ -d "$mandir" ]; then
 		"$work/$host/usr/sbin/accmapctl" --help |
 		awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
 	cover command man8/accmapctl.8 "${commands[@]}"
-	mapfile -t funcs <<<"$map_syms"
+	mapfile -t funcs < <(printf '%s\n' "$map_syms" | sed 's/@.*//' | sort -u)
 	cover function man3/libaccmap.3 "${funcs[@]}"
 	mapfile -t ioctls < <(sed -n 's/^#define \(ACCMAP_IOC_[A-Z_]*\)[[:space:]]*_IO.*/\1/p' \
 		"$ACCMAP_ROOT/include/uapi/linux/accmap.h")
