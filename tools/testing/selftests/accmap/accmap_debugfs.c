@@ -28,6 +28,7 @@
 #define TAG_TAGS	0x7e53
 #define TAG_ORPHAN	0x7e54
 #define TAG_SHARED	0x7e55
+#define TAG_KEPT	0x7e56
 
 static const char *const clients_cols[] = { "pid", "comm", "handles" };
 
@@ -1082,6 +1083,24 @@ out:
 		close(dev);
 }
 
+/*
+ * A label left set when the program ends: labels belong to the device,
+ * not to a client, so this one lasts until accmap is unloaded, and the
+ * unload must free it (on the debug kernels kmemleak, which scans after
+ * the unload, reports it otherwise).  Every other test removes its labels.
+ */
+static void test_tag_label_kept_to_unload(void)
+{
+	int dev = am_open();
+
+	if (dev < 0)
+		return;
+	if (CHECK(am_set_label(dev, TAG_KEPT, "kept-to-unload") == 0, "SET_TAG_LABEL"))
+		check_tag_label(TAG_KEPT, "kept-to-unload", "set, its client still open");
+	close(dev);
+	check_tag_label(TAG_KEPT, "kept-to-unload", "its client closed");
+}
+
 static const struct tap_test tests[] = {
 	{ "tag_label_bad_args", test_tag_label_bad_args },
 	{ "tag_label_set_and_remove", test_tag_label_set_and_remove },
@@ -1097,6 +1116,7 @@ static const struct tap_test tests[] = {
 	{ "debugfs_comm_sanitized", test_debugfs_comm_sanitized },
 	{ "debugfs_pool", test_debugfs_pool },
 	{ "fdinfo", test_fdinfo },
+	{ "tag_label_kept_to_unload", test_tag_label_kept_to_unload },
 };
 
 int main(void)
