@@ -209,7 +209,7 @@ static struct page *accmap_pool_fresh(struct accmap_pool *pool,
 		return NULL;
 	/*
 	 * The low zones lie below 4 GiB wherever the system heap offers
-	 * the flag (accmap_dma32_bytes()); checked all the same.
+	 * the flag (system_heap_dma32_bytes()); checked all the same.
 	 */
 	if (((how & ACCMAP_POOL_DMA32) &&
 	     page_to_phys(page) + (PAGE_SIZE << order) > SZ_4G) ||
