@@ -56,6 +56,13 @@
 # keeps that first GiB as it is, with its memory node saying so instead
 # of mem= (RAM to 0x78000000, no RAM in 0x78000000's 128 MiB memory
 # section), and the rest of its RAM from 0x80000000 on.
+#
+# A guest given more than 4 GiB (the below-4-GiB runs) has one more
+# carveout, wholly above 4 GiB, so that a heap without low memory is
+# there: arm64 the last 32 MiB of its RAM, accmap,carveout, no-map,
+# "high_dt"; amd64 (RAM above 4 GiB from 0x100000000 on) 32 MiB at
+# 0x110000000, e820-reserved by memmap= and named "high_memmap" by the
+# module parameter.
 carveout_setup() {
 	carveout_append=
 	carveout_qemu=()
@@ -71,6 +78,12 @@ carveout_setup() {
 		carveout_insmod='carveout=64M@0x30000000:x86_memmap replay_mmio=0x35000000,0x4000'
 		replay_mmio_expect='mmio0:poll'
 		carveout_expect='x86_memmap:nocached'
+		if [ "$mem" -gt 4096 ]; then
+			# shellcheck disable=SC2016
+			carveout_append="$carveout_append"' memmap=32M$0x110000000'
+			carveout_insmod="${carveout_insmod/:x86_memmap/:x86_memmap,32M@0x110000000:high_memmap}"
+			carveout_expect="$carveout_expect,high_memmap:nocached"
+		fi
 		carveout_bad=('carveout=64M@0x30000800' 'carveout=4M@0x20000000'
 			      'carveout=64M@0x30000000:system'
 			      'carveout=1M@0x30000000,1M@0x30080000'
@@ -82,7 +95,7 @@ carveout_setup() {
 			die "dtc missing: run tools/testing/scripts/install-deps.sh"
 		# The machine's device tree, dumped with the very options it
 		# boots with (-M gets dumpdtb= added).
-		local dump=() i
+		local dump=() i high
 		for ((i = 0; i < ${#qemu[@]}; i++)); do
 			dump+=("${qemu[i]}")
 			if [ "${qemu[i]}" = -M ]; then
@@ -149,6 +162,14 @@ carveout_setup() {
 					$((((mem - 1024) << 20) >> 32)) $((((mem - 1024) << 20) & 0xffffffff))
 				printf '\t};\n};\n'
 			fi
+			if [ "$mem" -gt 4096 ]; then
+				# The last 32 MiB of RAM, above 4 GiB.
+				high=$((0x80000000 + ((mem - 1024) << 20) - (32 << 20)))
+				printf '\n/ {\n\treserved-memory {\n\t\tcarveout@%x {\n' "$high"
+				printf '\t\t\tcompatible = "accmap,carveout";\n'
+				printf '\t\t\treg = <%#x %#x 0x0 0x2000000>;\n' $((high >> 32)) $((high & 0xffffffff))
+				printf '\t\t\tno-map;\n\t\t\tlabel = "high_dt";\n\t\t};\n\t};\n};\n'
+			fi
 		} >"$work/virt-accmap.dts" || die "dtc could not decompile $work/virt.dtb"
 		dtc -q -I dts -O dtb -o "$work/virt-accmap.dtb" "$work/virt-accmap.dts" ||
 			die "dtc could not compile $work/virt-accmap.dts"
@@ -157,6 +178,7 @@ carveout_setup() {
 		[ "$mem" -le 1024 ] || carveout_append=
 		carveout_insmod='carveout=32M@0x70000000:ram_param'
 		carveout_expect='ram_param:cached,nomap_dt:nocached,nopages_dt:nocached'
+		[ "$mem" -le 4096 ] || carveout_expect="$carveout_expect,high_dt:nocached"
 		replay_mmio_expect='mmio0:irq'
 		carveout_bad=('carveout=32M@0x74000000' 'carveout=4M@0x50000000'
 			      'carveout=1M@0x70000000:nomap_dt'

@@ -227,6 +227,60 @@ out:
 	close(dev);
 }
 
+/*
+ * A heap with no memory below 4 GiB (QUERY_HEAP's dma32 0, its total not):
+ * the flag from it alone fails with ENXIO, while the same buffer without
+ * the flag comes from it, and with the system heap beside it the buffer
+ * comes from the system heap, wholly below 4 GiB.  The guests with more
+ * than 4 GiB of RAM (ACCMAP_VM_MEM_MIB) have such a carveout above 4 GiB
+ * (the harness's high_dt or high_memmap), the others none: every heap
+ * with memory has some below 4 GiB.
+ */
+static void test_no_low_memory(void)
+{
+	const char *mem = getenv("ACCMAP_VM_MEM_MIB");
+	const uint32_t wc = ACCMAP_ALLOC_WRITECOMBINE;
+	unsigned int found = 0;
+	struct accmap_heap_info hi;
+	uint32_t id;
+	int dev = am_open(), ret;
+
+	if (dev < 0)
+		return;
+	for (uint32_t heap = 0; heap < ACCMAP_HEAP_MAX; heap++) {
+		/* The carveouts: the device heap's memory is the GPU's. */
+		if (heap == ACCMAP_HEAP_SYSTEM || heap >= ACCMAP_HEAP_DEVICE ||
+		    am_query_heap(dev, heap, &hi) || !hi.total || hi.dma32)
+			continue;
+		found++;
+		tap_diag("heap %u '%s': %llu MiB, none below 4 GiB", heap, hi.name,
+			 (unsigned long long)(hi.total / MIB));
+		ret = dma32_buffer(dev, MIB, 1U << heap, wc | ACCMAP_ALLOC_DMA32, &id);
+		CHECK(ret == -ENXIO, "heap %u alone: ALLOC with DMA32 gave %d, not -ENXIO", heap,
+		      ret);
+		if (!ret)
+			am_free(dev, id);
+		ret = dma32_buffer(dev, MIB, 1U << heap, wc, &id);
+		if (CHECK(ret == 0, "heap %u: ALLOC without DMA32: %s", heap, strerror(-ret))) {
+			CHECK(above_4g(id) == MIB / (unsigned long long)getpagesize(),
+			      "heap %u: a buffer from it is not wholly above 4 GiB", heap);
+			am_free(dev, id);
+		}
+		ret = dma32_buffer(dev, MIB, (1U << heap) | ACCMAP_HEAP_MASK_SYSTEM,
+				   wc | ACCMAP_ALLOC_DMA32, &id);
+		if (CHECK(ret == 0, "heap %u and the system heap: ALLOC with DMA32: %s", heap,
+			  strerror(-ret))) {
+			CHECK(above_4g(id) == 0, "heap %u and the system heap: pages above 4 GiB",
+			      heap);
+			am_free(dev, id);
+		}
+	}
+	if (CHECK(mem && *mem, "ACCMAP_VM_MEM_MIB is not set"))
+		CHECK((strtoull(mem, NULL, 10) > 4096) == (found > 0),
+		      "%s MiB of RAM, %u heaps without memory below 4 GiB", mem, found);
+	close(dev);
+}
+
 /* Bad uses: the flag with an unknown one beside it, from the user heap alone. */
 static void test_bad_args(void)
 {
@@ -247,6 +301,7 @@ static const struct tap_test tests[] = {
 	{ "query", test_query },
 	{ "alloc_below_4g", test_alloc_below_4g },
 	{ "above_4g_counted", test_above_4g_counted },
+	{ "no_low_memory", test_no_low_memory },
 	{ "bad_args", test_bad_args },
 };
 
