@@ -5,7 +5,10 @@
 # keeps going when one fails:
 #   kunit-debug (KUnit under UML with KASAN and lockdep: the same cases
 #   as make kunit's plain profile, so make check builds UML once),
-#   vm-test amd64, vm-test arm64 (Debian 12's 6.1), and each again
+#   deb (the Debian packages built for amd64 and arm64, lintian,
+#   installed on the host, run, purged), vm-test amd64, vm-test arm64
+#   (Debian 12's 6.1; arm64 with the arm64 packages' libaccmap, criu
+#   plugin and, in the demo, tools instead of the build tree's), and each again
 #   with 5 GiB of RAM for the below-4-GiB allocations (accmap_dma32 only),
 #   demo, demo-6.12 (what make demo runs: the tools build and work; the
 #   second boot has device memory),
@@ -17,15 +20,15 @@
 #   with fault injection, built on first use: amd64's is the newest line
 #   Debian packages, arm64's 6.1; the fuzzer injects
 #   failures in half its seeds), lint (one W=1 + sparse build per line),
-#   dkms-test, deb (the Debian packages built for amd64 and arm64,
-#   lintian, installed on the host, run, purged), accmapctl (its JSON
+#   dkms-test, accmapctl (its JSON
 #   against the schema, top's sums), fuzz-corpus (the GPUReplay importer's
 #   hostile inputs, on the host)
 # The load is sized for an empty cache: on the stock kernels the fuzzer
 # runs 4 seeds (524,288 operations) and the stress test 10 s; on both
-# debug kernels the fuzzer runs 4 seeds (2 of them injecting, at least
-# 1,000 failures injected: runs gave thousands, at rates each seed draws
-# at random) and the stress test 30 s.  make vm-test and run.sh alone run
+# debug kernels the fuzzer runs 4 seeds of 65,536 operations (2 of them
+# injecting, at least 1,000 failures injected: full-size seeds gave
+# 19,758 and 19,590 on the two kernels in one run, at rates each seed
+# draws at random) and the stress test 15 s.  make vm-test and run.sh alone run
 # full size (8 seeds, at least 10,000 injected on a debug kernel, 60 s).
 # What each VM tier (and each demo) must have and run, program by program
 # with its count of tests, is in tools/testing/vm/tiers.txt; what KUnit
@@ -43,14 +46,21 @@ TIER=check
 
 t=$ACCMAP_ROOT/tools/testing
 short="env ACCMAP_FUZZ_SEEDS=4 ACCMAP_STRESS_SECONDS=10"
-debug="env ACCMAP_STRESS_SECONDS=30 ACCMAP_FUZZ_SEEDS=4 ACCMAP_FUZZ_MIN_INJECTED=1000"
+debug="env ACCMAP_STRESS_SECONDS=15 ACCMAP_FUZZ_SEEDS=4 ACCMAP_FUZZ_OPS=65536 ACCMAP_FUZZ_MIN_INJECTED=1000"
+# The arm64 6.1 guest and its demo run the deb tier's arm64 packages'
+# user space (run.sh's ACCMAP_VM_PACKAGES): the selftests that use
+# libaccmap linked to libaccmap-dev and loading libaccmap1's library, the
+# criu tests with criu-plugin-accmap's plugin, the demo with accmap-tools'
+# accmap-demo and accmapctl.  So deb runs first.
+pkgs="env ACCMAP_VM_PACKAGES=$CACHE/deb/out"
 tiers=(
 	"kunit-debug|$t/kunit/run.sh debug"
+	"deb|$t/scripts/deb-test.sh"
 	"vm-amd64|$short $t/vm/run.sh amd64"
-	"vm-arm64|$short $t/vm/run.sh arm64"
+	"vm-arm64|$pkgs $short $t/vm/run.sh arm64"
 	"vm-amd64-5g|env ACCMAP_VM_MEM=5120 $t/vm/run.sh amd64 accmap_dma32"
 	"vm-arm64-5g|env ACCMAP_VM_MEM=5120 $t/vm/run.sh arm64 accmap_dma32"
-	"demo|$t/vm/run.sh arm64 demo"
+	"demo|$pkgs $t/vm/run.sh arm64 demo"
 	"demo-6.12|$t/vm/run.sh arm64-6.12 demo"
 	"vm-amd64-6.12|$short $t/vm/run.sh amd64-6.12"
 	"vm-arm64-6.12|$short $t/vm/run.sh arm64-6.12"
@@ -62,7 +72,6 @@ tiers=(
 	"vm-arm64-debug|$debug $t/vm/run.sh arm64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
-	"deb|$t/scripts/deb-test.sh"
 	"accmapctl|$t/scripts/accmapctl-test.sh"
 	"fuzz-corpus|$t/fuzz/run.sh check"
 )

@@ -100,14 +100,15 @@ criu_modules() {
 	done
 }
 
-# criu_resolve PATH: PATH inside $criu_root with its symlinks followed
-# there (absolute link targets are relative to $criu_root, not the host).
+# criu_resolve PATH [ROOT]: PATH inside ROOT (default $criu_root) with its
+# symlinks followed there (absolute link targets are relative to ROOT, not
+# the host).
 criu_resolve() {
-	local p=$1 t n=0
+	local p=$1 root=${2:-$criu_root} t n=0
 	while [ -L "$p" ] && [ "$n" -lt 20 ]; do
 		t=$(readlink "$p")
 		case $t in
-		/*) p=$criu_root$t ;;
+		/*) p=$root$t ;;
 		*) p=$(dirname "$p")/$t ;;
 		esac
 		n=$((n + 1))
@@ -117,11 +118,13 @@ criu_resolve() {
 }
 
 # criu_needed FILE...: "SONAME PATH" for every library the files need,
-# directly or not, each once; fails naming a library it cannot find.
+# directly or not, each once, found in $criu_root or else in the
+# unpacked packages of a packaged run ($pkg_root, pkg-pack.sh); fails
+# naming a library it cannot find.
 criu_needed() {
 	local -a queue=("$@")
 	local -A seen=()
-	local f so p d
+	local f so p d r
 	while [ "${#queue[@]}" -gt 0 ]; do
 		f=${queue[0]}
 		queue=("${queue[@]:1}")
@@ -129,13 +132,15 @@ criu_needed() {
 			[ -z "${seen[$so]:-}" ] || continue
 			seen[$so]=1
 			p=
-			for d in lib/$criu_triplet usr/lib/$criu_triplet lib usr/lib; do
-				if p=$(criu_resolve "$criu_root/$d/$so"); then
-					break
-				fi
-				p=
+			for r in "$criu_root" ${pkg_root:+"$pkg_root"}; do
+				for d in lib/$criu_triplet usr/lib/$criu_triplet lib usr/lib; do
+					if p=$(criu_resolve "$r/$d/$so" "$r"); then
+						break 2
+					fi
+					p=
+				done
 			done
-			[ -n "$p" ] || { warn "criu: $so (needed by $(basename "$f")) is not in $criu_root"; return 1; }
+			[ -n "$p" ] || { warn "$so (needed by $(basename "$f")) is not in $criu_root${pkg_root:+ or $pkg_root}"; return 1; }
 			printf '%s %s\n' "$so" "$p"
 			queue+=("$p")
 		done
@@ -160,11 +165,17 @@ criu_pack() {
 	mkdir -p "$root$(dirname "$interp")"
 	cp "$p" "$root$interp"
 
-	# The accmap plugin, if tools/criu has one to build (for this
+	# The accmap plugin: criu-plugin-accmap's in a packaged run
+	# (pkg-pack.sh), else tools/criu's if it has one to build (for this
 	# architecture, against the unpacked criu-plugin.h).
 	plugdir=$work/criu-plugin
 	rm -rf "$plugdir"
-	if [ -f "$work/src/tools/criu/Makefile" ]; then
+	if [ -n "${pkg_root:-}" ]; then
+		p=$pkg_root/usr/lib/criu/accmap_criu.so
+		[ -f "$p" ] || die "criu-plugin-accmap holds no /usr/lib/criu/accmap_criu.so"
+		cp "$p" "$root/usr/lib/criu/"
+		plugins+=(accmap_criu.so)
+	elif [ -f "$work/src/tools/criu/Makefile" ]; then
 		say "building the CRIU plugin ($cc)"
 		mkdir -p "$plugdir"
 		timeout "$BUILD_TIMEOUT" make -C "$work/src/tools/criu" CC="$cc" \

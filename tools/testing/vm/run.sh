@@ -44,13 +44,20 @@
 # runs the fuzzer and accmap_stress in turns for $ACCMAP_SOAK_SECONDS
 # (tools/testing/scripts/soak.sh, make soak).
 #
+# ACCMAP_VM_PACKAGES=DIR runs the user space of the Debian packages in DIR
+# (deb-build.sh's $CACHE/deb/out) instead of the build tree's: the
+# selftests that use libaccmap linked to libaccmap-dev and loading
+# libaccmap1's libaccmap.so.1, the demo's programs from accmap-tools,
+# criu's plugin from criu-plugin-accmap (tools/testing/vm/pkg-pack.sh).
+#
 # ACCMAP_GCOV=1 builds accmap.ko with gcov counters (a kernel with
 # CONFIG_GCOV_KERNEL: the debug kernels) and puts the counters the guest
 # sends back after the rmmod next to the objects in $CACHE/vm/<target>/src
 # (tools/testing/scripts/coverage.sh, make coverage).
 #
 # Steps: build accmap.ko against the kernel's build tree (the arm64 one
-# cross-compiled), build the user programs statically, pack a busybox
+# cross-compiled), build the user programs statically (but see
+# ACCMAP_VM_PACKAGES), pack a busybox
 # initramfs (with the distro's drm/vgem modules for a stock kernel, and
 # vivid's for accmap_v4l2 and the demo, dependencies taken from
 # modules.dep), boot the kernel under a timeout,
@@ -319,6 +326,10 @@ fi
 # shellcheck source=tools/testing/vm/criu-pack.sh
 . "$ACCMAP_ROOT/tools/testing/vm/criu-pack.sh"
 criu_setup "$kdir/.config"
+# The user space from the Debian packages, with ACCMAP_VM_PACKAGES.
+# shellcheck source=tools/testing/vm/pkg-pack.sh
+. "$ACCMAP_ROOT/tools/testing/vm/pkg-pack.sh"
+pkg_setup
 
 # --- accmap.ko ----------------------------------------------------------
 if [ -n "${ACCMAP_GCOV:-}" ]; then
@@ -368,6 +379,47 @@ else
 	host_feature[compat32]="no no CONFIG_COMPAT=y in $(basename "$kconfig")"
 fi
 
+# user_build WHAT LOG OUT DIR MAKE_ARG...: make -C DIR OUTPUT=OUT MAKE_ARG...
+# (output in LOG; WHAT names the build in messages).  User programs do not
+# depend on the kernel, so every tier of a make check would build the same
+# ones: the result is kept in $CACHE/user/KEY, KEY a hash of the project's
+# files in tools/ and include/uapi/ and of the arguments, and copied from there
+# when a tier asks for the same build again.  A packaged run
+# (ACCMAP_VM_PACKAGES) always builds: its library comes from outside the
+# tree.  Kept builds not used for two days are removed.
+user_build() {
+	local what=$1 log=$2 out=$3 dir=$4 key='' keep='' tmp
+	shift 4
+	if [ -z "$pkg_root" ]; then
+		key=$({
+			project_files tools include/uapi | tr '\n' '\0' |
+				(cd "$work/src" && xargs -0 sha256sum)
+			printf '%s\n' "${dir#"$work/src"}" "$@"
+		} | sha256sum | cut -c1-16)
+		keep=$CACHE/user/$key
+		if [ -f "$keep/.built" ]; then
+			say "$what: the build an earlier run made of the same sources ($keep)"
+			touch "$keep/.built"
+			cp -a "$keep/." "$out/"
+			rm -f "$out/.built"
+			return 0
+		fi
+	fi
+	say "building $what"
+	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$dir" OUTPUT="$out" "$@" >"$log" 2>&1 ||
+		{ tail -n 40 "$log" >&2; die "$what: build failed (log: $log)"; }
+	[ -n "$keep" ] || return 0
+	mkdir -p "$CACHE/user"
+	find "$CACHE/user" -mindepth 2 -maxdepth 2 -name .built -mtime +2 -printf '%h\0' |
+		xargs -0 -r rm -rf
+	tmp=$keep.tmp.$$
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	cp -a "$out/." "$tmp/"
+	touch "$tmp/.built"
+	mv -T "$tmp" "$keep" 2>/dev/null || rm -rf "$tmp"
+}
+
 # compat32_tests: builds the armhf selftests into $work/bin as NAME-armhf
 # and adds them to all_tests if the kernel has CONFIG_COMPAT=y;
 # otherwise names the tests that do not run, and why.
@@ -384,11 +436,9 @@ compat32_tests() {
 		say "armhf compat tier not run on $target: ${host_feature[compat32]#no }; not run: ${names[*]}"
 		return 0
 	fi
-	say "building the armhf selftests (arm-linux-gnueabihf-gcc)"
-	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/testing/selftests/accmap" \
-		CC=arm-linux-gnueabihf-gcc OUTPUT="$work/bin32" compat32 \
-		>"$work/user-build32.log" 2>&1 ||
-		{ tail -n 40 "$work/user-build32.log" >&2; die "armhf selftest build failed"; }
+	user_build "the armhf selftests (arm-linux-gnueabihf-gcc)" "$work/user-build32.log" \
+		"$work/bin32" "$work/src/tools/testing/selftests/accmap" \
+		CC=arm-linux-gnueabihf-gcc compat32
 	while read -r t; do
 		[ -n "$t" ] || continue
 		cp "$work/bin32/$t" "$work/bin/$t-armhf"
@@ -405,18 +455,21 @@ if [ "$mode" = bench ]; then
 		{ tail -n 40 "$work/user-build.log" >&2; die "bench build failed"; }
 	progs=(bench)
 elif [ "$mode" = demo ]; then
-	say "building accmap-demo ($cc)"
-	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/accmap" CC="$cc" \
-		OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
-		{ tail -n 40 "$work/user-build.log" >&2; die "accmap-demo build failed"; }
+	if [ -n "$pkg_root" ]; then
+		# A packaged run: accmap-tools' binaries.
+		cp "$pkg_root/usr/bin/accmap-demo" "$work/bin/accmap-demo"
+		cp "$pkg_root/usr/sbin/accmapctl" "$work/bin/accmapctl"
+	else
+		user_build "accmap-demo and accmapctl ($cc)" "$work/user-build.log" \
+			"$work/bin" "$work/src/tools/accmap" CC="$cc"
+	fi
 	[ -x "$work/bin/accmap-demo" ] || die "no accmap-demo in $work/bin"
 	# accmapctl, built alongside, runs after it (demo-accmapctl.sh).
 	progs=(accmap-demo accmapctl)
 else
-	say "building selftests ($cc)"
-	timeout "$BUILD_TIMEOUT" make -j"$(nproc)" -C "$work/src/tools/testing/selftests/accmap" \
-		CC="$cc" OUTPUT="$work/bin" >"$work/user-build.log" 2>&1 ||
-		{ tail -n 40 "$work/user-build.log" >&2; die "selftest build failed"; }
+	user_build "selftests ($cc)" "$work/user-build.log" "$work/bin" \
+		"$work/src/tools/testing/selftests/accmap" CC="$cc" \
+		${pkg_root:+LIBACCMAP_PKG="$pkg_root"}
 	[ -s "$work/bin/tests.list" ] || die "selftests wrote no $work/bin/tests.list"
 	mapfile -t all_tests < <(grep -v '^[[:space:]]*$' "$work/bin/tests.list")
 	# The compat tier: on an arm64 kernel that runs 32-bit user space
@@ -471,7 +524,7 @@ for p in "${progs[@]}"; do
 	desc=$(file -b "$work/bin/$p")
 	case $desc in
 	*"statically linked"* | *"static-pie linked"*) ;;
-	*) die "$p is not a static executable: $desc" ;;
+	*) pkg_dynamic_ok "$work/bin/$p" || die "$p is not a static executable: $desc" ;;
 	esac
 done
 
@@ -559,6 +612,7 @@ for p in "${progs[@]}"; do
 done
 printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
 criu_pack "$root"
+pkg_pack "$root"
 if printf '%s\n' "${progs[@]}" | grep -qx criu_basic; then
 	cp "$work/bin/accmap_criu_counter" "$root/tests/accmap_criu_counter"
 fi
