@@ -382,8 +382,10 @@ fi
 # user_build WHAT LOG OUT DIR MAKE_ARG...: make -C DIR OUTPUT=OUT MAKE_ARG...
 # (output in LOG; WHAT names the build in messages).  User programs do not
 # depend on the kernel, so every tier of a make check would build the same
-# ones: the result is kept in $CACHE/user/KEY, KEY a hash of the project's
-# files in tools/ and include/uapi/ and of the arguments, and copied from there
+# ones: the result is kept in $CACHE/user/KEY, KEY a hash of the files
+# those Makefiles read (the selftests', libaccmap's, tools/accmap's and
+# tools/testing/fuzz's, include/uapi/, dkms.conf for the tools' version)
+# and of the arguments, and copied from there
 # when a tier asks for the same build again.  A packaged run
 # (ACCMAP_VM_PACKAGES) always builds: its library comes from outside the
 # tree.  Kept builds not used for two days are removed.
@@ -392,7 +394,8 @@ user_build() {
 	shift 4
 	if [ -z "$pkg_root" ]; then
 		key=$({
-			project_files tools include/uapi | tr '\n' '\0' |
+			project_files tools/testing/selftests/accmap tools/lib/accmap tools/accmap \
+				tools/testing/fuzz include/uapi dkms.conf | tr '\n' '\0' |
 				(cd "$work/src" && xargs -0 sha256sum)
 			printf '%s\n' "${dir#"$work/src"}" "$@"
 		} | sha256sum | cut -c1-16)
