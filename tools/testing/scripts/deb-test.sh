@@ -212,7 +212,7 @@ if [ -d "$mandir" ] &&
 		magic=$(modinfo -F vermagic "$ko" 2>/dev/null || true)
 		if [ -n "$ko" ] && [ -n "$built" ] && [ "${magic%% *}" = "$k" ] &&
 		   cmp -s "$ko" "$built" &&
-		   dkms status "accmap/$version" -k "$k" 2>/dev/null | grep -q ': installed'; then
+		   grep -q ': installed' <<<"$(dkms status "accmap/$version" -k "$k" 2>/dev/null)"; then
 			pass "dkms built and installed accmap for $k ($ko)"
 			ours+=("$ko $(sha256sum <"$ko" | cut -d' ' -f1)")
 		else
@@ -265,10 +265,13 @@ EOF
 	# shellcheck disable=SC2046 # pkg-config's words are meant to split
 	if step link-libaccmap gcc -Wall -Werror -o "$work/app" "$work/app.c" \
 		$(pkg-config --cflags --libs accmap); then
-		if ldd "$work/app" | grep -Eq "libaccmap.so.1 => (/usr)?/lib/"; then
+		# (ldd's whole output first: grep -q stopping early would
+		# kill ldd with SIGPIPE, and pipefail take that for no match.)
+		libs=$(ldd "$work/app" 2>&1 || true)
+		if grep -Eq "libaccmap.so.1 => (/usr)?/lib/" <<<"$libs"; then
 			step run-libaccmap "$work/app" || true
 		else
-			ldd "$work/app" 2>&1 | indent >&2
+			printf '%s\n' "$libs" | indent >&2
 			fail "the program does not load libaccmap.so.1 from /usr/lib"
 		fi
 	fi
@@ -332,7 +335,7 @@ EOF
 	if step link-versions gcc -Wall -Werror -o "$work/versions" "$work/versions.c" \
 		$(pkg-config --cflags --libs accmap) -ldl; then
 		step run-versions "$work/versions" || true
-		if objdump -T "$work/versions" | grep -q '(LIBACCMAP_1\.1) accmap_query_heap$'; then
+		if grep -q '(LIBACCMAP_1\.1) accmap_query_heap$' <<<"$(objdump -T "$work/versions")"; then
 			pass "a program built now binds accmap_query_heap@LIBACCMAP_1.1"
 		else
 			objdump -T "$work/versions" 2>&1 | grep accmap | indent >&2
@@ -344,11 +347,11 @@ EOF
 	# symbol the plugin takes from criu must be one criu exports.
 	plugin=/usr/lib/criu/accmap_criu.so
 	criu_bin=$(command -v criu || echo /usr/sbin/criu)
-	if [ -f "$plugin" ] && nm -D --defined-only "$plugin" | grep -qw CR_PLUGIN_DESC; then
+	if [ -f "$plugin" ] && grep -qw CR_PLUGIN_DESC <<<"$(nm -D --defined-only "$plugin")"; then
 		missing=()
+		exports=$(nm -D --defined-only "$criu_bin" | awk '{ print $3 }')
 		while read -r sym; do
-			nm -D --defined-only "$criu_bin" | awk '{ print $3 }' | grep -qx "$sym" ||
-				missing+=("$sym")
+			grep -qx "$sym" <<<"$exports" || missing+=("$sym")
 		done < <(nm -D --undefined-only "$plugin" | awk '$2 ~ /^[UwV]$/ && $3 !~ /@/ && $3 !~ /^(_ITM_|__gmon_start__)/ { print $3 }')
 		if [ "${#missing[@]}" = 0 ]; then
 			pass "$plugin: CR_PLUGIN_DESC, and criu ($criu_bin) exports every symbol it needs"

@@ -53,7 +53,7 @@ pkg_setup() {
 
 pkg_dynamic_ok() {
 	[ -n "$pkg_root" ] &&
-		readelf -d "$1" 2>/dev/null | grep -q '(NEEDED).*\[libaccmap\.so\.1\]'
+		grep -q '(NEEDED).*\[libaccmap\.so\.1\]' <<<"$(readelf -d "$1" 2>/dev/null)"
 }
 
 pkg_pack() {
@@ -65,7 +65,7 @@ pkg_pack() {
 	mkdir -p "$root/usr/lib/$criu_triplet" "$root/lib/$criu_triplet"
 	cp -P "$pkg_root/usr/lib/$criu_triplet"/libaccmap.so.1* "$root/usr/lib/$criu_triplet/"
 	for f in "$root"/tests/*; do
-		readelf -l "$f" 2>/dev/null | grep -q 'Requesting program interpreter' &&
+		grep -q 'Requesting program interpreter' <<<"$(readelf -l "$f" 2>/dev/null)" &&
 			dyn+=("$f")
 	done
 	[ "${#dyn[@]}" -gt 0 ] || die "ACCMAP_VM_PACKAGES: no program of this run uses libaccmap.so.1"
