@@ -234,7 +234,8 @@ out:
  * comes from the system heap, wholly below 4 GiB.  The guests with more
  * than 4 GiB of RAM (ACCMAP_VM_MEM_MIB) have such a carveout above 4 GiB
  * (the harness's high_dt or high_memmap), the others none: every heap
- * with memory has some below 4 GiB.
+ * with memory has some below 4 GiB.  Elsewhere (ACCMAP_VM_MEM_MIB unset,
+ * as on a board) the heaps found are checked, their number is not.
  */
 static void test_no_low_memory(void)
 {
@@ -275,9 +276,12 @@ static void test_no_low_memory(void)
 			am_free(dev, id);
 		}
 	}
-	if (CHECK(mem && *mem, "ACCMAP_VM_MEM_MIB is not set"))
+	/* Outside the test guests (no ACCMAP_VM_MEM_MIB) no count is expected. */
+	if (mem && *mem)
 		CHECK((strtoull(mem, NULL, 10) > 4096) == (found > 0),
 		      "%s MiB of RAM, %u heaps without memory below 4 GiB", mem, found);
+	else
+		tap_diag("%u heaps without memory below 4 GiB", found);
 	close(dev);
 }
 
