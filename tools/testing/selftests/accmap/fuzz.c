@@ -15,7 +15,11 @@
  *   CAP_SYS_RAWIO dropped), dma-buf fds passed over a unix socket to a
  *   helper process that imports, maps and frees them (and passes its own
  *   back), closes of dma-buf fds and of /dev/accmap itself, SVM attribute
- *   changes and page replacement under a mirror, and ACCMAP_IOC_CHECKPOINT:
+ *   changes and page replacement under a mirror, compute jobs of the
+ *   model (MATMUL, VADD; inputs from the thread's generator) on the private
+ *   client over its buffers and over the thread's own memory in an SVM
+ *   session, raced by FREE, munmap, page replacement, MADV_DONTNEED and
+ *   SVM SET_ATTR, and ACCMAP_IOC_CHECKPOINT:
  *   STATE of every client (racing CREATE, FREE, SET_ATTR and munmap in other
  *   threads), DMABUF of every kind of fd, whole restores of the private
  *   client into fresh files (BEGIN, CLIENT, BUFFER with ids and dma-bufs,
@@ -59,6 +63,25 @@
  *     until FINISH, and FINISH acts only on a process that joined;
  *   - outputs on failure (REPLAY_SETUP failed_map, REPLAY_RUN reason /
  *     failed_op / done, CACHE_LIST done) follow the documented rules;
+ *   - a compute job's C is what the CPU computes for its inputs
+ *     (simdrv_reference()), its status DONE, and nothing else of its
+ *     buffers changes (their shadows, with what the job wrote, are
+ *     compared with READ whole; A and B in SVM memory stay), whatever
+ *     raced it: FREE of a buffer it does not use or of its input
+ *     buffer's id (the session keeps the memory), munmap (a PROT_NONE
+ *     mapping in the page's place), a fresh mapping or MADV_DONTNEED of
+ *     a page of its SVM range it does not use, SVM SET_ATTR that leaves it the access it needs.  A page of
+ *     its inputs unmapped while it runs gives that, or EIO with
+ *     ACCMAP_REPLAY_MMU_FAULT, a read translation fault inside the page
+ *     in its address space, and nothing written;
+ *   - where injection failed a call of the job ops (REPLAY_SETUP, RUN,
+ *     DESTROY), the call's documented all-or-nothing rule holds, rather
+ *     than the model adopting the kernel's state: a failed SETUP left no
+ *     session (the private client's STATE), a failed RUN ran nothing
+ *     (ENOMEM) or nothing or all of its list (EFAULT; the model's
+ *     registers say which) and a job it never started wrote nothing, a
+ *     wait that failed with ENOMEM took no interrupt, a DESTROY that
+ *     failed with EFAULT destroyed nothing;
  *   - touching a mapping never faults, except writing a read-only one,
  *     which must (SIGSEGV, caught per thread with sigsetjmp);
  *   - after each seed, with every fd closed and every child reaped, the
@@ -75,11 +98,13 @@
  *   S to S + K - 1 (K is 1 then unless given).  One TAP result per seed,
  *   each printing "replay: fuzz --seed S --ops N --threads T", its op
  *   rate, how often each kind of op ran (and how far the restores got,
- *   step by step), how many reads were compared with a contents shadow
- *   and the errnos seen; then one result "total operations >= MIN",
+ *   step by step), how many reads were compared with a contents shadow,
+ *   how many job results were compared with the CPU's and what raced the
+ *   jobs, and the errnos seen; then one result "total operations >= MIN",
  *   which also prints the op mix of all seeds, per kind of op the calls
  *   whose result injection may have made (the kernel's own count of
- *   injected failures is printed per seed) and the shadow comparisons.
+ *   injected failures is printed per seed), the shadow comparisons and
+ *   the jobs'.
  *   MIN is 1000000 for a default run and the requested K * N when seeds
  *   or ops were given.
  *   A failure names the seed, the thread and the op index in that thread.
@@ -90,7 +115,9 @@
  * Cost
  *   Cheap calls (INFO, QUERY_*, bad arguments, small copies) make up most
  *   of the ops; allocations above 64 KiB, replay runs (waits of at most
- *   2 ms), mmaps, forks and fd passing are rarer.
+ *   2 ms), mmaps, forks and fd passing are rarer, and compute jobs (a
+ *   session set up and destroyed, two runs, at most 512 multiply-adds)
+ *   rarer still.
  */
 #include <assert.h>
 #include <errno.h>
@@ -122,6 +149,7 @@
 #include <linux/udmabuf.h>
 
 #include "accmap_util.h"
+#include "simdrv.h"
 #include "tap.h"
 #include "vgem_util.h"
 
@@ -178,6 +206,10 @@
 #define FZ_SETTLE_MS		10000	/* to wait for debugfs after a seed */
 #define FZ_CK_ROOM		(256U << 10)	/* room for one checkpoint state */
 #define FZ_SVM_PAGES		32	/* the shared clients' SVM range */
+#define FZ_JSVM_PAGES		8	/* a thread's own SVM memory, for its jobs */
+#define FZ_JOB_DIM		8	/* a job's MATMUL sides, at most */
+#define FZ_JOB_ELEMS		64	/* elements of a job's matrix, at most */
+#define FZ_JOB_WAIT_US		5000000	/* for a job's end, at most */
 
 /* The software Mali model, as Documentation/userspace-api/accmap-sim.rst has it. */
 #define SIM_NAME		"sim"
@@ -247,6 +279,8 @@ struct fz_shared {
 	uint64_t sh_checks;	/* reads compared with a contents shadow, all seeds */
 	uint64_t ops[64];	/* ops done per kind (enum fz_op), all seeds */
 	uint64_t inj_calls[64];	/* calls injection may have failed, per kind of op */
+	uint64_t jobs[8];	/* enum fz_jobstat, all seeds */
+	uint64_t job_races[16];	/* jobs per race (enum fz_jrace), all seeds */
 };
 
 static struct fz_shared *fz_sh;
@@ -259,10 +293,35 @@ enum fz_op {
 	OP_MMAP, OP_TOUCH, OP_MUNMAP, OP_FROMVA, OP_RQUERY, OP_RSETUP, OP_RRUN,
 	OP_RDESTROY, OP_FOREIGN, OP_VGEM, OP_SEND, OP_RECV, OP_FORK, OP_REOPEN,
 	OP_FDINFO, OP_BIG, OP_MAPOFF, OP_CKSTATE, OP_CKDMABUF, OP_CKRESTORE, OP_CKSVM,
-	OP_CKNOPERM, OP_COUNT
+	OP_CKNOPERM, OP_JOB, OP_SVMJOB, OP_COUNT
 };
 
 static_assert(OP_COUNT <= 64, "struct fz_shared counts 64 kinds of op");
+
+/* What the job ops (OP_JOB, OP_SVMJOB) count. */
+enum fz_jobstat {
+	JOBS_COMPARED,		/* results compared with the CPU's */
+	JOBS_FAULTED,		/* stopped by a fault on memory a race unmapped */
+	JOBS_UNRUN,		/* kept from running by an injected failure */
+	JOBS_INJ,		/* injected failures checked all or nothing */
+	JOBS_OVERLAP,		/* races over while the job still ran */
+	JOBS_COUNT
+};
+
+/* What happens while a job runs. */
+enum fz_jrace {
+	JR_NONE, JR_FREE_OTHER, JR_FREE_INPUT, JR_MUNMAP_OTHER, JR_REPLACE_OTHER,
+	JR_DONTNEED_OTHER, JR_ATTR_OTHER, JR_ATTR_OWN, JR_MUNMAP_OWN, JR_COUNT
+};
+
+static_assert(JOBS_COUNT <= 8 && JR_COUNT <= 16, "the job counters' room");
+
+static const char *const fz_jrace_names[JR_COUNT] = {
+	[JR_NONE] = "none", [JR_FREE_OTHER] = "free_other", [JR_FREE_INPUT] = "free_input",
+	[JR_MUNMAP_OTHER] = "munmap_other", [JR_REPLACE_OTHER] = "replace_other",
+	[JR_DONTNEED_OTHER] = "dontneed_other", [JR_ATTR_OTHER] = "attr_other",
+	[JR_ATTR_OWN] = "attr_own", [JR_MUNMAP_OWN] = "munmap_own",
+};
 
 /* The checkpoint ops, counted together in the op mix. */
 #define OP_CK_FIRST		OP_CKSTATE
@@ -395,11 +454,11 @@ struct fz_handle {
 	unsigned int nev;
 };
 
-enum { SHE_START, SHE_WRITE, SHE_WRITE_FAILED, SHE_READ, SHE_CACHE, SHE_MAP, SHE_FORK };
+enum { SHE_START, SHE_WRITE, SHE_WRITE_FAILED, SHE_READ, SHE_CACHE, SHE_MAP, SHE_FORK, SHE_JOB };
 static const char *const fz_she_names[] = {
 	[SHE_START] = "start", [SHE_WRITE] = "write", [SHE_WRITE_FAILED] = "write-failed",
 	[SHE_READ] = "read", [SHE_CACHE] = "cache-op", [SHE_MAP] = "map",
-	[SHE_FORK] = "fork-read",
+	[SHE_FORK] = "fork-read", [SHE_JOB] = "job-wrote",
 };
 
 /* A replay session of the private client. */
@@ -469,6 +528,9 @@ struct fz_thread {
 	uint64_t ck_steps[CKS_COUNT];	/* restores, step by step */
 	uint64_t ck_svm_states;	/* states checked with an SVM session's ranges */
 	uint32_t ck_svm_ranges;	/* the most ranges one had */
+	uint8_t *jsvm;		/* FZ_JSVM_PAGES of its own, for SVM jobs */
+	uint64_t jobs[8];	/* enum fz_jobstat */
+	uint64_t job_races[16];	/* jobs per race (enum fz_jrace) */
 };
 
 static struct fz_thread fz_threads[FZ_MAX_THREADS];
@@ -6542,6 +6604,852 @@ static bool op_cknoperm(struct fz_thread *t)
 	return true;
 }
 
+/* ---- compute jobs whose results are checked ---- */
+
+/*
+ * A job of the model's own compute type on the private client, its
+ * inputs from the thread's generator, its output compared with what the
+ * CPU computes for them (simdrv_reference()): over buffers of the private
+ * client (OP_JOB), or over the thread's own anonymous memory in an SVM
+ * session (OP_SVMJOB).  The job's session lives for the op only.
+ *
+ * REPLAY_RUN returns when its list ends, but the model runs a chain on a
+ * worker of its own: a list that ends with the chain's START returns
+ * while the job may still run.  So one run submits the job (simdrv's
+ * list up to START), the thread then races it, and a second run waits
+ * for the done interrupt (the list's last two ops).  The races leave the
+ * result right: FREE of a private buffer the job does not use, or of the
+ * id of its input buffer (the session keeps the memory); munmap (by a
+ * PROT_NONE mapping in the page's place: job_unmap()), a fresh mapping
+ * or MADV_DONTNEED of a page of the SVM range the job does not use; SVM SET_ATTR of such a page, or of the job's own pages with
+ * attributes that leave it the access it needs.  One race may fail the
+ * job: a page of its inputs unmapped (OP_SVMJOB).  Then either the job
+ * read that page first and is right, or the wait ends with EIO,
+ * ACCMAP_REPLAY_MMU_FAULT, a read translation fault inside the page in
+ * the session's address space, and neither C nor the job's status
+ * written (the model reads A and B whole before it writes C).
+ *
+ * Under injection the new calls are held to their documented rules,
+ * rather than the model adopting what the kernel says: a SETUP that
+ * failed leaves no session behind (the private client's STATE holds the
+ * model's sessions and no other); a RUN that failed with ENOMEM ran
+ * nothing, one that failed with EFAULT nothing or all of its list (the
+ * model's power and job slot registers say which), and a job its
+ * submission never started wrote nothing; a wait that failed with ENOMEM
+ * did not take the done interrupt; a DESTROY that failed with EFAULT
+ * (its argument unread) destroyed nothing.
+ */
+
+/* A job: what it computes and where its data lie for the GPU. */
+struct fz_job {
+	struct simdrv_workload w;
+	uint32_t ea, eb, ec;
+	int32_t a[FZ_JOB_ELEMS], b[FZ_JOB_ELEMS], want[FZ_JOB_ELEMS];
+	uint64_t va_desc, va_a, va_b, va_c;
+	uint32_t nsubmit;	/* ops of t->ops up to START */
+	uint32_t nops;		/* all of them: the wait and the clear follow */
+	uint32_t session;
+};
+
+/* A byte range taken in a buffer or a page. */
+struct fz_span {
+	uint64_t off, len;
+};
+
+#define JOB_JS_STATUS		0x24	/* JS_STATUS of a slot */
+#define JOB_STATUS_IDLE		0x00
+#define JOB_STATUS_ACTIVE	0x08
+/* The ends of a wait that job_check() tells apart. */
+#define JOB_WAIT_ENDS		(RES_OK | RES_E(EIO) | RES_E(ETIMEDOUT))
+
+/* A MATMUL (sides up to FZ_JOB_DIM) or a VADD, its inputs from the generator. */
+static bool job_pick(struct fz_thread *t, struct fz_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	if (one_in(t, 3)) {
+		j->w.op = ACCMAP_SIM_OP_VADD_I32;
+		j->w.m = 1;
+		j->w.k = 1;
+		j->w.n = (uint32_t)range(t, 1, FZ_JOB_ELEMS);
+	} else {
+		j->w.op = ACCMAP_SIM_OP_MATMUL_I32;
+		j->w.m = (uint32_t)range(t, 1, FZ_JOB_DIM);
+		j->w.n = (uint32_t)range(t, 1, FZ_JOB_DIM);
+		j->w.k = (uint32_t)range(t, 1, FZ_JOB_DIM);
+	}
+	j->w.format = (uint32_t)below(t, ACCMAP_PGT_COUNT);
+	j->w.as = (uint32_t)below(t, SIM_AS_COUNT);
+	j->w.slot = (uint32_t)below(t, SIM_JS_COUNT);
+	if (simdrv_elems(&j->w, &j->ea, &j->eb, &j->ec) || j->ea > FZ_JOB_ELEMS ||
+	    j->eb > FZ_JOB_ELEMS || j->ec > FZ_JOB_ELEMS) {
+		FZ_FAIL(t, "job %u of %ux%ux%u: beyond the model's limits", j->w.op, j->w.m,
+			j->w.n, j->w.k);
+		return false;
+	}
+	for (uint32_t i = 0; i < j->ea; i++)
+		j->a[i] = (int32_t)rnd(t);
+	for (uint32_t i = 0; i < j->eb; i++)
+		j->b[i] = one_in(t, 4) ? (int32_t)below(t, 16) : (int32_t)rnd(t);
+	simdrv_reference(&j->w, j->a, j->b, j->want);
+	return true;
+}
+
+/* The descriptor of @j, SIMDRV_JD_SIZE bytes at @desc. */
+static void job_desc(const struct fz_job *j, uint8_t *desc)
+{
+	struct accmap_sim_job job = {
+		.op = j->w.op, .m = j->w.m, .n = j->w.n, .k = j->w.k,
+		.a = j->va_a, .b = j->va_b, .c = j->va_c,
+	};
+
+	simdrv_encode_job(desc, &job, 0);
+}
+
+/*
+ * simdrv's list for @j, into t->ops: power up, program the session's
+ * address space, submit (j->nsubmit ops, the last one START), then wait
+ * for the done interrupt and clear it.  The GPU is the model as
+ * accmap-sim.rst has it, what simdrv_probe() would read.
+ */
+static bool job_ops(struct fz_thread *t, struct fz_job *j)
+{
+	static const struct simdrv_gpu gpu = {
+		.gpu_id = SIM_GPU_ID, .l2_present = 1, .shader_present = 0xff,
+		.tiler_present = 1, .js_present = 0x7, .as_present = 0xff,
+	};
+	struct simdrv_submit sub = {
+		.format = j->w.format, .as = j->w.as, .slot = j->w.slot, .head = j->va_desc,
+		.timeout_us = FZ_JOB_WAIT_US,
+	};
+
+	j->nops = simdrv_build_ops(&gpu, &sub, t->ops);
+	j->nsubmit = j->nops - 2;
+	if (j->nops < 3 || j->nops > SIMDRV_OPS_MAX ||
+	    t->ops[j->nsubmit].op != ACCMAP_REPLAY_OP_WAIT_IRQ) {
+		FZ_FAIL(t, "simdrv's list of %u ops does not end with a wait and a write", j->nops);
+		return false;
+	}
+	return true;
+}
+
+/* @cmd on the private client, with injection but never in a mutated envelope. */
+static int job_ioctl(struct fz_thread *t, unsigned long cmd, void *arg, __uint128_t allowed,
+		     const char *what, bool *intact)
+{
+	int ret;
+
+	*intact = true;
+	t->nowb = false;
+	t->inj = false;
+	t->inj_wb = false;
+	ret = inject_ioctl(t, t->own, cmd, arg);
+	fz_expect(t, what, ret, inject_allowed(t, cmd, allowed));
+	inject_result(t, allowed, ret, intact);
+	return ret;
+}
+
+/* Runs ops [@first, @first + @n) of t->ops in @j's session. */
+static int job_run(struct fz_thread *t, const struct fz_job *j, uint32_t first, uint32_t n,
+		   __uint128_t allowed, struct accmap_replay_run *r, const char *what)
+{
+	bool intact;
+	int ret;
+
+	memset(r, GARBAGE_BYTE, sizeof(*r));
+	r->ops = (uintptr_t)(t->ops + first);
+	r->nr_ops = n;
+	r->session = j->session;
+	r->flags = 0;
+	r->pad = 0;
+	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_RUN, r, allowed, what, &intact);
+	if (intact || t->inj_wb)
+		run_check(t, r, ret, true);
+	return ret;
+}
+
+/*
+ * After a job's SETUP failed: a session that fails to build leaves
+ * nothing behind, and one whose result cannot be copied
+ * back is destroyed again.  STATE must hold the model's sessions and no
+ * other (unless it cannot be taken: a session of the model maps a buffer
+ * whose id is gone).
+ */
+static void job_no_session(struct fz_thread *t)
+{
+	struct fz_cl cl = { .fd = t->own, .slot = -1, .priv = true };
+	struct accmap_ckpt a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.op = ACCMAP_CKPT_OP_STATE;
+	a.data = (uintptr_t)t->ck;
+	a.size = FZ_CK_ROOM;
+	ret = ioctl(t->own, ACCMAP_IOC_CHECKPOINT, &a) ? -errno : 0;
+	if (fz_expect(t, "STATE of the private client after a job's SETUP failed", ret,
+		      RES_OK | (t->ns ? RES_E(ENOENT) : 0)) && !ret)
+		ck_state_check(t, &cl, NULL, t->ck, a.size);
+}
+
+/* A job's SETUP as its rules have it; true if the session is there (j->session). */
+static bool job_setup_done(struct fz_thread *t, struct fz_job *j,
+			   const struct accmap_replay_setup *a, int ret, bool intact)
+{
+	if (!ret) {
+		if (!a->session || a->session > FZ_SESS_MAX || sess_find(t, a->session) ||
+		    a->failed_map != NO_INDEX || !a->table_pages) {
+			FZ_FAIL(t, "REPLAY_SETUP of a job: session %u failed_map %#x table_pages %u",
+				a->session, a->failed_map, a->table_pages);
+			return false;
+		}
+		j->session = a->session;
+		return true;
+	}
+	if ((intact || t->inj_wb) &&
+	    (a->session || a->table_pages ||
+	     (a->failed_map != NO_INDEX && a->failed_map >= a->nr_maps)))
+		FZ_FAIL(t, "REPLAY_SETUP of a job failed with %s: session %u table_pages %u failed_map %#x",
+			ename(-ret), a->session, a->table_pages, a->failed_map);
+	t->jobs[JOBS_INJ] += t->inj;
+	job_no_session(t);
+	return false;
+}
+
+/*
+ * After the submission failed by injection: whether none (0) or all (1)
+ * of its list ran, as the model's registers say (a fresh session's GPU is
+ * powered off, its slots idle); -1, and a failure, for anything else.
+ * ENOMEM (no memory for the copy of the list) runs nothing; EFAULT, the
+ * list unread or the result not written back, nothing or all.
+ */
+static int job_started(struct fz_thread *t, const struct fz_job *j, int ret)
+{
+	uint32_t ready = GARBAGE_U32, js = GARBAGE_U32;
+	int err;
+
+	t->jobs[JOBS_INJ]++;
+	err = simdrv_read_reg(t->own, j->session, SIMDRV_SHADER_READY_LO, &ready);
+	if (!err)
+		err = simdrv_read_reg(t->own, j->session, MALI_JS(j->w.slot) + JOB_JS_STATUS, &js);
+	if (err) {
+		FZ_FAIL(t, "reading the model after a submission failed with %s: %s",
+			ename(-ret), ename(-err));
+		return -1;
+	}
+	if (!ready && js == JOB_STATUS_IDLE)
+		return 0;
+	if (ready == 0xff && js != JOB_STATUS_IDLE && ret == -EFAULT)
+		return 1;
+	FZ_FAIL(t, "a submission failed with %s, yet SHADER_READY is %#x and JS_STATUS %#x",
+		ename(-ret), ready, js);
+	return -1;
+}
+
+/*
+ * After the wait failed by injection: waits for the job's end with runs
+ * of a READ of JS_STATUS, which stand for the wait (a READ ends with the
+ * MMU fault that stalls a job, where a POLL would run out its time).  A
+ * wait that failed with ENOMEM ran nothing: the done interrupt it would
+ * have taken is still raised then.
+ */
+static int job_settle(struct fz_thread *t, const struct fz_job *j, int failed,
+		      struct accmap_replay_run *r)
+{
+	struct accmap_replay_op op = {
+		.op = ACCMAP_REPLAY_OP_READ, .offset = MALI_JS(j->w.slot) + JOB_JS_STATUS,
+	};
+	uint32_t raw = 0;
+	int ret;
+
+	t->jobs[JOBS_INJ]++;
+	for (unsigned int i = 0;; i++) {
+		memset(r, GARBAGE_BYTE, sizeof(*r));
+		r->ops = (uintptr_t)&op;
+		r->nr_ops = 1;
+		r->session = j->session;
+		r->flags = 0;
+		r->pad = 0;
+		ret = ioctl(t->own, ACCMAP_IOC_REPLAY_RUN, r) ? -errno : 0;
+		run_check(t, r, ret, true);
+		if (ret || r->value != JOB_STATUS_ACTIVE || i >= FZ_JOB_WAIT_US / 1000)
+			break;
+		usleep(1000);
+	}
+	if (ret)
+		return ret;
+	if (r->value != SIMDRV_JOB_STATUS_DONE) {
+		FZ_FAIL(t, "after a wait failed with %s, JS_STATUS is %#x", ename(-failed),
+			r->value);
+		return -EIO;
+	}
+	if (failed == -ENOMEM &&
+	    (simdrv_read_reg(t->own, j->session, SIMDRV_JOB_IRQ_RAWSTAT, &raw) ||
+	     !(raw & SIMDRV_JOB_IRQ_DONE(j->w.slot))))
+		FZ_FAIL(t, "a wait failed with ENOMEM, yet took the done interrupt: JOB_IRQ_RAWSTAT %#x",
+			raw);
+	return 0;
+}
+
+/*
+ * After a race: whether the job still ran when it was over (JS_STATUS
+ * ACTIVE, or the run ends with the MMU fault the race caused), counted
+ * to show how often the races meet a running job.  Changes nothing.
+ */
+static void job_overlap(struct fz_thread *t, const struct fz_job *j)
+{
+	struct accmap_replay_op op = {
+		.op = ACCMAP_REPLAY_OP_READ, .offset = MALI_JS(j->w.slot) + JOB_JS_STATUS,
+	};
+	struct accmap_replay_run r = {
+		.ops = (uintptr_t)&op, .nr_ops = 1, .session = j->session,
+	};
+	int ret = ioctl(t->own, ACCMAP_IOC_REPLAY_RUN, &r) ? -errno : 0;
+
+	if ((!ret && r.value == JOB_STATUS_ACTIVE) ||
+	    (ret == -EIO && r.reason == ACCMAP_REPLAY_MMU_FAULT))
+		t->jobs[JOBS_OVERLAP]++;
+}
+
+/* Destroys @j's session; a DESTROY that failed with EFAULT did nothing: it goes after it. */
+static void job_destroy(struct fz_thread *t, const struct fz_job *j)
+{
+	struct accmap_replay_destroy d = { .session = j->session, .pad = 0 };
+	bool intact;
+	int ret, again;
+
+	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_DESTROY, &d, RES_OK,
+			"REPLAY_DESTROY of a job's session", &intact);
+	t->jobs[JOBS_INJ] += t->inj;
+	again = destroy_raw(t->own, j->session);
+	fz_expect(t, ret ? "REPLAY_DESTROY after one failed by injection" :
+			   "REPLAY_DESTROY of a destroyed session",
+		  again, ret ? RES_OK : RES_E(ENOENT));
+	t->stale_sess = j->session;
+}
+
+/* The kind of @j, for messages. */
+static const char *job_name(const struct fz_job *j)
+{
+	return j->w.op == ACCMAP_SIM_OP_VADD_I32 ? "VADD" : "MATMUL";
+}
+
+/*
+ * Checks @j's end: @ret and @r of the run that waited for it, @status
+ * (the descriptor's status word) and @c (C) as they are now.  Done, C
+ * what the CPU computes; or, where @hole is set (a page of its inputs
+ * unmapped while it ran), a read translation fault in the hole, nothing
+ * written.
+ */
+static void job_check(struct fz_thread *t, const struct fz_job *j, int ret,
+		      const struct accmap_replay_run *r, uint32_t status, const int32_t *c,
+		      uint64_t hole, uint64_t hole_len, enum fz_jrace race)
+{
+	uint32_t st = r->fault_status, i;
+
+	if (!ret && status == SIMDRV_JOB_STATUS_DONE) {
+		for (i = 0; i < j->ec && c[i] == j->want[i]; i++)
+			;
+		if (i == j->ec)
+			t->jobs[JOBS_COMPARED]++;
+		else
+			FZ_FAIL(t, "%s %ux%ux%u (format %u as %u slot %u): C[%u] is %#x, the CPU's %#x",
+				job_name(j), j->w.m, j->w.n, j->w.k, j->w.format, j->w.as,
+				j->w.slot, i, (uint32_t)c[i], (uint32_t)j->want[i]);
+		return;
+	}
+	if (ret == -EIO && hole && r->reason == ACCMAP_REPLAY_MMU_FAULT &&
+	    r->fault_as == j->w.as && (st >> 8 & 3) == 2 && (st & 0xff) >= 0xc0 &&
+	    (st & 0xff) <= 0xc3 && r->fault_addr >= hole && r->fault_addr < hole + hole_len &&
+	    status == 0) {
+		for (i = 0; i < j->ec && (uint32_t)c[i] == GARBAGE_U32; i++)
+			;
+		if (i == j->ec)
+			t->jobs[JOBS_FAULTED]++;
+		else
+			FZ_FAIL(t, "%s faulted at %#llx, yet wrote C[%u] = %#x", job_name(j),
+				(unsigned long long)r->fault_addr, i, (uint32_t)c[i]);
+		return;
+	}
+	FZ_FAIL(t, "%s %ux%ux%u (format %u as %u slot %u, race %s): %s, reason %u, fault %#x at %#llx in %#x, op %u, status %#x",
+		job_name(j), j->w.m, j->w.n, j->w.k, j->w.format, j->w.as, j->w.slot,
+		fz_jrace_names[race], ename(-ret), r->reason, st,
+		(unsigned long long)r->fault_addr, r->fault_as, r->failed_op, status);
+	tap_diag("  job: descriptor at %#llx, A %#llx, B %#llx, C %#llx; hole %#llx",
+		 (unsigned long long)j->va_desc, (unsigned long long)j->va_a,
+		 (unsigned long long)j->va_b, (unsigned long long)j->va_c,
+		 (unsigned long long)hole);
+}
+
+/* A job that never started: neither its status nor C written. */
+static void job_unrun_check(struct fz_thread *t, const struct fz_job *j, uint32_t status,
+			    const int32_t *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < j->ec && (uint32_t)c[i] == GARBAGE_U32; i++)
+		;
+	if (status || i < j->ec)
+		FZ_FAIL(t, "a job whose submission ran nothing wrote: status %#x, C[%u] %#x",
+			status, i, i < j->ec ? (uint32_t)c[i] : 0);
+	t->jobs[JOBS_UNRUN]++;
+}
+
+/* A place for @len bytes (@align) in @size bytes, clear of the @*n in @used; it joins them. */
+static uint64_t job_place(struct fz_thread *t, uint64_t size, uint64_t len, uint64_t align,
+			  struct fz_span *used, unsigned int *n)
+{
+	uint64_t off = 0;
+
+	for (unsigned int try = 0; try < 16; try++) {
+		bool clear = true;
+
+		off = below(t, (size - len) / align + 1) * align;
+		for (unsigned int i = 0; i < *n && clear; i++)
+			clear = off + len <= used[i].off || used[i].off + used[i].len <= off;
+		if (clear)
+			goto out;
+	}
+	/* After all of them: a page has room for a whole job. */
+	off = 0;
+	for (unsigned int i = 0; i < *n; i++) {
+		if (used[i].off + used[i].len > off)
+			off = used[i].off + used[i].len;
+	}
+	off = (off + align - 1) / align * align;
+out:
+	used[(*n)++] = (struct fz_span){ .off = off, .len = len };
+	return off;
+}
+
+/* A private buffer a job may use: memory, writable through its id, written by this thread only. */
+static struct fz_handle *job_buffer(struct fz_thread *t, const struct fz_handle *not)
+{
+	unsigned int start = t->nh ? (unsigned int)below(t, t->nh) : 0;
+
+	for (unsigned int i = 0; i < t->nh; i++) {
+		struct fz_handle *h = &t->h[(start + i) % t->nh];
+
+		if (h != not && h->alloc && !h->readonly && !h->fromva && !h->shared &&
+		    h->size <= FZ_SMALL_PAGES * env.page)
+			return h;
+	}
+	return NULL;
+}
+
+/* A fresh buffer of the system heap for a job, when the model has none to give. */
+static struct fz_handle *job_new_buffer(struct fz_thread *t)
+{
+	static const uint32_t flags[] = { 0, ACCMAP_ALLOC_WRITECOMBINE, ACCMAP_ALLOC_UNCACHED };
+	struct accmap_create c;
+	struct fz_handle *h;
+	int ret;
+
+	if (!own_room(t) || !(env.alloc_heaps & ACCMAP_HEAP_MASK_SYSTEM))
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	c.size = range(t, 1, 4) * env.page;
+	c.flags = ACCMAP_CREATE_ALLOC;
+	c.heap_mask = ACCMAP_HEAP_MASK_SYSTEM;
+	c.alloc_flags = flags[below(t, TAP_ARRAY_SIZE(flags))];
+	c.tag = FZ_TAG_BASE + (uint16_t)below(t, FZ_TAGS);
+	ret = ioctl(t->own, ACCMAP_IOC_CREATE, &c) ? -errno : 0;
+	if (!fz_expect(t, "CREATE with ALLOC of a job's buffer", ret, RES_OK | RES_E(ENOMEM)) ||
+	    ret)
+		return NULL;
+	h = own_add(t, c.id, c.size);
+	if (h) {
+		h->alloc = true;
+		h->heap = c.heap;
+		h->flags = c.alloc_flags;
+		h->tag = c.tag;
+	}
+	return h;
+}
+
+/* WRITE of @len bytes at @off of private buffer @h; its shadow (begun if it may be) follows. */
+static bool job_write(struct fz_thread *t, struct fz_handle *h, uint64_t off, const void *src,
+		      uint64_t len)
+{
+	int ret;
+
+	sh_get(h);
+	h->dirty = true;
+	ret = am_write(t->own, h->id, off, src, len);
+	if (!fz_expect(t, "WRITE of a job's data", ret, RES_OK))
+		return false;
+	if (h->sh) {
+		memcpy(h->sh + off, src, len);
+		sh_note(t, h, SHE_WRITE, 0, off, len);
+	}
+	return true;
+}
+
+/* Every page of @h's shadow against READ. */
+static void job_sh_verify(struct fz_thread *t, const struct fz_handle *h)
+{
+	for (uint64_t off = 0; h && h->sh && off < h->size && !fz_stopped(); off += env.page)
+		sh_read_check(t, h, off, h->size - off, "READ after a job gives");
+}
+
+/* FREE of a private id other than @a's and @b's; true if one went. */
+static bool job_free_other(struct fz_thread *t, uint32_t a, uint32_t b)
+{
+	struct fz_handle *h;
+
+	if (!t->nh)
+		return false;
+	h = &t->h[below(t, t->nh)];
+	if (h->id == a || h->id == b)
+		return false;
+	if (fz_expect(t, "FREE of a buffer a running job does not use", am_free(t->own, h->id),
+		      RES_OK))
+		own_remove(t, h);
+	return true;
+}
+
+/*
+ * A job over buffers of the private client: the descriptor and C in
+ * buffer X (mapped for reading and writing), A and B in X or in buffer Y
+ * (mapped for reading only).  What the job writes goes into X's shadow,
+ * and both buffers' shadows are then compared with READ whole.
+ */
+static bool op_job(struct fz_thread *t)
+{
+	struct accmap_replay_map *maps = t->rmaps;
+	uint64_t off_desc, off_a, off_b, off_c, va_x, va_y, top;
+	uint32_t x_id, y_id = 0, va_bits, status = GARBAGE_U32;
+	struct fz_span used[2][4];
+	unsigned int nused[2] = { 0, 0 };
+	uint8_t desc[SIMDRV_JD_SIZE];
+	int32_t c[FZ_JOB_ELEMS];
+	struct fz_handle *x, *y = NULL, *in;
+	struct accmap_replay_setup a;
+	struct accmap_replay_run r;
+	enum fz_jrace race = JR_NONE;
+	struct fz_job j;
+	bool intact;
+	int ret;
+
+	if (t->own < 0)
+		return false;
+	x = job_buffer(t, NULL);
+	if (!x)
+		x = job_new_buffer(t);
+	if (!x)
+		return false;
+	if (one_in(t, 2))
+		y = job_buffer(t, x);
+	x_id = x->id;
+	y_id = y ? y->id : 0;
+	in = y ? y : x;
+	if (!job_pick(t, &j))
+		return true;
+	off_desc = job_place(t, x->size, SIMDRV_JD_SIZE, SIMDRV_JD_ALIGN, used[0], &nused[0]);
+	off_c = job_place(t, x->size, j.ec * 4, 4, used[0], &nused[0]);
+	off_a = job_place(t, in->size, j.ea * 4, 4, used[!!y], &nused[!!y]);
+	off_b = job_place(t, in->size, j.eb * 4, 4, used[!!y], &nused[!!y]);
+	va_bits = (uint32_t)range(t, ACCMAP_REPLAY_VA_BITS_MIN, ACCMAP_REPLAY_VA_BITS_MAX);
+	top = 1ULL << va_bits;
+	va_x = below(t, top / 2 / GPU_PAGE) * GPU_PAGE;
+	va_y = va_x + x->size + below(t, 4) * GPU_PAGE;
+	j.va_desc = va_x + off_desc;
+	j.va_c = va_x + off_c;
+	j.va_a = (y ? va_y : va_x) + off_a;
+	j.va_b = (y ? va_y : va_x) + off_b;
+	if (!job_ops(t, &j))
+		return true;
+
+	job_desc(&j, desc);
+	for (uint32_t i = 0; i < j.ec; i++)
+		c[i] = (int32_t)GARBAGE_U32;
+	if (!job_write(t, x, off_desc, desc, sizeof(desc)) ||
+	    !job_write(t, in, off_a, j.a, j.ea * 4) || !job_write(t, in, off_b, j.b, j.eb * 4) ||
+	    !job_write(t, x, off_c, c, j.ec * 4))
+		return true;
+
+	memset(maps, 0, 2 * sizeof(*maps));
+	maps[0].gpu_va = va_x;
+	maps[0].length = x->size;
+	maps[0].id = x->id;
+	maps[0].flags = ACCMAP_REPLAY_MAP_READ | ACCMAP_REPLAY_MAP_WRITE |
+			(one_in(t, 4) ? ACCMAP_REPLAY_MAP_EXEC : 0);
+	maps[0].attr = (uint32_t)below(t, ACCMAP_REPLAY_ATTR_MAX + 1);
+	if (y) {
+		maps[1].gpu_va = va_y;
+		maps[1].length = y->size;
+		maps[1].id = y->id;
+		maps[1].flags = ACCMAP_REPLAY_MAP_READ;
+		maps[1].attr = (uint32_t)below(t, ACCMAP_REPLAY_ATTR_MAX + 1);
+	}
+	memset(&a, 0, sizeof(a));
+	a.maps = (uintptr_t)maps;
+	a.nr_maps = y ? 2 : 1;
+	a.target = env.sim;
+	a.format = j.w.format;
+	a.as = j.w.as;
+	a.va_bits = va_bits;
+	a.session = GARBAGE_U32;
+	a.failed_map = GARBAGE_U32;
+	a.table_pages = GARBAGE_U32;
+	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_SETUP, &a,
+			RES_OK | RES_E(ENOMEM) | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
+			"REPLAY_SETUP of a job over buffers", &intact);
+	if (!job_setup_done(t, &j, &a, ret, intact))
+		return true;
+
+	ret = job_run(t, &j, 0, j.nsubmit, RES_OK, &r, "REPLAY_RUN submitting a job");
+	if (ret && (!t->inj || job_started(t, &j, ret) != 1)) {
+		/* Nothing ran (or a failure is reported): what was written stays. */
+		if (!fz_stopped() &&
+		    fz_expect(t, "READ of a job's status",
+			      am_read(t->own, x_id, off_desc, &status, 4), RES_OK) &&
+		    fz_expect(t, "READ of a job's C", am_read(t->own, x_id, off_c, c, j.ec * 4),
+			      RES_OK))
+			job_unrun_check(t, &j, status, c);
+		goto out;
+	}
+
+	switch (below(t, 4)) {
+	case 0:
+		/* The session keeps Y's memory: the job reads it still. */
+		if (y && fz_expect(t, "FREE of a running job's input buffer", am_free(t->own, y_id),
+				   RES_OK)) {
+			own_remove(t, y);
+			race = JR_FREE_INPUT;
+		}
+		break;
+	case 1:
+		if (job_free_other(t, x_id, y_id))
+			race = JR_FREE_OTHER;
+		break;
+	default:
+		break;
+	}
+	if (race != JR_NONE)
+		job_overlap(t, &j);
+	/* own_remove() moves entries: look the job's up again. */
+	x = own_find(t, x_id);
+	y = y_id ? own_find(t, y_id) : NULL;
+
+	/* job_check() judges how the wait ended, with all that the run says. */
+	ret = job_run(t, &j, j.nsubmit, j.nops - j.nsubmit, JOB_WAIT_ENDS, &r,
+		      "REPLAY_RUN waiting for a job");
+	if (ret && t->inj)
+		ret = job_settle(t, &j, ret, &r);
+	if (!x || fz_stopped())
+		goto out;
+	if (!fz_expect(t, "READ of a job's status", am_read(t->own, x_id, off_desc, &status, 4),
+		       RES_OK) ||
+	    !fz_expect(t, "READ of a job's C", am_read(t->own, x_id, off_c, c, j.ec * 4), RES_OK))
+		goto out;
+	job_check(t, &j, ret, &r, status, c, 0, 0, race);
+	if (!ret && x->sh) {
+		memcpy(x->sh + off_desc, &status, 4);
+		memcpy(x->sh + off_c, c, j.ec * 4);
+		sh_note(t, x, SHE_JOB, 0, off_c, j.ec * 4);
+	}
+out:
+	/* Gone with its session, the job leaves the buffers as their shadows say. */
+	job_destroy(t, &j);
+	if (!fz_stopped()) {
+		job_sh_verify(t, own_find(t, x_id));
+		if (y_id)
+			job_sh_verify(t, own_find(t, y_id));
+	}
+	t->job_races[race]++;
+	return true;
+}
+
+/* SVM SET_ATTR of [@p, @p + @len) while a job runs; GPU_RO only if @may_ro. */
+static void job_attr(struct fz_thread *t, const struct fz_job *j, const uint8_t *p, size_t len,
+		     bool may_ro)
+{
+	struct accmap_svm_op s;
+	bool intact;
+
+	memset(&s, 0, sizeof(s));
+	s.session = j->session;
+	s.op = ACCMAP_SVM_OP_SET_ATTR;
+	s.start = (uintptr_t)p;
+	s.size = len;
+	s.attrs = (uint32_t)below(t, ACCMAP_SVM_ATTR_VALID + 1);
+	if (!may_ro)
+		s.attrs &= ~ACCMAP_SVM_ATTR_GPU_RO;
+	s.granule = one_in(t, 2) ? 0 :
+		    (uint32_t)range(t, ACCMAP_SVM_GRANULE_MIN, ACCMAP_SVM_GRANULE_MAX);
+	s.location = ACCMAP_SVM_LOC_SYSTEM;
+	/* Applied or not (injected), the job keeps the access it needs. */
+	job_ioctl(t, ACCMAP_IOC_SVM, &s, RES_OK, "SVM SET_ATTR while a job runs", &intact);
+}
+
+/*
+ * Unmaps [@p, @p + @len) of the thread's SVM memory by mapping PROT_NONE
+ * anonymous memory in its place (MAP_FIXED unmaps what was there, as
+ * munmap() does): a true hole could be taken by another thread's mmap()
+ * before the page is mapped again, and mapping it again would then
+ * replace that thread's mapping.  The GPU may not access PROT_NONE
+ * memory, as it may not access a hole.
+ */
+static void job_unmap(struct fz_thread *t, uint8_t *p, size_t len)
+{
+	if (mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED)
+		FZ_FAIL(t, "mmap PROT_NONE over a page of the SVM range: %s", strerror(errno));
+}
+
+/* A page of the thread's SVM memory other than @n of @pages. */
+static unsigned int job_page_not(struct fz_thread *t, const unsigned int *pages, unsigned int n)
+{
+	for (;;) {
+		unsigned int p = (unsigned int)below(t, FZ_JSVM_PAGES), i;
+
+		for (i = 0; i < n && pages[i] != p; i++)
+			;
+		if (i == n)
+			return p;
+	}
+}
+
+/*
+ * A job over the thread's own anonymous memory, FZ_JSVM_PAGES of it, in an
+ * SVM session that mirrors it: the descriptor, C, A and B (maybe in one
+ * page) in pages of their own, the other pages for the races.
+ */
+static bool op_svmjob(struct fz_thread *t)
+{
+	const size_t pg = env.page, len = FZ_JSVM_PAGES * pg;
+	uint8_t *base = t->jsvm, *gone = NULL;
+	unsigned int pages[4], other, nused = 0;
+	uint64_t hole = 0;
+	struct fz_span used[2];
+	struct accmap_replay_setup a;
+	struct accmap_replay_run r;
+	enum fz_jrace race = JR_NONE;
+	struct fz_job j;
+	uint32_t st;
+	bool intact;
+	int ret;
+
+	if (t->own < 0 || !base)
+		return false;
+	if (!job_pick(t, &j))
+		return true;
+	/* Pages: 0 the descriptor's, 1 C's, 2 A's, 3 B's (A's, half the time). */
+	pages[0] = (unsigned int)below(t, FZ_JSVM_PAGES);
+	pages[1] = job_page_not(t, pages, 1);
+	pages[2] = job_page_not(t, pages, 2);
+	pages[3] = one_in(t, 2) ? pages[2] : job_page_not(t, pages, 3);
+	other = job_page_not(t, pages, 4);
+	j.va_desc = (uintptr_t)base + pages[0] * pg +
+		    below(t, (pg - SIMDRV_JD_SIZE) / SIMDRV_JD_ALIGN + 1) * SIMDRV_JD_ALIGN;
+	j.va_c = (uintptr_t)base + pages[1] * pg + below(t, (pg - j.ec * 4) / 4 + 1) * 4;
+	j.va_a = (uintptr_t)base + pages[2] * pg + job_place(t, pg, j.ea * 4, 4, used, &nused);
+	if (pages[3] != pages[2])
+		nused = 0;
+	j.va_b = (uintptr_t)base + pages[3] * pg + job_place(t, pg, j.eb * 4, 4, used, &nused);
+	if (!job_ops(t, &j))
+		return true;
+	/* The CPU writes the job and its inputs, and old words into C. */
+	job_desc(&j, (uint8_t *)(uintptr_t)j.va_desc);
+	memcpy((void *)(uintptr_t)j.va_a, j.a, j.ea * 4);
+	memcpy((void *)(uintptr_t)j.va_b, j.b, j.eb * 4);
+	for (uint32_t i = 0; i < j.ec; i++)
+		((uint32_t *)(uintptr_t)j.va_c)[i] = GARBAGE_U32;
+
+	memset(&a, 0, sizeof(a));
+	a.target = env.sim;
+	a.format = j.w.format;
+	a.as = j.w.as;
+	a.va_bits = ACCMAP_REPLAY_VA_BITS_MAX;
+	a.flags = ACCMAP_REPLAY_SETUP_SVM;
+	a.svm_start = (uintptr_t)base;
+	a.svm_size = len;
+	a.session = GARBAGE_U32;
+	a.failed_map = GARBAGE_U32;
+	a.table_pages = GARBAGE_U32;
+	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_SETUP, &a,
+			RES_OK | RES_E(ENOMEM) | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
+			"REPLAY_SETUP of an SVM session for a job", &intact);
+	if (!job_setup_done(t, &j, &a, ret, intact))
+		return true;
+
+	ret = job_run(t, &j, 0, j.nsubmit, RES_OK, &r, "REPLAY_RUN submitting an SVM job");
+	if (ret && (!t->inj || job_started(t, &j, ret) != 1)) {
+		/* Nothing ran (or a failure is reported): nothing written. */
+		memcpy(&st, (void *)(uintptr_t)j.va_desc, 4);
+		if (!fz_stopped())
+			job_unrun_check(t, &j, st, (const int32_t *)(uintptr_t)j.va_c);
+		goto out;
+	}
+
+	race = (enum fz_jrace)below(t, JR_COUNT);
+	switch (race) {
+	case JR_FREE_OTHER:
+		if (!job_free_other(t, 0, 0))
+			race = JR_NONE;
+		break;
+	case JR_MUNMAP_OTHER:
+		gone = base + other * pg;
+		job_unmap(t, gone, pg);
+		break;
+	case JR_REPLACE_OTHER:
+		if (mmap(base + other * pg, pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			FZ_FAIL(t, "mmap MAP_FIXED in the SVM range: %s", strerror(errno));
+		else
+			word_store(base + other * pg, rnd(t));
+		break;
+	case JR_DONTNEED_OTHER:
+		madvise(base + other * pg, pg, MADV_DONTNEED);
+		break;
+	case JR_ATTR_OTHER:
+		job_attr(t, &j, base + other * pg, pg, true);
+		break;
+	case JR_ATTR_OWN:
+		/* The GPU writes the descriptor's status and C: never GPU_RO on those. */
+		if (one_in(t, 4)) {
+			job_attr(t, &j, base, len, false);
+		} else {
+			unsigned int p = pages[below(t, 4)];
+
+			job_attr(t, &j, base + p * pg, pg, p != pages[0] && p != pages[1]);
+		}
+		break;
+	case JR_MUNMAP_OWN:
+		gone = base + pages[2 + below(t, 2)] * pg;
+		hole = (uintptr_t)gone;
+		job_unmap(t, gone, pg);
+		break;
+	default:
+		race = JR_NONE;
+		break;
+	}
+	if (race != JR_NONE)
+		job_overlap(t, &j);
+
+	ret = job_run(t, &j, j.nsubmit, j.nops - j.nsubmit, JOB_WAIT_ENDS, &r,
+		      "REPLAY_RUN waiting for an SVM job");
+	if (ret && t->inj)
+		ret = job_settle(t, &j, ret, &r);
+	if (fz_stopped())
+		goto out;
+	memcpy(&st, (void *)(uintptr_t)j.va_desc, 4);
+	job_check(t, &j, ret, &r, st, (const int32_t *)(uintptr_t)j.va_c, hole, pg, race);
+	/* The job only reads A and B. */
+	if ((uintptr_t)gone != (j.va_a & ~(uint64_t)(pg - 1)) &&
+	    memcmp((void *)(uintptr_t)j.va_a, j.a, j.ea * 4))
+		FZ_FAIL(t, "an SVM job changed A, which it only reads");
+	if ((uintptr_t)gone != (j.va_b & ~(uint64_t)(pg - 1)) &&
+	    memcmp((void *)(uintptr_t)j.va_b, j.b, j.eb * 4))
+		FZ_FAIL(t, "an SVM job changed B, which it only reads");
+out:
+	job_destroy(t, &j);
+	if (gone && mmap(gone, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) == MAP_FAILED)
+		FZ_FAIL(t, "mapping the thread's SVM page again: %s", strerror(errno));
+	t->job_races[race]++;
+	return true;
+}
+
 /* ---- the table of ops ---- */
 
 static const struct fz_opdesc fz_ops[OP_COUNT] = {
@@ -6583,6 +7491,8 @@ static const struct fz_opdesc fz_ops[OP_COUNT] = {
 	[OP_CKRESTORE] = { "ckpt_restore", 80, op_ckrestore },
 	[OP_CKSVM] = { "svm_attr", 1500, op_cksvm },
 	[OP_CKNOPERM] = { "ckpt_noperm", 300, op_cknoperm },
+	[OP_JOB] = { "job", 60, op_job },
+	[OP_SVMJOB] = { "svm_job", 60, op_svmjob },
 };
 
 static enum fz_op pick_op(struct fz_thread *t)
@@ -6624,7 +7534,8 @@ static bool thread_mem(struct fz_thread *t)
 	t->report = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	t->tmp = malloc(FZ_SMALL_PAGES * page);
 	t->ck = map_anon(FZ_CK_ROOM, PROT_READ | PROT_WRITE, 0);
-	if (!t->ck || !t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps ||
+	t->jsvm = map_anon(FZ_JSVM_PAGES * page, PROT_READ | PROT_WRITE, 0);
+	if (!t->ck || !t->jsvm || !t->arg || !t->ubuf || !t->scr || !t->ops || !t->rmaps ||
 	    t->report == MAP_FAILED || !t->tmp || ops_len % page || maps_len % page)
 		return false;
 	/* arg: read-write, PROT_NONE, read-only, PROT_NONE. */
@@ -6666,6 +7577,7 @@ static void thread_mem_free(struct fz_thread *t)
 	munmap(t->rmaps, FZ_RMAPS_MAX * sizeof(*t->rmaps) + page);
 	munmap(t->report, page);
 	munmap(t->ck, FZ_CK_ROOM);
+	munmap(t->jsvm, FZ_JSVM_PAGES * page);
 	free(t->tmp);
 }
 
@@ -6831,10 +7743,29 @@ static bool probe_device(void)
 	return CHECK(found, "no replay target \"%s\"", SIM_NAME) && !tap_failed();
 }
 
+/* What the job ops did: results compared, and what raced them. */
+static void print_jobs(uint64_t buf_jobs, uint64_t svm_jobs, const uint64_t *jobs,
+		       const uint64_t *races)
+{
+	char line[256];
+	size_t n = 0;
+
+	tap_diag("  jobs: %llu over buffers, %llu over SVM; %llu results compared with the CPU's, %llu stopped by a fault in inputs a race unmapped, %llu never started (injection)",
+		 (unsigned long long)buf_jobs, (unsigned long long)svm_jobs,
+		 (unsigned long long)jobs[JOBS_COMPARED], (unsigned long long)jobs[JOBS_FAULTED],
+		 (unsigned long long)jobs[JOBS_UNRUN]);
+	for (int k = 0; k < JR_COUNT; k++)
+		n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_jrace_names[k],
+			      (unsigned long long)races[k]);
+	tap_diag("  jobs: injected failures checked all or nothing %llu; races %llu over while the job ran:%s",
+		 (unsigned long long)jobs[JOBS_INJ], (unsigned long long)jobs[JOBS_OVERLAP], line);
+}
+
 static void print_stats(uint64_t ns)
 {
 	uint64_t counts[OP_COUNT] = { 0 }, op_ns[OP_COUNT] = { 0 }, errs[128] = { 0 }, total = 0;
 	uint64_t busy = 0, ck_total = 0, steps[CKS_COUNT] = { 0 }, svm_states = 0, sh_checks = 0;
+	uint64_t jobs[JOBS_COUNT] = { 0 }, races[JR_COUNT] = { 0 };
 	uint32_t svm_ranges = 0;
 	char line[256];
 	size_t n = 0;
@@ -6882,6 +7813,13 @@ static void print_stats(uint64_t ns)
 		sh_checks += fz_threads[i].sh_checks;
 	tap_diag("  contents: %llu reads (READ, maps, exports, cache ops, forks) vs a shadow",
 		 (unsigned long long)sh_checks);
+	for (unsigned int i = 0; i < cfg.threads; i++) {
+		for (int k = 0; k < JOBS_COUNT; k++)
+			jobs[k] += fz_threads[i].jobs[k];
+		for (int k = 0; k < JR_COUNT; k++)
+			races[k] += fz_threads[i].job_races[k];
+	}
+	print_jobs(counts[OP_JOB], counts[OP_SVMJOB], jobs, races);
 	n = 0;
 	/* Where the threads' time went: the kinds of op above 2 %, in per mille. */
 	n = 0;
@@ -7067,6 +8005,10 @@ static void run_seed(uint64_t seed)
 			fz_sh->inj_calls[op] += fz_threads[i].inj_calls[op];
 		}
 		fz_sh->sh_checks += fz_threads[i].sh_checks;
+		for (int k = 0; k < JOBS_COUNT; k++)
+			fz_sh->jobs[k] += fz_threads[i].jobs[k];
+		for (int k = 0; k < JR_COUNT; k++)
+			fz_sh->job_races[k] += fz_threads[i].job_races[k];
 	}
 	CHECK(total == cfg.ops || tap_failed(), "seed %llu: %llu ops done of %llu",
 	      (unsigned long long)seed, (unsigned long long)total, (unsigned long long)cfg.ops);
@@ -7120,6 +8062,7 @@ static void total_test(void)
 	print_per_op("injected", fz_sh->inj_calls);
 	tap_diag("  reads compared with a contents shadow: %llu",
 		 (unsigned long long)fz_sh->sh_checks);
+	print_jobs(fz_sh->ops[OP_JOB], fz_sh->ops[OP_SVMJOB], fz_sh->jobs, fz_sh->job_races);
 	CHECK(total >= cfg.min_ops, "%llu operations, fewer than %llu", total,
 	      (unsigned long long)cfg.min_ops);
 }
