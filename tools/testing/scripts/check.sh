@@ -152,8 +152,10 @@ for entry in "${tiers[@]}"; do
 		verdict=FAIL
 		failed_tiers+=("$name")
 	fi
-	summary+=("$(printf '%-18s %s  %4d passed, %3d failed  (%d s)' \
-		"$name" "$verdict" "$p" "$f" "$secs")")
+	# A guest's tier names the kernel it booted (run.sh's begin marker).
+	kern=$(grep -m1 -oE '@@accmap-vm begin [^ ]+' "$log" | cut -d' ' -f3 || true)
+	summary+=("$(printf '%-18s %s  %4d passed, %3d failed  (%d s)%s' \
+		"$name" "$verdict" "$p" "$f" "$secs" "${kern:+  $kern}")")
 done
 
 [ "$deps_status" = 0 ] || { total_fail=$((total_fail + 1)); summary+=("install-deps FAIL"); }
