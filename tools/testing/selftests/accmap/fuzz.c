@@ -70,8 +70,9 @@
  *     raced it: FREE of a buffer it does not use or of its input
  *     buffer's id (the session keeps the memory), munmap (a PROT_NONE
  *     mapping in the page's place), a fresh mapping or MADV_DONTNEED of
- *     a page of its SVM range it does not use, SVM SET_ATTR that leaves it the access it needs.  A page of
- *     its inputs unmapped while it runs gives that, or EIO with
+ *     a page of its SVM range it does not use, SVM SET_ATTR that leaves
+ *     it the access it needs.  A page of its inputs unmapped while it
+ *     runs gives that, or EIO with
  *     ACCMAP_REPLAY_MMU_FAULT, a read translation fault inside the page
  *     in its address space, and nothing written;
  *   - where injection failed a call of the job ops (REPLAY_SETUP, RUN,
@@ -6621,7 +6622,8 @@ static bool op_cknoperm(struct fz_thread *t)
  * result right: FREE of a private buffer the job does not use, or of the
  * id of its input buffer (the session keeps the memory); munmap (by a
  * PROT_NONE mapping in the page's place: job_unmap()), a fresh mapping
- * or MADV_DONTNEED of a page of the SVM range the job does not use; SVM SET_ATTR of such a page, or of the job's own pages with
+ * or MADV_DONTNEED of a page of the SVM range the job does not use;
+ * SVM SET_ATTR of such a page, or of the job's own pages with
  * attributes that leave it the access it needs.  One race may fail the
  * job: a page of its inputs unmapped (OP_SVMJOB).  Then either the job
  * read that page first and is right, or the wait ends with EIO,
@@ -6797,7 +6799,8 @@ static bool job_setup_done(struct fz_thread *t, struct fz_job *j,
 	if (!ret) {
 		if (!a->session || a->session > FZ_SESS_MAX || sess_find(t, a->session) ||
 		    a->failed_map != NO_INDEX || !a->table_pages) {
-			FZ_FAIL(t, "REPLAY_SETUP of a job: session %u failed_map %#x table_pages %u",
+			FZ_FAIL(t,
+				"REPLAY_SETUP of a job: session %u failed_map %#x table_pages %u",
 				a->session, a->failed_map, a->table_pages);
 			return false;
 		}
@@ -6807,7 +6810,7 @@ static bool job_setup_done(struct fz_thread *t, struct fz_job *j,
 	if ((intact || t->inj_wb) &&
 	    (a->session || a->table_pages ||
 	     (a->failed_map != NO_INDEX && a->failed_map >= a->nr_maps)))
-		FZ_FAIL(t, "REPLAY_SETUP of a job failed with %s: session %u table_pages %u failed_map %#x",
+		FZ_FAIL(t, "REPLAY_SETUP of a job: %s, session %u table_pages %u failed_map %#x",
 			ename(-ret), a->session, a->table_pages, a->failed_map);
 	t->jobs[JOBS_INJ] += t->inj;
 	job_no_session(t);
@@ -6884,7 +6887,7 @@ static int job_settle(struct fz_thread *t, const struct fz_job *j, int failed,
 	if (failed == -ENOMEM &&
 	    (simdrv_read_reg(t->own, j->session, SIMDRV_JOB_IRQ_RAWSTAT, &raw) ||
 	     !(raw & SIMDRV_JOB_IRQ_DONE(j->w.slot))))
-		FZ_FAIL(t, "a wait failed with ENOMEM, yet took the done interrupt: JOB_IRQ_RAWSTAT %#x",
+		FZ_FAIL(t, "a wait failed with ENOMEM but took the done IRQ: JOB_IRQ_RAWSTAT %#x",
 			raw);
 	return 0;
 }
@@ -6932,6 +6935,14 @@ static const char *job_name(const struct fz_job *j)
 	return j->w.op == ACCMAP_SIM_OP_VADD_I32 ? "VADD" : "MATMUL";
 }
 
+/* A job's shape and place, for failure lines: "MATMUL 4x4x4 (format 0 as 1 slot 1". */
+static const char *job_what(const struct fz_job *j, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %ux%ux%u (format %u as %u slot %u", job_name(j), j->w.m, j->w.n,
+		 j->w.k, j->w.format, j->w.as, j->w.slot);
+	return buf;
+}
+
 /*
  * Checks @j's end: @ret and @r of the run that waited for it, @status
  * (the descriptor's status word) and @c (C) as they are now.  Done, C
@@ -6944,6 +6955,7 @@ static void job_check(struct fz_thread *t, const struct fz_job *j, int ret,
 		      uint64_t hole, uint64_t hole_len, enum fz_jrace race)
 {
 	uint32_t st = r->fault_status, i;
+	char what[96];
 
 	if (!ret && status == SIMDRV_JOB_STATUS_DONE) {
 		for (i = 0; i < j->ec && c[i] == j->want[i]; i++)
@@ -6951,9 +6963,9 @@ static void job_check(struct fz_thread *t, const struct fz_job *j, int ret,
 		if (i == j->ec)
 			t->jobs[JOBS_COMPARED]++;
 		else
-			FZ_FAIL(t, "%s %ux%ux%u (format %u as %u slot %u): C[%u] is %#x, the CPU's %#x",
-				job_name(j), j->w.m, j->w.n, j->w.k, j->w.format, j->w.as,
-				j->w.slot, i, (uint32_t)c[i], (uint32_t)j->want[i]);
+			FZ_FAIL(t, "%s): C[%u] is %#x, the CPU's %#x",
+				job_what(j, what, sizeof(what)), i, (uint32_t)c[i],
+				(uint32_t)j->want[i]);
 		return;
 	}
 	if (ret == -EIO && hole && r->reason == ACCMAP_REPLAY_MMU_FAULT &&
@@ -6969,9 +6981,9 @@ static void job_check(struct fz_thread *t, const struct fz_job *j, int ret,
 				(unsigned long long)r->fault_addr, i, (uint32_t)c[i]);
 		return;
 	}
-	FZ_FAIL(t, "%s %ux%ux%u (format %u as %u slot %u, race %s): %s, reason %u, fault %#x at %#llx in %#x, op %u, status %#x",
-		job_name(j), j->w.m, j->w.n, j->w.k, j->w.format, j->w.as, j->w.slot,
-		fz_jrace_names[race], ename(-ret), r->reason, st,
+	FZ_FAIL(t, "%s, race %s): %s, reason %u, fault %#x at %#llx in %#x, op %u, status %#x",
+		job_what(j, what, sizeof(what)), fz_jrace_names[race], ename(-ret), r->reason,
+		st,
 		(unsigned long long)r->fault_addr, r->fault_as, r->failed_op, status);
 	tap_diag("  job: descriptor at %#llx, A %#llx, B %#llx, C %#llx; hole %#llx",
 		 (unsigned long long)j->va_desc, (unsigned long long)j->va_a,
@@ -7750,14 +7762,15 @@ static void print_jobs(uint64_t buf_jobs, uint64_t svm_jobs, const uint64_t *job
 	char line[256];
 	size_t n = 0;
 
-	tap_diag("  jobs: %llu over buffers, %llu over SVM; %llu results compared with the CPU's, %llu stopped by a fault in inputs a race unmapped, %llu never started (injection)",
+	tap_diag("  jobs: %llu over buffers, %llu over SVM; %llu results compared with the CPU's",
 		 (unsigned long long)buf_jobs, (unsigned long long)svm_jobs,
-		 (unsigned long long)jobs[JOBS_COMPARED], (unsigned long long)jobs[JOBS_FAULTED],
-		 (unsigned long long)jobs[JOBS_UNRUN]);
+		 (unsigned long long)jobs[JOBS_COMPARED]);
+	tap_diag("  jobs: %llu faulted (an input unmapped by a race), %llu not started (injected)",
+		 (unsigned long long)jobs[JOBS_FAULTED], (unsigned long long)jobs[JOBS_UNRUN]);
 	for (int k = 0; k < JR_COUNT; k++)
 		n += snprintf(line + n, sizeof(line) - n, " %s %llu", fz_jrace_names[k],
 			      (unsigned long long)races[k]);
-	tap_diag("  jobs: injected failures checked all or nothing %llu; races %llu over while the job ran:%s",
+	tap_diag("  jobs: %llu checked all or nothing after injection; %llu raced:%s",
 		 (unsigned long long)jobs[JOBS_INJ], (unsigned long long)jobs[JOBS_OVERLAP], line);
 }
 
