@@ -6818,6 +6818,29 @@ static bool job_setup_done(struct fz_thread *t, struct fz_job *j,
 }
 
 /*
+ * REPLAY_SETUP of a job's session on the model, @a holding the maps or
+ * the SVM range; the outputs start as garbage.  True if the session is
+ * there (j->session).
+ */
+static bool job_setup(struct fz_thread *t, struct fz_job *j, struct accmap_replay_setup *a,
+		      const char *what)
+{
+	bool intact;
+	int ret;
+
+	a->target = env.sim;
+	a->format = j->w.format;
+	a->as = j->w.as;
+	a->session = GARBAGE_U32;
+	a->failed_map = GARBAGE_U32;
+	a->table_pages = GARBAGE_U32;
+	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_SETUP, a,
+			RES_OK | RES_E(ENOMEM) | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
+			what, &intact);
+	return job_setup_done(t, j, a, ret, intact);
+}
+
+/*
  * After the submission failed by injection: whether none (0) or all (1)
  * of its list ran, as the model's registers say (a fresh session's GPU is
  * powered off, its slots idle); -1, and a failure, for anything else.
@@ -7138,7 +7161,6 @@ static bool op_job(struct fz_thread *t)
 	struct accmap_replay_run r;
 	enum fz_jrace race = JR_NONE;
 	struct fz_job j;
-	bool intact;
 	int ret;
 
 	if (t->own < 0)
@@ -7195,17 +7217,8 @@ static bool op_job(struct fz_thread *t)
 	memset(&a, 0, sizeof(a));
 	a.maps = (uintptr_t)maps;
 	a.nr_maps = y ? 2 : 1;
-	a.target = env.sim;
-	a.format = j.w.format;
-	a.as = j.w.as;
 	a.va_bits = va_bits;
-	a.session = GARBAGE_U32;
-	a.failed_map = GARBAGE_U32;
-	a.table_pages = GARBAGE_U32;
-	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_SETUP, &a,
-			RES_OK | RES_E(ENOMEM) | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
-			"REPLAY_SETUP of a job over buffers", &intact);
-	if (!job_setup_done(t, &j, &a, ret, intact))
+	if (!job_setup(t, &j, &a, "REPLAY_SETUP of a job over buffers"))
 		return true;
 
 	ret = job_run(t, &j, 0, j.nsubmit, RES_OK, &r, "REPLAY_RUN submitting a job");
@@ -7338,7 +7351,6 @@ static bool op_svmjob(struct fz_thread *t)
 	enum fz_jrace race = JR_NONE;
 	struct fz_job j;
 	uint32_t st;
-	bool intact;
 	int ret;
 
 	if (t->own < 0 || !base)
@@ -7368,20 +7380,11 @@ static bool op_svmjob(struct fz_thread *t)
 		((uint32_t *)(uintptr_t)j.va_c)[i] = GARBAGE_U32;
 
 	memset(&a, 0, sizeof(a));
-	a.target = env.sim;
-	a.format = j.w.format;
-	a.as = j.w.as;
 	a.va_bits = ACCMAP_REPLAY_VA_BITS_MAX;
 	a.flags = ACCMAP_REPLAY_SETUP_SVM;
 	a.svm_start = (uintptr_t)base;
 	a.svm_size = len;
-	a.session = GARBAGE_U32;
-	a.failed_map = GARBAGE_U32;
-	a.table_pages = GARBAGE_U32;
-	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_SETUP, &a,
-			RES_OK | RES_E(ENOMEM) | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
-			"REPLAY_SETUP of an SVM session for a job", &intact);
-	if (!job_setup_done(t, &j, &a, ret, intact))
+	if (!job_setup(t, &j, &a, "REPLAY_SETUP of an SVM session for a job"))
 		return true;
 
 	ret = job_run(t, &j, 0, j.nsubmit, RES_OK, &r, "REPLAY_RUN submitting an SVM job");
