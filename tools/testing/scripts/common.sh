@@ -95,7 +95,7 @@ kernel_dir() {
 # from its package into the cache, never installed).
 mainline_source() {
 	local m
-	m=$(cat "$CACHE/mainline-src" 2>/dev/null || true)
+	m=$(cut -d' ' -f1-3 "$CACHE/mainline-src" 2>/dev/null || true)
 	[ -n "$m" ] || die "no $CACHE/mainline-src: run tools/testing/scripts/install-deps.sh"
 	printf '%s\n' "$m"
 }

@@ -333,33 +333,63 @@ if ! k510_ready; then
 	mv "$CACHE/k510-abi.tmp" "$CACHE/k510-abi"
 fi
 
-# The newest kernel release Debian packages as source: linux-source-X.Y
-# from unstable or experimental (a release, not a ~rc), for the amd64
-# debug kernel build-kernel.sh builds.  The package is unpacked into the cache,
-# never installed; "SERIES VERSION TARBALL" goes to $CACHE/mainline-src.
-# Those suites' lists stay out of the host's apt (a private apt state
-# under the cache).  Chosen once: remove $CACHE/mainline-src to look for
-# a newer release.
-read -r _ _ ml_tarball <<<"$(cat "$CACHE/mainline-src" 2>/dev/null || true)"
-if [ -z "${ml_tarball:-}" ] || [ ! -f "$ml_tarball" ]; then
-	private_apt unstable amd64 "http://deb.debian.org/debian sid" \
-		"http://deb.debian.org/debian experimental" || exit 1
-	sopts=("${papt_opts[@]}")
-	# Every version of every linux-source-X.Y, the newest release first.
-	ml=$(apt-cache "${sopts[@]}" search --names-only '^linux-source-[0-9]+\.[0-9]+$' |
-	     awk '{print $1}' | while read -r p; do
-		apt-cache "${sopts[@]}" madison "$p" | awk -F'|' '{gsub(/ /, ""); print $1, $2}'
-	     done | grep -v '~' | sort -k2,2V | tail -n 1)
-	read -r ml_pkg ml_ver <<<"$ml"
-	[ -n "${ml_ver:-}" ] || { echo "install-deps: no linux-source release offered" >&2; exit 1; }
+# The newest kernel release Debian packages as source: the newest
+# linux-source-X.Y of every suite read here (unstable, experimental and
+# the backports of Debian 13 and 12; a release, not a ~rc), for the amd64
+# debug kernel build-kernel.sh builds.  The package is unpacked into the
+# cache, never installed; "SERIES VERSION TARBALL" goes to
+# $CACHE/mainline-src, with the list of suites searched.  Those suites'
+# lists stay out of the host's apt (a private apt state under the cache).
+# Chosen once for a list of suites (a cache whose choice was made from
+# another list chooses again): remove $CACHE/mainline-src to look for a
+# newer release, or run this script with --newest-source to see which it
+# would pick, changing nothing.
+newest_suites=("http://deb.debian.org/debian sid" "http://deb.debian.org/debian experimental"
+	       "http://deb.debian.org/debian trixie-backports"
+	       "http://deb.debian.org/debian bookworm-backports")
+# newest_source APT-STATE-NAME: sets ml_pkg, ml_ver and ml_suite to the
+# newest release among the linux-source-X.Y the suites offer, and
+# papt_opts to that apt state.  Versions are compared as dpkg does; an
+# upstream part with a ~ (7.4~rc3) is a release candidate, while a ~ in
+# the Debian revision (7.3.4-1~bpo13+1, a backport) is not.
+newest_source() {
+	local pkg ver suite
+	ml_pkg='' ml_ver='' ml_suite=''
+	private_apt "$1" amd64 "${newest_suites[@]}" || return 1
+	while read -r pkg ver suite; do
+		case ${ver%-*} in *'~'*) continue ;; esac
+		if [ -z "$ml_ver" ] || dpkg --compare-versions "$ver" gt "$ml_ver"; then
+			ml_pkg=$pkg ml_ver=$ver ml_suite=$suite
+		fi
+	done < <(apt-cache "${papt_opts[@]}" search --names-only '^linux-source-[0-9]+\.[0-9]+$' |
+		 awk '{print $1}' | while read -r pkg; do
+			apt-cache "${papt_opts[@]}" madison "$pkg" |
+				awk -F'|' '{gsub(/ /, "", $1); gsub(/ /, "", $2);
+					    split($3, w, " "); sub(/\/.*/, "", w[2]); print $1, $2, w[2]}'
+		 done)
+	[ -n "$ml_ver" ] || { echo "install-deps: no linux-source release offered" >&2; return 1; }
+}
+
+if [ "${1:-}" = --newest-source ]; then
+	newest_source newest-source || exit 1
+	echo "install-deps: the newest linux-source is $ml_pkg $ml_ver, from $ml_suite" \
+		"(in use: $(cut -d' ' -f1,2 "$CACHE/mainline-src" 2>/dev/null || echo none))"
+	exit 0
+fi
+
+ml_suites=$(printf '%s\n' "${newest_suites[@]}" | awk '{print $2}' | paste -sd,)
+read -r _ _ ml_tarball ml_from <<<"$(cat "$CACHE/mainline-src" 2>/dev/null || true)"
+if [ -z "${ml_tarball:-}" ] || [ ! -f "$ml_tarball" ] || [ "${ml_from:-}" != "$ml_suites" ]; then
+	newest_source unstable || exit 1
+	echo "install-deps: the newest linux-source: $ml_pkg $ml_ver, from $ml_suite"
 	ml_series=${ml_pkg#linux-source-}
 	ml_dir=$CACHE/src/pkg-$ml_pkg-$ml_ver
-	apt_opts=("${sopts[@]}")
+	apt_opts=("${papt_opts[@]}")
 	fetch "$ml_dir" "$ml_pkg=$ml_ver"
 	apt_opts=()
 	ml_tarball=$ml_dir/usr/src/$ml_pkg.tar.xz
 	[ -f "$ml_tarball" ] || { echo "install-deps: $ml_pkg $ml_ver has no $ml_tarball" >&2; exit 1; }
-	echo "$ml_series $ml_ver $ml_tarball" >"$CACHE/mainline-src"
+	echo "$ml_series $ml_ver $ml_tarball $ml_suites" >"$CACHE/mainline-src"
 fi
 
 touch "$stamp"

@@ -10,7 +10,8 @@
 #             DEBUG_VM, fault injection and friends: the fuzz and stress
 #             tiers of make check.  On amd64 it is built from the newest
 #             linux-source-* Debian offers (install-deps.sh fetches it
-#             from unstable or experimental), so that the newest kernel
+#             from unstable, experimental or the backports of Debian 13
+#             and 12), so that the newest kernel
 #             line accmap supports runs every selftest under the
 #             checkers; on arm64 from linux-source-6.1, the line of
 #             Debian 12's distro kernel.
