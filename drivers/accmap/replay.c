@@ -207,9 +207,14 @@ static int accmap_replay_map_model(struct accmap_replay_session *s,
 	u64 head;
 
 	if (!handle->pages) {
-		if (ops->add_memory)
-			ops->add_memory(s, handle->phys + m->offset,
-					handle->kaddr + m->offset, m->length);
+		if (ops->add_memory) {
+			int ret = ops->add_memory(s, handle->phys + m->offset,
+						  handle->kaddr + m->offset,
+						  m->length);
+
+			if (ret)
+				return ret;
+		}
 		return accmap_replay_map_range(s, m, m->gpu_va,
 					       handle->phys + m->offset,
 					       m->length);
@@ -244,10 +249,11 @@ static int accmap_replay_map_model(struct accmap_replay_session *s,
 		to = min_t(u64, (u64)(i + run) * PAGE_SIZE - head, m->length);
 		pa += i ? 0 : head;
 
-		if (ops->add_memory)
-			ops->add_memory(s, pa, m->vaddr + head + from, to - from);
-		ret = accmap_replay_map_range(s, m, m->gpu_va + from, pa,
-					      to - from);
+		ret = ops->add_memory ?
+		      ops->add_memory(s, pa, m->vaddr + head + from, to - from) : 0;
+		if (!ret)
+			ret = accmap_replay_map_range(s, m, m->gpu_va + from, pa,
+						      to - from);
 		if (ret)
 			return ret;
 	}

@@ -138,7 +138,7 @@ struct accmap_replay_fault {
  * @add_memory: optional: @len bytes of buffer memory at device address
  *             @dma are reachable by the CPU at @kva (the model reads and
  *             writes GPU memory only through what it was given here and
- *             through its table pages)
+ *             through its table pages).  0, or -ENOMEM: the setup fails
  * @dma_dev:   optional: the device buffers are DMA-mapped for; if NULL,
  *             device addresses are CPU physical addresses
  * @run_begin: optional: called before a run (e.g. take the window)
@@ -177,8 +177,8 @@ struct accmap_replay_target_ops {
 	int (*stop)(struct accmap_replay_session *s);
 	void (*close)(struct accmap_replay_session *s);
 	const struct accmap_pgt_alloc_ops *pgt_alloc;
-	void (*add_memory)(struct accmap_replay_session *s, u64 dma,
-			   void *kva, u64 len);
+	int (*add_memory)(struct accmap_replay_session *s, u64 dma,
+			  void *kva, u64 len);
 	struct device *(*dma_dev)(struct accmap_replay_session *s);
 	int (*run_begin)(struct accmap_replay_session *s);
 	void (*run_end)(struct accmap_replay_session *s);

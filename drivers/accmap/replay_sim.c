@@ -894,12 +894,14 @@ static const struct accmap_pgt_alloc_ops sim_pgt_ops = {
  *
  * Only whole 4 KiB frames inside [@dma, @dma + @len) become reachable, and
  * only if @dma and @kva have the same offset in a frame; a frame already
- * known keeps its first address.  If memory for the index runs out, the
- * rest stays unreachable: jobs touching it fail with a bus fault.  The
- * memory must stay valid until stop (or close) has returned.
+ * known keeps its first address.  The memory must stay valid until stop
+ * (or close) has returned.
+ *
+ * Return: 0, or -ENOMEM if the index of frames could not grow (frames
+ * indexed before stay so until close).
  */
-static void sim_add_memory(struct accmap_replay_session *s, u64 dma,
-			   void *kva, u64 len)
+static int sim_add_memory(struct accmap_replay_session *s, u64 dma,
+			  void *kva, u64 len)
 {
 	struct sim *sim = sim_of(s);
 	u64 first, end, a;
@@ -908,19 +910,18 @@ static void sim_add_memory(struct accmap_replay_session *s, u64 dma,
 
 	if ((dma ^ (unsigned long)kva) & (SIM_FRAME_SIZE - 1) ||
 	    check_add_overflow(dma, len, &end))
-		return;
+		return 0;
 	first = round_up(dma, SIM_FRAME_SIZE);
 	end = round_down(end, SIM_FRAME_SIZE);
 	for (a = first; a < end; a += SIM_FRAME_SIZE) {
 		if (!sim_frame(a, &frame))
-			return;
+			return 0;
 		ret = xa_insert(&sim->mem, frame, kva + (a - dma), GFP_KERNEL_ACCOUNT);
-		if (ret == -ENOMEM) {
-			pr_warn_ratelimited("sim: no memory to index buffer memory\n");
-			return;
-		}
+		if (ret == -ENOMEM)
+			return ret;
 		cond_resched();
 	}
+	return 0;
 }
 
 /* ---- job chains ------------------------------------------------------- */

@@ -992,8 +992,8 @@ static u64 sim_page(struct kunit *test, struct sim_env *e, u32 perm)
 	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	e->pages[e->npages++] = page;
-	e->target.ops->add_memory(&e->s, page_to_phys(page),
-				  page_address(page), PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, e->target.ops->add_memory(&e->s, page_to_phys(page),
+							page_address(page), PAGE_SIZE), 0);
 	KUNIT_ASSERT_EQ(test, accmap_pgt_map(e->s.pgt, va, page_to_phys(page),
 					     SZ_4K, perm, 0), 0);
 	return va;

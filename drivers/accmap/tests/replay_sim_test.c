@@ -253,7 +253,7 @@ static void *fx_mem_page(struct kunit *test, struct sim_fixture *fx, u64 *pa)
 {
 	void *kva = fx_page(test, fx, pa);
 
-	fx->ops->add_memory(&fx->s, *pa, kva, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, fx->ops->add_memory(&fx->s, *pa, kva, PAGE_SIZE), 0);
 	return kva;
 }
 
@@ -1313,8 +1313,9 @@ static void sim_foreign_memory(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rd(fx, MALI_MMU_IRQ_RAWSTAT), 0U);
 
 	/* Memory handed over in pieces smaller than a frame is not reachable. */
-	fx->ops->add_memory(&fx->s, foreign_pa + 8, foreign + 8, SZ_4K - 8);
-	fx->ops->add_memory(&fx->s, foreign_pa, foreign + 4, SZ_4K);
+	KUNIT_ASSERT_EQ(test, fx->ops->add_memory(&fx->s, foreign_pa + 8, foreign + 8,
+						  SZ_4K - 8), 0);
+	KUNIT_ASSERT_EQ(test, fx->ops->add_memory(&fx->s, foreign_pa, foreign + 4, SZ_4K), 0);
 	put32(test, fx, jd, 0);
 	fx_start(fx, 0, jd, 0);
 	KUNIT_EXPECT_EQ(test, fx_wait_job(test, fx, 0),
