@@ -234,13 +234,14 @@ amd64)
 	make_args=()
 	cc=gcc
 	busybox=$(command -v busybox || echo /bin/busybox)
-	# No CMPXCHG16B: Debian 12's qemu (7.2) runs it through a helper that
-	# computes the flags from a condition-code state the translator has
-	# not yet written back, so after "add; xor; cmpxchg16b" (SLUB's
-	# per-CPU fast path) EFLAGS can take a stale operand's bits (seen
-	# once as RFLAGS = the low half of RDI | ZF, then a double fault in
-	# kmem_cache_alloc_node).  Without CX16 the kernel uses its own
-	# emulation of the per-CPU compare-and-exchange and never issues it.
+	# No CMPXCHG16B: as we read qemu's source of 7.2's time, TCG runs it
+	# through a helper that computes the flags from a condition-code
+	# state the translator has not yet written back, so after "add; xor;
+	# cmpxchg16b" (SLUB's per-CPU fast path) EFLAGS can take a stale
+	# operand's bits (seen once as RFLAGS = the low half of RDI | ZF,
+	# then a double fault in kmem_cache_alloc_node).  Without CX16 the
+	# kernel uses its own emulation of the per-CPU compare-and-exchange
+	# and never issues it.
 	qemu=(qemu-system-x86_64 -accel tcg -cpu "qemu64,-cx16" -m "$mem" -smp 2)
 	console=ttyS0
 	# No check that the IO-APIC timer ticks in time: under TCG on a loaded
