@@ -82,8 +82,10 @@ static vm_fault_t accmap_insert(struct vm_fault *vmf, unsigned long addr,
  * @handle: its buffer
  * @start: the first address of the block in @vma
  * @pgoff: the buffer page mapped at @start
- * @prot: the protection of the faulting page's entry, once @have_prot
- * @have_prot: @prot is set
+ * @prot: the protection of the block's entries, once @have_prot
+ * @mkdirty: @prot is the vma's, and the entries are made young and dirty
+ *           as the faulting page's was
+ * @have_prot: @prot and @mkdirty are set
  */
 struct accmap_fill {
 	struct vm_area_struct *vma;
@@ -91,16 +93,20 @@ struct accmap_fill {
 	unsigned long start;
 	unsigned long pgoff;
 	pgprot_t prot;
+	bool mkdirty;
 	bool have_prot;
 };
 
 /*
  * apply_to_page_range()'s callback, under the page table's lock.  Its
  * first call is for the faulting page, whose entry the kernel's own
- * insert has just written: the entry's protection, memory type included
- * (x86 with PAT may choose another cache mode than the vma's for the
- * buffer's memory type), is the one every other page of the buffer gets,
- * so that they all map as the kernel would map them.  Entries already
+ * insert has just written.  Where the architecture has its own
+ * pte_pgprot(), that entry's protection, memory type included (x86 with
+ * PAT may choose another cache mode than the vma's for the buffer's
+ * memory type), is the one every other page of the block gets, so that
+ * they all map as the kernel would map them.  Elsewhere (arm64 before
+ * 5.14) the kernel's insert maps with the vma's protection as it is, made
+ * young and dirty in a writable vma, and so does this.  Entries already
  * present (another thread's fault) are left alone.
  */
 static int accmap_fill_pte(pte_t *ptep, unsigned long addr, void *data)
@@ -113,7 +119,12 @@ static int accmap_fill_pte(pte_t *ptep, unsigned long addr, void *data)
 		/* Gone again already: let every page fault for itself. */
 		if (!pte_present(pte))
 			return -EAGAIN;
-		fill->prot = accmap_pte_pgprot(pte);
+		if (accmap_have_pte_pgprot()) {
+			fill->prot = accmap_pte_pgprot(pte);
+		} else {
+			fill->prot = fill->vma->vm_page_prot;
+			fill->mkdirty = fill->vma->vm_flags & VM_WRITE;
+		}
 		fill->have_prot = true;
 		return 0;
 	}
@@ -121,8 +132,10 @@ static int accmap_fill_pte(pte_t *ptep, unsigned long addr, void *data)
 		return 0;
 	pfn = accmap_handle_pfn(fill->handle,
 				fill->pgoff + ((addr - fill->start) >> PAGE_SHIFT));
-	set_pte_at(fill->vma->vm_mm, addr, ptep,
-		   pte_mkspecial(pfn_pte(pfn, fill->prot)));
+	pte = pte_mkspecial(pfn_pte(pfn, fill->prot));
+	if (fill->mkdirty)
+		pte = pte_mkyoung(pte_mkdirty(pte));
+	set_pte_at(fill->vma->vm_mm, addr, ptep, pte);
 	update_mmu_cache(fill->vma, addr, ptep);
 	return 0;
 }
@@ -136,29 +149,13 @@ static int accmap_fill_pte(pte_t *ptep, unsigned long addr, void *data)
 static void accmap_fill(struct vm_fault *vmf, unsigned long start,
 			unsigned long end, unsigned long pgoff)
 {
-	unsigned long fault = vmf->address & PAGE_MASK, addr;
+	unsigned long fault = vmf->address & PAGE_MASK;
 	struct accmap_fill fill = {
 		.vma = vmf->vma,
 		.handle = vmf->vma->vm_private_data,
 		.start = start,
 		.pgoff = pgoff,
 	};
-
-	/*
-	 * Without the architecture's pte_pgprot() the protection cannot be
-	 * taken from the entry: one insert per page, as the kernel makes it.
-	 */
-	if (!accmap_have_pte_pgprot()) {
-		for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
-			if (addr == fault)
-				continue;
-			if (accmap_insert(vmf, addr,
-					  accmap_handle_pfn(fill.handle, pgoff)) !=
-			    VM_FAULT_NOPAGE)
-				break;
-		}
-		return;
-	}
 
 	/* From the faulting page on (its entry first), then the pages before. */
 	if (apply_to_page_range(fill.vma->vm_mm, fault, end - fault,
