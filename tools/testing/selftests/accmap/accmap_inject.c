@@ -11,7 +11,9 @@
  * nothing else; once its client is closed, debugfs's totals (clients,
  * allocations, orphans, heap bytes in use, replay sessions) must be back
  * where they were, and a KASAN, kmemleak or lockdep report of any of it
- * fails the run.  This walks every unwinding path of those calls on
+ * fails the run.  Where a case has a check of its result (WRITE's bytes,
+ * a restored client's state, a replay session's job), every success is
+ * checked so, the recovered-from ones included.  This walks every unwinding path of those calls on
  * purpose, where the fuzzer's random injection reaches them by chance.
  *
  * Needs a kernel with CONFIG_FAULT_INJECTION and the failslab,
@@ -150,7 +152,7 @@ static bool totals_same(const struct totals *a, const struct totals *b)
  */
 struct ctx {
 	int dev, dev2, fd;
-	uint32_t id, session, heap, target;
+	uint32_t id, session, heap, target, gpu_id;
 	void *mem;
 	uint8_t data[2 * 4096];
 	/* A dumped client: its state, and its one written buffer's bytes. */
@@ -354,9 +356,14 @@ static int call_label(struct ctx *c)
 
 static bool prep_target(struct ctx *c)
 {
-	return prep_buffer(c) &&
-	       CHECK(accmap_replay_find_target(c->dev, SIMDRV_TARGET, &c->target, NULL) == 0,
-		     "no target %s", SIMDRV_TARGET);
+	struct accmap_replay_target_info info;
+
+	if (!prep_buffer(c) ||
+	    !CHECK(accmap_replay_find_target(c->dev, SIMDRV_TARGET, &c->target, &info) == 0,
+		   "no target %s", SIMDRV_TARGET))
+		return false;
+	c->gpu_id = info.gpu_id;
+	return true;
 }
 
 static int call_replay_setup(struct ctx *c)
@@ -369,8 +376,64 @@ static int call_replay_setup(struct ctx *c)
 					 .target = c->target,
 					 .format = ACCMAP_PGT_MALI_AARCH64_4K,
 					 .va_bits = VA_BITS };
+	int ret = raw_ioctl(c->dev, ACCMAP_IOC_REPLAY_SETUP, &s);
 
-	return raw_ioctl(c->dev, ACCMAP_IOC_REPLAY_SETUP, &s);
+	c->session = s.session;
+	return ret;
+}
+
+/* Where the job of after_replay_setup() keeps its parts in each page. */
+#define WALK_OUT	512	/* page 0: the sum and the count */
+#define WALK_NODE	1024	/* every page: the next node's address, a value */
+
+/*
+ * A session that REPLAY_SETUP returned, an injected failure recovered
+ * from or not, lets the GPU reach every page it maps: a job sums a list
+ * with one node on each page of the buffer and must end DONE with the
+ * sum.  A recovery that left part of the buffer out of the session fails
+ * here.  (The model's index of frames once did so when it could not
+ * grow; that took two failed allocations in a row, which one fail-nth
+ * point does not make, and the fuzzer's random injection found it.)
+ */
+static bool after_replay_setup(struct ctx *c)
+{
+	struct simdrv_submit sub = {
+		.format = ACCMAP_PGT_MALI_AARCH64_4K, .head = GPU_VA,
+		.timeout_us = 2000000, .reset = 1,
+	};
+	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
+	uint8_t desc[SIMDRV_JD_SIZE];
+	uint32_t out[2], status = GARBAGE_U32;
+	struct accmap_replay_run r;
+	struct accmap_sim_job job;
+	struct simdrv_gpu gpu;
+	int ret;
+
+	for (uint32_t i = 0; i < BUF_PAGES; i++) {
+		struct { uint64_t next; int32_t value; } node = {
+			.next = i + 1 < BUF_PAGES ? GPU_VA + (i + 1) * ps + WALK_NODE : 0,
+			.value = (int32_t)(i + 1) * 7,
+		};
+
+		if (!CHECK_OK(am_write(c->dev, c->id, i * ps + WALK_NODE, &node, sizeof(node))))
+			return false;
+	}
+	simdrv_list_sum_job(&job, GPU_VA + WALK_NODE, 0, 8, BUF_PAGES, GPU_VA + WALK_OUT);
+	simdrv_encode_job(desc, &job, 0);
+	ret = simdrv_probe(c->dev, c->session, c->gpu_id, &gpu);
+	if (!CHECK(ret == 0, "simdrv_probe: %s", err_name(ret)) ||
+	    !CHECK_OK(am_write(c->dev, c->id, 0, desc, sizeof(desc))))
+		return false;
+	ret = accmap_replay_run(c->dev, c->session, ops, simdrv_build_ops(&gpu, &sub, ops), &r);
+	if (!CHECK_OK(am_read(c->dev, c->id, SIMDRV_JD_EXCEPTION_STATUS, &status,
+			      sizeof(status))) ||
+	    !CHECK_OK(am_read(c->dev, c->id, WALK_OUT, out, sizeof(out))))
+		return false;
+	return CHECK(ret == 0 && status == SIMDRV_JOB_STATUS_DONE &&
+		     out[0] == 7 * BUF_PAGES * (BUF_PAGES + 1) / 2 && out[1] == BUF_PAGES,
+		     "job over %u pages: %s, reason %u, %#x at %#llx, job %#x, sum %u, %u nodes",
+		     BUF_PAGES, err_name(ret), r.reason, r.fault_status,
+		     (unsigned long long)r.fault_addr, status, out[0], out[1]);
 }
 
 static int call_replay_run(struct ctx *c)
@@ -509,7 +572,7 @@ static const struct inj_case cases[] = {
 	{ "CACHE_LIST", prep_buffer, call_cache_list, NULL },
 	{ "MAP_OFFSET", prep_buffer, call_map_offset, NULL },
 	{ "SET_TAG_LABEL", NULL, call_label, NULL },
-	{ "REPLAY_SETUP", prep_target, call_replay_setup, NULL },
+	{ "REPLAY_SETUP", prep_target, call_replay_setup, after_replay_setup },
 	{ "REPLAY_RUN", prep_session, call_replay_run, NULL },
 	{ "CHECKPOINT STATE", prep_buffer, call_state, NULL },
 	{ "CHECKPOINT restore", prep_dump, call_restore, after_restore },
