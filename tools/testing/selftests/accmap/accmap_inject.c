@@ -13,8 +13,9 @@
  * where they were, and a KASAN, kmemleak or lockdep report of any of it
  * fails the run.  Where a case has a check of its result (WRITE's bytes,
  * a restored client's state, a replay session's job), every success is
- * checked so, the recovered-from ones included.  This walks every unwinding path of those calls on
- * purpose, where the fuzzer's random injection reaches them by chance.
+ * checked so, the recovered-from ones included.  This walks every
+ * unwinding path of those calls on purpose, where the fuzzer's random
+ * injection reaches them by chance.
  *
  * Needs a kernel with CONFIG_FAULT_INJECTION and the failslab,
  * fail_page_alloc and fail_usercopy attributes in debugfs (accmap's debug
