@@ -68,8 +68,8 @@ tiers=(
 	"vm-arm64-rt|$short $t/vm/run.sh arm64-rt"
 	"vm-amd64-5.10|$short $t/vm/run.sh amd64-5.10"
 	"vm-arm64-5.10|$short $t/vm/run.sh arm64-5.10"
-	"vm-amd64-debug|$debug $t/vm/run.sh amd64-debug"
 	"vm-arm64-debug|$debug $t/vm/run.sh arm64-debug"
+	"vm-amd64-debug|$debug $t/vm/run.sh amd64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
 	"accmapctl|$t/scripts/accmapctl-test.sh"
@@ -79,18 +79,27 @@ tiers=(
 # The debug kernels, built ahead of their tiers at the lowest priority
 # while the stock kernels' guests run: those leave a core idle much of
 # the time (most selftests run one thread on a two-vCPU guest).  The
-# first debug tier waits for the build to end; the tiers' own
-# build-kernel.sh calls then find the kernels built.  Only a head start:
-# a build that failed here is built again, and reported, by its tier.
-# Not in a session of its own: nice only orders tasks of one autogroup.
+# builds start when the KUnit tier (which holds the build lock) ends,
+# arm64's first, then amd64's, which goes on beside the arm64 debug
+# tier.  Each debug tier waits for its kernel's build to end;
+# build-kernel.sh then finds it built.  Only a head start: a build that
+# failed here is built again, and reported, by its tier.  Not in a
+# session of its own: nice only orders tasks of one autogroup.
+declare -A prebuild_pid=()
 prebuild_kernels() {
-	local arch
-	for arch in amd64 arm64; do
-		ACCMAP_KERNEL_BUILD_TIMEOUT=5400 nice -n 19 \
-			"$t/vm/build-kernel.sh" debug "$arch" || true
+	local arch before=
+	for arch in arm64 amd64; do
+		(
+			while [ -n "$before" ] && kill -0 "$before" 2>/dev/null; do
+				sleep 5
+			done
+			ACCMAP_KERNEL_BUILD_TIMEOUT=5400 nice -n 19 \
+				"$t/vm/build-kernel.sh" debug "$arch"
+		) >"$CACHE/logs/prebuild-kernel-$arch.log" 2>&1 </dev/null &
+		prebuild_pid[$arch]=$!
+		before=$!
 	done
 }
-prebuild_pid=
 
 start_all=$SECONDS
 deps_status=0
@@ -141,13 +150,15 @@ for entry in "${tiers[@]}"; do
 	name=${entry%%|*}
 	read -r -a cmd <<<"${entry#*|}"
 	log=$CACHE/logs/check-$name.log
-	if [ "$name" = vm-amd64-debug ] && [ -n "$prebuild_pid" ]; then
-		say "waiting for the debug kernels' build"
+	arch=${name#vm-}
+	arch=${arch%-debug}
+	if [ "$name" = "vm-$arch-debug" ] && [ -n "${prebuild_pid[$arch]:-}" ]; then
+		say "waiting for the $arch debug kernel's build"
 		waited=$SECONDS
-		wait "$prebuild_pid" || true
-		prebuild_pid=
-		summary+=("$(printf '%-18s built beside the stock guests; waited %d s for the end' \
-			debug-kernels $((SECONDS - waited)))")
+		wait "${prebuild_pid[$arch]}" || true
+		unset "prebuild_pid[$arch]"
+		summary+=("$(printf '%-18s built in the background; waited %d s for the end' \
+			"kernel-$arch-debug" $((SECONDS - waited)))")
 	fi
 	say "=== $name: ${cmd[*]}"
 	start=$SECONDS
@@ -182,14 +193,13 @@ for entry in "${tiers[@]}"; do
 		"$name" "$verdict" "$p" "$f" "$secs" "${kern:+  $kern}")")
 	# KUnit holds the build lock while it builds: start after it.
 	if [ "$name" = kunit-debug ] && [ -z "${ACCMAP_NO_PREBUILD:-}" ]; then
-		say "building the debug kernels in the background (log $CACHE/logs/prebuild-kernels.log)"
-		prebuild_kernels >"$CACHE/logs/prebuild-kernels.log" 2>&1 </dev/null &
-		prebuild_pid=$!
+		say "building the debug kernels in the background (logs $CACHE/logs/prebuild-kernel-*.log)"
+		prebuild_kernels
 	fi
 done
-if [ -n "$prebuild_pid" ]; then
-	wait "$prebuild_pid" || true
-fi
+for pid in "${prebuild_pid[@]}"; do
+	wait "$pid" || true
+done
 
 [ "$deps_status" = 0 ] || { total_fail=$((total_fail + 1)); summary+=("install-deps FAIL"); }
 
