@@ -16,10 +16,10 @@
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
 #   arm64-rt (the same arm64 6.12 in Debian's PREEMPT_RT flavour), vm-test
 #   amd64-5.10, vm-test arm64-5.10 (Debian 11's 5.10), vm-test
-#   arm64-debug and amd64-debug (accmap's KASAN/lockdep/kmemleak kernels
-#   with fault injection, built in the background from the end of the
-#   KUnit tier: amd64's is the newest line Debian packages, arm64's 6.1;
-#   the fuzzer injects failures in half its seeds), lint (one W=1 + sparse build per line),
+#   amd64-debug and arm64-debug (accmap's KASAN/lockdep/kmemleak kernels
+#   with fault injection, built on first use: amd64's is the newest line
+#   Debian packages, arm64's 6.1; the fuzzer injects
+#   failures in half its seeds), lint (one W=1 + sparse build per line),
 #   dkms-test, accmapctl (its JSON
 #   against the schema, top's sums), fuzz-corpus (the GPUReplay importer's
 #   hostile inputs, on the host)
@@ -68,38 +68,13 @@ tiers=(
 	"vm-arm64-rt|$short $t/vm/run.sh arm64-rt"
 	"vm-amd64-5.10|$short $t/vm/run.sh amd64-5.10"
 	"vm-arm64-5.10|$short $t/vm/run.sh arm64-5.10"
-	"vm-arm64-debug|$debug $t/vm/run.sh arm64-debug"
 	"vm-amd64-debug|$debug $t/vm/run.sh amd64-debug"
+	"vm-arm64-debug|$debug $t/vm/run.sh arm64-debug"
 	"lint|$t/scripts/lint.sh"
 	"dkms|$t/scripts/dkms-test.sh"
 	"accmapctl|$t/scripts/accmapctl-test.sh"
 	"fuzz-corpus|$t/fuzz/run.sh check"
 )
-
-# The debug kernels, built ahead of their tiers at the lowest priority
-# while the stock kernels' guests run: those leave a core idle much of
-# the time (most selftests run one thread on a two-vCPU guest).  The
-# builds start when the KUnit tier (which holds the build lock) ends,
-# arm64's first, then amd64's, which goes on beside the arm64 debug
-# tier.  Each debug tier waits for its kernel's build to end;
-# build-kernel.sh then finds it built.  Only a head start: a build that
-# failed here is built again, and reported, by its tier.  Not in a
-# session of its own: nice only orders tasks of one autogroup.
-declare -A prebuild_pid=()
-prebuild_kernels() {
-	local arch before=
-	for arch in arm64 amd64; do
-		(
-			while [ -n "$before" ] && kill -0 "$before" 2>/dev/null; do
-				sleep 5
-			done
-			ACCMAP_KERNEL_BUILD_TIMEOUT=5400 nice -n 19 \
-				"$t/vm/build-kernel.sh" debug "$arch"
-		) >"$CACHE/logs/prebuild-kernel-$arch.log" 2>&1 </dev/null &
-		prebuild_pid[$arch]=$!
-		before=$!
-	done
-}
 
 start_all=$SECONDS
 deps_status=0
@@ -150,16 +125,6 @@ for entry in "${tiers[@]}"; do
 	name=${entry%%|*}
 	read -r -a cmd <<<"${entry#*|}"
 	log=$CACHE/logs/check-$name.log
-	arch=${name#vm-}
-	arch=${arch%-debug}
-	if [ "$name" = "vm-$arch-debug" ] && [ -n "${prebuild_pid[$arch]:-}" ]; then
-		say "waiting for the $arch debug kernel's build"
-		waited=$SECONDS
-		wait "${prebuild_pid[$arch]}" || true
-		unset "prebuild_pid[$arch]"
-		summary+=("$(printf '%-18s built in the background; waited %d s for the end' \
-			"kernel-$arch-debug" $((SECONDS - waited)))")
-	fi
 	say "=== $name: ${cmd[*]}"
 	start=$SECONDS
 	set +e
@@ -191,14 +156,6 @@ for entry in "${tiers[@]}"; do
 	kern=$(grep -m1 -oE '@@accmap-vm begin [^ ]+' "$log" | cut -d' ' -f3 || true)
 	summary+=("$(printf '%-18s %s  %4d passed, %3d failed  (%d s)%s' \
 		"$name" "$verdict" "$p" "$f" "$secs" "${kern:+  $kern}")")
-	# KUnit holds the build lock while it builds: start after it.
-	if [ "$name" = kunit-debug ] && [ -z "${ACCMAP_NO_PREBUILD:-}" ]; then
-		say "building the debug kernels in the background (logs $CACHE/logs/prebuild-kernel-*.log)"
-		prebuild_kernels
-	fi
-done
-for pid in "${prebuild_pid[@]}"; do
-	wait "$pid" || true
 done
 
 [ "$deps_status" = 0 ] || { total_fail=$((total_fail + 1)); summary+=("install-deps FAIL"); }
