@@ -104,10 +104,10 @@ struct accmap_fill {
  * pte_pgprot(), that entry's protection, memory type included (x86 with
  * PAT may choose another cache mode than the vma's for the buffer's
  * memory type), is the one every other page of the block gets, so that
- * they all map as the kernel would map them.  Elsewhere (arm64 before
- * 5.14) the kernel's insert maps with the vma's protection as it is, made
- * young and dirty in a writable vma, and so does this.  Entries already
- * present (another thread's fault) are left alone.
+ * they all map as the kernel would map them.  Elsewhere (5.10's arm64)
+ * the kernel's insert maps with the vma's protection as it is, made young
+ * and dirty in a writable vma, and so does this.  Entries already present
+ * (another thread's fault) are left alone.
  */
 static int accmap_fill_pte(pte_t *ptep, unsigned long addr, void *data)
 {

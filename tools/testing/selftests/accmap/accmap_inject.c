@@ -405,7 +405,7 @@ static bool after_replay_setup(struct ctx *c)
 	struct accmap_replay_op ops[SIMDRV_OPS_MAX];
 	uint8_t desc[SIMDRV_JD_SIZE];
 	uint32_t out[2], status = GARBAGE_U32;
-	struct accmap_replay_run r;
+	struct accmap_replay_run r = { 0 };
 	struct accmap_sim_job job;
 	struct simdrv_gpu gpu;
 	int ret;
