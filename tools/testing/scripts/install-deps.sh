@@ -166,6 +166,20 @@ private_apt() {
 	}
 }
 
+# The 6.1 line's packages are unpacked at paths without the ABI in them,
+# and the ABI follows the host's linux-headers-amd64: after a point
+# release (an upgrade of the host, or a fresh install-deps on the same
+# machine with another cache) a tree unpacked for the previous ABI must
+# go, or it would stand for the new one.
+for drop in "amd64/image:boot/vmlinuz-$abi-amd64" "arm64/image:boot/vmlinuz-$abi-arm64" \
+	    "arm64/headers:usr/src/linux-headers-$abi-arm64" \
+	    "amd64/headers-rt:usr/src/linux-headers-$abi-rt-amd64"; do
+	dir=$CACHE/${drop%%:*}
+	if [ -e "$dir/.unpacked" ] && [ ! -e "$dir/${drop#*:}" ]; then
+		echo "install-deps: $dir holds another ABI than $abi: unpacking $abi again"
+		rm -rf "$dir"
+	fi
+done
 fetch_image "$CACHE/amd64/image" "linux-image-$abi-amd64"
 fetch_image "$CACHE/arm64/image" "linux-image-$abi-arm64" arm64
 fetch "$CACHE/arm64/headers" "linux-headers-$abi-arm64:arm64"
