@@ -1443,6 +1443,32 @@ static int inject_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *ar
 }
 
 /*
+ * ENOMEM without injection.  The kernel's own small allocations (a handle,
+ * an id slot, a label, a dma-buf file, a vma, a fork's copy, a replay
+ * session of a few small mappings, the copy of a short list) do not fail
+ * here: the fuzzer runs in the root memory cgroup, and up to
+ * PAGE_ALLOC_COSTLY_ORDER a GFP_KERNEL allocation is retried, or the OOM
+ * killer runs, rather than fail.  Under injection inject_allowed() adds
+ * ENOMEM to every accmap ioctl that allocates (make-it-fail is on around
+ * those alone).  Only these calls may give it without injection:
+ *   - ALLOC, CREATE with ACCMAP_CREATE_ALLOC, RESTORE_BUFFER making a buffer
+ *     with memory: a buffer's pages (__GFP_RETRY_MAYFAIL), a full or
+ *     fragmented carveout or CMA range, RLIMIT_MEMLOCK;
+ *   - FROM_VA, UDMABUF_CREATE: long-term pins, which fail when a page
+ *     cannot be migrated out of CMA (and FROM_VA's RLIMIT_MEMLOCK);
+ *   - CACHE, CACHE_LIST, vgem's import of an accmap dma-buf: a DMA mapping
+ *     of the buffer, for maintenance or for the importer, which fails where
+ *     the device cannot reach the memory (cache.c, dmabuf.c);
+ *   - REPLAY_SETUP, REPLAY_RUN of op_rsetup()/op_rrun(): lists of up to
+ *     4096 maps or 2^20 ops copied through kvmalloc(), page tables and
+ *     vmap()s as large as the mappings;
+ *   - mmap() of a vgem dma-buf: vgem allocates the buffer's shmem pages
+ *     there, with __GFP_RETRY_MAYFAIL.
+ * The foreign buffers of op_foreign() are a few pages: dma-heap's order-0
+ * pages and vgem's export allocate only what cannot fail.
+ */
+
+/*
  * What an injected failure adds to a call's allowed results: EFAULT (a
  * failed user copy, possibly after the call did its work), and ENOMEM
  * for the calls that allocate.  Looking an id up, freeing one, reading a
@@ -1935,7 +1961,6 @@ static bool op_label(struct fz_thread *t)
 	default:
 		break;
 	}
-	x.may |= RES_E(ENOMEM);
 	if (!cl_get(t, &cl))
 		return false;
 	fz_ioctl(t, cl.fd, ACCMAP_IOC_SET_TAG_LABEL, &a, exp_allowed(&x), "SET_TAG_LABEL",
@@ -2060,7 +2085,8 @@ static bool op_create(struct fz_thread *t)
 		/* Unknown bits, or ALLOC with an empty heap mask. */
 		fault_if(&x, EINVAL, true);
 	}
-	x.may |= RES_E(ENOMEM);
+	if (with_alloc)
+		x.may |= RES_E(ENOMEM);
 	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_CREATE, &a, exp_allowed(&x), "CREATE", &intact);
 	if (!ret && intact) {
 		struct fz_handle *h = NULL;
@@ -2836,8 +2862,8 @@ static void getfd_shadow(struct fz_thread *t, struct fz_handle *h, int fd)
 {
 	void *p = mmap(NULL, h->size, PROT_READ, MAP_SHARED, fd, 0);
 
-	if (fz_expect(t, "mmap of a new export", p == MAP_FAILED ? -errno : 0,
-		      RES_OK | RES_E(ENOMEM)) && p != MAP_FAILED) {
+	if (fz_expect(t, "mmap of a new export", p == MAP_FAILED ? -errno : 0, RES_OK) &&
+	    p != MAP_FAILED) {
 		sh_map_check(t, h, p, 0, h->size, "through its new dma-buf's mmap is");
 		munmap(p, h->size);
 	}
@@ -2892,7 +2918,7 @@ static bool op_getfd(struct fz_thread *t)
 	fault_id(&x, &k, true);
 	if (mode == O_RDWR)
 		fault(&x, EACCES, tri_and(k.exists, k.readonly));
-	x.may |= RES_E(EMFILE) | RES_E(ENFILE) | RES_E(ENOMEM);
+	x.may |= RES_E(EMFILE) | RES_E(ENFILE);
 	/* The contents as they were, for a read through the new dma-buf. */
 	if (k.h && sh_get(k.h)) {
 		exp_h = *k.h;
@@ -2981,7 +3007,7 @@ static bool op_fromfd(struct fz_thread *t)
 	if (one_in(t, 24))
 		a.pad = (uint32_t)range(t, 1, UINT32_MAX);
 	fault_if(&x, EINVAL, a.flags || a.pad);
-	x.may |= RES_E(ENOMEM) | RES_E(ENOSPC);
+	x.may |= RES_E(ENOSPC);
 	ret = fz_ioctl(t, cl.fd, ACCMAP_IOC_FROM_FD, &a, exp_allowed(&x), "FROM_FD", &intact);
 	if (!ret && intact) {
 		if (cl.priv) {
@@ -3049,7 +3075,7 @@ static bool op_sync(struct fz_thread *t)
 	 * no DMA mask, on begin_cpu_access: that fails with EINVAL.  Not ours.
 	 */
 	if (!fz_expect(t, "DMA_BUF_IOCTL_SYNC", ret,
-		       valid ? RES_OK | RES_E(ENOMEM) | (e.origin == 'u' ? RES_E(EINVAL) : 0) :
+		       valid ? RES_OK | (e.origin == 'u' ? RES_E(EINVAL) : 0) :
 			       RES_E(EINVAL)))
 		FZ_FAIL(t, "of a dma-buf of kind %d origin %c, flags %#llx", e.kind,
 			e.origin ? e.origin : '-', (unsigned long long)s.flags);
@@ -3140,7 +3166,7 @@ static bool op_mmap(struct fz_thread *t)
 	}
 	p = mmap(NULL, len, prot, flags, e.fd, (off_t)off);
 	fz_expect(t, "mmap of a dma-buf", p == MAP_FAILED ? -errno : 0,
-		  want ? RES_E(want) : RES_OK | RES_E(ENOMEM));
+		  want ? RES_E(want) : RES_OK | (e.origin == 'v' ? RES_E(ENOMEM) : 0));
 	fd_release(slot);
 	if (p == MAP_FAILED)
 		return true;
@@ -3240,7 +3266,7 @@ static bool op_mapoff(struct fz_thread *t)
 	p = mmap(NULL, len, prot, flags, cl.fd, (off_t)(a.offset + first * env.page));
 	fz_expect(t, "mmap of /dev/accmap", p == MAP_FAILED ? -errno : 0,
 		  want == EACCES ? RES_E(EACCES) | RES_OK :
-		  want ? RES_E(want) : RES_OK | RES_E(ENOMEM));
+		  want ? RES_E(want) : RES_OK);
 	if (p == MAP_FAILED)
 		goto out;
 	if (want) {
@@ -3728,8 +3754,8 @@ static void sess_flood(struct fz_thread *t, struct accmap_replay_map *m)
 			fz_expect(t, "REPLAY_SETUP beyond 64 sessions", ret, RES_E(ENOSPC));
 			break;
 		}
-		if (!fz_expect(t, "REPLAY_SETUP while filling the session table", ret,
-			       RES_OK | RES_E(ENOMEM)) || ret)
+		if (!fz_expect(t, "REPLAY_SETUP while filling the session table", ret, RES_OK) ||
+		    ret)
 			break;
 		if (sess_find(t, a.session) || !a.session || a.session > FZ_SESS_MAX) {
 			FZ_FAIL(t, "REPLAY_SETUP gave session %u, live already or out of range",
@@ -4557,8 +4583,7 @@ static bool op_foreign(struct fz_thread *t)
 		uint32_t handle;
 
 		fd = vgem_foreign_dmabuf(env.vgem, size, &handle);
-		if (fz_expect(t, "a vgem dumb buffer's export", fd < 0 ? fd : 0,
-			      RES_OK | RES_E(ENOMEM)))
+		if (fz_expect(t, "a vgem dumb buffer's export", fd < 0 ? fd : 0, RES_OK))
 			vgem_close_handle(env.vgem, handle);
 		/* vgem rounds the buffer up to whole rows of 4 KiB. */
 		size = (size + 4095) / 4096 * 4096;
@@ -4568,7 +4593,7 @@ static bool op_foreign(struct fz_thread *t)
 		};
 
 		fd = ioctl(env.dma_heap, DMA_HEAP_IOCTL_ALLOC, &d) ? -errno : (int)d.fd;
-		fz_expect(t, "DMA_HEAP_IOCTL_ALLOC", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM));
+		fz_expect(t, "DMA_HEAP_IOCTL_ALLOC", fd < 0 ? fd : 0, RES_OK);
 	} else if (kind == 2 && env.udmabuf >= 0) {
 		fd = udmabuf_make(size);
 		fz_expect(t, "UDMABUF_CREATE", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM));
@@ -4655,7 +4680,7 @@ static bool op_vgem(struct fz_thread *t)
 		if (one_in(t, 2)) {
 			/* The re-export of an import is accmap's own dma-buf again. */
 			fd = vgem_export(env.vgem, handle);
-			if (fz_expect(t, "vgem re-export", fd < 0 ? fd : 0, RES_OK | RES_E(ENOMEM)))
+			if (fz_expect(t, "vgem re-export", fd < 0 ? fd : 0, RES_OK))
 				fd_add(fd, FD_BUF, e.size, e.rdonly, 0, NULL);
 		}
 		t->vgem_handles[t->nvgem++] = handle;
@@ -4790,8 +4815,8 @@ static void helper_main(int sock)
 			continue;
 		}
 		ret = am_from_fd(dev, fd, &id);
-		bad += !CHECK(ret == 0 || ret == -ENOMEM, "seed %llu helper: FROM_FD: %s",
-			  (unsigned long long)env.seed, strerror(-ret));
+		bad += !CHECK(!ret, "seed %llu helper: FROM_FD: %s", (unsigned long long)env.seed,
+			      strerror(-ret));
 		if (!ret) {
 			ret = am_info(dev, id, &info);
 			bad += !CHECK(!ret && info.size == m.size &&
@@ -5019,7 +5044,7 @@ static bool op_fork(struct fz_thread *t)
 		child_main(&p, t->report);
 	pthread_rwlock_unlock(&fz_memfd_lock);
 	if (pid < 0) {
-		fz_expect(t, "fork", -errno, RES_E(EAGAIN) | RES_E(ENOMEM));
+		fz_expect(t, "fork", -errno, RES_E(EAGAIN));
 	} else {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
@@ -5115,7 +5140,7 @@ static bool op_big(struct fz_thread *t)
 	if (size > FZ_BIG_MAX)
 		mask &= ~ACCMAP_HEAP_MASK_SYSTEM;
 	ret = am_create(t->own, size, &id);
-	if (!fz_expect(t, "CREATE of a big buffer", ret, RES_OK | RES_E(ENOMEM)) || ret)
+	if (!fz_expect(t, "CREATE of a big buffer", ret, RES_OK) || ret)
 		return true;
 	a.id = id;
 	a.heap_mask = mask;
@@ -5137,7 +5162,7 @@ static bool op_big(struct fz_thread *t)
 					  (off_t)(size - env.page));
 
 			if (fz_expect(t, "mmap of the last page of a big buffer",
-				      p == MAP_FAILED ? -errno : 0, RES_OK | RES_E(ENOMEM)) &&
+				      p == MAP_FAILED ? -errno : 0, RES_OK) &&
 			    p != MAP_FAILED) {
 				if (touch((uint64_t *)(p + env.page - sizeof(v)), false, 0,
 					  &got) || got != v)
@@ -6076,8 +6101,7 @@ static void ck_add_session(struct fz_thread *t)
 	a.as = (uint32_t)below(t, SIM_AS_COUNT);
 	a.va_bits = ACCMAP_REPLAY_VA_BITS_MAX;
 	ret = ioctl(t->own, ACCMAP_IOC_REPLAY_SETUP, &a) ? -errno : 0;
-	if (!fz_expect(t, "REPLAY_SETUP of a session to restore", ret, RES_OK | RES_E(ENOMEM)) ||
-	    ret)
+	if (!fz_expect(t, "REPLAY_SETUP of a session to restore", ret, RES_OK) || ret)
 		return;
 	sh_share(h);
 	t->s[t->ns++] = (struct fz_sess){ .id = a.session, .format = a.format, .as = a.as,
@@ -6479,8 +6503,7 @@ static bool op_cksvm(struct fz_thread *t)
 		a.svm_size = env.svm_len;
 		/* Sessions of the client may be at the limit. */
 		ret = fz_ioctl(t, e.fd, ACCMAP_IOC_REPLAY_SETUP, &a,
-			       RES_OK | RES_E(ENOSPC) | RES_E(ENOMEM),
-			       "REPLAY_SETUP of an SVM session", &intact);
+			       RES_OK | RES_E(ENOSPC), "REPLAY_SETUP of an SVM session", &intact);
 		if (!ret && intact) {
 			pthread_mutex_lock(&e.client->lock);
 			if (!e.client->svm_session) {
@@ -6835,7 +6858,7 @@ static bool job_setup(struct fz_thread *t, struct fz_job *j, struct accmap_repla
 	a->failed_map = GARBAGE_U32;
 	a->table_pages = GARBAGE_U32;
 	ret = job_ioctl(t, ACCMAP_IOC_REPLAY_SETUP, a,
-			RES_OK | RES_E(ENOMEM) | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
+			RES_OK | (t->ns >= FZ_SESS_MAX ? RES_E(ENOSPC) : 0),
 			what, &intact);
 	return job_setup_done(t, j, a, ret, intact);
 }
