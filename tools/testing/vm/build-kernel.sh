@@ -101,7 +101,7 @@ log=$CACHE/logs/$kname.log
 cat "${frags[@]}" >"$out/fragment.config"
 rm -f "$out/.accmap-stamp"
 
-say "configuring $out (allnoconfig + base.config + $karch.config + $flavor.config)"
+say "configuring $out (allnoconfig + $(printf "%s " "${frags[@]##*/}"))"
 "${kmake[@]}" -C "$src" O="$out" KCONFIG_ALLCONFIG="$out/fragment.config" \
 	allnoconfig >"$log" 2>&1 || { tail -n 30 "$log" >&2; die "allnoconfig failed"; }
 
