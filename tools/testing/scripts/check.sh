@@ -16,7 +16,7 @@
 #   arm64-16k (the same arm64 6.12 with 16 KiB pages), vm-test
 #   arm64-rt (the same arm64 6.12 in Debian's PREEMPT_RT flavour), vm-test
 #   arm64-5.10 (Debian 11's 5.10), vm-test
-#   amd64-debug and arm64-debug (accmap's KASAN/lockdep/kmemleak kernels
+#   amd64-debug and arm64-debug (accmap's lockdep/kmemleak kernels, arm64's with KASAN,
 #   with fault injection, built on first use: amd64's is the newest line
 #   Debian packages, arm64's 6.1; the fuzzer injects
 #   failures in half its seeds), lint (one W=1 + sparse build per line),

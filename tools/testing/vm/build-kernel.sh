@@ -6,9 +6,9 @@
 #
 #   tools/testing/vm/build-kernel.sh debug|perf [amd64|arm64]
 #
-#   debug     KASAN, lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST,
-#             DEBUG_VM, fault injection and friends: the fuzz and stress
-#             tiers of make check.  On amd64 it is built from the newest
+#   debug     lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST, DEBUG_VM,
+#             fault injection and friends, and on arm64 KASAN: the fuzz
+#             and stress tiers of make check.  On amd64 it is built from the newest
 #             linux-source-* Debian offers (install-deps.sh fetches it
 #             from unstable, experimental or the backports of Debian 13
 #             and 12), so that the newest kernel
@@ -19,8 +19,9 @@
 #
 # The architecture defaults to amd64; arm64 is cross-compiled with
 # Debian's aarch64-linux-gnu-gcc.  Each kernel is allnoconfig plus
-# kernel/base.config, kernel/<arch>.config and kernel/<flavor>.config, and
-# kernel/criu-net.config but on the newest release
+# kernel/base.config, kernel/<arch>.config and kernel/<flavor>.config,
+# kernel/criu-net.config but on the newest release, and kernel/kasan.config
+# on the arm64 debug kernel
 # (dma-buf heaps, udmabuf and vgem and debugfs built in; accmap itself is
 # built out of tree as a module by the VM harness).  The build tree is
 # $CACHE/kernels/<flavor>-<arch>, outside git's view; its
@@ -72,6 +73,8 @@ newest=false
 [ "$flavor/$karch" = debug/amd64 ] && newest=true
 # criu 3.17 cannot read the newest release's vDSO: no criu networking there.
 $newest || frags+=("$frag_dir/criu-net.config")
+# KASAN on the arm64 debug kernel only (kernel/kasan.config says why).
+[ "$flavor/$karch" = debug/arm64 ] && frags+=("$frag_dir/kasan.config")
 if $newest; then
 	read -r series srcver tarball <<<"$(mainline_source)"
 	src=$(linux_source "$series" "$tarball")

@@ -21,8 +21,8 @@
 #                  architecture as install-deps.sh chose it), the line of
 #                  L4T R35 boards
 #   amd64-debug, arm64-debug
-#                  accmap's debug kernel (KASAN, lockdep, kmemleak, fault
-#                  injection, ...); the fuzzer injects failures in half
+#                  accmap's debug kernel (lockdep, kmemleak, fault
+#                  injection, ...; KASAN on arm64); the fuzzer injects failures in half
 #                  its seeds there unless ACCMAP_FUZZ_INJECT says otherwise.
 #                  amd64's is the newest kernel line Debian packages
 #                  (linux-source-X.Y from unstable or experimental),
