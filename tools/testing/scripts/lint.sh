@@ -138,10 +138,24 @@ mapfile -t cfiles < <(project_files 'drivers/*.c' 'drivers/*.h' \
 say "checkpatch --strict on ${#cfiles[@]} file(s)"
 bad=0
 : >"$work/checkpatch.log"
-for f in "${cfiles[@]}"; do
+# One checkpatch per file, as many at a time as there are cores (perl runs
+# on one); each file's report goes to $cpdir/<its index> and is read back
+# in the list's order.
+cpdir=$work/checkpatch.d
+rm -rf "$cpdir"
+mkdir -p "$cpdir"
+# shellcheck disable=SC2016 # expanded by the bash that xargs starts
+cp_one='timeout 120 perl "$0" --strict --no-tree --no-summary --terse --show-types \
+	-f "$2" >"$CPDIR/$1" 2>&1 || true'
+for i in "${!cfiles[@]}"; do
+	if [ -f "${cfiles[$i]}" ]; then
+		printf '%s\0%s\0' "$i" "${cfiles[$i]}"
+	fi
+done | CPDIR=$cpdir xargs -0 -r -n 2 -P "$(nproc)" bash -c "$cp_one" "$src/scripts/checkpatch.pl"
+for i in "${!cfiles[@]}"; do
+	f=${cfiles[$i]}
 	[ -f "$f" ] || continue
-	out=$(timeout 120 perl "$src/scripts/checkpatch.pl" --strict --no-tree \
-		--no-summary --terse --show-types -f "$f" 2>&1 || true)
+	out=$(cat "$cpdir/$i" 2>/dev/null || echo "checkpatch left no report for $f")
 	if [ -n "$out" ]; then
 		printf '%s\n' "$out" | tee -a "$work/checkpatch.log" | indent >&2
 		bad=$((bad + 1))
