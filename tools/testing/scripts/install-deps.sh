@@ -192,6 +192,88 @@ fetch "$CACHE/rt/$abi/common" "linux-headers-$abi-common-rt=$abi_ver"
 fetch "$CACHE/amd64/headers-rt" "linux-headers-$abi-rt-amd64=$abi_ver"
 link_kbuild "$CACHE/amd64/headers-rt" "$abi-rt-amd64" "" "$CACHE/rt/$abi/common"
 
+# Debian 11's 5.10 line (the kernels L4T R35 boards run), both
+# architectures, from a private apt state for bullseye: image, headers,
+# their -common headers (arch-independent) and the amd64 linux-kbuild-5.10
+# of the same package version, each unpacked into the cache, never
+# installed.  The ABI (5.10.0-N) is the newest both architectures list;
+# an architecture whose packages of that ABI do not download (the
+# security archive has lacked arm64 files) takes the newest one that
+# does.  "ARCH 5.10.0-N" per architecture goes to $CACHE/k510-abi.
+# Layout: $CACHE/<arch>/5.10.0-N/{image,headers}, $CACHE/5.10/common-5.10.0-N,
+# $CACHE/5.10/kbuild-<version>.  Chosen once: remove $CACHE/k510-abi to
+# look for a newer ABI.
+k510_ready() {
+	local arch kabi
+	[ -s "$CACHE/k510-abi" ] || return 1
+	for arch in amd64 arm64; do
+		kabi=$(sed -n "s/^$arch //p" "$CACHE/k510-abi")
+		[ -n "$kabi" ] &&
+			[ -e "$CACHE/$arch/$kabi/image/.unpacked" ] &&
+			[ -e "$CACHE/$arch/$kabi/headers/.unpacked" ] &&
+			[ -e "$CACHE/5.10/common-$kabi/.unpacked" ] &&
+			[ -e "$CACHE/$arch/$kabi/headers/usr/src/linux-headers-$kabi-$arch/scripts/basic/fixdep" ] ||
+			return 1
+	done
+}
+
+# k510_fetch ARCH KABI: image, headers, -common and kbuild of one ABI;
+# what it unpacked for this ABI goes again if any of them is missing.
+k510_fetch() {
+	local arch=$1 kabi=$2 kver
+	kver=$(apt-cache "${apt_opts[@]}" madison "linux-headers-$kabi-$arch:$arch" |
+	       awk -F'|' '{gsub(/ /, ""); print $2; exit}')
+	[ -n "$kver" ] || return 1
+	if fetch "$CACHE/$arch/$kabi/headers" "linux-headers-$kabi-$arch:$arch=$kver" &&
+	   fetch "$CACHE/5.10/common-$kabi" "linux-headers-$kabi-common=$kver" &&
+	   fetch "$CACHE/5.10/kbuild-$kver" "linux-kbuild-5.10:amd64=$kver" &&
+	   fetch_image "$CACHE/$arch/$kabi/image" "linux-image-$kabi-$arch" "$arch" "$kver" &&
+	   link_kbuild "$CACHE/$arch/$kabi/headers" "$kabi-$arch" \
+		"$CACHE/5.10/kbuild-$kver" "$CACHE/5.10/common-$kabi"; then
+		return 0
+	fi
+	rm -rf "${CACHE:?}/$arch/$kabi"
+	return 1
+}
+
+# Fetched in the background, beside the criu and 6.12 downloads below (a
+# process of its own: its apt state and choices stay there); waited for
+# after them.  Unpacking is xz on one core, a download mostly waiting.
+k510_pid=
+if ! k510_ready; then
+	(
+		private_apt bullseye amd64,arm64 "http://deb.debian.org/debian bullseye" \
+			"http://deb.debian.org/debian bullseye-updates" \
+			"http://deb.debian.org/debian-security bullseye-security" || exit 1
+		apt_opts=("${papt_opts[@]}")
+		# ABIs with headers for both architectures, the newest first.
+		k510_abis=$(for arch in amd64 arm64; do
+				apt-cache "${apt_opts[@]}" search --names-only \
+					"^linux-headers-5\\.10\\.0-[0-9]+-$arch\$" |
+					awk '{print $1}' | sed -e 's/^linux-headers-//' -e "s/-$arch\$//" |
+					sort -u
+			    done | sort | uniq -d | sort -rV)
+		[ -n "$k510_abis" ] || { echo "install-deps: bullseye offers no 5.10 headers for both architectures" >&2; exit 1; }
+		: >"$CACHE/k510-abi.tmp"
+		for arch in amd64 arm64; do
+			chosen=
+			for kabi in $k510_abis; do
+				if k510_fetch "$arch" "$kabi"; then
+					chosen=$kabi
+					break
+				fi
+				echo "install-deps: 5.10 $arch: cannot fetch $kabi (see above), trying an older ABI" >&2
+			done
+			[ -n "$chosen" ] || { echo "install-deps: no 5.10 ABI downloads for $arch" >&2; exit 1; }
+			echo "$arch $chosen" >>"$CACHE/k510-abi.tmp"
+		done
+		apt_opts=()
+		mv "$CACHE/k510-abi.tmp" "$CACHE/k510-abi"
+	) &
+	k510_pid=$!
+fi
+trap '[ -z "$k510_pid" ] || kill "$k510_pid" 2>/dev/null || true' EXIT
+
 # CRIU for the test guests (issue 16): Debian's criu and the shared
 # libraries it loads, for both guest architectures, unpacked together
 # into $CACHE/<arch>/criu (never installed; run.sh packs the binary and
@@ -273,78 +355,9 @@ for arch in amd64 arm64; do
 	link_kbuild "$CACHE/$arch/$rel/headers-rt" "$rel-rt-$arch" "" "$CACHE/rt/$rel/common"
 done
 
-# Debian 11's 5.10 line (the kernels L4T R35 boards run), both
-# architectures, from a private apt state for bullseye: image, headers,
-# their -common headers (arch-independent) and the amd64 linux-kbuild-5.10
-# of the same package version, each unpacked into the cache, never
-# installed.  The ABI (5.10.0-N) is the newest both architectures list;
-# an architecture whose packages of that ABI do not download (the
-# security archive has lacked arm64 files) takes the newest one that
-# does.  "ARCH 5.10.0-N" per architecture goes to $CACHE/k510-abi.
-# Layout: $CACHE/<arch>/5.10.0-N/{image,headers}, $CACHE/5.10/common-5.10.0-N,
-# $CACHE/5.10/kbuild-<version>.  Chosen once: remove $CACHE/k510-abi to
-# look for a newer ABI.
-k510_ready() {
-	local arch kabi
-	[ -s "$CACHE/k510-abi" ] || return 1
-	for arch in amd64 arm64; do
-		kabi=$(sed -n "s/^$arch //p" "$CACHE/k510-abi")
-		[ -n "$kabi" ] &&
-			[ -e "$CACHE/$arch/$kabi/image/.unpacked" ] &&
-			[ -e "$CACHE/$arch/$kabi/headers/.unpacked" ] &&
-			[ -e "$CACHE/5.10/common-$kabi/.unpacked" ] &&
-			[ -e "$CACHE/$arch/$kabi/headers/usr/src/linux-headers-$kabi-$arch/scripts/basic/fixdep" ] ||
-			return 1
-	done
-}
-
-# k510_fetch ARCH KABI: image, headers, -common and kbuild of one ABI;
-# what it unpacked for this ABI goes again if any of them is missing.
-k510_fetch() {
-	local arch=$1 kabi=$2 kver
-	kver=$(apt-cache "${apt_opts[@]}" madison "linux-headers-$kabi-$arch:$arch" |
-	       awk -F'|' '{gsub(/ /, ""); print $2; exit}')
-	[ -n "$kver" ] || return 1
-	if fetch "$CACHE/$arch/$kabi/headers" "linux-headers-$kabi-$arch:$arch=$kver" &&
-	   fetch "$CACHE/5.10/common-$kabi" "linux-headers-$kabi-common=$kver" &&
-	   fetch "$CACHE/5.10/kbuild-$kver" "linux-kbuild-5.10:amd64=$kver" &&
-	   fetch_image "$CACHE/$arch/$kabi/image" "linux-image-$kabi-$arch" "$arch" "$kver" &&
-	   link_kbuild "$CACHE/$arch/$kabi/headers" "$kabi-$arch" \
-		"$CACHE/5.10/kbuild-$kver" "$CACHE/5.10/common-$kabi"; then
-		return 0
-	fi
-	rm -rf "${CACHE:?}/$arch/$kabi"
-	return 1
-}
-
-if ! k510_ready; then
-	private_apt bullseye amd64,arm64 "http://deb.debian.org/debian bullseye" \
-		"http://deb.debian.org/debian bullseye-updates" \
-		"http://deb.debian.org/debian-security bullseye-security" || exit 1
-	apt_opts=("${papt_opts[@]}")
-	# ABIs with headers for both architectures, the newest first.
-	k510_abis=$(for arch in amd64 arm64; do
-			apt-cache "${apt_opts[@]}" search --names-only \
-				"^linux-headers-5\\.10\\.0-[0-9]+-$arch\$" |
-				awk '{print $1}' | sed -e 's/^linux-headers-//' -e "s/-$arch\$//" |
-				sort -u
-		    done | sort | uniq -d | sort -rV)
-	[ -n "$k510_abis" ] || { echo "install-deps: bullseye offers no 5.10 headers for both architectures" >&2; exit 1; }
-	: >"$CACHE/k510-abi.tmp"
-	for arch in amd64 arm64; do
-		chosen=
-		for kabi in $k510_abis; do
-			if k510_fetch "$arch" "$kabi"; then
-				chosen=$kabi
-				break
-			fi
-			echo "install-deps: 5.10 $arch: cannot fetch $kabi (see above), trying an older ABI" >&2
-		done
-		[ -n "$chosen" ] || { echo "install-deps: no 5.10 ABI downloads for $arch" >&2; exit 1; }
-		echo "$arch $chosen" >>"$CACHE/k510-abi.tmp"
-	done
-	apt_opts=()
-	mv "$CACHE/k510-abi.tmp" "$CACHE/k510-abi"
+if [ -n "$k510_pid" ]; then
+	wait "$k510_pid" || { echo "install-deps: the 5.10 line was not fetched (see above)" >&2; exit 1; }
+	k510_pid=
 fi
 
 # The newest kernel release Debian packages as source: the newest
