@@ -1456,6 +1456,8 @@ static int inject_ioctl(struct fz_thread *t, int fd, unsigned long cmd, void *ar
  *     fragmented carveout or CMA range, RLIMIT_MEMLOCK;
  *   - FROM_VA, UDMABUF_CREATE: long-term pins, which fail when a page
  *     cannot be migrated out of CMA (and FROM_VA's RLIMIT_MEMLOCK);
+ *     RESTORE_FINISH too when it has FROM_VA buffers to pin again, or
+ *     queued replay sessions to build (their tables, as REPLAY_SETUP's);
  *   - CACHE, CACHE_LIST, vgem's import of an accmap dma-buf: a DMA mapping
  *     of the buffer, for maintenance or for the importer, which fails where
  *     the device cannot reach the memory (cache.c, dmabuf.c);
@@ -6390,9 +6392,15 @@ static bool op_ckrestore(struct fz_thread *t)
 			"RESTORE_FINISH of no process", &intact);
 		a.pid = (uint32_t)getpid();
 	}
+	/*
+	 * FINISH pins FROM_VA buffers (long-term pins, as FROM_VA's, with
+	 * its RLIMIT_MEMLOCK charge) and builds the queued sessions' tables
+	 * (as REPLAY_SETUP does): either may run out of memory for real.
+	 */
 	a.done = GARBAGE_U32;
-	ret = ck_call(t, beg, &a, true, one_in(t, 3), RES_OK, "RESTORE_FINISH", &intact);
-	if (ret && !t->inj && ret != -EFAULT)
+	ret = ck_call(t, beg, &a, true, one_in(t, 3),
+		      RES_OK | (pins || queued ? RES_E(ENOMEM) : 0), "RESTORE_FINISH", &intact);
+	if (ret && !t->inj && ret != -EFAULT && ret != -ENOMEM)
 		ck_finish_why(t, recs, hd->nr_handles, queued_recs, queued);
 	if (ret || !intact)
 		goto out;
