@@ -643,11 +643,16 @@ static unsigned long long buffer_runs(uint32_t id)
  * block: VIDIOC_QBUF fails with EFAULT (vb2_dc_map_dmabuf: "contiguous
  * chunk is too small").  The system heap builds a buffer from blocks of a
  * few orders, so one may be a single run by chance: debugfs allocations'
- * runs column tells.  Of up to MAX_SCATTER_TRIES buffers of a frame plus
- * 64 KiB, one in several runs must be refused with EFAULT; one that is a
- * single run by chance must be taken, and capture right.
+ * runs column tells.  The size is the frame rounded up to 64 KiB, plus
+ * 64 KiB, plus one page: 64 KiB blocks alone come from splitting one
+ * larger free block and often lie side by side (a 16 KiB-page kernel's
+ * frame is a multiple of 64 KiB, and every try there was one run), while
+ * the last page comes from another free list.  Of up to MAX_SCATTER_TRIES
+ * such buffers, one in several runs must be refused with EFAULT; one that
+ * is a single run by chance must be taken, and capture right.
  */
 #define MAX_SCATTER_TRIES	8
+#define SCATTER_BLOCK		(64UL << 10)
 
 static void test_contig_refuses_scattered(void)
 {
@@ -659,7 +664,8 @@ static void test_contig_refuses_scattered(void)
 
 	if (!vv_setup(VV_CONTIG, &v))
 		goto out;
-	len = buf_size(&v) + (64 << 10);
+	len = (buf_size(&v) + SCATTER_BLOCK - 1) / SCATTER_BLOCK * SCATTER_BLOCK +
+	      SCATTER_BLOCK + page_size();
 	dev = am_open();
 	if (dev < 0)
 		goto out;
