@@ -21,6 +21,8 @@
 
 #include <uapi/linux/accmap.h>
 
+#include "replay_walk.h"
+
 struct accmap_device;
 struct accmap_handle;
 struct accmap_devmem;
@@ -32,14 +34,8 @@ struct device;
 #define ACCMAP_PGT_LEVELS	4
 #define ACCMAP_PGT_PAGE_SIZE	SZ_4K
 #define ACCMAP_PGT_BLOCK_SIZE	SZ_2M
-#define ACCMAP_PGT_ENTRIES	512
 /* Spare tables a tree keeps for maps that may not allocate. */
 #define ACCMAP_PGT_SPARE_MAX	64
-
-/* Permissions of a mapping (the ACCMAP_REPLAY_MAP_* bits). */
-#define ACCMAP_PGT_PERM_READ	ACCMAP_REPLAY_MAP_READ
-#define ACCMAP_PGT_PERM_WRITE	ACCMAP_REPLAY_MAP_WRITE
-#define ACCMAP_PGT_PERM_EXEC	ACCMAP_REPLAY_MAP_EXEC
 
 /**
  * struct accmap_pgt_alloc_ops - where table pages come from
@@ -69,42 +65,6 @@ unsigned long accmap_pgt_table_pages(const struct accmap_pgt *pgt);
 int accmap_pgt_reserve(struct accmap_pgt *pgt, unsigned int n);
 void accmap_pgt_reserve_only(struct accmap_pgt *pgt);
 unsigned long accmap_pgt_tables_needed(u64 va, u64 size);
-
-/* ---- the walker (replay_walk.c) -------------------------------------- */
-
-/* Outcome of a walk. */
-enum accmap_walk_status {
-	ACCMAP_WALK_OK,
-	ACCMAP_WALK_TRANSLATION,	/* invalid entry at @level */
-	ACCMAP_WALK_ACCESS_FLAG,	/* leaf without the access flag */
-	ACCMAP_WALK_ADDRESS_SIZE,	/* VA beyond the tables' reach */
-	ACCMAP_WALK_BUS,		/* a table page could not be read */
-	ACCMAP_WALK_BAD_ROOT,		/* TRANSTAB does not name tables */
-};
-
-/**
- * struct accmap_walk - where a walk ended
- * @status: ACCMAP_WALK_*
- * @level:  level of the leaf, or of the entry that stopped the walk
- * @pa:     the output address of the VA (ACCMAP_WALK_OK)
- * @size:   bytes the leaf maps (4 KiB page, 2 MiB or 1 GiB block)
- * @perm:   ACCMAP_PGT_PERM_* the leaf grants
- * @attr:   the leaf's memory attribute index
- * @pte:    the last entry read
- */
-struct accmap_walk {
-	enum accmap_walk_status status;
-	u32 level;
-	u64 pa;
-	u64 size;
-	u32 perm;
-	u32 attr;
-	u64 pte;
-};
-
-int accmap_walk(u32 format, u64 transtab, u64 va,
-		int (*read64)(void *priv, u64 pa, u64 *val), void *priv,
-		struct accmap_walk *out);
 
 /* ---- targets ---------------------------------------------------------- */
 

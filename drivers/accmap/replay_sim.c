@@ -6,8 +6,9 @@
  * It answers the registers a Mali-G71 driver touches (identification,
  * power, interrupts, GPU commands, job slots, address spaces) well enough
  * that a recorded register sequence runs on it unchanged, and it runs job
- * chains from GPU memory through the session's page tables: real Mali job
- * types are only marked done, and the model's own compute job
+ * chains from GPU memory through the session's page tables.  What a job
+ * does is mali_jobs.c's, kept apart for a device model to share: real
+ * Mali job types are only marked done, and the model's own compute job
  * (ACCMAP_SIM_JOB_TYPE, struct accmap_sim_job) really computes.  Each
  * replay session gets its own instance; nothing is shared between them.
  * Documentation/userspace-api/accmap-sim.rst describes the model from the
@@ -64,6 +65,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "mali_jobs.h"
 #include "mali_regs.h"
 #include "replay.h"
 #include "svm.h"
@@ -115,14 +117,7 @@ enum sim_power_domain {
 
 /* Codes the hardware has and mali_regs.h does not. */
 #define SIM_FAULT_TRANSTAB_BUS(level)	(0xd0 + (level))
-#define SIM_JS_STATUS_OUT_OF_MEMORY	0x60
 #define SIM_JS_STATE_NEXT(n)		BIT(16 + (n))
-
-/* Job chains: the rules the uAPI states for tools that check recordings. */
-#define SIM_CHAIN_MAX		ACCMAP_SIM_CHAIN_MAX
-#define SIM_JD_ALIGN		ACCMAP_SIM_JD_ALIGN
-#define SIM_JD_TYPE_SHIFT	ACCMAP_SIM_JD_TYPE_SHIFT
-#define SIM_JD_NEXT_64		ACCMAP_SIM_JD_NEXT_64
 
 /* GPU memory frames: the GPU's 4 KiB page, whatever the CPU's is. */
 #define SIM_FRAME_SHIFT		12
@@ -926,13 +921,6 @@ static int sim_add_memory(struct accmap_replay_session *s, u64 dma,
 
 /* ---- job chains ------------------------------------------------------- */
 
-enum sim_chain_end {
-	SIM_CHAIN_DONE,		/* every job done */
-	SIM_CHAIN_FAILED,	/* a job failed: @code */
-	SIM_CHAIN_FAULT,	/* an MMU fault stalled it */
-	SIM_CHAIN_ABORTED,	/* reset, stop or close */
-};
-
 /**
  * struct sim_chain - a chain being run by a slot's work
  * @sim:       the model
@@ -940,11 +928,10 @@ enum sim_chain_end {
  * @as:        the address space (JS_CONFIG bits 3:0)
  * @format:    ACCMAP_PGT_* of the address space, or SIM_FORMAT_NONE
  * @transtab:  its latched TRANSTAB
- * @end:       how it ended
- * @code:      SIM_CHAIN_FAILED: the JS_STATUS code
- * @jd:        the descriptor being run
- * @fault_status:  SIM_CHAIN_FAULT: FAULTSTATUS
- * @fault_address: SIM_CHAIN_FAULT: FAULTADDRESS
+ * @jobs:      the chain as mali_jobs.c follows it: the descriptor being
+ *             run, how the chain ended, the JS_STATUS code of a failure
+ * @fault_status:  after an MMU fault (MALI_JOBS_FAULT): FAULTSTATUS
+ * @fault_address: after an MMU fault: FAULTADDRESS
  */
 struct sim_chain {
 	struct sim *sim;
@@ -952,19 +939,14 @@ struct sim_chain {
 	u32 as;
 	u32 format;
 	u64 transtab;
-	enum sim_chain_end end;
-	u32 code;
-	u64 jd;
+	struct mali_jobs_chain jobs;
 	u32 fault_status;
 	u64 fault_address;
 };
 
 static bool sim_aborted(struct sim_chain *ch)
 {
-	if (READ_ONCE(ch->sim->gen) == ch->gen)
-		return false;
-	ch->end = SIM_CHAIN_ABORTED;
-	return true;
+	return READ_ONCE(ch->sim->gen) != ch->gen;
 }
 
 /* Reads the address space's latched configuration, for the next job. */
@@ -999,17 +981,9 @@ static void sim_chain_load_as(struct sim_chain *ch)
 
 static int sim_mmu_fault(struct sim_chain *ch, u64 va, u32 code, u32 access)
 {
-	ch->end = SIM_CHAIN_FAULT;
 	ch->fault_status = code | access << MALI_FAULT_ACCESS_SHIFT;
 	ch->fault_address = va;
 	return -EFAULT;
-}
-
-static int sim_fail(struct sim_chain *ch, u32 code)
-{
-	ch->end = SIM_CHAIN_FAILED;
-	ch->code = code;
-	return -EIO;
 }
 
 /*
@@ -1104,7 +1078,6 @@ static bool sim_recover(struct sim_chain *ch)
 		wake_up_all(&sim->irq_wait);
 		return false;
 	}
-	ch->end = SIM_CHAIN_DONE;
 	return true;
 }
 
@@ -1138,7 +1111,7 @@ static int sim_access(struct sim_chain *ch, u64 va, void *buf, size_t len,
 		}
 		spin_unlock(&sim->mmu_lock);
 		if (ret == -EIO)
-			return sim_fail(ch, MALI_JS_STATUS_BUS_FAULT);
+			return ret;
 		if (ret) {
 			if (retries++ < SIM_FAULT_RETRIES && sim_recover(ch))
 				continue;
@@ -1153,346 +1126,54 @@ static int sim_access(struct sim_chain *ch, u64 va, void *buf, size_t len,
 	return 0;
 }
 
-static int sim_write_status(struct sim_chain *ch, u64 jd, u32 code)
+/* mali_jobs.c's view of the model: memory through the address space. */
+static int sim_jobs_access(void *priv, u64 va, void *buf, size_t len,
+			   bool write)
 {
-	__le32 v = cpu_to_le32(code);
-
-	return sim_access(ch, jd + MALI_JD_EXCEPTION_STATUS, &v, sizeof(v),
-			  true);
+	return sim_access(priv, va, buf, len, write);
 }
 
-/* An operand's byte size from its element count; false if out of range. */
-static bool sim_operand(u64 va, u64 elems, u64 *bytes)
+/* Sized by the job in user memory: a failed job, not a warning. */
+static void *sim_jobs_alloc(void *priv, size_t bytes, bool zero)
 {
-	u64 end;
+	gfp_t gfp = GFP_KERNEL | __GFP_NOWARN;
 
-	*bytes = elems * sizeof(u32);
-	return elems <= ACCMAP_SIM_ELEMS_MAX && IS_ALIGNED(va, sizeof(u32)) &&
-	       !check_add_overflow(va, *bytes, &end);
+	return zero ? kvzalloc(bytes, gfp) : kvmalloc(bytes, gfp);
 }
 
-/**
- * struct sim_jd_le - a job descriptor header as it lies in GPU memory
- * @exception_status: written when the job ends
- * @first_incomplete_task: not used by the model
- * @fault_pointer: not used by the model
- * @type: bit 0: 64-bit @next; bits 7:1: the job type
- * @barrier: not used by the model
- * @index: not used by the model
- * @dep: not used by the model (the chain runs in order)
- * @next: the next descriptor, 64 bits or (if @type bit 0 is clear) the
- *        low 32
- */
-struct sim_jd_le {
-	__le32 exception_status;
-	__le32 first_incomplete_task;
-	__le64 fault_pointer;
-	u8 type;
-	u8 barrier;
-	__le16 index;
-	__le16 dep[2];
-	__le64 next;
+static void sim_jobs_free(void *priv, void *p)
+{
+	kvfree(p);
+}
+
+static bool sim_jobs_aborted(void *priv)
+{
+	return sim_aborted(priv);
+}
+
+static void sim_jobs_yield(void *priv)
+{
+	cond_resched();
+}
+
+static const struct mali_jobs_ops sim_jobs_ops = {
+	.access = sim_jobs_access,
+	.alloc = sim_jobs_alloc,
+	.free = sim_jobs_free,
+	.aborted = sim_jobs_aborted,
+	.yield = sim_jobs_yield,
 };
 
-/**
- * struct sim_job_le - struct accmap_sim_job as it lies in GPU memory
- * @op: ACCMAP_SIM_OP_*
- * @flags: 0
- * @m: rows of A and C
- * @n: columns of B and C
- * @k: columns of A, rows of B
- * @pad: 0
- * @a: GPU VA of A
- * @b: GPU VA of B
- * @c: GPU VA of C
- */
-struct sim_job_le {
-	__le32 op;
-	__le32 flags;
-	__le32 m;
-	__le32 n;
-	__le32 k;
-	__le32 pad;
-	__le64 a;
-	__le64 b;
-	__le64 c;
-};
-
-static_assert(sizeof(struct sim_jd_le) == MALI_JD_HEADER_SIZE);
-static_assert(offsetof(struct sim_jd_le, type) == MALI_JD_TYPE_BYTE);
-static_assert(offsetof(struct sim_jd_le, next) == MALI_JD_NEXT);
-static_assert(ACCMAP_SIM_JD_SIZE == MALI_JD_HEADER_SIZE);
-static_assert(ACCMAP_SIM_JD_STATUS == MALI_JD_EXCEPTION_STATUS);
-static_assert(ACCMAP_SIM_JD_TYPE == MALI_JD_TYPE_BYTE);
-static_assert(ACCMAP_SIM_JD_NEXT == MALI_JD_NEXT);
-static_assert(ACCMAP_SIM_JD_TYPE_MIN == MALI_JOB_TYPE_NULL);
-static_assert(ACCMAP_SIM_JD_TYPE_MAX == MALI_JOB_TYPE_FRAGMENT);
-static_assert(sizeof(struct sim_job_le) == sizeof(struct accmap_sim_job));
-static_assert(offsetof(struct sim_job_le, c) ==
-	      offsetof(struct accmap_sim_job, c));
-
-/**
- * struct sim_job - a decoded struct accmap_sim_job
- * @op:      ACCMAP_SIM_OP_*
- * @m:       rows of A and C
- * @n:       columns of B and C
- * @k:       columns of A, rows of B
- * @a:       GPU VA of A
- * @b:       GPU VA of B
- * @c:       GPU VA of C
- * @a_bytes: bytes of A
- * @b_bytes: bytes of B
- * @c_bytes: bytes of C
- */
-struct sim_job {
-	u32 op, m, n, k;
-	u64 a, b, c;
-	u64 a_bytes, b_bytes, c_bytes;
-};
-
-/* Decodes and checks the payload. */
-static bool sim_job_decode(const struct sim_job_le *raw, struct sim_job *job)
-{
-	u64 ea, eb, ec;
-
-	job->op = le32_to_cpu(raw->op);
-	job->m = le32_to_cpu(raw->m);
-	job->n = le32_to_cpu(raw->n);
-	job->k = le32_to_cpu(raw->k);
-	job->a = le64_to_cpu(raw->a);
-	job->b = le64_to_cpu(raw->b);
-	job->c = le64_to_cpu(raw->c);
-
-	if (raw->flags || raw->pad)
-		return false;
-	if (job->op == ACCMAP_SIM_OP_LIST_SUM_I32) {
-		u64 end;
-
-		/* m: offset of the next pointer, k: of the value, n: nodes. */
-		job->c_bytes = 2 * sizeof(u32);
-		return job->m < ACCMAP_SIM_DIM_MAX && job->k < ACCMAP_SIM_DIM_MAX &&
-		       IS_ALIGNED(job->m, sizeof(u64)) &&
-		       IS_ALIGNED(job->k, sizeof(u32)) && job->n &&
-		       job->n <= ACCMAP_SIM_ELEMS_MAX && !job->b &&
-		       IS_ALIGNED(job->c, sizeof(u32)) &&
-		       !check_add_overflow(job->c, job->c_bytes, &end);
-	}
-	if (!job->m || !job->n || !job->k || job->m > ACCMAP_SIM_DIM_MAX ||
-	    job->n > ACCMAP_SIM_DIM_MAX || job->k > ACCMAP_SIM_DIM_MAX)
-		return false;
-
-	switch (job->op) {
-	case ACCMAP_SIM_OP_MATMUL_I32:
-		/* Each dimension is at most 4096: these products fit. */
-		if ((u64)job->m * job->n * job->k > ACCMAP_SIM_MACS_MAX)
-			return false;
-		ea = (u64)job->m * job->k;
-		eb = (u64)job->k * job->n;
-		ec = (u64)job->m * job->n;
-		break;
-	case ACCMAP_SIM_OP_VADD_I32:
-		if (job->m != 1 || job->k != 1)
-			return false;
-		ea = job->n;
-		eb = job->n;
-		ec = job->n;
-		break;
-	default:
-		return false;
-	}
-	return sim_operand(job->a, ea, &job->a_bytes) &&
-	       sim_operand(job->b, eb, &job->b_bytes) &&
-	       sim_operand(job->c, ec, &job->c_bytes);
-}
-
-/* C = A x B in wrapping 32-bit arithmetic; C starts zeroed. */
-static int sim_matmul(struct sim_chain *ch, const struct sim_job *job,
-		      const u32 *a, const u32 *b, u32 *c)
-{
-	u32 i, p, j;
-
-	for (i = 0; i < job->m; i++) {
-		u32 *crow = c + (size_t)i * job->n;
-
-		for (p = 0; p < job->k; p++) {
-			const u32 *brow = b + (size_t)p * job->n;
-			u32 aip = a[(size_t)i * job->k + p];
-
-			for (j = 0; j < job->n; j++)
-				crow[j] += aip * brow[j];
-		}
-		/* A row is at most ELEMS_MAX multiply-adds. */
-		if (sim_aborted(ch))
-			return -EINTR;
-		cond_resched();
-	}
-	return 0;
-}
-
-static void sim_le32_to_cpu(u32 *v, u64 bytes)
-{
-	size_t i;
-
-	for (i = 0; i < bytes / sizeof(u32); i++)
-		le32_to_cpus(&v[i]);
-}
-
 /*
- * LIST_SUM_I32: follows the list from A, each node's next pointer and
- * value read through the address space, and writes {sum, nodes} to C.
- * A node whose fields are misaligned, or more than n nodes, fail the job.
- */
-static int sim_list_sum(struct sim_chain *ch, const struct sim_job *job)
-{
-	u64 node = job->a, next_va, val_va;
-	u32 sum = 0, count = 0;
-	__le32 out[2], v;
-	__le64 next;
-	int ret;
-
-	while (node) {
-		if (count == job->n ||
-		    check_add_overflow(node, (u64)job->m, &next_va) ||
-		    check_add_overflow(node, (u64)job->k, &val_va) ||
-		    !IS_ALIGNED(next_va, sizeof(u64)) ||
-		    !IS_ALIGNED(val_va, sizeof(u32)))
-			return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
-		ret = sim_access(ch, val_va, &v, sizeof(v), false);
-		if (ret)
-			return ret;
-		ret = sim_access(ch, next_va, &next, sizeof(next), false);
-		if (ret)
-			return ret;
-		sum += le32_to_cpu(v);
-		count++;
-		node = le64_to_cpu(next);
-	}
-	out[0] = cpu_to_le32(sum);
-	out[1] = cpu_to_le32(count);
-	return sim_access(ch, job->c, out, sizeof(out), true);
-}
-
-/*
- * Runs an ACCMAP_SIM_JOB_TYPE job: reads A and B into kernel buffers,
- * computes, writes C.  Returns 0 or an error that ended the chain.
- */
-static int sim_compute(struct sim_chain *ch, u64 jd)
-{
-	struct sim_job_le raw;
-	struct sim_job job;
-	u32 *a, *b, *c = NULL;
-	u32 i;
-	int ret;
-
-	ret = sim_access(ch, jd + ACCMAP_SIM_JOB_OFFSET, &raw, sizeof(raw),
-			 false);
-	if (ret)
-		return ret;
-	if (!sim_job_decode(&raw, &job))
-		return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
-	if (job.op == ACCMAP_SIM_OP_LIST_SUM_I32)
-		return sim_list_sum(ch, &job);
-
-	/* Sized by the job in user memory: a failed job, not a warning. */
-	a = kvmalloc(job.a_bytes, GFP_KERNEL | __GFP_NOWARN);
-	b = kvmalloc(job.b_bytes, GFP_KERNEL | __GFP_NOWARN);
-	c = kvzalloc(job.c_bytes, GFP_KERNEL | __GFP_NOWARN);
-	if (!a || !b || !c) {
-		ret = sim_fail(ch, SIM_JS_STATUS_OUT_OF_MEMORY);
-		goto out_free;
-	}
-
-	ret = sim_access(ch, job.a, a, job.a_bytes, false);
-	if (ret)
-		goto out_free;
-	ret = sim_access(ch, job.b, b, job.b_bytes, false);
-	if (ret)
-		goto out_free;
-	sim_le32_to_cpu(a, job.a_bytes);
-	sim_le32_to_cpu(b, job.b_bytes);
-
-	if (job.op == ACCMAP_SIM_OP_MATMUL_I32) {
-		ret = sim_matmul(ch, &job, a, b, c);
-		if (ret)
-			goto out_free;
-	} else {
-		for (i = 0; i < job.n; i++)
-			c[i] = a[i] + b[i];
-	}
-
-	for (i = 0; i < job.c_bytes / sizeof(u32); i++)
-		cpu_to_le32s(&c[i]);
-	ret = sim_access(ch, job.c, c, job.c_bytes, true);
-
-out_free:
-	kvfree(c);
-	kvfree(b);
-	kvfree(a);
-	return ret;
-}
-
-/*
- * Runs the job at @jd; *@next is the next descriptor (0: end of chain).
- * Returns 0 if it is done, else an error that ended the chain.
- */
-static int sim_job(struct sim_chain *ch, u64 jd, u64 *next)
-{
-	struct sim_jd_le hdr;
-	int ret, wret;
-	u8 type;
-
-	if (!IS_ALIGNED(jd, SIM_JD_ALIGN))
-		return sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
-
-	sim_chain_load_as(ch);
-	ret = sim_access(ch, jd, &hdr, sizeof(hdr), false);
-	if (ret)
-		return ret;
-
-	type = hdr.type >> SIM_JD_TYPE_SHIFT;
-	*next = le64_to_cpu(hdr.next);
-	if (!(hdr.type & SIM_JD_NEXT_64))
-		*next = lower_32_bits(*next);
-
-	if (type == ACCMAP_SIM_JOB_TYPE)
-		ret = sim_compute(ch, jd);
-	else if (type < ACCMAP_SIM_JD_TYPE_MIN || type > ACCMAP_SIM_JD_TYPE_MAX)
-		ret = sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
-	else
-		ret = 0;	/* real Mali jobs: the payload is left alone */
-	/* An MMU fault stalls the job; a reset or stop ends it. */
-	if (ret && ret != -EIO)
-		return ret;
-
-	/* Done or failed, the job's status goes to its descriptor. */
-	wret = sim_write_status(ch, jd, ret ? ch->code : MALI_JS_STATUS_DONE);
-	return wret ? wret : ret;
-}
-
-/*
- * Follows the chain from @head.  At most SIM_CHAIN_MAX jobs; a loop is
- * caught by Brent's method (a checkpoint at every power of two), so a job
- * on a loop may run a second time before the loop is seen.
+ * Follows the chain from @head, job by job (mali_jobs.c), each job with
+ * the address space's configuration as the last UPDATE latched it.
  */
 static void sim_chain_run(struct sim_chain *ch, u64 head)
 {
-	u64 jd = head, next, mark = 0;
-	u32 steps = 0;
-
-	ch->end = SIM_CHAIN_DONE;
-	while (jd) {
-		ch->jd = jd;
-		if (jd == mark || steps == SIM_CHAIN_MAX) {
-			sim_fail(ch, MALI_JS_STATUS_DATA_INVALID_FAULT);
-			return;
-		}
-		if (sim_job(ch, jd, &next))
-			return;
-		steps++;
-		if (is_power_of_2(steps))
-			mark = jd;
-		jd = next;
-	}
+	mali_jobs_chain_init(&ch->jobs, head);
+	do {
+		sim_chain_load_as(ch);
+	} while (mali_jobs_chain_step(&ch->jobs, &sim_jobs_ops, ch));
 }
 
 /* Publishes how the chain ended; under the lock, same generation. */
@@ -1502,21 +1183,21 @@ static void sim_chain_finish(struct sim *sim, struct sim_slot *js,
 	struct sim_as *as;
 
 	lockdep_assert_held(&sim->lock);
-	switch (ch->end) {
-	case SIM_CHAIN_DONE:
+	switch (ch->jobs.end) {
+	case MALI_JOBS_DONE:
 		js->head = 0;
 		js->status = MALI_JS_STATUS_DONE;
 		sim_raise(sim, ACCMAP_REPLAY_IRQ_JOB, MALI_JOB_IRQ_DONE(js->index));
 		break;
-	case SIM_CHAIN_FAILED:
-		js->head = ch->jd;
-		js->status = ch->code;
+	case MALI_JOBS_FAILED:
+		js->head = ch->jobs.jd;
+		js->status = ch->jobs.code;
 		sim_raise(sim, ACCMAP_REPLAY_IRQ_JOB,
 			  MALI_JOB_IRQ_FAILED(js->index));
 		break;
-	case SIM_CHAIN_FAULT:
+	case MALI_JOBS_FAULT:
 		/* The job stalls: the slot stays ACTIVE, no job interrupt. */
-		js->head = ch->jd;
+		js->head = ch->jobs.jd;
 		as = &sim->as[ch->as];
 		if (!(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] &
 		      MALI_MMU_IRQ_FAULT(ch->as))) {
@@ -1525,10 +1206,10 @@ static void sim_chain_finish(struct sim *sim, struct sim_slot *js,
 		}
 		sim_raise(sim, ACCMAP_REPLAY_IRQ_MMU, MALI_MMU_IRQ_FAULT(ch->as));
 		return;
-	case SIM_CHAIN_ABORTED:
+	case MALI_JOBS_ABORTED:
 		return;
 	}
-	js->tail = ch->jd;
+	js->tail = ch->jobs.jd;
 	if (js->next_pending)
 		sim_slot_start(sim, js);
 }
@@ -1554,9 +1235,9 @@ static void sim_slot_work(struct work_struct *work)
 		ch.as = js->config & MALI_JS_CONFIG_AS_MASK;
 		head = js->head;
 		if (ch.as >= SIM_AS_COUNT) {
-			ch.end = SIM_CHAIN_FAILED;
-			ch.code = MALI_JS_STATUS_CONFIG_FAULT;
-			ch.jd = head;
+			ch.jobs.end = MALI_JOBS_FAILED;
+			ch.jobs.code = MALI_JS_STATUS_CONFIG_FAULT;
+			ch.jobs.jd = head;
 			sim_chain_finish(sim, js, &ch);
 			spin_unlock(&sim->lock);
 			wake_up_all(&sim->irq_wait);

@@ -37,7 +37,7 @@
 #include <linux/string.h>
 
 #include "mali_regs.h"
-#include "replay.h"
+#include "replay_walk.h"
 
 #define WALK_IA_BITS		48
 #define WALK_OA_MASK		GENMASK_ULL(47, 12)
