@@ -326,14 +326,18 @@ devmem_setup "$kdir/.config"
 cma_append=
 grep -qx 'CONFIG_DMA_CMA=y' "$kdir/.config" 2>/dev/null && cma_append=cma=128M
 # A block device completing its requests from an hrtimer (hard interrupt
-# context), 300 ms after they are queued, where the kernel has null_blk
-# built in (the debug kernels): accmap_devmem's io_free_in_irq writes
-# from device pages with O_DIRECT and unmaps them before the completion
-# drops the last reference.  ACCMAP_NULLB in the guest says to expect it.
+# context), 300 ms after they are queued: accmap_devmem's io_free_in_irq
+# writes from device pages with O_DIRECT and unmaps them before the
+# completion drops the last reference.  null_blk is built in on the debug
+# kernels (its parameters on the command line) and a module of the stock
+# ones (packed below, with them), but for PREEMPT_RT, whose hrtimers
+# expire in soft interrupt context.  ACCMAP_NULLB in the guest says to
+# expect it.
+nullb_args="irqmode=2 completion_nsec=300000000"
 nullb_append=
 nullb_expect=none
 if grep -qx 'CONFIG_BLK_DEV_NULL_BLK=y' "$kdir/.config" 2>/dev/null; then
-	nullb_append="null_blk.irqmode=2 null_blk.completion_nsec=300000000"
+	nullb_append="null_blk.${nullb_args// / null_blk.}"
 	nullb_expect=/dev/nullb0
 fi
 # CRIU in the guest where the kernel can checkpoint (criu-pack.sh).
@@ -548,21 +552,30 @@ done
 # --- modules for the importer (vgem) -------------------------------------
 # (Our own kernels have vgem built in.)
 load=()
+# pack_module NAME: NAME.ko of the kernel's modules, with the modules it
+# needs, onto the load list, each once; false if the kernel ships none.
+# modules.dep lists a module's dependencies so that the last one loads
+# first: they go on in reverse order, then the module itself.
+pack_module() {
+	local line i deps
+	line=$(grep -E "(^|/)$1\.ko(\.[a-z]+)?:" "$moddir/modules.dep") || return 1
+	read -r -a deps <<<"${line#*:}"
+	for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
+		printf '%s\n' "${load[@]}" | grep -qxF "${deps[i]}" || load+=("${deps[i]}")
+	done
+	load+=("${line%%:*}")
+}
 if [ -n "$moddir" ]; then
 	# The .deb ships no modules.dep (depmod runs at install time): make one.
 	if [ ! -s "$moddir/modules.dep" ]; then
 		say "depmod for $kver"
 		depmod -b "$image" "$kver"
 	fi
-	vgem_line=$(grep -E '(^|/)vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" || true)
-	[ -n "$vgem_line" ] || die "vgem is not in $moddir/modules.dep"
-	# modules.dep lists a module's dependencies so that the last one loads
-	# first; load them in reverse order, then the module itself.
-	read -r -a deps <<<"${vgem_line#*:}"
-	for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
-		load+=("${deps[i]}")
-	done
-	load+=("${vgem_line%%:*}")
+	pack_module vgem || die "vgem is not in $moddir/modules.dep"
+	if ! grep -qx 'CONFIG_PREEMPT_RT=y' "$kdir/.config" 2>/dev/null &&
+	   pack_module null_blk; then
+		nullb_expect=/dev/nullb0
+	fi
 fi
 # The V4L2 importer tier (accmap_v4l2, and the demo's capture step) needs
 # vivid, with its module chain: packed where the kernel ships it, loaded
@@ -576,21 +589,13 @@ vivid_probed=
 if [ "$mode" = demo ] || printf '%s\n' "${progs[@]}" | grep -qx accmap_v4l2; then
 	vivid_probed=1
 	vivid_reason=
-	vivid_line=
 	if [ -z "$moddir" ]; then
 		vivid_reason="accmap's $flavor kernel ($kver) has no V4L2 (vivid)"
-	else
-		vivid_line=$(grep -E '(^|/)vivid\.ko(\.[a-z]+)?:' "$moddir/modules.dep" || true)
-		[ -n "$vivid_line" ] || vivid_reason="the $kver kernel ships no vivid.ko"
+	elif ! pack_module vivid; then
+		vivid_reason="the $kver kernel ships no vivid.ko"
 	fi
-	if [ -n "$vivid_line" ]; then
-		read -r -a deps <<<"${vivid_line#*:}"
-		for ((i = ${#deps[@]} - 1; i >= 0; i--)); do
-			printf '%s\n' "${load[@]}" | grep -qxF "${deps[i]}" ||
-				load+=("${deps[i]}")
-		done
-		load+=("${vivid_line%%:*}")
-		say "vivid packed (${vivid_line%%:*}, $vivid_args)"
+	if [ -z "$vivid_reason" ]; then
+		say "vivid packed (${load[-1]}, $vivid_args)"
 	else
 		say "V4L2 tier not run on $target: $vivid_reason; not run: accmap_v4l2"
 	fi
@@ -619,8 +624,11 @@ for m in "${load[@]}"; do
 	esac
 	name=${name%.ko*}.ko
 	# A module's parameters follow its name on its line.
-	mod_args=
-	[ "$name" != vivid.ko ] || mod_args=" $vivid_args"
+	case $name in
+	vivid.ko) mod_args=" $vivid_args" ;;
+	null_blk.ko) mod_args=" $nullb_args" ;;
+	*) mod_args= ;;
+	esac
 	printf '%s%s\n' "$name" "$mod_args" >>"$root/lib/modules/load-order"
 done
 say "importer modules: $(tr '\n' ' ' <"$root/lib/modules/load-order")"
