@@ -17,7 +17,10 @@
  * page-at-a-time takes 512 (or 2048), as a transparent huge page does for
  * anonymous memory; a page already present is left as it is.  The block
  * is filled in one walk of its page table, under its lock once
- * (apply_to_page_range()), not one walk and one lock per page.
+ * (apply_to_page_range()), not one walk and one lock per page; but where
+ * a module cannot call set_pte_at() (ACCMAP_NO_SET_PTE_AT: Kbuild says
+ * which kernels), each page of the block goes through the kernel's
+ * insert, as the faulting page does.
  *
  * The mappings are VM_PFNMAP, their entries special PFN entries, never
  * normal (refcounted, rmapped) ones as vm_insert_pages() or VM_MIXEDMAP
@@ -76,6 +79,7 @@ static vm_fault_t accmap_insert(struct vm_fault *vmf, unsigned long addr,
 	return vmf_insert_pfn(vmf->vma, addr, pfn);
 }
 
+#ifndef ACCMAP_NO_SET_PTE_AT
 /**
  * struct accmap_fill - a block being filled around a fault
  * @vma: the faulting vma
@@ -164,6 +168,27 @@ static void accmap_fill(struct vm_fault *vmf, unsigned long start,
 	apply_to_page_range(fill.vma->vm_mm, start, fault - start,
 			    accmap_fill_pte, &fill);
 }
+#else
+/*
+ * accmap_fill() where accmap cannot write entries itself: a page at a
+ * time, each through the kernel's insert, which leaves an entry already
+ * present alone.  It stops at the first failure (no memory for a page
+ * table), leaving the rest to fault for themselves.
+ */
+static void accmap_fill(struct vm_fault *vmf, unsigned long start,
+			unsigned long end, unsigned long pgoff)
+{
+	const struct accmap_handle *handle = vmf->vma->vm_private_data;
+	unsigned long fault = vmf->address & PAGE_MASK, addr;
+
+	for (addr = start; addr < end; addr += PAGE_SIZE, pgoff++) {
+		if (addr != fault &&
+		    accmap_insert(vmf, addr, accmap_handle_pfn(handle, pgoff)) !=
+		    VM_FAULT_NOPAGE)
+			return;
+	}
+}
+#endif /* ACCMAP_NO_SET_PTE_AT */
 
 /*
  * The fault of both kinds of vma: @first is the vma page offset of the

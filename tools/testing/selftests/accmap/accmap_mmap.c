@@ -573,13 +573,19 @@ static void *fault_race_thread(void *arg)
  * the page table's lock once per page lets the thread behind it catch up
  * and fault again, as often as it catches up (2, 4 and 46 faults were
  * seen so on arm64 with 5.10, in about one round of a hundred).  Rounds
- * with a fresh mapping each.
+ * with a fresh mapping each.  Where accmap.ko fills a page at a time
+ * (ACCMAP_FILL=page from the harness: a kernel whose set_pte_at() a
+ * module cannot call), the fault bound is not a property of the build:
+ * the faults are counted and printed, the bytes still checked.
  */
 static void test_fault_around_threads(void)
 {
 	size_t pg = page_size(), n = fault_block() / pg, len = n * pg;
+	const char *fill = getenv("ACCMAP_FILL");
+	bool pagewise = fill && !strcmp(fill, "page");
 	uint8_t *ref = malloc(len), *got = malloc(len);
 	int dev = am_open();
+	long extra = 0;
 	uint32_t id;
 	uint64_t off;
 
@@ -629,8 +635,12 @@ static void test_fault_around_threads(void)
 		for (t = 0; t < 2; t++) {
 			CHECK(r[t].bad == 0, "round %u, thread %u: %zu pages read wrong", round, t,
 			      r[t].bad);
-			CHECK(r[t].faults <= 1, "round %u, thread %u: %ld faults, want 1 at most",
-			      round, t, r[t].faults);
+			if (pagewise)
+				extra += r[t].faults > 1 ? r[t].faults - 1 : 0;
+			else
+				CHECK(r[t].faults <= 1,
+				      "round %u, thread %u: %ld faults, want 1 at most",
+				      round, t, r[t].faults);
 		}
 		for (size_t i = 0; i < n; i++)
 			ref[i * pg + 1] = r[i % 2].mark;
@@ -639,6 +649,9 @@ static void test_fault_around_threads(void)
 		if (CHECK(am_read(dev, id, 0, got, len) == 0, "READ"))
 			CHECK(!memcmp(got, ref, len), "round %u: READ after both threads", round);
 	}
+	if (pagewise)
+		tap_diag("accmap.ko fills a page at a time here: %ld faults %s in %u rounds",
+			 extra, "beyond the first of each thread", FAULT_RACE_ROUNDS);
 out:
 	free(ref);
 	free(got);
