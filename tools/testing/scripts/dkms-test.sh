@@ -4,11 +4,11 @@
 # DKMS round trip against the Debian 6.1 amd64 headers:
 #   copy the project's files to /usr/src/accmap-VERSION, dkms add, build,
 #   install, check the installed module; then dkms build against the
-#   other lines' amd64 build trees (Debian 12's 6.12 headers, those of
-#   the PREEMPT_RT flavours of 6.12 and 6.1, accmap's amd64 debug kernel
-#   of the newest line, Debian 11's 5.10 headers); dkms build refusing
-#   forged kernels that lack what accmap needs; dkms remove --all, clean
-#   up.
+#   other lines' build trees (amd64: Debian 12's 6.12 headers, those of
+#   the PREEMPT_RT flavours of 6.12 and 6.1, Debian 11's 5.10 headers;
+#   arm64, cross-compiled: accmap's debug kernel of the newest line);
+#   dkms build refusing forged kernels that lack what accmap needs; dkms
+#   remove --all, clean up.
 # Leftovers of an aborted earlier run are removed first.  Needs root (or
 # sudo).  VERSION comes from dkms.conf.
 #
@@ -95,17 +95,29 @@ fi
 # dkms build (no install) against the other kernel lines' build trees:
 # dkms_build_for KVER KDIR [MAKE VARIABLE...].  That the module builds
 # there the way dkms builds it.  The variables reach dkms's make through
-# MAKEFLAGS, as command-line ones.
+# MAKEFLAGS, as command-line ones.  dkms strips the module it keeps with
+# whatever "strip" is first in its PATH: for a cross build
+# (CROSS_COMPILE=...), that toolchain's.
 dkms_build_for() {
-	local kver=$1 kdir=$2
+	local kver=$1 kdir=$2 path=$PATH v
 	shift 2
+	for v in "$@"; do
+		case $v in
+		CROSS_COMPILE=*)
+			mkdir -p "$CACHE/dkms/${v#*=}bin"
+			ln -sfn "$(command -v "${v#*=}strip")" "$CACHE/dkms/${v#*=}bin/strip"
+			path=$CACHE/dkms/${v#*=}bin:$PATH
+			;;
+		esac
+	done
 	if [ ! -f "$kdir/Makefile" ]; then
 		warn "FAIL no build tree for $kver at $kdir (install-deps.sh)"
 		failed=$((failed + 1))
 		return 0
 	fi
 	local ko magic
-	if ! step "build-$kver" $SUDO env MAKEFLAGS="$*" dkms build "accmap/$version" -k "$kver" \
+	if ! step "build-$kver" $SUDO env PATH="$path" MAKEFLAGS="$*" \
+		dkms build "accmap/$version" -k "$kver" \
 		--kernelsourcedir "$kdir"; then
 		tail -n 30 "/var/lib/dkms/accmap/$version/build/make.log" 2>/dev/null | indent >&2
 		return 0
@@ -129,13 +141,14 @@ dkms_build_for "${ckver:-6.12}" "/usr/src/linux-headers-${ckver:-none}"
 crel=$(compat_release)
 dkms_build_for "$crel-rt-amd64" "$CACHE/amd64/$crel/headers-rt/usr/src/linux-headers-$crel-rt-amd64"
 dkms_build_for "$abi-rt-amd64" "$CACHE/amd64/headers-rt/usr/src/linux-headers-$abi-rt-amd64"
-# The newest line: the build tree of accmap's amd64 debug kernel (built
-# here if it is not yet; seconds if it is).
-"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" debug amd64 >>"$log" 2>&1 ||
+# The newest line: the build tree of accmap's arm64 debug kernel (built
+# here if it is not yet; seconds if it is), cross-compiled as a board's
+# vendor tree would be built on a workstation.
+"$ACCMAP_ROOT/tools/testing/vm/build-kernel.sh" debug arm64 >>"$log" 2>&1 ||
 	warn "the newest line's kernel did not build (log: $log)"
-nkdir=$(kernel_dir debug amd64)
+nkdir=$(kernel_dir debug arm64)
 mkver=$(cat "$nkdir/include/config/kernel.release" 2>/dev/null || echo newest)
-dkms_build_for "$mkver" "$nkdir"
+dkms_build_for "$mkver" "$nkdir" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
 # Debian 11's 5.10: its headers name gcc-10, which a board running it
 # has; this host (Debian 12) builds with its own gcc.
 k510=$(k510_abi amd64)

@@ -8,20 +8,20 @@
 #
 #   debug     lockdep (PROVE_LOCKING), kmemleak, DEBUG_LIST, DEBUG_VM,
 #             fault injection and friends, and on arm64 KASAN: the fuzz
-#             and stress tiers of make check.  On amd64 it is built from the newest
-#             linux-source-* Debian offers (install-deps.sh fetches it
-#             from unstable, experimental or the backports of Debian 13
-#             and 12), so that the newest kernel
-#             line accmap supports runs every selftest under the
-#             checkers; on arm64 from linux-source-6.1, the line of
-#             Debian 12's distro kernel.
+#             and stress tiers.  Built from the newest linux-source-*
+#             Debian offers (install-deps.sh fetches it from unstable,
+#             experimental or the backports of Debian 13 and 12), so
+#             that the newest kernel line accmap supports runs every
+#             selftest under the checkers; make check boots arm64's.
 #   perf      no debug options, from linux-source-6.1: make bench
 #
 # The architecture defaults to amd64; arm64 is cross-compiled with
 # Debian's aarch64-linux-gnu-gcc.  Each kernel is allnoconfig plus
-# kernel/base.config, kernel/<arch>.config and kernel/<flavor>.config,
-# kernel/criu-net.config but on the newest release, and kernel/kasan.config
-# on the arm64 debug kernel
+# kernel/base.config, kernel/<arch>.config and kernel/<flavor>.config;
+# kernel/device-private.config on amd64 and on the newest release
+# (kernel/hmm-mirror.config on the others), kernel/criu-net.config but
+# on the newest release, and
+# kernel/kasan.config on the arm64 debug kernel
 # (dma-buf heaps, udmabuf and vgem and debugfs built in; accmap itself is
 # built out of tree as a module by the VM harness).  The build tree is
 # $CACHE/kernels/<flavor>-<arch>, outside git's view; its
@@ -70,7 +70,14 @@ frags=("$frag_dir/base.config" "$frag_dir/$karch.config" "$frag_dir/$flavor.conf
 
 ensure_deps
 newest=false
-[ "$flavor/$karch" = debug/amd64 ] && newest=true
+[ "$flavor" = debug ] && newest=true
+# Device-private memory: not on arm64's 6.1 (kernel/arm64.config), which
+# gets HMM_MIRROR another way.
+if $newest || [ "$karch" = amd64 ]; then
+	frags+=("$frag_dir/device-private.config")
+else
+	frags+=("$frag_dir/hmm-mirror.config")
+fi
 # criu 3.17 cannot read the newest release's vDSO: no criu networking there.
 $newest || frags+=("$frag_dir/criu-net.config")
 # KASAN on the arm64 debug kernel only (kernel/kasan.config says why).

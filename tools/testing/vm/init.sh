@@ -201,6 +201,10 @@ ACCMAP_REPLAY_MMIO=$(cat /etc/accmap-replay-mmio 2>/dev/null)
 export ACCMAP_REPLAY_MMIO
 ACCMAP_DEVMEM=$(cat /etc/accmap-devmem 2>/dev/null)
 export ACCMAP_DEVMEM
+ACCMAP_VGEM_MAPS=$(cat /etc/accmap-vgem-maps 2>/dev/null)
+export ACCMAP_VGEM_MAPS
+ACCMAP_FILL=$(cat /etc/accmap-fill 2>/dev/null)
+export ACCMAP_FILL
 ACCMAP_NULLB=$(cat /etc/accmap-nullb 2>/dev/null)
 export ACCMAP_NULLB
 # The guest's RAM in MiB as run.sh gave it (-m): above 4096, some lies above 4 GiB.

@@ -24,9 +24,9 @@
 #                  accmap's debug kernel (lockdep, kmemleak, fault
 #                  injection, ...; KASAN on arm64); the fuzzer injects failures in half
 #                  its seeds there unless ACCMAP_FUZZ_INJECT says otherwise.
-#                  amd64's is the newest kernel line Debian packages
-#                  (linux-source-X.Y from unstable or experimental),
-#                  arm64's is 6.1
+#                  Both are the newest kernel line Debian packages
+#                  (linux-source-X.Y from unstable, experimental or
+#                  backports), with device-private memory
 #   amd64-perf, arm64-perf
 #                  accmap's perf kernel (no debug options, 6.1)
 # Ours are built by build-kernel.sh (seconds when already
@@ -397,6 +397,29 @@ else
 	host_feature[compat32]="no no CONFIG_COMPAT=y in $(basename "$kconfig")"
 fi
 
+# Whether vgem, the importer of accmap_cachestate's importer_syncs, maps a
+# dma-buf for its device when it imports it: not where it imports through
+# the GEM shmem helpers' drm_gem_shmem_prime_import_no_map() (7.3), which
+# its module (or, built in, its object) then names.
+if [ -n "$moddir" ]; then
+	vgem_obj=$(find "$moddir" -name 'vgem.ko*' -print -quit)
+else
+	vgem_obj=$kdir/drivers/gpu/drm/vgem/vgem_drv.o
+fi
+case $vgem_obj in
+*.xz) vgem_cat=(xz -dc) ;;
+*.zst) vgem_cat=(zstd -qdc) ;;
+*.gz) vgem_cat=(gzip -dc) ;;
+*) vgem_cat=(cat) ;;
+esac
+if [ ! -f "$vgem_obj" ]; then
+	host_feature[vgem-maps]="no no vgem object at $vgem_obj"
+elif "${vgem_cat[@]}" "$vgem_obj" | grep -qa drm_gem_shmem_prime_import_no_map; then
+	host_feature[vgem-maps]="no $(basename "$vgem_obj") imports with drm_gem_shmem_prime_import_no_map"
+else
+	host_feature[vgem-maps]="yes"
+fi
+
 # user_build WHAT LOG OUT DIR MAKE_ARG...: make -C DIR OUTPUT=OUT MAKE_ARG...
 # (output in LOG; WHAT names the build in messages).  User programs do not
 # depend on the kernel, so every tier of a make check would build the same
@@ -696,6 +719,14 @@ echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
 echo "$devmem_expect" >"$root/etc/accmap-devmem"
+echo "${host_feature[vgem-maps]%% *}" >"$root/etc/accmap-vgem-maps"
+# How accmap.ko fills a fault's block (vma.c): in one walk of its page
+# table, or a page at a time where Kbuild found that a module cannot call
+# set_pte_at() (ACCMAP_NO_SET_PTE_AT: arm64 with DEBUG_VM, 7.3).
+fill=block
+grep -qs ACCMAP_NO_SET_PTE_AT "$work/src/drivers/accmap/.vma.o.cmd" && fill=page
+say "accmap.ko fills a fault's block $( [ $fill = block ] && echo "in one walk" || echo "a page at a time (ACCMAP_NO_SET_PTE_AT)")"
+echo "$fill" >"$root/etc/accmap-fill"
 echo "$nullb_expect" >"$root/etc/accmap-nullb"
 echo "$mem" >"$root/etc/accmap-vm-mem"
 printf '%s\n' "$vivid_reason" >"$root/etc/accmap-vivid"
