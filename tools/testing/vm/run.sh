@@ -413,7 +413,7 @@ case $vgem_obj in
 *) vgem_cat=(cat) ;;
 esac
 if [ ! -f "$vgem_obj" ]; then
-	host_feature[vgem-maps]="no no vgem object at $vgem_obj"
+	host_feature[vgem-maps]="unknown no vgem object at $vgem_obj"
 elif "${vgem_cat[@]}" "$vgem_obj" | grep -qa drm_gem_shmem_prime_import_no_map; then
 	host_feature[vgem-maps]="no $(basename "$vgem_obj") imports with drm_gem_shmem_prime_import_no_map"
 else
