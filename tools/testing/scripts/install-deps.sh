@@ -22,7 +22,9 @@ PKGS=(build-essential bc flex bison libelf-dev libssl-dev kmod cpio xz-utils
       sparse dkms busybox-static shellcheck device-tree-compiler
       clang libclang-rt-14-dev gnuplot-nox lcov
       debhelper dh-dkms lintian fakeroot python3-docutils abigail-tools
-      criu libc6-dev:arm64 python3-jsonschema)
+      criu libc6-dev:arm64 python3-jsonschema
+      dpkg-dev meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
+      libfdt-dev)
 
 stamp=$CACHE/.deps-ok
 mkdir -p "$CACHE"

@@ -259,7 +259,12 @@ arm64)
 	# much time; the implementation-defined algorithm is cheap.
 	cpu=cortex-a57
 	[ "$kflavour" = arm64-16k ] && cpu=max,pauth-impdef=on
-	qemu=(qemu-system-aarch64 -M virt -cpu "$cpu" -m "$mem" -smp 2)
+	# ACCMAP_QEMU_AARCH64 and ACCMAP_VIRT_OPTS: another qemu (the one
+	# build-qemu.sh builds) and machine options (accmap-mali=on).
+	qemu=("${ACCMAP_QEMU_AARCH64:-qemu-system-aarch64}"
+	      -M "virt${ACCMAP_VIRT_OPTS:+,$ACCMAP_VIRT_OPTS}" -cpu "$cpu" -m "$mem" -smp 2)
+	# That qemu has no network devices; the guests use none.
+	[ -z "${ACCMAP_QEMU_AARCH64:-}" ] || qemu+=(-nic none)
 	console=ttyAMA0
 	# Debian's arm64 kernels turn kernel page-table isolation on because
 	# KASLR is on.  KPTI switches TTBR1's ASID at every kernel entry and
