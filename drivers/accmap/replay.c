@@ -16,10 +16,13 @@
  * Isolation.  A session programs only its own address space (the index
  * REPLAY_SETUP named): accmap_replay_check_session_op() holds the rules,
  * checked on every op before a run and again as it runs.  On a target
- * whose address spaces outlive a run (a real GPU, @shared_as), each run
- * ends by pointing the session's address space at nothing, so no later
- * run of any session inherits its root.  When a session goes, the target
- * stops what it started (a soft reset on a register window); if that
+ * whose address spaces outlive a run (a real GPU), the session's
+ * address space keeps what it wrote from one run to the next (a recording
+ * replayed in batches configures it in one run and starts jobs in
+ * another); the target points it at nothing before a run of another
+ * session on the same address space, and when the session goes, so no
+ * other session inherits its root (replay_mmio.c).  When a session goes,
+ * the target stops what it started (a soft reset on a register window); if that
  * does not complete, the GPU may still read the session's tables and
  * read or write its buffers, so they are kept back on purpose: never
  * freed, counted in the debugfs file "replay", and the module is held.
@@ -845,10 +848,6 @@ static int accmap_replay_run_ops(struct accmap_replay_session *s,
 			break;
 	}
 
-	/* Others run on these registers next: leave them no root of ours. */
-	if (s->target->shared_as && accmap_replay_release_as(s))
-		pr_warn_ratelimited("%s: address space %u of %s[%d] stayed busy as its run ended\n",
-				    s->target->name, s->as, s->comm, s->pid);
 	accmap_replay_sync(s, false);
 	if (ops->run_end)
 		ops->run_end(s);

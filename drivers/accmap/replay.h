@@ -166,9 +166,6 @@ struct accmap_replay_target_ops {
  * @gpu_id:      GPU_ID as read at probe
  * @ops:         the target's operations
  * @priv:        the target's own state
- * @shared_as:   the address spaces outlive a run: every session on the
- *               target uses the same registers (a real GPU), so each run
- *               ends by pointing the session's address space at nothing
  * @sessions:    live sessions on this target
  * @kept:        sessions whose GPU did not stop when they went, with their
  *               tables, buffer references and DMA mappings, kept back
@@ -187,7 +184,6 @@ struct accmap_replay_target {
 	u32 gpu_id;
 	const struct accmap_replay_target_ops *ops;
 	void *priv;
-	bool shared_as;
 	atomic_t sessions;
 	struct list_head kept;
 	unsigned long kept_ever;

@@ -14,6 +14,11 @@
  * what it saw for WAIT_IRQ.  Without them, WAIT_IRQ polls IRQ_STATUS.
  * Either way, a WAIT_IRQ that succeeds has acknowledged what it waited for.
  *
+ * Address spaces outlive a run: every session uses the GPU's registers.
+ * A session's address space keeps its configuration between its runs;
+ * before another session's run on it, and when the session goes, it is
+ * pointed at nothing (accmap_mmio_take_as(), accmap_mmio_stop()).
+ *
  * GPU page tables live in coherent DMA memory of the window's device, and
  * buffers are DMA-mapped for it, so their caches are cleaned before a run
  * and invalidated after it.
@@ -62,6 +67,7 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
 };
 
 #define ACCMAP_MMIO_IRQ_CLEAR	0x4
+#define ACCMAP_MMIO_IRQ_MASK	0x8
 #define ACCMAP_MMIO_IRQ_STATUS	0xc
 
 /* MMU_IRQ bits that mean a fault or bus error on some address space. */
@@ -80,6 +86,9 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
  *               no WAIT_IRQ or fault report consumed yet
  * @wq:          woken by the handler
  * @window_lock: one run at a time on the window, whichever session
+ * @as_root:     per address space, the session whose run last programmed
+ *               it (its root may still be there), or NULL; protected by
+ *               @window_lock
  * @name:        the target's name
  * @res:         the region requested for a module-parameter window
  * @clks:        the clocks enabled while bound (device tree), @nclks of
@@ -98,7 +107,8 @@ struct accmap_mmio {
 	u32 latched[ACCMAP_REPLAY_IRQ_COUNT];
 	wait_queue_head_t wq;
 
-	struct mutex window_lock;	/* one run at a time */
+	struct mutex window_lock;	/* one run at a time; as_root */
+	struct accmap_replay_session *as_root[MALI_AS_COUNT];
 	char name[ACCMAP_REPLAY_NAME_LEN];
 	struct resource *res;
 	struct clk_bulk_data *clks;
@@ -117,15 +127,59 @@ static struct accmap_mmio *accmap_mmio_of(struct accmap_replay_session *s)
 	return s->target->priv;
 }
 
+/*
+ * The interrupt source with a line whose RAWSTAT, CLEAR, MASK, STATUS
+ * block holds @offset, or -1; the register's place in the block in *@reg.
+ */
+static int accmap_mmio_irq_reg(struct accmap_mmio *mmio, u32 offset, u32 *reg)
+{
+	unsigned int src;
+
+	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++) {
+		u32 base = accmap_mmio_irq_base[src];
+
+		if (mmio->irq[src] && offset >= base &&
+		    offset <= base + ACCMAP_MMIO_IRQ_STATUS) {
+			*reg = offset - base;
+			return src;
+		}
+	}
+	return -1;
+}
+
+/*
+ * A session sees the interrupt registers as if no handler ran: RAWSTAT
+ * and STATUS also show what the handler acknowledged and no op consumed
+ * yet (a POLL of a reset's end, say), and its write to CLEAR consumes it.
+ */
 static u32 accmap_mmio_read32(struct accmap_replay_session *s, u32 offset)
 {
-	return readl(accmap_mmio_of(s)->regs + offset);
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	u32 value = readl(mmio->regs + offset), reg, latched;
+	int src = accmap_mmio_irq_reg(mmio, offset, &reg);
+
+	if (src < 0 || (reg != 0 && reg != ACCMAP_MMIO_IRQ_STATUS))
+		return value;
+	latched = READ_ONCE(mmio->latched[src]);
+	if (reg == ACCMAP_MMIO_IRQ_STATUS)
+		latched &= readl(mmio->regs + accmap_mmio_irq_base[src] +
+				 ACCMAP_MMIO_IRQ_MASK);
+	return value | latched;
 }
 
 static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
 				u32 value)
 {
-	writel(value, accmap_mmio_of(s)->regs + offset);
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	u32 reg;
+	int src = accmap_mmio_irq_reg(mmio, offset, &reg);
+
+	writel(value, mmio->regs + offset);
+	if (src >= 0 && reg == ACCMAP_MMIO_IRQ_CLEAR) {
+		spin_lock_irq(&mmio->irq_lock);
+		mmio->latched[src] &= ~value;
+		spin_unlock_irq(&mmio->irq_lock);
+	}
 }
 
 static irqreturn_t accmap_mmio_irq(int irq, void *data)
@@ -320,9 +374,36 @@ static int accmap_mmio_wait_irq(struct accmap_replay_session *s, u32 irq,
 	}
 }
 
+/*
+ * Points address space @s->as at nothing if another session's run
+ * programmed it last, so that @s never runs on that session's root; the
+ * address space is @s's from here until another session's run or @s's
+ * end.  A session's own configuration stays from one of its runs to the
+ * next: a recording replayed in batches sets the address space up in one
+ * run and starts its jobs in another.
+ */
+static void accmap_mmio_take_as(struct accmap_mmio *mmio,
+				struct accmap_replay_session *s)
+{
+	lockdep_assert_held(&mmio->window_lock);
+	if (mmio->as_root[s->as] == s)
+		return;
+	if (mmio->as_root[s->as] && accmap_replay_release_as(s))
+		pr_warn_ratelimited("%s: address space %u stayed busy as %s[%d] took it\n",
+				    mmio->name, s->as, s->comm, s->pid);
+	mmio->as_root[s->as] = s;
+}
+
 static int accmap_mmio_run_begin(struct accmap_replay_session *s)
 {
-	return mutex_lock_killable(&accmap_mmio_of(s)->window_lock);
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	int ret;
+
+	ret = mutex_lock_killable(&mmio->window_lock);
+	if (ret)
+		return ret;
+	accmap_mmio_take_as(mmio, s);
+	return 0;
 }
 
 static void accmap_mmio_run_end(struct accmap_replay_session *s)
@@ -354,12 +435,30 @@ static int accmap_mmio_stop(struct accmap_replay_session *s)
 	if (!s->ran)
 		return 0;
 	mutex_lock(&mmio->window_lock);
+	/* Its root goes first, whether or not the reset completes. */
+	if (mmio->as_root[s->as] == s) {
+		if (accmap_replay_release_as(s))
+			pr_warn_ratelimited("%s: address space %u of %s[%d] stayed busy at its end\n",
+					    mmio->name, s->as, s->comm, s->pid);
+		mmio->as_root[s->as] = NULL;
+	}
 	writel(MALI_GPU_IRQ_RESET_COMPLETED, mmio->regs + MALI_GPU_IRQ_CLEAR);
 	writel(MALI_GPU_CMD_SOFT_RESET, mmio->regs + MALI_GPU_COMMAND);
 	ret = readl_poll_timeout(mmio->regs + MALI_GPU_IRQ_RAWSTAT, raw,
 				 raw & MALI_GPU_IRQ_RESET_COMPLETED, 100,
 				 ACCMAP_MMIO_RESET_TIMEOUT_US);
 	writel(MALI_GPU_IRQ_RESET_COMPLETED, mmio->regs + MALI_GPU_IRQ_CLEAR);
+	/*
+	 * A reset that completed took every address space's root with it,
+	 * and every fault and job it had raised: what the handler latched
+	 * before it is stale, not the next run's to see.
+	 */
+	if (!ret) {
+		memset(mmio->as_root, 0, sizeof(mmio->as_root));
+		spin_lock_irq(&mmio->irq_lock);
+		memset(mmio->latched, 0, sizeof(mmio->latched));
+		spin_unlock_irq(&mmio->irq_lock);
+	}
 	mutex_unlock(&mmio->window_lock);
 	return ret ? -ETIMEDOUT : ACCMAP_REPLAY_STOP_RESET;
 }
@@ -434,8 +533,6 @@ static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
 	t->gpu_id = readl(mmio->regs + MALI_GPU_ID);
 	t->ops = &accmap_mmio_ops;
 	t->priv = mmio;
-	/* One GPU for every session: its address spaces outlive a run. */
-	t->shared_as = true;
 }
 
 static int accmap_mmio_check_window(u64 base, u64 size)

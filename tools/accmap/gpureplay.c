@@ -76,6 +76,10 @@
 /* The Mali register map (job manager GPUs), the registers the import uses. */
 #define MALI_GPU_ID		0x0000
 #define MALI_LATEST_FLUSH	0x0038
+#define MALI_GPU_IRQ_RAWSTAT	0x0020
+#define MALI_GPU_IRQ_STATUS	0x002c
+/* The ends of commands a driver waits for: RESET_COMPLETED, CLEAN_CACHES. */
+#define MALI_GPU_IRQ_WAITED	(0x100U | 0x20000U)
 #define MALI_READY_FIRST	0x0140		/* SHADER, TILER, L2 READY lo/hi */
 #define MALI_READY_END		0x0170
 #define MALI_JOB_IRQ_STATUS	0x100c
@@ -1110,6 +1114,17 @@ static void gr_convert_read(struct gr_ctx *c, uint32_t offset, uint32_t value)
 		/* Power READY: wait for the cores the driver saw come up. */
 		op.op = ACCMAP_REPLAY_OP_POLL;
 		op.mask = value;
+		op.timeout_us = GPUREPLAY_TIMEOUT_US;
+	} else if ((offset == MALI_GPU_IRQ_STATUS || offset == MALI_GPU_IRQ_RAWSTAT) &&
+		   (value & MALI_GPU_IRQ_WAITED)) {
+		/*
+		 * The end of a soft reset or cache clean, which the recorded
+		 * driver saw through its interrupt: wait for it, since a
+		 * real GPU takes time (the model is done at once).
+		 */
+		op.op = ACCMAP_REPLAY_OP_POLL;
+		op.mask = value & MALI_GPU_IRQ_WAITED;
+		op.value = op.mask;
 		op.timeout_us = GPUREPLAY_TIMEOUT_US;
 	} else if (offset == MALI_JOB_IRQ_STATUS && done) {
 		/*

@@ -16,6 +16,13 @@
 /* Polls of READY and AS STATUS: the model answers at once. */
 #define SIMDRV_POLL_US		1000000U
 
+const char *simdrv_target(void)
+{
+	const char *name = getenv("ACCMAP_REPLAY_TARGET");
+
+	return name && *name ? name : SIMDRV_TARGET;
+}
+
 static void put_le16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
@@ -341,7 +348,7 @@ int simdrv_record(int fd, const struct simdrv_workload *w, const int32_t *a, con
 		return -EINVAL;
 	va_bits = w->va_bits ? w->va_bits : SIMDRV_VA_BITS;
 
-	ret = accmap_replay_find_target(fd, SIMDRV_TARGET, &res->target, &info);
+	ret = accmap_replay_find_target(fd, simdrv_target(), &res->target, &info);
 	if (ret)
 		return ret;
 	if (!(info.formats & (1U << w->format)) || w->as >= info.as_count)
@@ -365,7 +372,7 @@ int simdrv_record(int fd, const struct simdrv_workload *w, const int32_t *a, con
 	job.c = va_c;
 	simdrv_encode_job(desc, &job, 0);
 
-	ret = accmap_rec_create(SIMDRV_TARGET, w->format, w->as, va_bits, &rec);
+	ret = accmap_rec_create(simdrv_target(), w->format, w->as, va_bits, &rec);
 	if (ret)
 		return ret;
 	rec->gpu_id = info.gpu_id;
@@ -484,7 +491,7 @@ int simdrv_svm_open(int fd, uint32_t format, uint32_t va_bits, uint64_t start, u
 	memset(svm, 0, sizeof(*svm));
 	svm->fd = fd;
 	svm->format = format;
-	ret = accmap_replay_find_target(fd, SIMDRV_TARGET, &svm->target, &svm->info);
+	ret = accmap_replay_find_target(fd, simdrv_target(), &svm->target, &svm->info);
 	if (ret)
 		return ret;
 	simdrv_svm_setup(&s, svm->target, format, va_bits ? va_bits : SIMDRV_VA_BITS, start,

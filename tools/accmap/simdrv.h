@@ -24,6 +24,17 @@
 
 #define SIMDRV_TARGET			"sim"
 
+/**
+ * simdrv_target() - the replay target simdrv's jobs run on
+ *
+ * The environment variable ACCMAP_REPLAY_TARGET names another target with
+ * the model's register map and job types (the qemu board's GPU, an mmio
+ * target); without it, the model itself (SIMDRV_TARGET).
+ *
+ * Return: the target's name.
+ */
+const char *simdrv_target(void);
+
 /*
  * Mali job-manager registers, as far as simdrv needs them (the offsets
  * kbase and panfrost use; drivers/accmap/mali_regs.h has the full map).

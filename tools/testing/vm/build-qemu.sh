@@ -42,11 +42,17 @@ upstream=${upstream%-*}
 drv=$ACCMAP_ROOT/drivers/accmap
 shared=("$drv/mali_jobs.c" "$drv/mali_jobs.h" "$drv/replay_walk.c" "$drv/replay_walk.h"
 	"$drv/mali_regs.h")
-key=$( {
-	cat "$0" "$qdir"/accmap-mali.* "$qdir"/virt.patch "$qdir"/devices.mak \
-		"$qdir"/shim/linux/* "${shared[@]}" "$ACCMAP_ROOT/include/uapi/linux/accmap.h"
+# The tree's key: what configure sees.  The build's key adds the device's
+# own files, which an up-to-date tree takes by an incremental build.
+tree_key=$( {
+	cat "$0" "$qdir"/virt.patch "$qdir"/devices.mak
 	printf '%s\n' "$srcver"
 	gcc --version | head -n 1
+} | sha256sum | cut -d' ' -f1)
+key=$( {
+	printf '%s\n' "$tree_key"
+	cat "$qdir"/accmap-mali.* "$qdir"/shim/linux/* "${shared[@]}" \
+		"$ACCMAP_ROOT/include/uapi/linux/accmap.h"
 } | sha256sum | cut -d' ' -f1)
 bin=$top/build/qemu-system-aarch64
 if [ -x "$bin" ] && [ "$(cat "$top/.stamp" 2>/dev/null)" = "$key" ]; then
@@ -59,6 +65,44 @@ acquire_build_lock
 mkdir -p "$top" "$CACHE/logs"
 log=$CACHE/logs/qemu-build.log
 rm -f "$top/.stamp"
+: >"$log"
+
+# sync_device TREE: the device and accmap's shared GPU code into the qemu
+# tree, each file copied only if it changed (ninja rebuilds what did):
+# the device in hw/misc/, accmap's own GPU code beside it in
+# hw/misc/accmap/ (built into the device as it is into accmap.ko), with
+# shim/ standing in for the kernel headers that code includes.
+sync_device() {
+	local tree=$1 f
+	sync_one() {
+		mkdir -p "$tree/$2"
+		cmp -s "$1" "$tree/$2/${1##*/}" || cp "$1" "$tree/$2/"
+	}
+	sync_one "$qdir/accmap-mali.c" hw/misc
+	sync_one "$qdir/accmap-mali.h" include/hw/misc
+	for f in "${shared[@]}"; do
+		sync_one "$f" hw/misc/accmap
+	done
+	sync_one "$ACCMAP_ROOT/include/uapi/linux/accmap.h" hw/misc/accmap/uapi/linux
+	for f in "$qdir"/shim/linux/*; do
+		sync_one "$f" hw/misc/accmap/shim/linux
+	done
+}
+
+build=$top/build
+work=$top/tree
+if [ -x "$bin" ] && [ "$(cat "$top/.tree-stamp" 2>/dev/null)" = "$tree_key" ]; then
+	say "the device changed: an incremental build of $work"
+	sync_device "$work"
+	start=$SECONDS
+	timeout -k 30 "$QEMU_BUILD_TIMEOUT" ninja -C "$build" -j"$(nproc)" qemu-system-aarch64 \
+		>>"$log" 2>&1 || { tail -n 30 "$log" >&2; die "the build failed (log: $log)"; }
+	printf '%s\n' "$key" >"$top/.stamp"
+	say "built $bin in $((SECONDS - start)) s"
+	printf '%s\n' "$bin"
+	exit 0
+fi
+rm -f "$top/.tree-stamp"
 
 # The source: Debian's, patched as Debian ships it, unpacked once per
 # version.
@@ -75,7 +119,7 @@ if [ ! -e "$src/.unpacked" ]; then
 	apt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$apt_dir/sources.list"
 		  -o Dir::Etc::SourceParts=/dev/null
 		  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
-	apt-get "${apt_opts[@]}" update -q >"$log" 2>&1 ||
+	apt-get "${apt_opts[@]}" update -q >>"$log" 2>&1 ||
 		die "cannot read Debian's source lists (log: $log)"
 	dl=$top/download
 	rm -rf "$dl" "$src"
@@ -91,19 +135,11 @@ fi
 
 # A copy of the source with the device added: the pristine tree stays as
 # Debian made it, so a changed patch applies to it again.
-work=$top/tree
 say "adding the device to a copy of qemu $upstream"
 rm -rf "$work"
 cp -a "$src" "$work"
 rm -f "$work/.unpacked"
-cp "$qdir/accmap-mali.c" "$work/hw/misc/"
-cp "$qdir/accmap-mali.h" "$work/include/hw/misc/"
-# accmap's own GPU code, built into the device as it is into accmap.ko,
-# with hw/misc/accmap/shim standing in for the kernel headers it includes.
-mkdir -p "$work/hw/misc/accmap/uapi/linux"
-cp "${shared[@]}" "$work/hw/misc/accmap/"
-cp "$ACCMAP_ROOT/include/uapi/linux/accmap.h" "$work/hw/misc/accmap/uapi/linux/"
-cp -r "$qdir/shim" "$work/hw/misc/accmap/"
+sync_device "$work"
 # configure takes a device list by name, from configs/devices/<target>/.
 cp "$qdir/devices.mak" "$work/configs/devices/aarch64-softmmu/accmap.mak"
 patch -d "$work" -p1 --no-backup-if-mismatch <"$qdir/virt.patch" >>"$log" 2>&1 ||
@@ -126,5 +162,6 @@ timeout -k 30 "$QEMU_BUILD_TIMEOUT" ninja -C "$build" -j"$(nproc)" qemu-system-a
 	>>"$log" 2>&1 || { tail -n 30 "$log" >&2; die "the build failed (log: $log)"; }
 [ -x "$bin" ] || die "the build left no $bin"
 printf '%s\n' "$key" >"$top/.stamp"
+printf '%s\n' "$tree_key" >"$top/.tree-stamp"
 say "built $bin in $((SECONDS - start)) s"
 printf '%s\n' "$bin"

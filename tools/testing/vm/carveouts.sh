@@ -179,7 +179,10 @@ carveout_setup() {
 		carveout_insmod='carveout=32M@0x70000000:ram_param'
 		carveout_expect='ram_param:cached,nomap_dt:nocached,nopages_dt:nocached'
 		[ "$mem" -le 4096 ] || carveout_expect="$carveout_expect,high_dt:nocached"
+		# The board's GPU node (run.sh's board) comes first in qemu's tree,
+		# so it binds first and is mmio0.
 		replay_mmio_expect='mmio0:irq'
+		[ "$board" = none ] || replay_mmio_expect='mmio1:irq'
 		carveout_bad=('carveout=32M@0x74000000' 'carveout=4M@0x50000000'
 			      'carveout=1M@0x70000000:nomap_dt'
 			      'replay_mmio=0x50000000,0x4000')

@@ -222,6 +222,21 @@ if [ -c /dev/accmap ]; then
 else
 	mark "devnode missing"
 fi
+# The board's GPU (run.sh's board): the replay target accmap's mmio
+# target made of the GPU's device-tree node, as its probe line names it,
+# and whether the GPU sits behind an IOMMU (the SMMU: an IOMMU group).
+ACCMAP_BOARD_GPU=
+board=none
+if [ "$(cat /etc/accmap-board 2>/dev/null)" != none ]; then
+	for gpu in /sys/bus/platform/drivers/accmap-replay-mmio/*.gpu; do
+		[ -e "$gpu" ] || continue
+		ACCMAP_BOARD_GPU=$(dmesg | sed -n "s/.* ${gpu##*/}: replay target \(mmio[0-9]*\):.*/\1/p" | tail -n 1)
+		board=gpu
+		[ ! -e "$gpu/iommu_group" ] || board="gpu-smmu"
+	done
+fi
+export ACCMAP_BOARD_GPU
+mark "feature board $board ${ACCMAP_BOARD_GPU:+target $ACCMAP_BOARD_GPU}"
 # The device memory accmap registered, as its debugfs file says.
 devmem_kind=$(awk '$1 == "kind" { print $2 }' /sys/kernel/debug/accmap/devmem 2>/dev/null)
 mark "feature devmem ${devmem_kind:-none}"
@@ -264,6 +279,12 @@ else
 		accmap_v4l2)
 			if [ -n "$vivid_reason" ]; then
 				mark "notrun $t on $(uname -r): $vivid_reason"
+				continue
+			fi
+			;;
+		*-board)
+			if [ -z "$ACCMAP_BOARD_GPU" ]; then
+				mark "notrun $t on $(uname -r): no board GPU (accmap-replay-mmio bound no *.gpu)"
 				continue
 			fi
 			;;

@@ -228,6 +228,23 @@ case $mem in
 "" | *[!0-9]*) die "ACCMAP_VM_MEM must be a whole number of MiB" ;;
 esac
 
+# The board: these arm64 tiers boot on a Mali GPU as a board has one
+# (tools/testing/vm/qemu/accmap-mali.c, in the qemu build-qemu.sh
+# builds), found by accmap's mmio target in the device tree; the replay
+# and SVM programs run again on it (NAME-board, board_tests).  gpu-smmu
+# puts the GPU behind the virt machine's SMMUv3.  ACCMAP_BOARD (none,
+# gpu, gpu-smmu) chooses for any arm64 run.
+board=none
+case $target/$table_mode in
+arm64/tests | arm64-debug/tests) board=gpu ;;
+arm64-6.12/tests) board=gpu-smmu ;;
+esac
+board=${ACCMAP_BOARD:-$board}
+case $arch/$board in
+*/none | arm64/gpu | arm64/gpu-smmu) ;;
+*) die "ACCMAP_BOARD=$board: none, gpu or gpu-smmu, on arm64 only" ;;
+esac
+
 case $arch in
 amd64)
 	kdir=/usr/src/linux-headers-$kver
@@ -259,12 +276,18 @@ arm64)
 	# much time; the implementation-defined algorithm is cheap.
 	cpu=cortex-a57
 	[ "$kflavour" = arm64-16k ] && cpu=max,pauth-impdef=on
-	# ACCMAP_QEMU_AARCH64 and ACCMAP_VIRT_OPTS: another qemu (the one
-	# build-qemu.sh builds) and machine options (accmap-mali=on).
-	qemu=("${ACCMAP_QEMU_AARCH64:-qemu-system-aarch64}"
-	      -M "virt${ACCMAP_VIRT_OPTS:+,$ACCMAP_VIRT_OPTS}" -cpu "$cpu" -m "$mem" -smp 2)
-	# That qemu has no network devices; the guests use none.
-	[ -z "${ACCMAP_QEMU_AARCH64:-}" ] || qemu+=(-nic none)
+	qemu=(qemu-system-aarch64 -M virt -cpu "$cpu" -m "$mem" -smp 2)
+	if [ "$board" != none ]; then
+		# The board: the qemu build-qemu.sh builds (Debian's, with
+		# accmap's Mali GPU device), the GPU on the virt machine, and
+		# for gpu-smmu behind its SMMUv3.  It has no network devices;
+		# the guests use none.
+		qemu_bin=$("$ACCMAP_ROOT/tools/testing/vm/build-qemu.sh" | tail -n 1) ||
+			die "no qemu with the board's GPU"
+		virt=virt,accmap-mali=on
+		[ "$board" = gpu-smmu ] && virt=$virt,iommu=smmuv3
+		qemu=("$qemu_bin" -M "$virt" -cpu "$cpu" -m "$mem" -smp 2 -nic none)
+	fi
 	console=ttyAMA0
 	# Debian's arm64 kernels turn kernel page-table isolation on because
 	# KASLR is on.  KPTI switches TTBR1's ASID at every kernel entry and
@@ -309,6 +332,9 @@ done
 # ACCMAP_VM_WORK: another work directory, for a run beside another of
 # the same target (each keeps its own build tree, initramfs and console).
 work=${ACCMAP_VM_WORK:-$CACHE/vm/$target}
+# The board GPU's log of what the guest did wrong (MMU faults, bad
+# commands): qemu's guest_errors, in the work directory.
+[ "$board" = none ] || qemu+=(-d guest_errors -D "$work/board-gpu.log")
 mkdir -p "$work"
 # One run per target at a time: they share $work.
 exec 8>"$work/.lock"
@@ -495,6 +521,21 @@ compat32_tests() {
 	done <"$work/bin32/compat32.list"
 }
 
+# board_tests: on a board tier, the replay programs again as NAME-board:
+# a wrapper that runs NAME on the board's GPU, the target init.sh finds
+# (ACCMAP_BOARD_GPU) named in ACCMAP_REPLAY_TARGET.
+board_tests() {
+	local p
+	[ "$board" != none ] || return 0
+	for p in accmap_replay accmap_gpureplay; do
+		printf '%s\n' '#!/bin/sh' "# $p on the board's GPU (run.sh's board_tests)." \
+			"ACCMAP_REPLAY_TARGET=\$ACCMAP_BOARD_GPU exec /tests/$p \"\$@\"" \
+			>"$work/bin/$p-board"
+		chmod 755 "$work/bin/$p-board"
+		all_tests+=("$p-board")
+	done
+}
+
 rm -rf "${work:?}/bin" "$work/bin32"
 mkdir -p "$work/bin" "$work/bin32"
 if [ "$mode" = bench ]; then
@@ -525,6 +566,7 @@ else
 	# (CONFIG_COMPAT), the selftests that suit it are also built for armhf
 	# and run as NAME-armhf, through the kernel's compat_ioctl path.
 	[ "$arch" != arm64 ] || compat32_tests
+	board_tests
 	# criu_basic (a shell test, tools/testing/vm/criu_basic.sh): criu
 	# dumps and restores a counter process, where the kernel can.
 	if [ -z "$criu_reason" ]; then
@@ -569,7 +611,7 @@ timeout "$BUILD_TIMEOUT" "$cc" -static -O2 -Wall -Wextra -Werror \
 	die "accmap_devwatch build failed"
 for p in "${progs[@]}"; do
 	[ -x "$work/bin/$p" ] || die "$work/bin/$p missing"
-	[ "$p" != criu_basic ] || continue
+	case $p in criu_basic | *-board) continue ;; esac
 	desc=$(file -b "$work/bin/$p")
 	case $desc in
 	*"statically linked"* | *"static-pie linked"*) ;;
@@ -662,6 +704,8 @@ done
 say "importer modules: $(tr '\n' ' ' <"$root/lib/modules/load-order")"
 for p in "${progs[@]}"; do
 	cp "$work/bin/$p" "$root/tests/$p"
+	# A board wrapper runs the program it names.
+	[[ $p != *-board ]] || cp "$work/bin/${p%-board}" "$root/tests/"
 done
 printf '%s\n' "${progs[@]}" >"$root/tests/tests.list"
 criu_pack "$root"
@@ -673,7 +717,7 @@ fi
 # recording from /data/gpureplay-mnist.  It is kept outside the
 # repository, in ../shared/recordings beside it (or beside the directory
 # of a worktree); ACCMAP_GPUREPLAY_DIR names another place.
-if printf '%s\n' "${progs[@]}" | grep -qxE 'accmap_gpureplay|bench|accmapctl'; then
+if printf '%s\n' "${progs[@]}" | grep -qxE 'accmap_gpureplay(-board)?|bench|accmapctl'; then
 	gr_dir=${ACCMAP_GPUREPLAY_DIR:-}
 	if [ -z "$gr_dir" ]; then
 		for d in "$ACCMAP_ROOT/.." "$ACCMAP_ROOT/../.."; do
@@ -723,6 +767,7 @@ done
 echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
+echo "$board" >"$root/etc/accmap-board"
 echo "$devmem_expect" >"$root/etc/accmap-devmem"
 echo "${host_feature[vgem-maps]%% *}" >"$root/etc/accmap-vgem-maps"
 # How accmap.ko fills a fault's block (vma.c): in one walk of its page

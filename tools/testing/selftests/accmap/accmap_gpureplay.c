@@ -54,6 +54,7 @@
 #include "gpureplay.h"
 #include "gpureplay_edit.h"
 #include "recording.h"
+#include "simdrv.h"
 #include "tap.h"
 
 #define GR_DIR_DEFAULT		"/data/gpureplay-mnist"
@@ -71,6 +72,15 @@
 #define JD_TYPE_MAX		9	/* FRAGMENT */
 #define CHAIN_MAX		4096	/* descriptors a chain may have here */
 #define DESC_MAX		(GR_JOBS * CHAIN_MAX)
+
+/* The recording's target, or the one ACCMAP_REPLAY_TARGET names. */
+static const struct accmap_player_options *player_options(void)
+{
+	static struct accmap_player_options opts;
+
+	opts.target = simdrv_target();
+	return &opts;
+}
 
 static const char *gr_dir(void)
 {
@@ -228,6 +238,15 @@ static void check_leaves(const struct accmap_recording *rec, const uint64_t *jd,
 	struct dbg_table t;
 	long session = -1;
 
+	/*
+	 * Only the model's MMU can be asked what it finds; a GPU elsewhere
+	 * (the board's) showed it reached every descriptor by writing DONE.
+	 */
+	if (strcmp(simdrv_target(), SIMDRV_TARGET)) {
+		tap_diag("%s: replay_leaves walks the model's tables only, not %s's", what,
+			 simdrv_target());
+		goto out;
+	}
 	if (!CHECK(runs, "out of memory") || !dbg_read("replay_leaves", &t))
 		goto out;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -334,7 +353,7 @@ static void test_replay_mnist(void)
 	ret = accmap_open(&dev);
 	if (!CHECK(ret == 0, "accmap_open: %s", err_name(ret)))
 		goto out;
-	ret = accmap_player_open(dev, rec, NULL, &player, &failed_map);
+	ret = accmap_player_open(dev, rec, player_options(), &player, &failed_map);
 	if (!CHECK(ret == 0, "accmap_player_open: %s (map %u)", err_name(ret), failed_map))
 		goto out;
 	ndesc = list_descriptors(player, heads, nheads, jd);
@@ -460,7 +479,7 @@ static int replay_input(int dev, const struct accmap_recording *rec, uint8_t *ou
 		return -ENOMEM;
 	for (i = 0; i < in_sym->length; i++)
 		input[i] = (uint8_t)(i * 7 + 3);
-	ret = accmap_player_open(dev, rec, NULL, player, &failed_map);
+	ret = accmap_player_open(dev, rec, player_options(), player, &failed_map);
 	if (CHECK(ret == 0, "accmap_player_open: %s (map %u)", err_name(ret), failed_map))
 		ret = accmap_player_write_symbol(*player, "input", input, in_sym->length);
 	free(input);

@@ -1430,7 +1430,6 @@ static void test_svm_aperture_threads(void)
 
 /* ==== SVM sessions through the library, against the driver ==== */
 
-#define SIM_TARGET	"sim"
 
 /* A zeroed setup for an SVM session of the sim target, garbage outputs. */
 static void svm_setup(struct accmap_replay_setup *s, uint32_t target, uint32_t va_bits,
@@ -1556,7 +1555,7 @@ static void test_svm_session_whole(void)
 
 	if (!LIB_IS(accmap_open(&dev), 0))
 		return;
-	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	if (!LIB_IS(accmap_replay_find_target(dev, simdrv_target(), &target, NULL), 0) ||
 	    !LIB_IS(accmap_svm_aperture_init(48), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
 		goto out;
 	CHECK(!ap.reserved, "va_bits 48: a reservation");
@@ -1711,7 +1710,7 @@ static void test_svm_session_reserved(void)
 
 	if (!LIB_IS(accmap_open(&dev), 0))
 		return;
-	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	if (!LIB_IS(accmap_replay_find_target(dev, simdrv_target(), &target, NULL), 0) ||
 	    !LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
 		goto out;
 	if (!CHECK(ap.reserved && ap.start >= 4 * MIB, "va_bits 32: reserved %u start %#llx",
@@ -1845,7 +1844,7 @@ static void test_svm_session_huge(void)
 
 	if (!LIB_IS(accmap_open(&dev), 0))
 		return;
-	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	if (!LIB_IS(accmap_replay_find_target(dev, simdrv_target(), &target, NULL), 0) ||
 	    !LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
 		goto out;
 	blk = svm_alloc_ok(4 * MIB, &ap);
@@ -1924,7 +1923,7 @@ static void test_svm_session_job(void)
 
 	if (!LIB_IS(accmap_open(&dev), 0))
 		return;
-	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, &info), 0) ||
+	if (!LIB_IS(accmap_replay_find_target(dev, simdrv_target(), &target, &info), 0) ||
 	    !LIB_IS(accmap_svm_aperture_init(32), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
 		goto out;
 	id = svm_session(dev, target, 32, ap.start, ap.size);
@@ -2035,7 +2034,7 @@ static void test_svm_devmem(void)
 
 	if (!LIB_IS(accmap_open(&dev), 0))
 		return;
-	if (!LIB_IS(accmap_replay_find_target(dev, SIM_TARGET, &target, NULL), 0) ||
+	if (!LIB_IS(accmap_replay_find_target(dev, simdrv_target(), &target, NULL), 0) ||
 	    !LIB_IS(accmap_svm_aperture_init(48), 0) || !LIB_IS(accmap_svm_aperture_info(&ap), 0))
 		goto out;
 	ret = accmap_device_memory(dev, &dm0);

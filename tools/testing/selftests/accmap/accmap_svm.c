@@ -2236,7 +2236,7 @@ static void test_setup_errors(void)
 	uint32_t target, other = 0, id;
 	int dev = am_open(), ret;
 
-	if (dev < 0 || !CHECK(accmap_replay_find_target(dev, SIMDRV_TARGET, &target, &info) == 0,
+	if (dev < 0 || !CHECK(accmap_replay_find_target(dev, simdrv_target(), &target, &info) == 0,
 			      "no sim target"))
 		goto out;
 #define SVM_SETUP(start, size) simdrv_svm_setup(&s, target, SVM_PGT_FORMAT, 48, (start), (size))

@@ -275,7 +275,7 @@ static void am_reset_done(void *opaque)
 	AccmapMaliState *s = opaque;
 
 	qemu_mutex_lock(&s->lock);
-	am_regs_reset(s);
+	s->resetting = false;
 	am_raise(s, AM_IRQ_GPU, MALI_GPU_IRQ_RESET_COMPLETED);
 	qemu_mutex_unlock(&s->lock);
 	am_update_irqs(s);
@@ -286,8 +286,14 @@ static void am_gpu_command(AccmapMaliState *s, uint32_t cmd)
 	switch (cmd) {
 	case MALI_GPU_CMD_SOFT_RESET:
 	case MALI_GPU_CMD_HARD_RESET:
-		/* Chains see the new generation at their next access and stop. */
+		/*
+		 * The registers take their power-up values at the command, as
+		 * the model's do; what the driver writes while the reset runs
+		 * (the mask for RESET_COMPLETED, say) stays.  Chains see the
+		 * new generation at their next access and stop.
+		 */
 		s->gen++;
+		am_regs_reset(s);
 		s->resetting = true;
 		qemu_cond_broadcast(&s->wake);
 		if (!s->reset_hang) {
@@ -770,6 +776,10 @@ static bool am_fault(AmChain *c, uint64_t va, uint32_t code, uint32_t access)
 		as->faultstatus = code | access << MALI_FAULT_ACCESS_SHIFT;
 		as->faultaddress = va;
 	}
+	qemu_log_mask(LOG_GUEST_ERROR,
+		      "accmap-mali: AS%u fault %#x at %#" PRIx64 " (format %d, table %#" PRIx64 ")\n",
+		      c->as, code | access << MALI_FAULT_ACCESS_SHIFT, va, c->format,
+		      c->transtab);
 	am_raise(s, AM_IRQ_MMU, bit);
 	as->stalled = true;
 	qemu_bh_schedule(s->irq_bh);
