@@ -18,7 +18,11 @@
 #                     reports about the kernel's own headers are counted,
 #                     not failed
 #   checkpatch  checkpatch.pl --strict --no-tree -f on every .c/.h under
-#               drivers/ include/ tools/ (user-space code included)
+#               drivers/ include/ tools/ (user-space code included), but
+#               the qemu device's (tools/testing/vm/qemu/)
+#   qemu-checkpatch  qemu's own scripts/checkpatch.pl (from Debian's qemu
+#               source, which build-qemu.sh --source fetches) on the qemu
+#               device's files
 #   kernel-doc  kernel-doc -none -v on drivers/accmap/*.[ch] and the uapi
 #               header: no output (6.1's kernel-doc has no -Wall; -v is
 #               its way of asking for the extra warnings)
@@ -141,8 +145,11 @@ line_check 5.10-arm64 arm64-5.10 \
 # --- checkpatch -------------------------------------------------------
 # Relative paths from the repository root, so that checkpatch knows which
 # files are uapi headers (it exempts include/uapi/ from BIT()).
+# The qemu device is qemu's code, in qemu's style: qemu's checkpatch
+# below reads it.
+qemu_dir=tools/testing/vm/qemu/
 mapfile -t cfiles < <(project_files 'drivers/*.c' 'drivers/*.h' \
-	'include/*.c' 'include/*.h' 'tools/*.c' 'tools/*.h')
+	'include/*.c' 'include/*.h' 'tools/*.c' 'tools/*.h' | grep -v "^$qemu_dir")
 say "checkpatch --strict on ${#cfiles[@]} file(s)"
 bad=0
 : >"$work/checkpatch.log"
@@ -172,6 +179,27 @@ done
 [ "${#cfiles[@]}" -gt 0 ] || { warn "no C files found"; bad=1; }
 [ "$bad" = 0 ] || warn "checkpatch: $bad file(s) with reports"
 check_done checkpatch "$([ "$bad" = 0 ] && echo 0 || echo 1)"
+
+# --- qemu's checkpatch on the qemu device -----------------------------
+# From the Debian source of the qemu the host runs (build-qemu.sh fetches
+# and unpacks it into the cache once).
+mapfile -t qfiles < <(project_files "$qemu_dir*.c" "$qemu_dir*.h")
+if qsrc=$("$ACCMAP_ROOT/tools/testing/vm/build-qemu.sh" --source | tail -n 1); then
+	say "qemu's checkpatch on ${#qfiles[@]} file(s) of the qemu device"
+	out=$(for f in "${qfiles[@]}"; do
+		timeout 120 perl "$qsrc/scripts/checkpatch.pl" --no-tree -q -f "$f" 2>&1 |
+			grep -E '^(ERROR|WARNING)|^#[0-9]+: FILE' || true
+	done)
+	if [ -n "$out" ] || [ "${#qfiles[@]}" = 0 ]; then
+		printf '%s\n' "${out:-no files under $qemu_dir}" | indent >&2
+		check_done qemu-checkpatch 1
+	else
+		check_done qemu-checkpatch 0
+	fi
+else
+	warn "no qemu source: qemu's checkpatch cannot run"
+	check_done qemu-checkpatch 1
+fi
 
 # --- kernel-doc -------------------------------------------------------
 mapfile -t kfiles < <(ls drivers/accmap/*.c drivers/accmap/*.h \

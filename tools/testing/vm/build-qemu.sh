@@ -6,7 +6,9 @@
 # with accmap's Mali job-manager GPU device added, one target, only the
 # devices the virt machine needs:
 #
-#   tools/testing/vm/build-qemu.sh        prints the binary's path
+#   tools/testing/vm/build-qemu.sh            prints the binary's path
+#   tools/testing/vm/build-qemu.sh --source   only fetches and unpacks the
+#                                             source; prints its directory
 #
 # What is added: the device (tools/testing/vm/qemu/accmap-mali.[ch]) to
 # hw/misc/, with the GPU code it shares with accmap's driver
@@ -42,11 +44,16 @@ upstream=${upstream%-*}
 drv=$ACCMAP_ROOT/drivers/accmap
 shared=("$drv/mali_jobs.c" "$drv/mali_jobs.h" "$drv/replay_walk.c" "$drv/replay_walk.h"
 	"$drv/mali_regs.h")
+configure_args=(--target-list=aarch64-softmmu
+	--without-default-features --without-default-devices
+	--with-devices-aarch64=accmap
+	--enable-tcg --disable-kvm --enable-fdt=system --disable-docs
+	--disable-tools --disable-user --disable-install-blobs)
 # The tree's key: what configure sees.  The build's key adds the device's
 # own files, which an up-to-date tree takes by an incremental build.
 tree_key=$( {
-	cat "$0" "$qdir"/virt.patch "$qdir"/devices.mak
-	printf '%s\n' "$srcver"
+	cat "$qdir"/virt.patch "$qdir"/devices.mak
+	printf '%s\n' "$srcver" "${configure_args[@]}"
 	gcc --version | head -n 1
 } | sha256sum | cut -d' ' -f1)
 key=$( {
@@ -54,7 +61,48 @@ key=$( {
 	cat "$qdir"/accmap-mali.* "$qdir"/shim/linux/* "${shared[@]}" \
 		"$ACCMAP_ROOT/include/uapi/linux/accmap.h"
 } | sha256sum | cut -d' ' -f1)
+# fetch_source: Debian's source, patched as Debian ships it, unpacked
+# once per version into $src.
+src=$top/src-$srcver
+fetch_source() {
+	local apt_dir opts dl
+	local -a apt_opts
+	if [ ! -e "$src/.unpacked" ]; then
+		apt_dir=$CACHE/apt/deb-src
+		mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+		opts="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+		{
+			printf 'deb-src %s http://deb.debian.org/debian bookworm main\n' "$opts"
+			printf 'deb-src %s http://deb.debian.org/debian bookworm-updates main\n' "$opts"
+			printf 'deb-src %s http://deb.debian.org/debian-security bookworm-security main\n' "$opts"
+		} >"$apt_dir/sources.list"
+		apt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$apt_dir/sources.list"
+			  -o Dir::Etc::SourceParts=/dev/null
+			  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
+		apt-get "${apt_opts[@]}" update -q >>"$log" 2>&1 ||
+			die "cannot read Debian's source lists (log: $log)"
+		dl=$top/download
+		rm -rf "$dl" "$src"
+		mkdir -p "$dl"
+		say "fetching Debian's qemu source $srcver"
+		(cd "$dl" && apt-get "${apt_opts[@]}" source --download-only -q "qemu=$srcver") \
+			>>"$log" 2>&1 || die "apt cannot download the source of qemu $srcver (log: $log)"
+		dpkg-source -x --no-check "$dl"/qemu_"${srcver#*:}".dsc "$src" >>"$log" 2>&1 ||
+			die "dpkg-source cannot unpack qemu $srcver (log: $log)"
+		rm -rf "$dl"
+		touch "$src/.unpacked"
+	fi
+}
+
 bin=$top/build/qemu-system-aarch64
+if [ "${1:-}" = --source ]; then
+	mkdir -p "$top" "$CACHE/logs"
+	log=$CACHE/logs/qemu-source.log
+	: >"$log"
+	fetch_source
+	printf '%s\n' "$src"
+	exit 0
+fi
 if [ -x "$bin" ] && [ "$(cat "$top/.stamp" 2>/dev/null)" = "$key" ]; then
 	say "up to date: $bin"
 	printf '%s\n' "$bin"
@@ -103,35 +151,7 @@ if [ -x "$bin" ] && [ "$(cat "$top/.tree-stamp" 2>/dev/null)" = "$tree_key" ]; t
 	exit 0
 fi
 rm -f "$top/.tree-stamp"
-
-# The source: Debian's, patched as Debian ships it, unpacked once per
-# version.
-src=$top/src-$srcver
-if [ ! -e "$src/.unpacked" ]; then
-	apt_dir=$CACHE/apt/deb-src
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	opts="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
-	{
-		printf 'deb-src %s http://deb.debian.org/debian bookworm main\n' "$opts"
-		printf 'deb-src %s http://deb.debian.org/debian bookworm-updates main\n' "$opts"
-		printf 'deb-src %s http://deb.debian.org/debian-security bookworm-security main\n' "$opts"
-	} >"$apt_dir/sources.list"
-	apt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$apt_dir/sources.list"
-		  -o Dir::Etc::SourceParts=/dev/null
-		  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
-	apt-get "${apt_opts[@]}" update -q >>"$log" 2>&1 ||
-		die "cannot read Debian's source lists (log: $log)"
-	dl=$top/download
-	rm -rf "$dl" "$src"
-	mkdir -p "$dl"
-	say "fetching Debian's qemu source $srcver"
-	(cd "$dl" && apt-get "${apt_opts[@]}" source --download-only -q "qemu=$srcver") \
-		>>"$log" 2>&1 || die "apt cannot download the source of qemu $srcver (log: $log)"
-	dpkg-source -x --no-check "$dl"/qemu_"${srcver#*:}".dsc "$src" >>"$log" 2>&1 ||
-		die "dpkg-source cannot unpack qemu $srcver (log: $log)"
-	rm -rf "$dl"
-	touch "$src/.unpacked"
-fi
+fetch_source
 
 # A copy of the source with the device added: the pristine tree stays as
 # Debian made it, so a changed patch applies to it again.
@@ -149,11 +169,7 @@ build=$top/build
 rm -rf "$build"
 mkdir -p "$build"
 say "configuring (aarch64-softmmu, devices: $qdir/devices.mak)"
-(cd "$build" && "$work/configure" --target-list=aarch64-softmmu \
-	--without-default-features --without-default-devices \
-	--with-devices-aarch64=accmap \
-	--enable-tcg --disable-kvm --enable-fdt=system --disable-docs \
-	--disable-tools --disable-user --disable-install-blobs) >>"$log" 2>&1 ||
+(cd "$build" && "$work/configure" "${configure_args[@]}") >>"$log" 2>&1 ||
 	{ tail -n 30 "$log" >&2; die "configure failed (log: $log)"; }
 
 say "building qemu-system-aarch64 (-j$(nproc); log $log)"

@@ -1430,7 +1430,6 @@ static void test_svm_aperture_threads(void)
 
 /* ==== SVM sessions through the library, against the driver ==== */
 
-
 /* A zeroed setup for an SVM session of the sim target, garbage outputs. */
 static void svm_setup(struct accmap_replay_setup *s, uint32_t target, uint32_t va_bits,
 		      uint64_t start, uint64_t size)

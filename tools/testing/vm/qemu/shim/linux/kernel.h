@@ -14,18 +14,18 @@
 #include <linux/bits.h>
 
 #ifndef IS_ALIGNED
-#define IS_ALIGNED(x, a)	(((x) & ((__typeof__(x))(a) - 1)) == 0)
+#define IS_ALIGNED(x, a)        (((x) & ((__typeof__(x))(a) - 1)) == 0)
 #endif
-#define lower_32_bits(n)	((u32)((n) & 0xffffffff))
-#define upper_32_bits(n)	((u32)((n) >> 32))
+#define lower_32_bits(n)        ((u32)((n) & 0xffffffff))
+#define upper_32_bits(n)        ((u32)((n) >> 32))
 
-#define le16_to_cpu(x)		le16toh(x)
-#define le32_to_cpu(x)		le32toh(x)
-#define le64_to_cpu(x)		le64toh(x)
-#define cpu_to_le16(x)		htole16(x)
-#define cpu_to_le32(x)		htole32(x)
-#define cpu_to_le64(x)		htole64(x)
-#define le32_to_cpus(p)		(*(p) = le32toh(*(p)))
-#define cpu_to_le32s(p)		(*(p) = htole32(*(p)))
+#define le16_to_cpu(x)          le16toh(x)
+#define le32_to_cpu(x)          le32toh(x)
+#define le64_to_cpu(x)          le64toh(x)
+#define cpu_to_le16(x)          htole16(x)
+#define cpu_to_le32(x)          htole32(x)
+#define cpu_to_le64(x)          htole64(x)
+#define le32_to_cpus(p)         (*(p) = le32toh(*(p)))
+#define cpu_to_le32s(p)         (*(p) = htole32(*(p)))
 
 #endif

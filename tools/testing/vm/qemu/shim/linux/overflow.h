@@ -3,6 +3,6 @@
 #ifndef ACCMAP_SHIM_LINUX_OVERFLOW_H
 #define ACCMAP_SHIM_LINUX_OVERFLOW_H
 
-#define check_add_overflow(a, b, d)	__builtin_add_overflow(a, b, d)
+#define check_add_overflow(a, b, d)     __builtin_add_overflow(a, b, d)
 
 #endif
