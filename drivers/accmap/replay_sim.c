@@ -6,8 +6,9 @@
  * It answers the registers a Mali-G71 driver touches (identification,
  * power, interrupts, GPU commands, job slots, address spaces) well enough
  * that a recorded register sequence runs on it unchanged, and it runs job
- * chains from GPU memory through the session's page tables.  What a job
- * does is mali_jobs.c's, kept apart for a device model to share: real
+ * chains from GPU memory through the session's page tables.  The
+ * registers are mali_regfile.c's and what a job does is mali_jobs.c's,
+ * both kept apart for the test boards' qemu device to share: real
  * Mali job types are only marked done, and the model's own compute job
  * (ACCMAP_SIM_JOB_TYPE, struct accmap_sim_job) really computes.  Each
  * replay session gets its own instance; nothing is shared between them.
@@ -66,58 +67,13 @@
 #include <linux/xarray.h>
 
 #include "mali_jobs.h"
+#include "mali_regfile.h"
 #include "mali_regs.h"
 #include "replay.h"
 #include "svm.h"
 
-/* What the model is: a Mali-G71 MP8 as the HiKey960's driver read it. */
-#define SIM_GPU_ID		0x60a00002
-#define SIM_L2_FEATURES		0x07130206
-#define SIM_CORE_FEATURES	0x00000000
-#define SIM_TILER_FEATURES	0x00000809
-#define SIM_MEM_FEATURES	0x00000101
-#define SIM_MMU_FEATURES	0x00002830	/* 48-bit VA, 40-bit PA */
-#define SIM_THREAD_MAX_THREADS	0x180
-#define SIM_THREAD_MAX_WG_SIZE	0x180
-#define SIM_THREAD_MAX_BARRIER	0x180
-#define SIM_THREAD_FEATURES	0x0a046000
-#define SIM_SHADER_PRESENT	0xffULL
-#define SIM_TILER_PRESENT	0x1ULL
-#define SIM_L2_PRESENT		0x1ULL
-
-#define SIM_AS_COUNT		8
-#define SIM_JS_COUNT		3
-#define SIM_AS_PRESENT		GENMASK(SIM_AS_COUNT - 1, 0)
-#define SIM_JS_PRESENT		GENMASK(SIM_JS_COUNT - 1, 0)
-
-static const u32 sim_texture_features[4] = {
-	0xffffffff, 0x00ff0fff, 0xfe3fffff, 0x00000000,
-};
-
-static const u32 sim_js_features[SIM_JS_COUNT] = {
-	0x0000020e, 0x000004fe, 0x0000007e,
-};
-
-/* Register blocks (offsets of mali_regs.h). */
-#define SIM_GPU_END		0x1000
-#define SIM_JS_END		(MALI_JS_BASE(MALI_JOB_SLOTS))
-#define SIM_AS_END		(MALI_AS_BASE(MALI_AS_COUNT))
-#define SIM_JS_STRIDE		0x80
-#define SIM_AS_STRIDE		0x40
-
-/* Power domains: PRESENT, READY, PWRON, PWROFF, PWRTRANS each 0x10 apart. */
-enum sim_power_domain {
-	SIM_SHADER,
-	SIM_TILER,
-	SIM_L2,
-	SIM_DOMAINS,
-};
-
-#define SIM_PWR_STRIDE		0x10
-
-/* Codes the hardware has and mali_regs.h does not. */
+/* A code the hardware has and mali_regs.h does not. */
 #define SIM_FAULT_TRANSTAB_BUS(level)	(0xd0 + (level))
-#define SIM_JS_STATE_NEXT(n)		BIT(16 + (n))
 
 /* GPU memory frames: the GPU's 4 KiB page, whatever the CPU's is. */
 #define SIM_FRAME_SHIFT		12
@@ -129,89 +85,30 @@ enum sim_power_domain {
 /* Recoverable faults one access may take before it stays faulted. */
 #define SIM_FAULT_RETRIES	8
 
-/**
- * struct sim_as - one address space
- * @transtab:      TRANSTAB as written
- * @memattr:       MEMATTR as written
- * @transcfg:      TRANSCFG as written
- * @lockaddr:      LOCKADDR as written
- * @cur_transtab:  TRANSTAB the MMU uses, latched by COMMAND UPDATE
- * @cur_memattr:   MEMATTR latched by UPDATE (kept, not interpreted)
- * @cur_transcfg:  TRANSCFG latched by UPDATE
- * @faultstatus:   FAULTSTATUS of the last fault
- * @faultaddress:  FAULTADDRESS of the last fault
- * @stalled:       a recoverable fault stalls the address space until
- *                 UNLOCK (or a flush) with its interrupt bit clear
- */
-struct sim_as {
-	u64 transtab;
-	u64 memattr;
-	u64 transcfg;
-	u64 lockaddr;
-	u64 cur_transtab;
-	u64 cur_memattr;
-	u64 cur_transcfg;
-	u32 faultstatus;
-	u64 faultaddress;
-	bool stalled;
-};
-
 struct sim;
 
 /**
- * struct sim_slot - one job slot
- * @sim:           the model
- * @index:         slot number
- * @work:          runs the slot's chain
- * @head_next:     HEAD_NEXT
- * @affinity_next: AFFINITY_NEXT
- * @config_next:   CONFIG_NEXT
- * @flush_id_next: FLUSH_ID_NEXT
- * @next_pending:  a START came while the slot was busy: the _NEXT
- *                 registers start when the current chain ends
- * @head:          HEAD: the chain's first descriptor, then the one that
- *                 failed or faulted; 0 once the chain is done
- * @tail:          TAIL: the last descriptor the chain reached
- * @affinity:      AFFINITY
- * @config:        CONFIG
- * @flush_id:      FLUSH_ID of the current chain
- * @status:        JS_STATUS (MALI_JS_STATUS_*)
- * @queued:        the current chain waits for @work to pick it up
+ * struct sim_slot - the work that runs one job slot's chains
+ * @sim:   the model
+ * @index: slot number
+ * @work:  runs the slot's chain (its registers: @sim->rf.js[@index])
  */
 struct sim_slot {
 	struct sim *sim;
 	unsigned int index;
 	struct work_struct work;
-	u64 head_next;
-	u64 affinity_next;
-	u32 config_next;
-	u32 flush_id_next;
-	bool next_pending;
-	u64 head;
-	u64 tail;
-	u64 affinity;
-	u32 config;
-	u32 flush_id;
-	u32 status;
-	bool queued;
 };
 
 /**
  * struct sim - the model of one session
  * @s:          the session
- * @lock:       protects every register field: @irq_raw, @irq_mask,
- *              @ready, @latest_flush, @as, the register fields of @js,
- *              @dying; and the writes of @gen.  Never held while reading
- *              or writing GPU memory or allocating.
+ * @lock:       protects @rf and @dying, and the writes of @gen.  Never
+ *              held while reading or writing GPU memory or allocating.
  * @gen:        bumped by every reset and by stop; a chain runs only while
  *              it is the generation it started in (read without @lock)
  * @dying:      stop has begun: START queues nothing
- * @irq_raw:    RAWSTAT by ACCMAP_REPLAY_IRQ_*
- * @irq_mask:   MASK by ACCMAP_REPLAY_IRQ_*
- * @ready:      READY bits by power domain
- * @latest_flush: LATEST_FLUSH
- * @as:         the address spaces
- * @js:         the job slots
+ * @rf:         the registers (mali_regfile.c, the model's GPU)
+ * @js:         the work of each job slot
  * @irq_wait:   woken whenever a RAWSTAT bit is raised
  * @tables:     device frame -> kernel address of the table pages the
  *              session's builder allocated through sim_pgt_ops; its xa_lock
@@ -233,24 +130,14 @@ struct sim {
 	spinlock_t lock;	/* the registers, see above */
 	u32 gen;
 	bool dying;
-	u32 irq_raw[ACCMAP_REPLAY_IRQ_COUNT];
-	u32 irq_mask[ACCMAP_REPLAY_IRQ_COUNT];
-	u64 ready[SIM_DOMAINS];
-	u32 latest_flush;
-	struct sim_as as[SIM_AS_COUNT];
-	struct sim_slot js[SIM_JS_COUNT];
+	struct mali_regfile rf;
+	struct sim_slot js[MALI_REGFILE_JS_COUNT];
 	wait_queue_head_t irq_wait;
 	struct xarray tables;
 	struct xarray mem;
 	spinlock_t mmu_lock;	/* translations in use, see above */
 	u32 recoverable;
 	u32 in_service;
-};
-
-static const u64 sim_present[SIM_DOMAINS] = {
-	[SIM_SHADER] = SIM_SHADER_PRESENT,
-	[SIM_TILER] = SIM_TILER_PRESENT,
-	[SIM_L2] = SIM_L2_PRESENT,
 };
 
 static struct sim *sim_of(struct accmap_replay_session *s)
@@ -260,419 +147,33 @@ static struct sim *sim_of(struct accmap_replay_session *s)
 
 /* ---- registers --------------------------------------------------------- */
 
-/* The registers as after power-up; memory and work items are left alone. */
-static void sim_regs_reset(struct sim *sim)
-{
-	unsigned int i;
-
-	lockdep_assert_held(&sim->lock);
-	memset(sim->irq_raw, 0, sizeof(sim->irq_raw));
-	memset(sim->irq_mask, 0, sizeof(sim->irq_mask));
-	memset(sim->ready, 0, sizeof(sim->ready));
-	memset(sim->as, 0, sizeof(sim->as));
-	sim->latest_flush = 0;
-	for (i = 0; i < SIM_JS_COUNT; i++) {
-		struct sim_slot *js = &sim->js[i];
-
-		js->head_next = 0;
-		js->affinity_next = 0;
-		js->config_next = 0;
-		js->flush_id_next = 0;
-		js->next_pending = false;
-		js->head = 0;
-		js->tail = 0;
-		js->affinity = 0;
-		js->config = 0;
-		js->flush_id = 0;
-		js->status = MALI_JS_STATUS_IDLE;
-		js->queued = false;
-	}
-}
-
-static void sim_raise(struct sim *sim, u32 irq, u32 bits)
-{
-	lockdep_assert_held(&sim->lock);
-	sim->irq_raw[irq] |= bits;
-}
-
-static u32 sim_half(u64 v, u32 offset)
-{
-	return offset & 4 ? upper_32_bits(v) : lower_32_bits(v);
-}
-
-static void sim_set_half(u64 *reg, u32 offset, u32 value)
-{
-	if (offset & 4)
-		*reg = (*reg & GENMASK_ULL(31, 0)) | (u64)value << 32;
-	else
-		*reg = (*reg & GENMASK_ULL(63, 32)) | value;
-}
-
-/* Which interrupt block @offset is in, or -1. */
-static int sim_irq_block(u32 offset, u32 *reg)
-{
-	u32 base;
-	int irq;
-
-	if (offset >= MALI_GPU_IRQ_RAWSTAT && offset <= MALI_GPU_IRQ_STATUS) {
-		base = MALI_GPU_IRQ_RAWSTAT;
-		irq = ACCMAP_REPLAY_IRQ_GPU;
-	} else if (offset >= MALI_JOB_IRQ_RAWSTAT &&
-		   offset <= MALI_JOB_IRQ_STATUS) {
-		base = MALI_JOB_IRQ_RAWSTAT;
-		irq = ACCMAP_REPLAY_IRQ_JOB;
-	} else if (offset >= MALI_MMU_IRQ_RAWSTAT &&
-		   offset <= MALI_MMU_IRQ_STATUS) {
-		base = MALI_MMU_IRQ_RAWSTAT;
-		irq = ACCMAP_REPLAY_IRQ_MMU;
-	} else {
-		return -1;
-	}
-	*reg = offset - base;
-	return irq;
-}
-
-static u32 sim_irq_read(struct sim *sim, int irq, u32 reg)
-{
-	switch (reg) {
-	case 0x0:	/* RAWSTAT */
-		return sim->irq_raw[irq];
-	case 0x8:	/* MASK */
-		return sim->irq_mask[irq];
-	case 0xc:	/* STATUS */
-		return sim->irq_raw[irq] & sim->irq_mask[irq];
-	}
-	return 0;	/* CLEAR is write-only */
-}
-
-/* Returns true if a bit was raised. */
-static bool sim_irq_write(struct sim *sim, int irq, u32 reg, u32 value)
-{
-	switch (reg) {
-	case 0x0:	/* RAWSTAT: writing 1s raises them (interrupt test) */
-		sim_raise(sim, irq, value);
-		return value != 0;
-	case 0x4:	/* CLEAR */
-		sim->irq_raw[irq] &= ~value;
-		break;
-	case 0x8:	/* MASK */
-		sim->irq_mask[irq] = value;
-		break;
-	}
-	return false;
-}
-
-/*
- * The power domain of the register at @offset in the group of PRESENT,
- * READY, PWRON, PWROFF or PWRTRANS registers starting at @first, or -1.
- */
-static int sim_domain(u32 offset, u32 first)
-{
-	if (offset < first || offset >= first + SIM_DOMAINS * SIM_PWR_STRIDE ||
-	    (offset & 0x8))
-		return -1;
-	return (offset - first) / SIM_PWR_STRIDE;
-}
-
-static u32 sim_gpu_read(struct sim *sim, u32 offset)
-{
-	int d;
-
-	switch (offset) {
-	case MALI_GPU_ID:
-		return SIM_GPU_ID;
-	case MALI_L2_FEATURES:
-		return SIM_L2_FEATURES;
-	case MALI_CORE_FEATURES:
-		return SIM_CORE_FEATURES;
-	case MALI_TILER_FEATURES:
-		return SIM_TILER_FEATURES;
-	case MALI_MEM_FEATURES:
-		return SIM_MEM_FEATURES;
-	case MALI_MMU_FEATURES:
-		return SIM_MMU_FEATURES;
-	case MALI_AS_PRESENT:
-		return SIM_AS_PRESENT;
-	case MALI_JS_PRESENT:
-		return SIM_JS_PRESENT;
-	case MALI_LATEST_FLUSH:
-		return sim->latest_flush;
-	case MALI_THREAD_MAX_THREADS:
-		return SIM_THREAD_MAX_THREADS;
-	case MALI_THREAD_MAX_WORKGROUP_SIZE:
-		return SIM_THREAD_MAX_WG_SIZE;
-	case MALI_THREAD_MAX_BARRIER_SIZE:
-		return SIM_THREAD_MAX_BARRIER;
-	case MALI_THREAD_FEATURES:
-		return SIM_THREAD_FEATURES;
-	}
-
-	if (offset >= MALI_TEXTURE_FEATURES(0) &&
-	    offset < MALI_TEXTURE_FEATURES(ARRAY_SIZE(sim_texture_features)))
-		return sim_texture_features[(offset -
-					     MALI_TEXTURE_FEATURES(0)) / 4];
-	if (offset >= MALI_JS_FEATURES(0) &&
-	    offset < MALI_JS_FEATURES(SIM_JS_COUNT))
-		return sim_js_features[(offset - MALI_JS_FEATURES(0)) / 4];
-
-	/* PRESENT, READY; PWRON, PWROFF (write-only) and PWRTRANS read 0. */
-	d = sim_domain(offset, MALI_SHADER_PRESENT_LO);
-	if (d >= 0)
-		return sim_half(sim_present[d], offset);
-	d = sim_domain(offset, MALI_SHADER_READY_LO);
-	if (d >= 0)
-		return sim_half(sim->ready[d], offset);
-	return 0;
-}
-
-/*
- * PWRON/PWROFF of one domain.  Powering shader cores or the tiler brings
- * the L2 up as well, as the hardware does.  Transitions are instant.
- */
-static void sim_power(struct sim *sim, unsigned int d, u32 offset, u32 value,
-		      bool on)
-{
-	u64 bits = offset & 4 ? (u64)value << 32 : value;
-
-	bits &= sim_present[d];
-	if (on) {
-		sim->ready[d] |= bits;
-		if (bits && d != SIM_L2)
-			sim->ready[SIM_L2] = sim_present[SIM_L2];
-	} else {
-		sim->ready[d] &= ~bits;
-	}
-	sim_raise(sim, ACCMAP_REPLAY_IRQ_GPU,
-		  MALI_GPU_IRQ_POWER_CHANGED | MALI_GPU_IRQ_POWER_CHANGED_ALL);
-}
-
-static void sim_gpu_command(struct sim *sim, u32 cmd)
-{
-	switch (cmd) {
-	case MALI_GPU_CMD_SOFT_RESET:
-	case MALI_GPU_CMD_HARD_RESET:
-		/* Chains still running see the new generation and stop. */
-		WRITE_ONCE(sim->gen, sim->gen + 1);
-		sim_regs_reset(sim);
-		sim_raise(sim, ACCMAP_REPLAY_IRQ_GPU,
-			  MALI_GPU_IRQ_RESET_COMPLETED);
-		break;
-	case MALI_GPU_CMD_CLEAN_CACHES:
-	case MALI_GPU_CMD_CLEAN_INV_CACHES:
-		/* The model has no caches: done at once. */
-		sim->latest_flush++;
-		sim_raise(sim, ACCMAP_REPLAY_IRQ_GPU,
-			  MALI_GPU_IRQ_CLEAN_CACHES_DONE);
-		break;
-	}
-}
-
-/* Returns true if a bit was raised. */
-static bool sim_gpu_write(struct sim *sim, u32 offset, u32 value)
-{
-	int d;
-
-	if (offset == MALI_GPU_COMMAND) {
-		sim_gpu_command(sim, value);
-		return true;
-	}
-	d = sim_domain(offset, MALI_SHADER_PWRON_LO);
-	if (d >= 0) {
-		sim_power(sim, d, offset, value, true);
-		return true;
-	}
-	d = sim_domain(offset, MALI_SHADER_PWROFF_LO);
-	if (d >= 0) {
-		sim_power(sim, d, offset, value, false);
-		return true;
-	}
-	return false;
-}
-
 static void sim_slot_work(struct work_struct *work);
 
-/* COMMAND_NEXT START on an idle slot: the _NEXT registers become current. */
-static void sim_slot_start(struct sim *sim, struct sim_slot *js)
+/* The register file's START: the slot's work runs the chain. */
+static void sim_rf_start(void *priv, unsigned int slot)
 {
+	struct sim *sim = priv;
+
 	lockdep_assert_held(&sim->lock);
-	js->head = js->head_next;
-	js->tail = js->head_next;
-	js->affinity = js->affinity_next;
-	js->config = js->config_next;
-	js->flush_id = js->flush_id_next;
-	js->status = MALI_JS_STATUS_ACTIVE;
-	js->next_pending = false;
-	js->queued = true;
 	if (!sim->dying)
-		queue_work(system_unbound_wq, &js->work);
+		queue_work(system_unbound_wq, &sim->js[slot].work);
 }
 
-static u32 sim_js_read(struct sim *sim, u32 offset)
+/* A reset: chains still running see the new generation and stop; done. */
+static void sim_rf_reset(void *priv)
 {
-	struct sim_slot *js;
-	unsigned int n;
-	u32 state = 0;
+	struct sim *sim = priv;
 
-	if (offset == MALI_JOB_IRQ_JS_STATE) {
-		for (n = 0; n < SIM_JS_COUNT; n++) {
-			if (sim->js[n].status == MALI_JS_STATUS_ACTIVE)
-				state |= BIT(n);
-			if (sim->js[n].next_pending)
-				state |= SIM_JS_STATE_NEXT(n);
-		}
-		return state;
-	}
-	if (offset < MALI_JS_BASE(0))
-		return 0;
-	n = (offset - MALI_JS_BASE(0)) / SIM_JS_STRIDE;
-	if (n >= SIM_JS_COUNT)
-		return 0;
-	js = &sim->js[n];
-
-	switch (offset - MALI_JS_BASE(n)) {
-	case MALI_JS_HEAD_LO:
-	case MALI_JS_HEAD_HI:
-		return sim_half(js->head, offset);
-	case MALI_JS_TAIL_LO:
-	case MALI_JS_TAIL_HI:
-		return sim_half(js->tail, offset);
-	case MALI_JS_AFFINITY_LO:
-	case MALI_JS_AFFINITY_HI:
-		return sim_half(js->affinity, offset);
-	case MALI_JS_CONFIG:
-		return js->config;
-	case MALI_JS_STATUS:
-		return js->status;
-	case MALI_JS_HEAD_NEXT_LO:
-	case MALI_JS_HEAD_NEXT_HI:
-		return sim_half(js->head_next, offset);
-	case MALI_JS_AFFINITY_NEXT_LO:
-	case MALI_JS_AFFINITY_NEXT_HI:
-		return sim_half(js->affinity_next, offset);
-	case MALI_JS_CONFIG_NEXT:
-		return js->config_next;
-	case MALI_JS_COMMAND_NEXT:
-		return js->next_pending ? MALI_JS_COMMAND_START : 0;
-	case MALI_JS_FLUSH_ID_NEXT:
-		return js->flush_id_next;
-	}
-	return 0;
+	lockdep_assert_held(&sim->lock);
+	WRITE_ONCE(sim->gen, sim->gen + 1);
+	mali_regfile_reset_done(&sim->rf);
 }
 
-static void sim_js_write(struct sim *sim, u32 offset, u32 value)
-{
-	struct sim_slot *js;
-	unsigned int n;
-
-	if (offset < MALI_JS_BASE(0))
-		return;
-	n = (offset - MALI_JS_BASE(0)) / SIM_JS_STRIDE;
-	if (n >= SIM_JS_COUNT)
-		return;
-	js = &sim->js[n];
-
-	switch (offset - MALI_JS_BASE(n)) {
-	case MALI_JS_HEAD_NEXT_LO:
-	case MALI_JS_HEAD_NEXT_HI:
-		sim_set_half(&js->head_next, offset, value);
-		break;
-	case MALI_JS_AFFINITY_NEXT_LO:
-	case MALI_JS_AFFINITY_NEXT_HI:
-		sim_set_half(&js->affinity_next, offset, value);
-		break;
-	case MALI_JS_CONFIG_NEXT:
-		js->config_next = value;
-		break;
-	case MALI_JS_FLUSH_ID_NEXT:
-		js->flush_id_next = value;
-		break;
-	case MALI_JS_COMMAND_NEXT:
-		if (value == MALI_JS_COMMAND_START) {
-			if (js->status == MALI_JS_STATUS_ACTIVE)
-				js->next_pending = true;
-			else
-				sim_slot_start(sim, js);
-		} else if (value == 0) {
-			/* NOP takes back a START still waiting. */
-			js->next_pending = false;
-		}
-		break;
-	}
-}
-
-static u32 sim_as_read(struct sim *sim, u32 offset)
-{
-	unsigned int n = (offset - MALI_AS_BASE(0)) / SIM_AS_STRIDE;
-	struct sim_as *as;
-
-	if (n >= SIM_AS_COUNT)
-		return 0;
-	as = &sim->as[n];
-
-	switch (offset - MALI_AS_BASE(n)) {
-	case MALI_AS_TRANSTAB_LO:
-	case MALI_AS_TRANSTAB_HI:
-		return sim_half(as->transtab, offset);
-	case MALI_AS_MEMATTR_LO:
-	case MALI_AS_MEMATTR_HI:
-		return sim_half(as->memattr, offset);
-	case MALI_AS_LOCKADDR_LO:
-	case MALI_AS_LOCKADDR_HI:
-		return sim_half(as->lockaddr, offset);
-	case MALI_AS_FAULTSTATUS:
-		return as->faultstatus;
-	case MALI_AS_FAULTADDRESS_LO:
-	case MALI_AS_FAULTADDRESS_HI:
-		return sim_half(as->faultaddress, offset);
-	case MALI_AS_TRANSCFG_LO:
-	case MALI_AS_TRANSCFG_HI:
-		return sim_half(as->transcfg, offset);
-	}
-	return 0;	/* COMMAND, STATUS (never busy), FAULTEXTRA */
-}
-
-static void sim_as_write(struct sim *sim, u32 offset, u32 value)
-{
-	unsigned int n = (offset - MALI_AS_BASE(0)) / SIM_AS_STRIDE;
-	struct sim_as *as;
-
-	if (n >= SIM_AS_COUNT)
-		return;
-	as = &sim->as[n];
-
-	switch (offset - MALI_AS_BASE(n)) {
-	case MALI_AS_TRANSTAB_LO:
-	case MALI_AS_TRANSTAB_HI:
-		sim_set_half(&as->transtab, offset, value);
-		break;
-	case MALI_AS_MEMATTR_LO:
-	case MALI_AS_MEMATTR_HI:
-		sim_set_half(&as->memattr, offset, value);
-		break;
-	case MALI_AS_LOCKADDR_LO:
-	case MALI_AS_LOCKADDR_HI:
-		sim_set_half(&as->lockaddr, offset, value);
-		break;
-	case MALI_AS_TRANSCFG_LO:
-	case MALI_AS_TRANSCFG_HI:
-		sim_set_half(&as->transcfg, offset, value);
-		break;
-	case MALI_AS_COMMAND:
-		/* LOCK, UNLOCK, FLUSH_PT, FLUSH_MEM: nothing cached, done. */
-		if (value == MALI_AS_CMD_UPDATE) {
-			as->cur_transtab = as->transtab;
-			as->cur_memattr = as->memattr;
-			as->cur_transcfg = as->transcfg;
-		}
-		/* A stalled address space resumes once its fault is cleared. */
-		if ((value == MALI_AS_CMD_UNLOCK ||
-		     value == MALI_AS_CMD_FLUSH_PT ||
-		     value == MALI_AS_CMD_FLUSH_MEM) &&
-		    !(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & MALI_MMU_IRQ_FAULT(n)))
-			as->stalled = false;
-		break;
-	}
-}
+/* The model's GPU resets and takes address-space commands at once. */
+static const struct mali_regfile_ops sim_rf_ops = {
+	.start = sim_rf_start,
+	.reset = sim_rf_reset,
+};
 
 /**
  * sim_read32() - read a register of the model
@@ -686,24 +187,10 @@ static void sim_as_write(struct sim *sim, u32 offset, u32 value)
 static u32 sim_read32(struct accmap_replay_session *s, u32 offset)
 {
 	struct sim *sim = sim_of(s);
-	u32 reg, value;
-	int irq;
-
-	if (offset >= MALI_WINDOW_SIZE || offset & 3)
-		return 0;
+	u32 value;
 
 	spin_lock(&sim->lock);
-	irq = sim_irq_block(offset, &reg);
-	if (irq >= 0)
-		value = sim_irq_read(sim, irq, reg);
-	else if (offset < SIM_GPU_END)
-		value = sim_gpu_read(sim, offset);
-	else if (offset < SIM_JS_END)
-		value = sim_js_read(sim, offset);
-	else if (offset >= MALI_AS_BASE(0) && offset < SIM_AS_END)
-		value = sim_as_read(sim, offset);
-	else
-		value = 0;
+	value = mali_regfile_read(&sim->rf, offset);
 	spin_unlock(&sim->lock);
 	return value;
 }
@@ -721,23 +208,10 @@ static void sim_write32(struct accmap_replay_session *s, u32 offset,
 			u32 value)
 {
 	struct sim *sim = sim_of(s);
-	bool raised = false;
-	u32 reg;
-	int irq;
-
-	if (offset >= MALI_WINDOW_SIZE || offset & 3)
-		return;
+	bool raised;
 
 	spin_lock(&sim->lock);
-	irq = sim_irq_block(offset, &reg);
-	if (irq >= 0)
-		raised = sim_irq_write(sim, irq, reg, value);
-	else if (offset < SIM_GPU_END)
-		raised = sim_gpu_write(sim, offset, value);
-	else if (offset < SIM_JS_END)
-		sim_js_write(sim, offset, value);
-	else if (offset >= MALI_AS_BASE(0) && offset < SIM_AS_END)
-		sim_as_write(sim, offset, value);
+	raised = mali_regfile_write(&sim->rf, offset, value);
 	spin_unlock(&sim->lock);
 
 	if (raised)
@@ -953,7 +427,7 @@ static bool sim_aborted(struct sim_chain *ch)
 static void sim_chain_load_as(struct sim_chain *ch)
 {
 	struct sim *sim = ch->sim;
-	struct sim_as *as = &sim->as[ch->as];
+	struct mali_regfile_as *as = &sim->rf.as[ch->as];
 	u64 cfg, tab;
 
 	spin_lock(&sim->lock);
@@ -1047,8 +521,7 @@ static bool sim_fault_recoverable(struct sim_chain *ch)
 static bool sim_recover(struct sim_chain *ch)
 {
 	struct sim *sim = ch->sim;
-	u32 bit = MALI_MMU_IRQ_FAULT(ch->as);
-	struct sim_as *as = &sim->as[ch->as];
+	struct mali_regfile_as *as = &sim->rf.as[ch->as];
 	bool resumed;
 
 	if (!sim->s->mmu_irq || !sim_fault_recoverable(ch))
@@ -1058,11 +531,8 @@ static bool sim_recover(struct sim_chain *ch)
 		spin_unlock(&sim->lock);
 		return false;
 	}
-	if (!(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & bit)) {
-		as->faultstatus = ch->fault_status;
-		as->faultaddress = ch->fault_address;
-	}
-	sim_raise(sim, ACCMAP_REPLAY_IRQ_MMU, bit);
+	mali_regfile_latch_fault(&sim->rf, ch->as, ch->fault_status,
+				 ch->fault_address);
 	as->stalled = true;
 	sim->in_service |= BIT(ch->as);
 	spin_unlock(&sim->lock);
@@ -1177,47 +647,23 @@ static void sim_chain_run(struct sim_chain *ch, u64 head)
 }
 
 /* Publishes how the chain ended; under the lock, same generation. */
-static void sim_chain_finish(struct sim *sim, struct sim_slot *js,
+static void sim_chain_finish(struct sim *sim, unsigned int slot,
 			     struct sim_chain *ch)
 {
-	struct sim_as *as;
-
 	lockdep_assert_held(&sim->lock);
-	switch (ch->jobs.end) {
-	case MALI_JOBS_DONE:
-		js->head = 0;
-		js->status = MALI_JS_STATUS_DONE;
-		sim_raise(sim, ACCMAP_REPLAY_IRQ_JOB, MALI_JOB_IRQ_DONE(js->index));
-		break;
-	case MALI_JOBS_FAILED:
-		js->head = ch->jobs.jd;
-		js->status = ch->jobs.code;
-		sim_raise(sim, ACCMAP_REPLAY_IRQ_JOB,
-			  MALI_JOB_IRQ_FAILED(js->index));
-		break;
-	case MALI_JOBS_FAULT:
-		/* The job stalls: the slot stays ACTIVE, no job interrupt. */
-		js->head = ch->jobs.jd;
-		as = &sim->as[ch->as];
-		if (!(sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] &
-		      MALI_MMU_IRQ_FAULT(ch->as))) {
-			as->faultstatus = ch->fault_status;
-			as->faultaddress = ch->fault_address;
-		}
-		sim_raise(sim, ACCMAP_REPLAY_IRQ_MMU, MALI_MMU_IRQ_FAULT(ch->as));
-		return;
-	case MALI_JOBS_ABORTED:
-		return;
-	}
-	js->tail = ch->jobs.jd;
-	if (js->next_pending)
-		sim_slot_start(sim, js);
+	/* A fault stalls the job: the slot stays ACTIVE, no job interrupt. */
+	if (ch->jobs.end == MALI_JOBS_FAULT)
+		mali_regfile_latch_fault(&sim->rf, ch->as, ch->fault_status,
+					 ch->fault_address);
+	mali_regfile_chain_end(&sim->rf, slot, ch->jobs.end, ch->jobs.code,
+			       ch->jobs.jd);
 }
 
 static void sim_slot_work(struct work_struct *work)
 {
-	struct sim_slot *js = container_of(work, struct sim_slot, work);
-	struct sim *sim = js->sim;
+	struct sim_slot *slot = container_of(work, struct sim_slot, work);
+	struct sim *sim = slot->sim;
+	struct mali_regfile_slot *js = &sim->rf.js[slot->index];
 	struct sim_chain ch;
 	u64 head;
 
@@ -1234,11 +680,11 @@ static void sim_slot_work(struct work_struct *work)
 		ch.gen = sim->gen;
 		ch.as = js->config & MALI_JS_CONFIG_AS_MASK;
 		head = js->head;
-		if (ch.as >= SIM_AS_COUNT) {
+		if (ch.as >= MALI_REGFILE_AS_COUNT) {
 			ch.jobs.end = MALI_JOBS_FAILED;
 			ch.jobs.code = MALI_JS_STATUS_CONFIG_FAULT;
 			ch.jobs.jd = head;
-			sim_chain_finish(sim, js, &ch);
+			sim_chain_finish(sim, slot->index, &ch);
 			spin_unlock(&sim->lock);
 			wake_up_all(&sim->irq_wait);
 			continue;
@@ -1249,7 +695,7 @@ static void sim_slot_work(struct work_struct *work)
 
 		spin_lock(&sim->lock);
 		if (sim->gen == ch.gen)
-			sim_chain_finish(sim, js, &ch);
+			sim_chain_finish(sim, slot->index, &ch);
 		spin_unlock(&sim->lock);
 		wake_up_all(&sim->irq_wait);
 	}
@@ -1260,7 +706,8 @@ static void sim_slot_work(struct work_struct *work)
 /* MMU faults pending, but for those the handler is servicing. */
 static u32 sim_mmu_pending(struct sim *sim)
 {
-	return sim->irq_raw[ACCMAP_REPLAY_IRQ_MMU] & SIM_AS_PRESENT &
+	return sim->rf.irq_raw[ACCMAP_REPLAY_IRQ_MMU] &
+	       GENMASK(MALI_REGFILE_AS_COUNT - 1, 0) &
 	       ~sim->in_service;
 }
 
@@ -1268,7 +715,7 @@ static u32 sim_mmu_pending(struct sim *sim)
 static u32 sim_job_failures(struct sim *sim, u32 expected)
 {
 	lockdep_assert_held(&sim->lock);
-	return sim->irq_raw[ACCMAP_REPLAY_IRQ_JOB] &
+	return sim->rf.irq_raw[ACCMAP_REPLAY_IRQ_JOB] &
 	       (MALI_JOB_IRQ_FAILED_ALL & ~expected);
 }
 
@@ -1284,7 +731,7 @@ static bool sim_irq_ready(struct sim *sim, u32 irq, u32 mask)
 	bool ready;
 
 	spin_lock(&sim->lock);
-	ready = (sim->irq_raw[irq] & sim->irq_mask[irq] & mask) ||
+	ready = (sim->rf.irq_raw[irq] & sim->rf.irq_mask[irq] & mask) ||
 		sim_mmu_pending(sim) ||
 		sim_job_failures(sim, sim_expected(irq, mask));
 	spin_unlock(&sim->lock);
@@ -1301,9 +748,9 @@ static int sim_irq_take(struct sim *sim, u32 irq, u32 mask, u32 *seen)
 	int ret;
 
 	spin_lock(&sim->lock);
-	status = sim->irq_raw[irq] & sim->irq_mask[irq];
+	status = sim->rf.irq_raw[irq] & sim->rf.irq_mask[irq];
 	if (status & mask) {
-		sim->irq_raw[irq] &= ~(status & mask);
+		sim->rf.irq_raw[irq] &= ~(status & mask);
 		*seen = status;
 		ret = 0;
 	} else if (sim_mmu_pending(sim)) {
@@ -1377,8 +824,8 @@ static bool sim_mmu_fault_pending(struct accmap_replay_session *s,
 	pending = sim_mmu_pending(sim);
 	if (pending) {
 		f->as = __ffs(pending);
-		f->status = sim->as[f->as].faultstatus;
-		f->address = sim->as[f->as].faultaddress;
+		f->status = sim->rf.as[f->as].faultstatus;
+		f->address = sim->rf.as[f->as].faultaddress;
 		ret = true;
 	}
 	spin_unlock(&sim->lock);
@@ -1400,7 +847,7 @@ static bool sim_job_failed(struct accmap_replay_session *s, u32 expected,
 			   struct accmap_replay_fault *f)
 {
 	struct sim *sim = sim_of(s);
-	struct sim_slot *js;
+	struct mali_regfile_slot *js;
 	u32 failed;
 	bool ret = false;
 
@@ -1408,8 +855,8 @@ static bool sim_job_failed(struct accmap_replay_session *s, u32 expected,
 	failed = sim_job_failures(sim, expected);
 	if (failed) {
 		f->as = __ffs(failed) - 16;
-		if (f->as < SIM_JS_COUNT) {
-			js = &sim->js[f->as];
+		if (f->as < MALI_REGFILE_JS_COUNT) {
+			js = &sim->rf.js[f->as];
 			f->status = js->status;
 			f->address = js->head;
 		} else {
@@ -1448,14 +895,12 @@ static int sim_open(struct accmap_replay_session *s)
 	init_waitqueue_head(&sim->irq_wait);
 	xa_init(&sim->tables);
 	xa_init(&sim->mem);
-	for (i = 0; i < SIM_JS_COUNT; i++) {
+	for (i = 0; i < MALI_REGFILE_JS_COUNT; i++) {
 		sim->js[i].sim = sim;
 		sim->js[i].index = i;
 		INIT_WORK(&sim->js[i].work, sim_slot_work);
 	}
-	spin_lock(&sim->lock);
-	sim_regs_reset(sim);
-	spin_unlock(&sim->lock);
+	mali_regfile_init(&sim->rf, &sim_rf_ops, sim);
 	s->tpriv = sim;
 	return 0;
 }
@@ -1482,7 +927,7 @@ static int sim_stop(struct accmap_replay_session *s)
 	sim->dying = true;
 	WRITE_ONCE(sim->gen, sim->gen + 1);
 	spin_unlock(&sim->lock);
-	for (i = 0; i < SIM_JS_COUNT; i++)
+	for (i = 0; i < MALI_REGFILE_JS_COUNT; i++)
 		cancel_work_sync(&sim->js[i].work);
 	return 0;
 }
@@ -1593,8 +1038,8 @@ int accmap_sim_target_init(struct accmap_replay_target *target)
 	target->window_size = MALI_WINDOW_SIZE;
 	target->formats = BIT(ACCMAP_PGT_MALI_AARCH64_4K) |
 			  BIT(ACCMAP_PGT_MALI_LPAE);
-	target->as_count = SIM_AS_COUNT;
-	target->gpu_id = SIM_GPU_ID;
+	target->as_count = MALI_REGFILE_AS_COUNT;
+	target->gpu_id = MALI_REGFILE_GPU_ID;
 	target->ops = &accmap_sim_ops;
 	target->priv = NULL;
 	atomic_set(&target->sessions, 0);

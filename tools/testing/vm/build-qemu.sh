@@ -12,8 +12,9 @@
 #
 # What is added: the device (tools/testing/vm/qemu/accmap-mali.[ch]) to
 # hw/misc/, with the GPU code it shares with accmap's driver
-# (drivers/accmap/mali_jobs.c, replay_walk.c and their headers, the uapi
-# header) and the stand-ins for the kernel headers those include
+# (drivers/accmap/mali_jobs.c, mali_regfile.c, replay_walk.c and their
+# headers, the uapi header; listed for meson in hw/misc/accmap/meson.build)
+# and the stand-ins for the kernel headers those include
 # (tools/testing/vm/qemu/shim/) in hw/misc/accmap/; virt.patch wires it
 # into the virt machine (-M virt,accmap-mali=on: its MMIO window, three
 # interrupts, its device-tree node, and with iommu=smmuv3 its place
@@ -42,8 +43,8 @@ upstream=${srcver#*:}
 upstream=${upstream%-*}
 
 drv=$ACCMAP_ROOT/drivers/accmap
-shared=("$drv/mali_jobs.c" "$drv/mali_jobs.h" "$drv/replay_walk.c" "$drv/replay_walk.h"
-	"$drv/mali_regs.h")
+shared=("$drv/mali_jobs.c" "$drv/mali_jobs.h" "$drv/mali_regfile.c" "$drv/mali_regfile.h"
+	"$drv/replay_walk.c" "$drv/replay_walk.h" "$drv/mali_regs.h")
 configure_args=(--target-list=aarch64-softmmu
 	--without-default-features --without-default-devices
 	--with-devices-aarch64=accmap
@@ -135,6 +136,20 @@ sync_device() {
 	for f in "$qdir"/shim/linux/*; do
 		sync_one "$f" hw/misc/accmap/shim/linux
 	done
+	# The shared sources, for hw/misc/meson.build (virt.patch).
+	{
+		printf '# Written by accmap'"'"'s build-qemu.sh: the GPU code the device shares.\n'
+		printf 'accmap_shared = files('
+		for f in "${shared[@]}"; do
+			[[ $f == *.c ]] && printf "'%s', " "${f##*/}"
+		done
+		printf ')\n'
+	} >"$tree/hw/misc/accmap/meson.build.new"
+	if cmp -s "$tree/hw/misc/accmap/meson.build.new" "$tree/hw/misc/accmap/meson.build"; then
+		rm "$tree/hw/misc/accmap/meson.build.new"
+	else
+		mv "$tree/hw/misc/accmap/meson.build.new" "$tree/hw/misc/accmap/meson.build"
+	fi
 }
 
 build=$top/build

@@ -3,18 +3,20 @@
  * accmap-mali: a Mali job-manager GPU for qemu's virt machine, the GPU
  * accmap's board guests drive through the mmio replay target.
  *
- * What it owns: the register window (the Mali-G71's map, GPU_ID as the
- * HiKey960's; 3 job slots, 8 address spaces), three interrupt lines (job,
+ * What it owns: the register window (16 KiB), three interrupt lines (job,
  * mmu, gpu), a worker thread that runs job chains while the vCPUs go on,
- * and the GPU MMU: it walks the page tables accmap builds, in guest
- * memory, from the address AS_TRANSTAB holds, and reads and writes
- * through its DMA address space (the "memory" link; behind an SMMU that
- * space translates, so tables and buffers must hold bus addresses).
+ * the timing of resets and address-space commands, and the GPU MMU: it
+ * walks the page tables accmap builds, in guest memory, from the address
+ * AS_TRANSTAB holds, and reads and writes through its DMA address space
+ * (the "memory" link; behind an SMMU that space translates, so tables and
+ * buffers must hold bus addresses).
  *
- * What it may call: mali_jobs.c for what a job does (the same code the
- * in-kernel model runs: drivers/accmap/mali_jobs.c) and replay_walk.c for
- * the table walk, both built from accmap's tree; qemu's memory, timer,
- * thread and interrupt APIs.  Nothing here is a copy of another device.
+ * What it may call: mali_regfile.c for the registers (the Mali-G71's map,
+ * GPU_ID as the HiKey960's; 3 job slots, 8 address spaces), mali_jobs.c
+ * for what a job does and replay_walk.c for the table walk, the code the
+ * in-kernel model runs, built from accmap's tree (drivers/accmap/); qemu's
+ * memory, timer, thread and interrupt APIs.  Nothing here is a copy of
+ * another device.
  *
  * Strict as hardware is: a table entry, attribute or address the walker
  * refuses is an MMU fault (the address space stalls, FAULTSTATUS and
@@ -49,44 +51,45 @@
 
 /* accmap's own GPU code and register map (hw/misc/accmap/). */
 #include "mali_jobs.h"
+#include "mali_regfile.h"
 #include "mali_regs.h"
 #include "replay_walk.h"
 
-/* What the device is: a Mali-G71 MP8 as the HiKey960's driver read it. */
-#define AM_GPU_ID               0x60a00002
-#define AM_L2_FEATURES          0x07130206
-#define AM_TILER_FEATURES       0x00000809
-#define AM_MEM_FEATURES         0x00000101
-#define AM_MMU_FEATURES         0x00002830      /* 48-bit VA, 40-bit PA */
-#define AM_THREAD_MAX           0x180
-#define AM_THREAD_FEATURES      0x0a046000
-#define AM_SHADER_PRESENT       0xffULL
-#define AM_TILER_PRESENT        0x1ULL
-#define AM_L2_PRESENT           0x1ULL
-#define AM_AS_COUNT             8
-#define AM_JS_COUNT             3
-#define AM_JS_STRIDE            0x80
-#define AM_AS_STRIDE            0x40
-#define AM_PWR_STRIDE           0x10
-#define AM_GPU_END              0x1000
 #define AM_FAULT_RETRIES        8
 #define AM_FRAME_SIZE           0x1000ULL
-#define AM_JS_STATE_NEXT(n)     (1u << (16 + (n)))
 #define AM_FAULT_TRANSTAB_BUS(l) (0xd0 + (l))
 #define AM_FORMAT_NONE          UINT32_MAX
 
-static const uint32_t am_texture_features[4] = {
-    0xffffffff, 0x00ff0fff, 0xfe3fffff, 0x00000000,
-};
+struct AccmapMaliState {
+    SysBusDevice parent_obj;
 
-static const uint32_t am_js_features[AM_JS_COUNT] = {
-    0x0000020e, 0x000004fe, 0x0000007e,
-};
+    MemoryRegion iomem;
+    qemu_irq irq[AM_IRQ_COUNT];
+    MemoryRegion *dma_mr;   /* the GPU's bus: system memory or an IOMMU */
+    AddressSpace dma_as;
 
-static const uint64_t am_present[AM_DOMAINS] = {
-    [AM_SHADER] = AM_SHADER_PRESENT,
-    [AM_TILER] = AM_TILER_PRESENT,
-    [AM_L2] = AM_L2_PRESENT,
+    /*
+     * @lock protects @rf (the registers, mali_regfile.c), @gen, @quit and
+     * @lines_held.  The MMIO handlers take it under the BQL; the worker
+     * never takes the BQL while holding it.
+     */
+    QemuMutex lock;
+    QemuCond wake;          /* a slot queued, a fault serviced, a reset */
+    QemuThread worker;
+    bool quit;
+    uint32_t gen;           /* bumped by resets: older chains stop */
+    struct mali_regfile rf;
+    uint32_t lines_held;    /* lines forced high (spurious-irq) */
+
+    QEMUBH *irq_bh;
+    QEMUTimer *irq_timer;
+    QEMUTimer *reset_timer;
+    QEMUTimer *as_timer;
+    QEMUTimer *spurious_timer;
+
+    /* Properties: timing and the fault knobs. */
+    uint32_t job_ns, reset_ns, as_cmd_ns, irq_delay_ns;
+    bool job_hang, reset_hang, shared_irq, spurious_irq;
 };
 
 /* ---- interrupt lines ---------------------------------------------------- */
@@ -97,7 +100,7 @@ static void am_levels(AccmapMaliState *s, int level[AM_IRQ_COUNT])
     int i;
 
     for (i = 0; i < AM_IRQ_COUNT; i++) {
-        level[i] = !!(s->irq_raw[i] & s->irq_mask[i]);
+        level[i] = !!(s->rf.irq_raw[i] & s->rf.irq_mask[i]);
     }
     if (s->shared_irq) {
         level[AM_IRQ_JOB] |= level[AM_IRQ_MMU] | level[AM_IRQ_GPU];
@@ -142,133 +145,58 @@ static void am_spurious_end(void *opaque)
     am_update_irqs(s);
 }
 
-/* Raises RAWSTAT bits; under s->lock.  The caller updates the lines. */
-static void am_raise(AccmapMaliState *s, int irq, uint32_t bits)
-{
-    s->irq_raw[irq] |= bits;
-}
-
 /* ---- registers ----------------------------------------------------------- */
 
-static uint32_t am_half(uint64_t v, hwaddr offset)
+/* The register file's START: the worker picks the slot up; s->lock held. */
+static void am_rf_start(void *opaque, unsigned int slot)
 {
-    return offset & 4 ? v >> 32 : (uint32_t)v;
+    AccmapMaliState *s = opaque;
+
+    qemu_cond_broadcast(&s->wake);
+    if (s->spurious_irq) {
+        s->lines_held |= 1u << AM_IRQ_GPU;
+        timer_mod(s->spurious_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 100 * SCALE_US);
+    }
 }
 
-static void am_set_half(uint64_t *reg, hwaddr offset, uint32_t value)
+/*
+ * A reset command (the registers already at their power-up values): the
+ * chains see the new generation at their next access and stop; the reset
+ * ends reset-ns later, or never with reset-hang.  s->lock held.
+ */
+static void am_rf_reset(void *opaque)
 {
-    if (offset & 4) {
-        *reg = (*reg & 0xffffffffULL) | (uint64_t)value << 32;
-    } else {
-        *reg = (*reg & ~0xffffffffULL) | value;
+    AccmapMaliState *s = opaque;
+
+    s->gen++;
+    qemu_cond_broadcast(&s->wake);
+    if (!s->reset_hang) {
+        timer_mod(s->reset_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->reset_ns);
     }
 }
 
-/* The registers as after power-up; under s->lock. */
-static void am_regs_reset(AccmapMaliState *s)
+/*
+ * An AS command keeps AS_STATUS active for as-cmd-ns (the walker caches
+ * nothing, so every command is a flush that takes time); a stall it
+ * ended wakes its chain.  s->lock held.
+ */
+static bool am_rf_as_command(void *opaque, unsigned int as, uint32_t cmd)
 {
-    memset(s->irq_raw, 0, sizeof(s->irq_raw));
-    memset(s->irq_mask, 0, sizeof(s->irq_mask));
-    memset(s->ready, 0, sizeof(s->ready));
-    memset(s->as, 0, sizeof(s->as));
-    memset(s->js, 0, sizeof(s->js));
-    s->latest_flush = 0;
-    s->resetting = false;
+    AccmapMaliState *s = opaque;
+
+    qemu_cond_broadcast(&s->wake);
+    timer_mod(s->as_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->as_cmd_ns);
+    return true;
 }
 
-static int am_irq_block(hwaddr offset, hwaddr *reg)
-{
-    static const hwaddr base[AM_IRQ_COUNT] = {
-        [AM_IRQ_JOB] = MALI_JOB_IRQ_RAWSTAT,
-        [AM_IRQ_MMU] = MALI_MMU_IRQ_RAWSTAT,
-        [AM_IRQ_GPU] = MALI_GPU_IRQ_RAWSTAT,
-    };
-    int i;
-
-    for (i = 0; i < AM_IRQ_COUNT; i++) {
-        if (offset >= base[i] && offset <= base[i] + 0xc) {
-            *reg = offset - base[i];
-            return i;
-        }
-    }
-    return -1;
-}
-
-static int am_domain(hwaddr offset, hwaddr first)
-{
-    if (offset < first || offset >= first + AM_DOMAINS * AM_PWR_STRIDE ||
-        (offset & 0x8)) {
-        return -1;
-    }
-    return (offset - first) / AM_PWR_STRIDE;
-}
-
-static uint32_t am_gpu_read(AccmapMaliState *s, hwaddr offset)
-{
-    int d;
-
-    switch (offset) {
-    case MALI_GPU_ID:
-        return AM_GPU_ID;
-    case MALI_L2_FEATURES:
-        return AM_L2_FEATURES;
-    case MALI_TILER_FEATURES:
-        return AM_TILER_FEATURES;
-    case MALI_MEM_FEATURES:
-        return AM_MEM_FEATURES;
-    case MALI_MMU_FEATURES:
-        return AM_MMU_FEATURES;
-    case MALI_AS_PRESENT:
-        return (1u << AM_AS_COUNT) - 1;
-    case MALI_JS_PRESENT:
-        return (1u << AM_JS_COUNT) - 1;
-    case MALI_GPU_STATUS:
-        return s->resetting ? 1 : 0;    /* GPU_ACTIVE while resetting */
-    case MALI_LATEST_FLUSH:
-        return s->latest_flush;
-    case MALI_THREAD_MAX_THREADS:
-    case MALI_THREAD_MAX_WORKGROUP_SIZE:
-    case MALI_THREAD_MAX_BARRIER_SIZE:
-        return AM_THREAD_MAX;
-    case MALI_THREAD_FEATURES:
-        return AM_THREAD_FEATURES;
-    }
-    if (offset >= MALI_TEXTURE_FEATURES(0) &&
-        offset < MALI_TEXTURE_FEATURES(ARRAY_SIZE(am_texture_features))) {
-        return am_texture_features[(offset - MALI_TEXTURE_FEATURES(0)) / 4];
-    }
-    if (offset >= MALI_JS_FEATURES(0) &&
-        offset < MALI_JS_FEATURES(AM_JS_COUNT)) {
-        return am_js_features[(offset - MALI_JS_FEATURES(0)) / 4];
-    }
-    d = am_domain(offset, MALI_SHADER_PRESENT_LO);
-    if (d >= 0) {
-        return am_half(am_present[d], offset);
-    }
-    d = am_domain(offset, MALI_SHADER_READY_LO);
-    if (d >= 0) {
-        return am_half(s->ready[d], offset);
-    }
-    return 0;
-}
-
-static void am_power(AccmapMaliState *s, int d, hwaddr offset, uint32_t value,
-             bool on)
-{
-    uint64_t bits = offset & 4 ? (uint64_t)value << 32 : value;
-
-    bits &= am_present[d];
-    if (on) {
-        s->ready[d] |= bits;
-        if (bits && d != AM_L2) {
-            s->ready[AM_L2] = am_present[AM_L2];
-        }
-    } else {
-        s->ready[d] &= ~bits;
-    }
-    am_raise(s, AM_IRQ_GPU,
-         MALI_GPU_IRQ_POWER_CHANGED | MALI_GPU_IRQ_POWER_CHANGED_ALL);
-}
+static const struct mali_regfile_ops am_rf_ops = {
+    .start = am_rf_start,
+    .reset = am_rf_reset,
+    .as_command = am_rf_as_command,
+};
 
 /* A reset's end, reset-ns after the command; with the BQL. */
 static void am_reset_done(void *opaque)
@@ -276,349 +204,47 @@ static void am_reset_done(void *opaque)
     AccmapMaliState *s = opaque;
 
     qemu_mutex_lock(&s->lock);
-    s->resetting = false;
-    am_raise(s, AM_IRQ_GPU, MALI_GPU_IRQ_RESET_COMPLETED);
+    mali_regfile_reset_done(&s->rf);
     qemu_mutex_unlock(&s->lock);
     am_update_irqs(s);
-}
-
-static void am_gpu_command(AccmapMaliState *s, uint32_t cmd)
-{
-    switch (cmd) {
-    case MALI_GPU_CMD_SOFT_RESET:
-    case MALI_GPU_CMD_HARD_RESET:
-        /*
-         * The registers take their power-up values at the command, as
-         * the model's do; what the driver writes while the reset runs
-         * (the mask for RESET_COMPLETED, say) stays.  Chains see the
-         * new generation at their next access and stop.
-         */
-        s->gen++;
-        am_regs_reset(s);
-        s->resetting = true;
-        qemu_cond_broadcast(&s->wake);
-        if (!s->reset_hang) {
-            timer_mod(s->reset_timer,
-                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->reset_ns);
-        }
-        break;
-    case MALI_GPU_CMD_CLEAN_CACHES:
-    case MALI_GPU_CMD_CLEAN_INV_CACHES:
-        /* No caches to clean: every write already reached memory. */
-        s->latest_flush++;
-        am_raise(s, AM_IRQ_GPU, MALI_GPU_IRQ_CLEAN_CACHES_DONE);
-        break;
-    default:
-        qemu_log_mask(LOG_GUEST_ERROR, "accmap-mali: GPU_COMMAND 0x%x\n", cmd);
-        break;
-    }
-}
-
-static void am_gpu_write(AccmapMaliState *s, hwaddr offset, uint32_t value)
-{
-    int d;
-
-    if (offset == MALI_GPU_COMMAND) {
-        am_gpu_command(s, value);
-        return;
-    }
-    d = am_domain(offset, MALI_SHADER_PWRON_LO);
-    if (d >= 0) {
-        am_power(s, d, offset, value, true);
-        return;
-    }
-    d = am_domain(offset, MALI_SHADER_PWROFF_LO);
-    if (d >= 0) {
-        am_power(s, d, offset, value, false);
-    }
-}
-
-/* START on an idle slot: the _NEXT registers become current. */
-static void am_slot_start(AccmapMaliState *s, AccmapMaliSlot *js)
-{
-    js->head = js->head_next;
-    js->tail = js->head_next;
-    js->affinity = js->affinity_next;
-    js->config = js->config_next;
-    js->flush_id = js->flush_id_next;
-    js->status = MALI_JS_STATUS_ACTIVE;
-    js->next_pending = false;
-    js->queued = true;
-    qemu_cond_broadcast(&s->wake);
-    if (s->spurious_irq) {
-        s->lines_held |= 1u << AM_IRQ_GPU;
-        timer_mod(s->spurious_timer,
-              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 100 * SCALE_US);
-    }
-}
-
-static uint32_t am_js_read(AccmapMaliState *s, hwaddr offset)
-{
-    AccmapMaliSlot *js;
-    uint32_t state = 0;
-    unsigned int n;
-
-    if (offset == MALI_JOB_IRQ_JS_STATE) {
-        for (n = 0; n < AM_JS_COUNT; n++) {
-            if (s->js[n].status == MALI_JS_STATUS_ACTIVE) {
-                state |= 1u << n;
-            }
-            if (s->js[n].next_pending) {
-                state |= AM_JS_STATE_NEXT(n);
-            }
-        }
-        return state;
-    }
-    if (offset < MALI_JS_BASE(0)) {
-        return 0;
-    }
-    n = (offset - MALI_JS_BASE(0)) / AM_JS_STRIDE;
-    if (n >= AM_JS_COUNT) {
-        return 0;
-    }
-    js = &s->js[n];
-    switch (offset - MALI_JS_BASE(n)) {
-    case MALI_JS_HEAD_LO:
-    case MALI_JS_HEAD_HI:
-        return am_half(js->head, offset);
-    case MALI_JS_TAIL_LO:
-    case MALI_JS_TAIL_HI:
-        return am_half(js->tail, offset);
-    case MALI_JS_AFFINITY_LO:
-    case MALI_JS_AFFINITY_HI:
-        return am_half(js->affinity, offset);
-    case MALI_JS_CONFIG:
-        return js->config;
-    case MALI_JS_STATUS:
-        return js->status;
-    case MALI_JS_HEAD_NEXT_LO:
-    case MALI_JS_HEAD_NEXT_HI:
-        return am_half(js->head_next, offset);
-    case MALI_JS_AFFINITY_NEXT_LO:
-    case MALI_JS_AFFINITY_NEXT_HI:
-        return am_half(js->affinity_next, offset);
-    case MALI_JS_CONFIG_NEXT:
-        return js->config_next;
-    case MALI_JS_COMMAND_NEXT:
-        return js->next_pending ? MALI_JS_COMMAND_START : 0;
-    case MALI_JS_FLUSH_ID_NEXT:
-        return js->flush_id_next;
-    }
-    return 0;
-}
-
-static void am_js_write(AccmapMaliState *s, hwaddr offset, uint32_t value)
-{
-    AccmapMaliSlot *js;
-    unsigned int n;
-
-    if (offset < MALI_JS_BASE(0)) {
-        return;
-    }
-    n = (offset - MALI_JS_BASE(0)) / AM_JS_STRIDE;
-    if (n >= AM_JS_COUNT) {
-        return;
-    }
-    js = &s->js[n];
-    switch (offset - MALI_JS_BASE(n)) {
-    case MALI_JS_HEAD_NEXT_LO:
-    case MALI_JS_HEAD_NEXT_HI:
-        am_set_half(&js->head_next, offset, value);
-        break;
-    case MALI_JS_AFFINITY_NEXT_LO:
-    case MALI_JS_AFFINITY_NEXT_HI:
-        am_set_half(&js->affinity_next, offset, value);
-        break;
-    case MALI_JS_CONFIG_NEXT:
-        js->config_next = value;
-        break;
-    case MALI_JS_FLUSH_ID_NEXT:
-        js->flush_id_next = value;
-        break;
-    case MALI_JS_COMMAND_NEXT:
-        if (value == MALI_JS_COMMAND_START) {
-            if (s->resetting) {
-                break;  /* the GPU is not there yet */
-            }
-            if (js->status == MALI_JS_STATUS_ACTIVE) {
-                js->next_pending = true;
-            } else {
-                am_slot_start(s, js);
-            }
-        } else if (value == 0) {
-            js->next_pending = false;
-        }
-        break;
-    }
 }
 
 /* An AS command's end, as-cmd-ns after it: AS_STATUS goes idle. */
 static void am_as_done(void *opaque)
 {
     AccmapMaliState *s = opaque;
-    unsigned int n;
 
     qemu_mutex_lock(&s->lock);
-    for (n = 0; n < AM_AS_COUNT; n++) {
-        s->as[n].busy = false;
-    }
+    mali_regfile_as_idle(&s->rf);
     qemu_mutex_unlock(&s->lock);
-}
-
-static uint32_t am_as_read(AccmapMaliState *s, hwaddr offset)
-{
-    unsigned int n = (offset - MALI_AS_BASE(0)) / AM_AS_STRIDE;
-    AccmapMaliAS *as;
-
-    if (n >= AM_AS_COUNT) {
-        return 0;
-    }
-    as = &s->as[n];
-    switch (offset - MALI_AS_BASE(n)) {
-    case MALI_AS_TRANSTAB_LO:
-    case MALI_AS_TRANSTAB_HI:
-        return am_half(as->transtab, offset);
-    case MALI_AS_MEMATTR_LO:
-    case MALI_AS_MEMATTR_HI:
-        return am_half(as->memattr, offset);
-    case MALI_AS_LOCKADDR_LO:
-    case MALI_AS_LOCKADDR_HI:
-        return am_half(as->lockaddr, offset);
-    case MALI_AS_FAULTSTATUS:
-        return as->faultstatus;
-    case MALI_AS_FAULTADDRESS_LO:
-    case MALI_AS_FAULTADDRESS_HI:
-        return am_half(as->faultaddress, offset);
-    case MALI_AS_STATUS:
-        return as->busy ? MALI_AS_STATUS_ACTIVE : 0;
-    case MALI_AS_TRANSCFG_LO:
-    case MALI_AS_TRANSCFG_HI:
-        return am_half(as->transcfg, offset);
-    }
-    return 0;
-}
-
-static void am_as_write(AccmapMaliState *s, hwaddr offset, uint32_t value)
-{
-    unsigned int n = (offset - MALI_AS_BASE(0)) / AM_AS_STRIDE;
-    AccmapMaliAS *as;
-
-    if (n >= AM_AS_COUNT) {
-        return;
-    }
-    as = &s->as[n];
-    switch (offset - MALI_AS_BASE(n)) {
-    case MALI_AS_TRANSTAB_LO:
-    case MALI_AS_TRANSTAB_HI:
-        am_set_half(&as->transtab, offset, value);
-        break;
-    case MALI_AS_MEMATTR_LO:
-    case MALI_AS_MEMATTR_HI:
-        am_set_half(&as->memattr, offset, value);
-        break;
-    case MALI_AS_LOCKADDR_LO:
-    case MALI_AS_LOCKADDR_HI:
-        am_set_half(&as->lockaddr, offset, value);
-        break;
-    case MALI_AS_TRANSCFG_LO:
-    case MALI_AS_TRANSCFG_HI:
-        am_set_half(&as->transcfg, offset, value);
-        break;
-    case MALI_AS_COMMAND:
-        if (value == MALI_AS_CMD_NOP) {
-            break;
-        }
-        if (value == MALI_AS_CMD_UPDATE) {
-            as->cur_transtab = as->transtab;
-            as->cur_memattr = as->memattr;
-            as->cur_transcfg = as->transcfg;
-        }
-        /*
-         * The walker caches nothing, so every command is a flush;
-         * it still takes time, which AS_STATUS shows.  A stalled
-         * address space resumes once its fault bit is clear.
-         */
-        as->busy = true;
-        timer_mod(s->as_timer,
-              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->as_cmd_ns);
-        if (value != MALI_AS_CMD_LOCK &&
-            !(s->irq_raw[AM_IRQ_MMU] & MALI_MMU_IRQ_FAULT(n))) {
-            as->stalled = false;
-            qemu_cond_broadcast(&s->wake);
-        }
-        break;
-    }
 }
 
 static uint64_t am_read(void *opaque, hwaddr offset, unsigned size)
 {
     AccmapMaliState *s = opaque;
     uint32_t value;
-    hwaddr reg;
-    int irq;
 
     qemu_mutex_lock(&s->lock);
-    irq = am_irq_block(offset, &reg);
-    if (irq >= 0) {
-        switch (reg) {
-        case 0x0:
-            value = s->irq_raw[irq];
-            break;
-        case 0x8:
-            value = s->irq_mask[irq];
-            break;
-        case 0xc:
-            value = s->irq_raw[irq] & s->irq_mask[irq];
-            break;
-        default:
-            value = 0;      /* CLEAR is write-only */
-            break;
-        }
-    } else if (offset < AM_GPU_END) {
-        value = am_gpu_read(s, offset);
-    } else if (offset < MALI_MMU_IRQ_RAWSTAT) {
-        value = am_js_read(s, offset);
-    } else if (offset >= MALI_AS_BASE(0)) {
-        value = am_as_read(s, offset);
-    } else {
-        value = 0;
-    }
+    value = mali_regfile_read(&s->rf, offset);
     qemu_mutex_unlock(&s->lock);
     return value;
 }
 
 static void am_write(void *opaque, hwaddr offset, uint64_t value64,
-             unsigned size)
+                     unsigned size)
 {
     AccmapMaliState *s = opaque;
     uint32_t value = value64;
-    hwaddr reg;
-    int irq;
 
-    qemu_mutex_lock(&s->lock);
-    irq = am_irq_block(offset, &reg);
-    if (irq >= 0) {
-        switch (reg) {
-        case 0x0:       /* RAWSTAT: writing 1s raises them (a test) */
-            am_raise(s, irq, value);
-            break;
-        case 0x4:       /* CLEAR */
-            s->irq_raw[irq] &= ~value;
-            if (irq == AM_IRQ_MMU) {
-                qemu_cond_broadcast(&s->wake);
-            }
-            break;
-        case 0x8:       /* MASK */
-            s->irq_mask[irq] = value;
-            break;
-        }
-    } else if (offset < AM_GPU_END) {
-        am_gpu_write(s, offset, value);
-    } else if (offset < MALI_MMU_IRQ_RAWSTAT) {
-        am_js_write(s, offset, value);
-    } else if (offset >= MALI_AS_BASE(0)) {
-        am_as_write(s, offset, value);
+    if (offset == MALI_GPU_COMMAND && value != MALI_GPU_CMD_SOFT_RESET &&
+        value != MALI_GPU_CMD_HARD_RESET &&
+        value != MALI_GPU_CMD_CLEAN_CACHES &&
+        value != MALI_GPU_CMD_CLEAN_INV_CACHES) {
+        qemu_log_mask(LOG_GUEST_ERROR, "accmap-mali: GPU_COMMAND 0x%x\n",
+                      value);
     }
+    qemu_mutex_lock(&s->lock);
+    mali_regfile_write(&s->rf, offset, value);
     qemu_mutex_unlock(&s->lock);
     am_update_irqs(s);
 }
@@ -660,7 +286,7 @@ static bool am_aborted(AmChain *c)
 /* The configuration the last AS UPDATE latched, for the next job. */
 static void am_load_as(AmChain *c)
 {
-    AccmapMaliAS *as = &c->s->as[c->as];
+    struct mali_regfile_as *as = &c->s->rf.as[c->as];
     uint64_t cfg, tab;
 
     qemu_mutex_lock(&c->s->lock);
@@ -764,8 +390,7 @@ static int am_translate(AmChain *c, uint64_t va, uint32_t access,
 static bool am_fault(AmChain *c, uint64_t va, uint32_t code, uint32_t access)
 {
     AccmapMaliState *s = c->s;
-    AccmapMaliAS *as = &s->as[c->as];
-    uint32_t bit = MALI_MMU_IRQ_FAULT(c->as);
+    struct mali_regfile_as *as = &s->rf.as[c->as];
     bool resumed;
 
     qemu_mutex_lock(&s->lock);
@@ -773,16 +398,13 @@ static bool am_fault(AmChain *c, uint64_t va, uint32_t code, uint32_t access)
         qemu_mutex_unlock(&s->lock);
         return false;
     }
-    if (!(s->irq_raw[AM_IRQ_MMU] & bit)) {
-        as->faultstatus = code | access << MALI_FAULT_ACCESS_SHIFT;
-        as->faultaddress = va;
-    }
+    mali_regfile_latch_fault(&s->rf, c->as,
+                             code | access << MALI_FAULT_ACCESS_SHIFT, va);
     qemu_log_mask(LOG_GUEST_ERROR,
                   "accmap-mali: AS%u fault 0x%x at 0x%" PRIx64
                   " (format %d, table 0x%" PRIx64 ")\n",
                   c->as, code | access << MALI_FAULT_ACCESS_SHIFT, va,
                   c->format, c->transtab);
-    am_raise(s, AM_IRQ_MMU, bit);
     as->stalled = true;
     qemu_bh_schedule(s->irq_bh);
     while (as->stalled && c->gen == s->gen && !s->quit) {
@@ -866,32 +488,14 @@ static void am_wait(AccmapMaliState *s, uint32_t gen, int64_t ns)
     }
 }
 
-/* Publishes how a chain ended; s->lock held, same generation. */
-static void am_finish(AccmapMaliState *s, AccmapMaliSlot *js, unsigned int n,
-              AmChain *c)
+/*
+ * Publishes how a chain ended (a START waiting in _NEXT starts); s->lock
+ * held, same generation.  A chain stopped by a fault stays active: the
+ * fault was latched when it was taken.
+ */
+static void am_finish(AccmapMaliState *s, unsigned int n, AmChain *c)
 {
-    switch (c->jobs.end) {
-    case MALI_JOBS_DONE:
-        js->head = 0;
-        js->status = MALI_JS_STATUS_DONE;
-        am_raise(s, AM_IRQ_JOB, MALI_JOB_IRQ_DONE(n));
-        break;
-    case MALI_JOBS_FAILED:
-        js->head = c->jobs.jd;
-        js->status = c->jobs.code;
-        am_raise(s, AM_IRQ_JOB, MALI_JOB_IRQ_FAILED(n));
-        break;
-    case MALI_JOBS_FAULT:
-        /* Stalled for good (too many faults): the slot stays active. */
-        js->head = c->jobs.jd;
-        return;
-    case MALI_JOBS_ABORTED:
-        return;
-    }
-    js->tail = c->jobs.jd;
-    if (js->next_pending) {
-        am_slot_start(s, js);
-    }
+    mali_regfile_chain_end(&s->rf, n, c->jobs.end, c->jobs.code, c->jobs.jd);
 }
 
 static void *am_worker(void *opaque)
@@ -900,13 +504,13 @@ static void *am_worker(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     while (!s->quit) {
-        AccmapMaliSlot *js = NULL;
+        struct mali_regfile_slot *js = NULL;
         AmChain c = { .s = s };
         unsigned int n;
 
-        for (n = 0; n < AM_JS_COUNT; n++) {
-            if (s->js[n].queued) {
-                js = &s->js[n];
+        for (n = 0; n < MALI_REGFILE_JS_COUNT; n++) {
+            if (s->rf.js[n].queued) {
+                js = &s->rf.js[n];
                 break;
             }
         }
@@ -918,11 +522,11 @@ static void *am_worker(void *opaque)
         c.slot = n;
         c.gen = s->gen;
         c.as = js->config & MALI_JS_CONFIG_AS_MASK;
-        if (c.as >= AM_AS_COUNT) {
+        if (c.as >= MALI_REGFILE_AS_COUNT) {
             c.jobs.end = MALI_JOBS_FAILED;
             c.jobs.code = MALI_JS_STATUS_CONFIG_FAULT;
             c.jobs.jd = js->head;
-            am_finish(s, js, n, &c);
+            am_finish(s, n, &c);
             qemu_bh_schedule(s->irq_bh);
             continue;
         }
@@ -942,7 +546,7 @@ static void *am_worker(void *opaque)
 
         qemu_mutex_lock(&s->lock);
         if (c.gen == s->gen && !s->quit) {
-            am_finish(s, js, n, &c);
+            am_finish(s, n, &c);
             if (s->irq_delay_ns) {
                 timer_mod(s->irq_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                       s->irq_delay_ns);
@@ -968,6 +572,7 @@ static void am_realize(DeviceState *dev, Error **errp)
         return;
     }
     address_space_init(&s->dma_as, s->dma_mr, "accmap-mali-dma");
+    mali_regfile_init(&s->rf, &am_rf_ops, s);
     memory_region_init_io(&s->iomem, OBJECT(s), &am_ops, s, "accmap-mali",
                   MALI_WINDOW_SIZE);
     sysbus_init_mmio(sbd, &s->iomem);
@@ -1011,7 +616,7 @@ static void am_reset(DeviceState *dev)
 
     qemu_mutex_lock(&s->lock);
     s->gen++;
-    am_regs_reset(s);
+    mali_regfile_power_up(&s->rf);
     s->lines_held = 0;
     qemu_cond_broadcast(&s->wake);
     qemu_mutex_unlock(&s->lock);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What accmap's shared GPU code takes from the kernel's <linux/kernel.h>
- * and friends, for qemu: alignment, 32-bit halves and little-endian
- * conversions (on the host's byte order).
+ * and friends, for qemu: alignment, array sizes, 32-bit halves and
+ * little-endian conversions (on the host's byte order).
  */
 #ifndef ACCMAP_SHIM_LINUX_KERNEL_H
 #define ACCMAP_SHIM_LINUX_KERNEL_H
@@ -15,6 +15,9 @@
 
 #ifndef IS_ALIGNED
 #define IS_ALIGNED(x, a)        (((x) & ((__typeof__(x))(a) - 1)) == 0)
+#endif
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)           (sizeof(a) / sizeof((a)[0]))
 #endif
 #define lower_32_bits(n)        ((u32)((n) & 0xffffffff))
 #define upper_32_bits(n)        ((u32)((n) >> 32))

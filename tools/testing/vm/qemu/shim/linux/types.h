@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel's <linux/types.h> as accmap's shared GPU code (mali_jobs.c,
- * replay_walk.c) uses it, for the qemu build: the system's uapi types
+ * mali_regfile.c, replay_walk.c) uses it, for the qemu build: the system's
+ * uapi types
  * (__u32, __le32, ...) and the kernel's short names.
  */
 #ifndef ACCMAP_SHIM_LINUX_TYPES_H
