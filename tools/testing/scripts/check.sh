@@ -8,7 +8,10 @@
 #   deb (the Debian packages built for amd64 and arm64, lintian,
 #   installed on the host, run, purged), vm-test amd64, vm-test arm64
 #   (Debian 12's 6.1; arm64 with the arm64 packages' libaccmap, criu
-#   plugin and, in the demo, tools instead of the build tree's), and each again
+#   plugin and, in the demo, tools instead of the build tree's; the arm64
+#   6.1, 6.12 and debug guests and the 6.1 demo boot as boards, with the
+#   Mali GPU device of the qemu tools/testing/vm/build-qemu.sh builds on
+#   first use, and replay on it too), and each again
 #   with 5 GiB of RAM for the below-4-GiB allocations (accmap_dma32 only),
 #   demo, demo-6.12 (what make demo runs: the tools build and work; the
 #   second boot has device memory),

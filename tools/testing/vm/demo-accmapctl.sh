@@ -9,7 +9,8 @@
 # targets, record two 64x64 matmuls on the software Mali model (seeds 1
 # and 2), and replay the first three times with the second's inputs: its
 # output must equal the second's; then GPUReplay's MNIST recording, if
-# packed, imported and replayed (23 job chains, all done); last, the
+# packed, imported and replayed (23 job chains, all done), on a board
+# also on its GPU (ACCMAP_BOARD_GPU); last, the
 # (empty) SVM session table and
 # the device memory, which must be what the guest's init says it is
 # (ACCMAP_DEVMEM: private, coherent or none).
@@ -120,6 +121,13 @@ if [ -d /data/gpureplay-mnist ]; then
 	if ctl replay /tmp/mnist.amr; then
 		grep -q '^chains: *23: 23 done, 0 failed' "$out" ||
 			failed "replay of mnist.amr (not 23 chains done)"
+	fi
+	# On a board, again on its GPU (the qemu device) through the mmio
+	# target: the chains run on the device, by interrupt and DMA.
+	if [ -n "${ACCMAP_BOARD_GPU:-}" ] &&
+		ctl replay --target "$ACCMAP_BOARD_GPU" /tmp/mnist.amr; then
+		grep -q '^chains: *23: 23 done, 0 failed' "$out" ||
+			failed "replay of mnist.amr on $ACCMAP_BOARD_GPU (not 23 chains done)"
 	fi
 else
 	echo "# no GPUReplay recording packed (/data/gpureplay-mnist): its replay is left out"

@@ -227,16 +227,21 @@ fi
 # and whether the GPU sits behind an IOMMU (the SMMU: an IOMMU group).
 ACCMAP_BOARD_GPU=
 board=none
+board_how=
 if [ "$(cat /etc/accmap-board 2>/dev/null)" != none ]; then
 	for gpu in /sys/bus/platform/drivers/accmap-replay-mmio/*.gpu; do
 		[ -e "$gpu" ] || continue
 		ACCMAP_BOARD_GPU=$(dmesg | sed -n "s/.* ${gpu##*/}: replay target \(mmio[0-9]*\):.*/\1/p" | tail -n 1)
 		board=gpu
-		[ ! -e "$gpu/iommu_group" ] || board="gpu-smmu"
+		board_how=
+		if [ -e "$gpu/iommu_group" ]; then
+			board="gpu-smmu"
+			board_how=", IOMMU group $(basename "$(readlink "$gpu/iommu_group")") of type $(cat "$gpu/iommu_group/type" 2>/dev/null)"
+		fi
 	done
 fi
 export ACCMAP_BOARD_GPU
-mark "feature board $board ${ACCMAP_BOARD_GPU:+target $ACCMAP_BOARD_GPU}"
+mark "feature board $board ${ACCMAP_BOARD_GPU:+target $ACCMAP_BOARD_GPU${board_how:-}}"
 # The device memory accmap registered, as its debugfs file says.
 devmem_kind=$(awk '$1 == "kind" { print $2 }' /sys/kernel/debug/accmap/devmem 2>/dev/null)
 mark "feature devmem ${devmem_kind:-none}"

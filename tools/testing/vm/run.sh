@@ -231,16 +231,19 @@ esac
 # The board: these arm64 tiers boot on a Mali GPU as a board has one
 # (tools/testing/vm/qemu/accmap-mali.c, in the qemu build-qemu.sh
 # builds), found by accmap's mmio target in the device tree; the replay
-# programs run again on it (NAME-board, board_tests).  ACCMAP_BOARD
-# (none, gpu) chooses for any arm64 run.
+# programs run again on it (NAME-board, board_tests).  gpu-smmu puts the
+# GPU behind the virt machine's SMMUv3 (Debian's kernels have its driver
+# built in): page tables and buffers then hold I/O virtual addresses.
+# ACCMAP_BOARD (none, gpu, gpu-smmu) chooses for any arm64 run.
 board=none
 case $target/$table_mode in
-arm64/tests | arm64-6.12/tests | arm64-debug/tests) board=gpu ;;
+arm64/tests | arm64-debug/tests | arm64/demo) board=gpu ;;
+arm64-6.12/tests) board=gpu-smmu ;;
 esac
 board=${ACCMAP_BOARD:-$board}
 case $arch/$board in
-*/none | arm64/gpu) ;;
-*) die "ACCMAP_BOARD=$board: none, or gpu on arm64" ;;
+*/none | arm64/gpu | arm64/gpu-smmu) ;;
+*) die "ACCMAP_BOARD=$board: none, or gpu or gpu-smmu on arm64" ;;
 esac
 
 case $arch in
@@ -277,11 +280,14 @@ arm64)
 	qemu=(qemu-system-aarch64 -M virt -cpu "$cpu" -m "$mem" -smp 2)
 	if [ "$board" != none ]; then
 		# The board: the qemu build-qemu.sh builds (Debian's, with
-		# accmap's Mali GPU device), the GPU on the virt machine.  It
-		# has no network devices; the guests use none.
+		# accmap's Mali GPU device), the GPU on the virt machine, for
+		# gpu-smmu behind its SMMUv3.  It has no network devices; the
+		# guests use none.
 		qemu_bin=$("$ACCMAP_ROOT/tools/testing/vm/build-qemu.sh" | tail -n 1) ||
 			die "no qemu with the board's GPU"
-		qemu=("$qemu_bin" -M "virt,accmap-mali=on" -cpu "$cpu" -m "$mem" -smp 2 -nic none)
+		virt=virt,accmap-mali=on
+		[ "$board" != gpu-smmu ] || virt=$virt,iommu=smmuv3
+		qemu=("$qemu_bin" -M "$virt" -cpu "$cpu" -m "$mem" -smp 2 -nic none)
 	fi
 	console=ttyAMA0
 	# Debian's arm64 kernels turn kernel page-table isolation on because
