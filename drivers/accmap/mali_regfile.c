@@ -594,6 +594,30 @@ void mali_regfile_latch_fault(struct mali_regfile *rf, unsigned int as,
 }
 
 /**
+ * mali_regfile_as_format() - the table format the MMU walks for an AS
+ * @as: the address space
+ *
+ * From the configuration the last UPDATE latched: AArch64 4K tables, or
+ * LPAE ones (legacy mode, the table mode in TRANSTAB's low bits).
+ *
+ * Return: ACCMAP_PGT_*, or MALI_REGFILE_FORMAT_NONE (unmapped, identity or
+ * a mode without tables): every access through the AS then faults.
+ */
+u32 mali_regfile_as_format(const struct mali_regfile_as *as)
+{
+	switch (as->cur_transcfg & MALI_TRANSCFG_ADRMODE_MASK) {
+	case MALI_TRANSCFG_ADRMODE_AARCH64_4K:
+		return ACCMAP_PGT_MALI_AARCH64_4K;
+	case MALI_TRANSCFG_ADRMODE_LEGACY:
+		if ((as->cur_transtab & MALI_LPAE_TRANSTAB_ADRMODE_MASK) ==
+		    MALI_LPAE_TRANSTAB_ADRMODE_TABLE)
+			return ACCMAP_PGT_MALI_LPAE;
+		return MALI_REGFILE_FORMAT_NONE;
+	}
+	return MALI_REGFILE_FORMAT_NONE;
+}
+
+/**
  * mali_regfile_chain_end() - publish how a slot's chain ended
  * @rf:   the register file
  * @slot: the slot

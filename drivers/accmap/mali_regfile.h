@@ -25,6 +25,8 @@
 #define MALI_REGFILE_GPU_ID	0x60a00002	/* Mali-G71 r0p0, as the HiKey960's */
 #define MALI_REGFILE_AS_COUNT	8
 #define MALI_REGFILE_JS_COUNT	3
+/* mali_regfile_as_format(): no table format, every access faults. */
+#define MALI_REGFILE_FORMAT_NONE	0xffffffffU
 
 /* Power domains: PRESENT, READY, PWRON, PWROFF, PWRTRANS each 0x10 apart. */
 enum mali_regfile_domain {
@@ -149,6 +151,7 @@ void mali_regfile_reset_done(struct mali_regfile *rf);
 void mali_regfile_as_idle(struct mali_regfile *rf);
 void mali_regfile_latch_fault(struct mali_regfile *rf, unsigned int as,
 			      u32 status, u64 address);
+u32 mali_regfile_as_format(const struct mali_regfile_as *as);
 void mali_regfile_chain_end(struct mali_regfile *rf, unsigned int slot,
 			    enum mali_jobs_end end, u32 code, u64 jd);
 

@@ -80,7 +80,7 @@
 #define SIM_FRAME_SIZE		BIT(SIM_FRAME_SHIFT)
 
 /* No page-table format: every access through the AS faults. */
-#define SIM_FORMAT_NONE		U32_MAX
+#define SIM_FORMAT_NONE		MALI_REGFILE_FORMAT_NONE
 
 /* Recoverable faults one access may take before it stays faulted. */
 #define SIM_FAULT_RETRIES	8
@@ -428,29 +428,11 @@ static void sim_chain_load_as(struct sim_chain *ch)
 {
 	struct sim *sim = ch->sim;
 	struct mali_regfile_as *as = &sim->rf.as[ch->as];
-	u64 cfg, tab;
 
 	spin_lock(&sim->lock);
-	cfg = as->cur_transcfg;
-	tab = as->cur_transtab;
+	ch->transtab = as->cur_transtab;
+	ch->format = mali_regfile_as_format(as);
 	spin_unlock(&sim->lock);
-
-	ch->transtab = tab;
-	switch (cfg & MALI_TRANSCFG_ADRMODE_MASK) {
-	case MALI_TRANSCFG_ADRMODE_AARCH64_4K:
-		ch->format = ACCMAP_PGT_MALI_AARCH64_4K;
-		break;
-	case MALI_TRANSCFG_ADRMODE_LEGACY:
-		if ((tab & MALI_LPAE_TRANSTAB_ADRMODE_MASK) ==
-		    MALI_LPAE_TRANSTAB_ADRMODE_TABLE)
-			ch->format = ACCMAP_PGT_MALI_LPAE;
-		else
-			ch->format = SIM_FORMAT_NONE;
-		break;
-	default:
-		ch->format = SIM_FORMAT_NONE;
-		break;
-	}
 }
 
 static int sim_mmu_fault(struct sim_chain *ch, u64 va, u32 code, u32 access)

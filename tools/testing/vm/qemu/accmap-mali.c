@@ -58,7 +58,7 @@
 #define AM_FAULT_RETRIES        8
 #define AM_FRAME_SIZE           0x1000ULL
 #define AM_FAULT_TRANSTAB_BUS(l) (0xd0 + (l))
-#define AM_FORMAT_NONE          UINT32_MAX
+#define AM_FORMAT_NONE          MALI_REGFILE_FORMAT_NONE
 
 struct AccmapMaliState {
     SysBusDevice parent_obj;
@@ -287,27 +287,11 @@ static bool am_aborted(AmChain *c)
 static void am_load_as(AmChain *c)
 {
     struct mali_regfile_as *as = &c->s->rf.as[c->as];
-    uint64_t cfg, tab;
 
     qemu_mutex_lock(&c->s->lock);
-    cfg = as->cur_transcfg;
-    tab = as->cur_transtab;
+    c->transtab = as->cur_transtab;
+    c->format = mali_regfile_as_format(as);
     qemu_mutex_unlock(&c->s->lock);
-
-    c->transtab = tab;
-    switch (cfg & MALI_TRANSCFG_ADRMODE_MASK) {
-    case MALI_TRANSCFG_ADRMODE_AARCH64_4K:
-        c->format = ACCMAP_PGT_MALI_AARCH64_4K;
-        break;
-    case MALI_TRANSCFG_ADRMODE_LEGACY:
-        c->format = (tab & MALI_LPAE_TRANSTAB_ADRMODE_MASK) ==
-                MALI_LPAE_TRANSTAB_ADRMODE_TABLE ?
-                ACCMAP_PGT_MALI_LPAE : AM_FORMAT_NONE;
-        break;
-    default:
-        c->format = AM_FORMAT_NONE;
-        break;
-    }
 }
 
 /* DMA through the device's address space (an IOMMU may be in it), BQL held. */
