@@ -436,7 +436,7 @@ static int accmap_replay_check_setup(struct accmap_device *adev,
 		return -EOPNOTSUPP;
 	if (arg->as >= (*target)->as_count)
 		return -EINVAL;
-	if (svm && !(*target)->ops->svm_enable)
+	if (svm && !((*target)->flags & ACCMAP_REPLAY_TARGET_SVM))
 		return -EOPNOTSUPP;
 	return 0;
 }

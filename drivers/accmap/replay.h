@@ -64,6 +64,7 @@ u64 accmap_pgt_root(const struct accmap_pgt *pgt);
 unsigned long accmap_pgt_table_pages(const struct accmap_pgt *pgt);
 int accmap_pgt_reserve(struct accmap_pgt *pgt, unsigned int n);
 void accmap_pgt_reserve_only(struct accmap_pgt *pgt);
+void accmap_pgt_reclaim(struct accmap_pgt *pgt);
 unsigned long accmap_pgt_tables_needed(u64 va, u64 size);
 
 /* ---- targets ---------------------------------------------------------- */
@@ -118,16 +119,21 @@ struct accmap_replay_fault {
  *             JOB_IRQ_RAWSTAT) is raised and not in @expected, fill @f
  *             with the lowest such slot (@f->as), its JS_STATUS
  *             (@f->status) and JS_HEAD (@f->address) and return true
- * @svm_enable: optional, for SVM sessions (svm.c): from now on, faults
- *             on the session's address space are recoverable: the target
- *             stalls the job, raises the MMU interrupt and calls
- *             @s->mmu_irq, which may resume it (MMU_IRQ_CLEAR of the bit,
- *             then AS_COMMAND UNLOCK); while the handler runs, the fault
- *             is not pending for @wait_irq and @mmu_fault.  Memory the
- *             session's entries name that add_memory did not give is
- *             reached through accmap_svm_copy().  0 or -errno
+ * @svm_enable: optional, for SVM sessions (svm.c), on targets with
+ *             ACCMAP_REPLAY_TARGET_SVM: from now on, faults on the
+ *             session's address space are recoverable: the target stalls
+ *             the job, raises the MMU interrupt and calls @s->mmu_irq, in
+ *             a context that may sleep, which may resume it (MMU_IRQ_CLEAR
+ *             of the bit, then AS_COMMAND UNLOCK); while the handler runs,
+ *             the fault is not pending for @wait_irq and @mmu_fault.  On a
+ *             model (no @dma_dev), memory the session's entries name that
+ *             add_memory did not give is reached through
+ *             accmap_svm_copy(); with @dma_dev, entries hold addresses
+ *             svm.c DMA-mapped for that device.  0 or -errno
  * @svm_flush: with @svm_enable: wait until the target uses no translation
- *             of a page-table entry cleared before the call
+ *             of a page-table entry cleared before the call; 0, or
+ *             -ETIMEDOUT if the GPU did not confirm it (it may still
+ *             reach the pages those entries named)
  * @walk:      optional: translate @va through the session's tables as the
  *             target's MMU reads them (for the debugfs file
  *             "replay_leaves"); the outcome in @w
@@ -151,7 +157,7 @@ struct accmap_replay_target_ops {
 	bool (*job_failed)(struct accmap_replay_session *s, u32 expected,
 			   struct accmap_replay_fault *f);
 	int (*svm_enable)(struct accmap_replay_session *s);
-	void (*svm_flush)(struct accmap_replay_session *s);
+	int (*svm_flush)(struct accmap_replay_session *s);
 	void (*walk)(struct accmap_replay_session *s, u64 va,
 		     struct accmap_walk *w);
 };
@@ -215,7 +221,8 @@ struct accmap_replay_target {
  * @mapped:    bytes mapped
  * @svm:       for an SVM session, the mirror of the creator (svm.h)
  * @mmu_irq:   for an SVM session, its MMU interrupt handler, called by
- *             the target on a recoverable fault (see @svm_enable)
+ *             the target on a recoverable fault (see @svm_enable); true
+ *             if it serviced the fault and resumed the address space
  * @pid:       thread group id of the creator
  * @comm:      its command name
  * @captured:  a READ with ACCMAP_REPLAY_OP_CAPTURE has run in this
@@ -243,7 +250,7 @@ struct accmap_replay_session {
 	struct accmap_replay_mapping *maps;
 	u64 mapped;
 	struct accmap_svm *svm;
-	void (*mmu_irq)(struct accmap_replay_session *s);
+	bool (*mmu_irq)(struct accmap_replay_session *s);
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 	bool captured;

@@ -22,6 +22,16 @@
  * GPU page tables live in coherent DMA memory of the window's device, and
  * buffers are DMA-mapped for it, so their caches are cleaned before a run
  * and invalidated after it.
+ *
+ * SVM.  A window with an MMU interrupt line, on an I/O-coherent GPU, takes
+ * SVM sessions.  While such a session holds its address space, a fault
+ * there is the session's to service: the hard handler masks the address
+ * space's bit and wakes the threaded one, which calls the session's
+ * handler (svm.c), then unmasks the bit; a fault that handler leaves
+ * raised is latched as any other, for the run to report.  svm_flush has
+ * the GPU flush the address space (LOCKADDR over all of it, AS_COMMAND
+ * FLUSH_MEM) and waits for AS_STATUS, bounded; @as_lock keeps it from
+ * interleaving with a run's writes to the address-space registers.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -37,6 +47,7 @@
 #include <linux/module.h>
 #include <linux/mod_devicetable.h>
 #include <linux/platform_device.h>
+#include <linux/property.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
@@ -81,11 +92,19 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
  * @base:        its physical address
  * @size:        its size in bytes
  * @irq:         Linux interrupt per source, or 0 for none
- * @irq_lock:    protects @latched
+ * @irq_lock:    protects @latched, @svm_as, @svm_session, @in_service,
+ *               @to_service, and MMU_IRQ_MASK's read-modify-writes
  * @latched:     per source, IRQ_STATUS bits the handler acknowledged and
  *               no WAIT_IRQ or fault report consumed yet
+ * @svm_as:      MMU_IRQ fault bits of the address spaces an SVM session
+ *               holds: their faults are that session's to service
+ * @svm_session: per address space, that session, or NULL
+ * @in_service:  fault bits masked while the threaded handler services them
+ * @to_service:  of those, the ones it has not taken up yet
  * @wq:          woken by the handler
  * @window_lock: one run at a time on the window, whichever session
+ * @as_lock:     serialises writes to the address-space registers (a run's
+ *               and an SVM flush's); nested inside @window_lock
  * @as_root:     per address space, the session whose run last programmed
  *               it (its root may still be there), or NULL; protected by
  *               @window_lock
@@ -94,6 +113,7 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
  * @clks:        the clocks enabled while bound (device tree), @nclks of
  *               them
  * @nclks:       number of @clks
+ * @coherent:    the GPU's DMA is I/O coherent (device tree: dma-coherent)
  */
 struct accmap_mmio {
 	struct accmap_replay_target target;
@@ -103,16 +123,22 @@ struct accmap_mmio {
 	resource_size_t size;
 	int irq[ACCMAP_REPLAY_IRQ_COUNT];
 
-	spinlock_t irq_lock;	/* protects latched */
+	spinlock_t irq_lock;	/* see above */
 	u32 latched[ACCMAP_REPLAY_IRQ_COUNT];
+	u32 svm_as;
+	struct accmap_replay_session *svm_session[MALI_AS_COUNT];
+	u32 in_service;
+	u32 to_service;
 	wait_queue_head_t wq;
 
 	struct mutex window_lock;	/* one run at a time; as_root */
+	struct mutex as_lock;	/* address-space register writes */
 	struct accmap_replay_session *as_root[MALI_AS_COUNT];
 	char name[ACCMAP_REPLAY_NAME_LEN];
 	struct resource *res;
 	struct clk_bulk_data *clks;
 	int nclks;
+	bool coherent;
 };
 
 static void accmap_mmio_clks_off(void *data)
@@ -174,6 +200,12 @@ static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
 	u32 reg;
 	int src = accmap_mmio_irq_reg(mmio, offset, &reg);
 
+	if (offset >= MALI_AS_BASE(0) && offset < MALI_AS_BASE(MALI_AS_COUNT)) {
+		mutex_lock(&mmio->as_lock);
+		writel(value, mmio->regs + offset);
+		mutex_unlock(&mmio->as_lock);
+		return;
+	}
 	writel(value, mmio->regs + offset);
 	if (src >= 0 && reg == ACCMAP_MMIO_IRQ_CLEAR) {
 		spin_lock_irq(&mmio->irq_lock);
@@ -182,30 +214,105 @@ static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
 	}
 }
 
+/*
+ * Faults of @status for an SVM session's handler: masked (MMU_IRQ_RAWSTAT
+ * keeps them, for the handler to read) and queued for the thread.  What
+ * is left is latched as usual.  Returns the bits taken.
+ */
+static u32 accmap_mmio_irq_svm(struct accmap_mmio *mmio, u32 status)
+{
+	void __iomem *mask = mmio->regs + MALI_MMU_IRQ_MASK;
+	u32 svc;
+
+	spin_lock(&mmio->irq_lock);
+	svc = status & mmio->svm_as;
+	if (svc) {
+		writel(readl(mask) & ~svc, mask);
+		/* One unmasked again while in service is not queued twice. */
+		mmio->to_service |= svc & ~mmio->in_service;
+		mmio->in_service |= svc;
+	}
+	spin_unlock(&mmio->irq_lock);
+	return svc;
+}
+
 static irqreturn_t accmap_mmio_irq(int irq, void *data)
 {
 	struct accmap_mmio *mmio = data;
 	irqreturn_t ret = IRQ_NONE;
+	bool latched = false, thread = false;
 	unsigned int src;
 
 	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++) {
 		u32 base = accmap_mmio_irq_base[src];
-		u32 status;
+		u32 status, svc;
 
 		if (mmio->irq[src] != irq)
 			continue;
 		status = readl(mmio->regs + base + ACCMAP_MMIO_IRQ_STATUS);
 		if (!status)
 			continue;
+		ret = IRQ_HANDLED;
+		if (src == ACCMAP_REPLAY_IRQ_MMU) {
+			svc = accmap_mmio_irq_svm(mmio, status);
+			thread |= svc != 0;
+			status &= ~svc;
+			if (!status)
+				continue;
+		}
 		writel(status, mmio->regs + base + ACCMAP_MMIO_IRQ_CLEAR);
 		spin_lock(&mmio->irq_lock);
 		mmio->latched[src] |= status;
 		spin_unlock(&mmio->irq_lock);
-		ret = IRQ_HANDLED;
+		latched = true;
 	}
-	if (ret == IRQ_HANDLED)
+	if (latched)
 		wake_up_all(&mmio->wq);
-	return ret;
+	return thread ? IRQ_WAKE_THREAD : ret;
+}
+
+/*
+ * The threaded handler: each fault the hard handler queued goes to the
+ * handler of the SVM session holding the address space, which may sleep
+ * (it faults pages in).  A fault it does not service (or whose session
+ * let go of the address space) is acknowledged and latched as the hard
+ * handler latches any other, so the run reports it; then the address
+ * space's bit is unmasked.  accmap_mmio_stop() waits for this with
+ * synchronize_irq() before its session may go.
+ */
+static irqreturn_t accmap_mmio_irq_thread(int irq, void *data)
+{
+	struct accmap_mmio *mmio = data;
+	void __iomem *mask = mmio->regs + MALI_MMU_IRQ_MASK;
+
+	for (;;) {
+		struct accmap_replay_session *s;
+		bool serviced;
+		u32 bit;
+
+		spin_lock_irq(&mmio->irq_lock);
+		if (!mmio->to_service) {
+			spin_unlock_irq(&mmio->irq_lock);
+			return IRQ_HANDLED;
+		}
+		bit = BIT(__ffs(mmio->to_service));
+		mmio->to_service &= ~bit;
+		s = mmio->svm_session[__ffs(bit)];
+		spin_unlock_irq(&mmio->irq_lock);
+
+		serviced = s && s->mmu_irq(s);
+
+		spin_lock_irq(&mmio->irq_lock);
+		if (!serviced) {
+			writel(bit, mmio->regs + MALI_MMU_IRQ_CLEAR);
+			mmio->latched[ACCMAP_REPLAY_IRQ_MMU] |= bit;
+		}
+		mmio->in_service &= ~bit;
+		writel(readl(mask) | bit, mask);
+		spin_unlock_irq(&mmio->irq_lock);
+		if (!serviced)
+			wake_up_all(&mmio->wq);
+	}
 }
 
 /*
@@ -236,15 +343,28 @@ static u32 accmap_mmio_take(struct accmap_mmio *mmio, u32 src, u32 mask,
 	return status & mask;
 }
 
+/*
+ * MMU faults pending for a run: latched by the handlers, or raised and
+ * not yet seen by them, but for those an SVM session's handler takes (a
+ * fault it leaves is latched).  Under irq_lock.
+ */
+static u32 accmap_mmio_faults_locked(struct accmap_mmio *mmio)
+{
+	u32 raw = readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT) & ~mmio->svm_as;
+
+	lockdep_assert_held(&mmio->irq_lock);
+	return (mmio->latched[ACCMAP_REPLAY_IRQ_MMU] | raw) &
+	       ACCMAP_MMIO_MMU_FAULTS;
+}
+
 static bool accmap_mmio_fault_pending(struct accmap_mmio *mmio)
 {
-	u32 latched;
+	u32 faults;
 
 	spin_lock_irq(&mmio->irq_lock);
-	latched = mmio->latched[ACCMAP_REPLAY_IRQ_MMU];
+	faults = accmap_mmio_faults_locked(mmio);
 	spin_unlock_irq(&mmio->irq_lock);
-	return (latched | readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT)) &
-	       ACCMAP_MMIO_MMU_FAULTS;
+	return faults;
 }
 
 static bool accmap_mmio_mmu_fault(struct accmap_replay_session *s,
@@ -254,12 +374,10 @@ static bool accmap_mmio_mmu_fault(struct accmap_replay_session *s,
 	u32 bits, as, lo, hi;
 
 	spin_lock_irq(&mmio->irq_lock);
-	bits = mmio->latched[ACCMAP_REPLAY_IRQ_MMU];
+	bits = accmap_mmio_faults_locked(mmio);
 	/* Reported once: the handler acknowledged it already. */
 	mmio->latched[ACCMAP_REPLAY_IRQ_MMU] = 0;
 	spin_unlock_irq(&mmio->irq_lock);
-	bits |= readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT);
-	bits &= ACCMAP_MMIO_MMU_FAULTS;
 	if (!bits)
 		return false;
 
@@ -375,6 +493,29 @@ static int accmap_mmio_wait_irq(struct accmap_replay_session *s, u32 irq,
 }
 
 /*
+ * Faults on @s->as go to @s's handler if it is an SVM session (its bit
+ * unmasked, so they interrupt), else to the run as any fault.
+ */
+static void accmap_mmio_route_faults(struct accmap_mmio *mmio,
+				     struct accmap_replay_session *s)
+{
+	void __iomem *mask = mmio->regs + MALI_MMU_IRQ_MASK;
+	u32 bit = MALI_MMU_IRQ_FAULT(s->as);
+
+	spin_lock_irq(&mmio->irq_lock);
+	if (s->mmu_irq) {
+		mmio->svm_session[s->as] = s;
+		mmio->svm_as |= bit;
+		if (!(mmio->in_service & bit))
+			writel(readl(mask) | bit, mask);
+	} else {
+		mmio->svm_session[s->as] = NULL;
+		mmio->svm_as &= ~bit;
+	}
+	spin_unlock_irq(&mmio->irq_lock);
+}
+
+/*
  * Points address space @s->as at nothing if another session's run
  * programmed it last, so that @s never runs on that session's root; the
  * address space is @s's from here until another session's run or @s's
@@ -392,6 +533,7 @@ static void accmap_mmio_take_as(struct accmap_mmio *mmio,
 		pr_warn_ratelimited("%s: address space %u stayed busy as %s[%d] took it\n",
 				    mmio->name, s->as, s->comm, s->pid);
 	mmio->as_root[s->as] = s;
+	accmap_mmio_route_faults(mmio, s);
 }
 
 static int accmap_mmio_run_begin(struct accmap_replay_session *s)
@@ -434,6 +576,16 @@ static int accmap_mmio_stop(struct accmap_replay_session *s)
 
 	if (!s->ran)
 		return 0;
+	/* Its fault handler first: nothing may call it once this returns. */
+	spin_lock_irq(&mmio->irq_lock);
+	if (mmio->svm_session[s->as] == s) {
+		mmio->svm_session[s->as] = NULL;
+		mmio->svm_as &= ~MALI_MMU_IRQ_FAULT(s->as);
+	}
+	spin_unlock_irq(&mmio->irq_lock);
+	if (s->mmu_irq && mmio->irq[ACCMAP_REPLAY_IRQ_MMU])
+		synchronize_irq(mmio->irq[ACCMAP_REPLAY_IRQ_MMU]);
+
 	mutex_lock(&mmio->window_lock);
 	/* Its root goes first, whether or not the reset completes. */
 	if (mmio->as_root[s->as] == s) {
@@ -457,6 +609,8 @@ static int accmap_mmio_stop(struct accmap_replay_session *s)
 		memset(mmio->as_root, 0, sizeof(mmio->as_root));
 		spin_lock_irq(&mmio->irq_lock);
 		memset(mmio->latched, 0, sizeof(mmio->latched));
+		memset(mmio->svm_session, 0, sizeof(mmio->svm_session));
+		mmio->svm_as = 0;
 		spin_unlock_irq(&mmio->irq_lock);
 	}
 	mutex_unlock(&mmio->window_lock);
@@ -492,6 +646,60 @@ static void accmap_mmio_table_free(void *priv, void *va, u64 dma)
 	dma_free_coherent(mmio->dev, ACCMAP_PGT_PAGE_SIZE, va, dma);
 }
 
+/*
+ * An SVM session's faults are serviced from the MMU interrupt, and its
+ * pages are shared with the CPU as they are, without cache maintenance:
+ * the window needs both an MMU line and an I/O-coherent GPU (the flag).
+ */
+static int accmap_mmio_svm_enable(struct accmap_replay_session *s)
+{
+	return s->target->flags & ACCMAP_REPLAY_TARGET_SVM ? 0 : -EOPNOTSUPP;
+}
+
+/* How long an SVM flush may keep the address space active. */
+#define ACCMAP_MMIO_FLUSH_TIMEOUT_US	10000
+/* LOCKADDR's region: 2^(width + 1) bytes from 0, all of a 48-bit space. */
+#define ACCMAP_MMIO_LOCK_ALL		47
+
+static int accmap_mmio_as_wait(struct accmap_mmio *mmio, u32 base)
+{
+	u32 status;
+
+	return readl_poll_timeout(mmio->regs + base + MALI_AS_STATUS, status,
+				  !(status & MALI_AS_STATUS_ACTIVE), 10,
+				  ACCMAP_MMIO_FLUSH_TIMEOUT_US);
+}
+
+/*
+ * Has the GPU drop what it cached of the session's address space (TLB
+ * and data: FLUSH_MEM over the whole space) and waits until it says the
+ * command is done, when no access uses an old translation any more.  The
+ * run's LOCKADDR is put back.
+ */
+static int accmap_mmio_svm_flush(struct accmap_replay_session *s)
+{
+	struct accmap_mmio *mmio = accmap_mmio_of(s);
+	u32 base = MALI_AS_BASE(s->as), lo, hi;
+	int ret;
+
+	mutex_lock(&mmio->as_lock);
+	lo = readl(mmio->regs + base + MALI_AS_LOCKADDR_LO);
+	hi = readl(mmio->regs + base + MALI_AS_LOCKADDR_HI);
+	/* A command in progress first: the register takes one at a time. */
+	ret = accmap_mmio_as_wait(mmio, base);
+	writel(ACCMAP_MMIO_LOCK_ALL, mmio->regs + base + MALI_AS_LOCKADDR_LO);
+	writel(0, mmio->regs + base + MALI_AS_LOCKADDR_HI);
+	writel(MALI_AS_CMD_FLUSH_MEM, mmio->regs + base + MALI_AS_COMMAND);
+	ret = accmap_mmio_as_wait(mmio, base) ?: ret;
+	writel(lo, mmio->regs + base + MALI_AS_LOCKADDR_LO);
+	writel(hi, mmio->regs + base + MALI_AS_LOCKADDR_HI);
+	mutex_unlock(&mmio->as_lock);
+	if (ret)
+		pr_warn_ratelimited("%s: address space %u of %s[%d] stayed busy in a TLB flush\n",
+				    mmio->name, s->as, s->comm, s->pid);
+	return ret;
+}
+
 static const struct accmap_pgt_alloc_ops accmap_mmio_pgt_alloc = {
 	.alloc = accmap_mmio_table_alloc,
 	.free = accmap_mmio_table_free,
@@ -510,16 +718,20 @@ static const struct accmap_replay_target_ops accmap_mmio_ops = {
 	.wait_irq = accmap_mmio_wait_irq,
 	.mmu_fault = accmap_mmio_mmu_fault,
 	.job_failed = accmap_mmio_job_failed,
+	.svm_enable = accmap_mmio_svm_enable,
+	.svm_flush = accmap_mmio_svm_flush,
 };
 
 static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
 {
 	struct accmap_replay_target *t = &mmio->target;
 	unsigned int src;
+	u32 as_present;
 
 	spin_lock_init(&mmio->irq_lock);
 	init_waitqueue_head(&mmio->wq);
 	mutex_init(&mmio->window_lock);
+	mutex_init(&mmio->as_lock);
 	snprintf(mmio->name, sizeof(mmio->name), "mmio%d", index);
 
 	t->name = mmio->name;
@@ -528,8 +740,13 @@ static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
 		if (mmio->irq[src])
 			t->flags |= ACCMAP_REPLAY_TARGET_IRQ;
 	t->window_size = mmio->size;
+	if (mmio->irq[ACCMAP_REPLAY_IRQ_MMU] && mmio->coherent)
+		t->flags |= ACCMAP_REPLAY_TARGET_SVM;
 	t->formats = BIT(ACCMAP_PGT_MALI_AARCH64_4K) | BIT(ACCMAP_PGT_MALI_LPAE);
-	t->as_count = MALI_AS_COUNT;
+	/* The address spaces the GPU has; all 16 blocks if it does not say. */
+	as_present = readl(mmio->regs + MALI_AS_PRESENT);
+	t->as_count = as_present ? min_t(u32, fls(as_present), MALI_AS_COUNT) :
+		      MALI_AS_COUNT;
 	t->gpu_id = readl(mmio->regs + MALI_GPU_ID);
 	t->ops = &accmap_mmio_ops;
 	t->priv = mmio;
@@ -589,6 +806,7 @@ static int accmap_mmio_probe(struct platform_device *pdev)
 	ret = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(40));
 	if (ret)
 		return ret;
+	mmio->coherent = device_get_dma_attr(dev) == DEV_DMA_COHERENT;
 
 	for (src = 0; src < ACCMAP_REPLAY_IRQ_COUNT; src++) {
 		ret = platform_get_irq_byname_optional(pdev,
@@ -612,8 +830,11 @@ static int accmap_mmio_probe(struct platform_device *pdev)
 				break;
 		if (prev < src)
 			continue;
-		ret = devm_request_irq(dev, mmio->irq[src], accmap_mmio_irq,
-				       IRQF_SHARED, dev_name(dev), mmio);
+		ret = devm_request_threaded_irq(dev, mmio->irq[src],
+						accmap_mmio_irq,
+						accmap_mmio_irq_thread,
+						IRQF_SHARED, dev_name(dev),
+						mmio);
 		if (ret)
 			return ret;
 	}
@@ -622,10 +843,11 @@ static int accmap_mmio_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 	accmap_mmio_count++;
-	dev_info(dev, "replay target %s: %pR, GPU_ID %#x%s\n", mmio->name, res,
-		 mmio->target.gpu_id,
+	dev_info(dev, "replay target %s: %pR, GPU_ID %#x, %u address spaces%s%s\n",
+		 mmio->name, res, mmio->target.gpu_id, mmio->target.as_count,
 		 mmio->target.flags & ACCMAP_REPLAY_TARGET_IRQ ?
-		 ", interrupts" : "");
+		 ", interrupts" : "",
+		 mmio->target.flags & ACCMAP_REPLAY_TARGET_SVM ? ", SVM" : "");
 	return 0;
 }
 
@@ -713,6 +935,7 @@ static void accmap_mmio_param_destroy(void)
 		return;
 	iounmap(mmio->regs);
 	release_mem_region(mmio->base, mmio->size);
+	mutex_destroy(&mmio->as_lock);
 	mutex_destroy(&mmio->window_lock);
 	kfree(mmio);
 	accmap_mmio_param = NULL;

@@ -28,6 +28,11 @@
  * with accmap_pgt_reserve(), outside that lock, and switches the tree to
  * accmap_pgt_reserve_only(): then mapping draws table pages from the
  * spares only, and tables that empty go back to them.
+ *
+ * Such a tree changes while the GPU walks it: a table that empties there
+ * is retired, out of the tree but kept as it is, since a walk that read
+ * its parent entry before the unmap may still read it; the owner reclaims
+ * the retired tables once the GPU's TLB is flushed (accmap_pgt_reclaim()).
  */
 
 #include <linux/bitfield.h>
@@ -86,12 +91,14 @@ struct pgt_format {
  * @dma:  the page's device address
  * @next: levels 0 to 2: the child table behind each table entry, else NULL
  * @live: entries in use (tables, blocks and pages)
+ * @retired_next: the next table on the tree's retired list
  */
 struct pgt_table {
 	__le64 *pte;
 	u64 dma;
 	struct pgt_table **next;
 	unsigned int live;
+	struct pgt_table *retired_next;
 };
 
 /**
@@ -101,8 +108,11 @@ struct pgt_table {
  * @ops:     where table pages come from
  * @priv:    argument of @ops
  * @root:    the level-0 table
- * @tables:  live table pages, the root included
- * @reserve_only: map takes table pages only from @spare
+ * @tables:  table pages in the tree, the root included, and retired ones
+ * @reserve_only: map takes table pages only from @spare, and tables that
+ *           empty are retired
+ * @retired: tables out of the tree that the GPU may still walk, until
+ *           accmap_pgt_reclaim()
  * @spare_lock: protects @spare and @nr_spare, which accmap_pgt_reserve()
  *           fills without the owner's serialisation
  * @nr_spare: tables in @spare
@@ -119,6 +129,7 @@ struct accmap_pgt {
 	struct pgt_table *root;
 	unsigned long tables;
 	bool reserve_only;
+	struct pgt_table *retired;
 	spinlock_t spare_lock;	/* @spare, @nr_spare */
 	unsigned int nr_spare;
 	struct pgt_table *spare[ACCMAP_PGT_SPARE_MAX];
@@ -294,8 +305,8 @@ static struct pgt_table *pgt_table_alloc(struct accmap_pgt *pgt,
 	return t;
 }
 
-/* A table whose entries are all 0 (or never written) goes. */
-static void pgt_table_free(struct accmap_pgt *pgt, struct pgt_table *t)
+/* A table out of the tree, all its entries 0, goes: a spare if it may. */
+static void pgt_table_release(struct accmap_pgt *pgt, struct pgt_table *t)
 {
 	pgt->tables--;
 	if (pgt->reserve_only && t->next) {
@@ -305,6 +316,38 @@ static void pgt_table_free(struct accmap_pgt *pgt, struct pgt_table *t)
 			return;
 	}
 	pgt_table_delete(pgt, t);
+}
+
+/*
+ * A table whose entries are all 0 (or never written) leaves the tree; in
+ * a tree the GPU walks as it changes it is retired until reclaimed.
+ */
+static void pgt_table_free(struct accmap_pgt *pgt, struct pgt_table *t)
+{
+	if (pgt->reserve_only) {
+		t->retired_next = pgt->retired;
+		pgt->retired = t;
+		return;
+	}
+	pgt_table_release(pgt, t);
+}
+
+/**
+ * accmap_pgt_reclaim() - release the tables retired since the last call
+ * @pgt: the tree
+ *
+ * The owner calls it once the GPU no longer uses what it read of the tree
+ * before the unmaps that retired them (its TLB flushed): they become
+ * spares, or are freed.
+ */
+void accmap_pgt_reclaim(struct accmap_pgt *pgt)
+{
+	while (pgt->retired) {
+		struct pgt_table *t = pgt->retired;
+
+		pgt->retired = t->retired_next;
+		pgt_table_release(pgt, t);
+	}
 }
 
 /* Free @t and everything below it, without touching any entry. */
@@ -374,6 +417,7 @@ void accmap_pgt_destroy(struct accmap_pgt *pgt)
 	if (IS_ERR_OR_NULL(pgt))
 		return;
 	pgt->reserve_only = false;
+	accmap_pgt_reclaim(pgt);
 	pgt_free_tree(pgt, pgt->root);
 	while (pgt->nr_spare)
 		pgt_table_delete(pgt, pgt->spare[--pgt->nr_spare]);

@@ -963,13 +963,16 @@ static int sim_svm_enable(struct accmap_replay_session *s)
  * The model caches no translation: an access translates and copies under
  * @mmu_lock, so once the lock has been had, every later access walks the
  * tables as they are now.
+ *
+ * Return: 0.
  */
-static void sim_svm_flush(struct accmap_replay_session *s)
+static int sim_svm_flush(struct accmap_replay_session *s)
 {
 	struct sim *sim = sim_of(s);
 
 	spin_lock(&sim->mmu_lock);
 	spin_unlock(&sim->mmu_lock);
+	return 0;
 }
 
 /*
@@ -1005,7 +1008,7 @@ const struct accmap_replay_target_ops accmap_sim_ops = {
 
 /**
  * accmap_sim_target_init() - describe the software Mali model as a target
- * @target: filled in: name "sim", flags SIM|IRQ, the Mali register window,
+ * @target: filled in: name "sim", flags SIM|IRQ|SVM, the Mali register window,
  *          both page-table formats, 8 address spaces, the Mali-G71 GPU_ID
  *          and &accmap_sim_ops
  *
@@ -1016,7 +1019,8 @@ const struct accmap_replay_target_ops accmap_sim_ops = {
 int accmap_sim_target_init(struct accmap_replay_target *target)
 {
 	target->name = "sim";
-	target->flags = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ;
+	target->flags = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ |
+			ACCMAP_REPLAY_TARGET_SVM;
 	target->window_size = MALI_WINDOW_SIZE;
 	target->formats = BIT(ACCMAP_PGT_MALI_AARCH64_4K) |
 			  BIT(ACCMAP_PGT_MALI_LPAE);

@@ -11,6 +11,14 @@
  * them changed (accmap_svm_invalidate_locked()), the target's TLB flushed
  * before the pages may go.  svm.h has the locking rules.
  *
+ * Addresses.  A model reaches pages at their physical addresses.  A real
+ * GPU (a target with a DMA device) gets each entry's pages DMA-mapped for
+ * its device, read-only where the entry is (so an IOMMU refuses writes
+ * too); the mapping goes after the flush that follows the entry's drop.
+ * If the GPU never confirms that flush, the pages it may still reach are
+ * kept (a reference taken, never given back) and stay mapped: no page a
+ * GPU may touch returns to the allocator.
+ *
  * The fault protocol is Mali's: the MMU latches the fault's status and
  * address, raises the address space's bit in MMU_IRQ_RAWSTAT and stalls
  * the job; the handler reads them, services the fault, clears the bit and
@@ -22,6 +30,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bits.h>
+#include <linux/dma-mapping.h>
 #include <linux/errno.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
@@ -65,6 +74,16 @@ int accmap_svm_check_range(u64 start, u64 size, u32 va_bits)
 	return 0;
 }
 
+/* An entry's DMA mapping (@entry, from @dma) goes; @block: 2 MiB. */
+static void svm_dma_unmap(struct accmap_svm *svm, void *entry, bool block)
+{
+	unsigned long v = xa_to_value(entry);
+
+	dma_unmap_page_attrs(svm->dma_dev, v & ~1UL, block ? SZ_2M : PAGE_SIZE,
+			     v & 1 ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE,
+			     DMA_ATTR_SKIP_CPU_SYNC);
+}
+
 /**
  * accmap_svm_create_with() - a mirror with a backend of the caller's
  * @s:     the session; its tables exist, and are switched to tables made
@@ -99,12 +118,15 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 	svm->s = s;
 	svm->start = start;
 	svm->end = start + size;
+	svm->dma_dev = ops->dma_dev ? ops->dma_dev(s) : NULL;
 	mutex_init(&svm->lock);
 	xa_init_flags(&svm->pages, XA_FLAGS_ACCOUNT);
+	xa_init_flags(&svm->dma, XA_FLAGS_ACCOUNT);
 	atomic64_set(&svm->faults, 0);
 	atomic64_set(&svm->fatal, 0);
 	atomic64_set(&svm->invalidations, 0);
 	atomic64_set(&svm->pages_mapped, 0);
+	atomic64_set(&svm->kept, 0);
 	ret = accmap_svm_attr_init(svm);
 	if (ret)
 		goto err_free;
@@ -135,6 +157,7 @@ err_attr:
 	accmap_devmem_owner_put(IS_ERR(svm->owner) ? NULL : svm->owner);
 	accmap_svm_attr_fini(svm);
 err_free:
+	xa_destroy(&svm->dma);
 	xa_destroy(&svm->pages);
 	mutex_destroy(&svm->lock);
 	kfree(svm);
@@ -165,9 +188,17 @@ struct accmap_svm *accmap_svm_create(struct accmap_replay_session *s,
  */
 void accmap_svm_destroy(struct accmap_svm *svm)
 {
+	unsigned long idx;
+	void *entry;
+
 	if (!svm)
 		return;
 	svm->backend->destroy(svm);
+	/* The target stopped: the GPU reaches none of the pages now. */
+	xa_for_each(&svm->dma, idx, entry)
+		svm_dma_unmap(svm, entry,
+			      xa_get_mark(&svm->pages, idx, XA_MARK_0));
+	xa_destroy(&svm->dma);
 	xa_destroy(&svm->pages);
 	/* Pages it placed keep their counters while the process maps them. */
 	accmap_devmem_owner_put(svm->owner);
@@ -212,11 +243,11 @@ static u32 svm_perm(const struct accmap_svm_range *r, bool write)
 
 /*
  * Wait until the target no longer uses translations of dropped entries:
- * after this the pages may be freed.
+ * after this the pages may be freed.  0, or -ETIMEDOUT: they may not.
  */
-static void svm_flush(struct accmap_svm *svm)
+static int svm_flush(struct accmap_svm *svm)
 {
-	svm->s->target->ops->svm_flush(svm->s);
+	return svm->s->target->ops->svm_flush(svm->s);
 }
 
 /*
@@ -228,8 +259,9 @@ static void svm_flush(struct accmap_svm *svm)
  */
 static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 {
-	unsigned long idx, last;
+	unsigned long idx, last, kept = 0;
 	struct page *page;
+	bool flushed;
 	u64 bytes;
 
 	lockdep_assert_held(&svm->lock);
@@ -245,14 +277,33 @@ static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 
 	bytes = accmap_pgt_unmap(svm->s->pgt, start, end - start);
 	svm->mapped -= min(bytes, svm->mapped);
-	svm_flush(svm);
+	flushed = !svm_flush(svm);
+	/* Tables the unmap emptied go too, unless the GPU may still walk them. */
+	if (flushed)
+		accmap_pgt_reclaim(svm->s->pgt);
 	idx = start >> PAGE_SHIFT;
 	xa_for_each_range(&svm->pages, idx, page, start >> PAGE_SHIFT, last) {
-		if (xa_get_mark(&svm->pages, idx, XA_MARK_0))
+		bool block = xa_get_mark(&svm->pages, idx, XA_MARK_0);
+		void *entry = xa_erase(&svm->dma, idx);
+
+		if (block)
 			svm->huge -= min_t(u64, PAGE_SIZE, svm->huge);
 		if (accmap_devmem_owns(svm->dm, page))
 			svm->device -= min_t(u64, PAGE_SIZE, svm->device);
+		if (entry && flushed)
+			svm_dma_unmap(svm, entry, block);
+		if (!flushed) {
+			/* The CPU still maps it: it has a reference to add to. */
+			get_page(page);
+			kept++;
+		}
 		xa_erase(&svm->pages, idx);
+	}
+	if (kept) {
+		atomic64_add(kept, &svm->kept);
+		pr_warn_ratelimited("%s: the GPU did not confirm a TLB flush: keeping %lu pages of %s[%d] it may still reach\n",
+				    svm->s->target->name, kept, svm->s->comm,
+				    svm->s->pid);
 	}
 	return true;
 }
@@ -308,12 +359,21 @@ static unsigned long svm_run(const struct accmap_svm_range *r, u64 va,
 }
 
 /*
+ * Where a store under svm->lock found no memory: the caller reserves the
+ * slot outside the lock and tries again.  @xa NULL: nothing to reserve.
+ */
+struct svm_room {
+	struct xarray *xa;
+	unsigned long idx;
+};
+
+/*
  * Records the pages of one entry in @pages, without allocating (under
- * svm->lock).  On -ENOMEM the index at fault is in *@failed.
+ * svm->lock).  On -ENOMEM the slot at fault is in *@room.
  */
 static int svm_index(struct accmap_svm *svm, u64 va,
 		     const struct accmap_svm_pfn *pfns, unsigned long n,
-		     unsigned long *failed)
+		     struct svm_room *room)
 {
 	unsigned long j, idx = va >> PAGE_SHIFT;
 	int ret;
@@ -322,7 +382,8 @@ static int svm_index(struct accmap_svm *svm, u64 va,
 		ret = xa_err(xa_store(&svm->pages, idx + j, pfns[j].page,
 				      GFP_NOWAIT | __GFP_NOWARN));
 		if (ret) {
-			*failed = idx + j;
+			room->xa = &svm->pages;
+			room->idx = idx + j;
 			while (j--)
 				xa_erase(&svm->pages, idx + j);
 			return ret;
@@ -333,27 +394,68 @@ static int svm_index(struct accmap_svm *svm, u64 va,
 	return 0;
 }
 
+/*
+ * The device address of an entry of @size bytes from @page at @va: the
+ * physical address for a model, else a DMA mapping for the target's
+ * device, recorded in @dma at the entry's first page.
+ */
+static int svm_dma_map(struct accmap_svm *svm, u64 va, struct page *page,
+		       u64 size, u32 perm, u64 *addr, struct svm_room *room)
+{
+	bool write = perm & ACCMAP_PGT_PERM_WRITE;
+	unsigned long idx = va >> PAGE_SHIFT;
+	enum dma_data_direction dir;
+	dma_addr_t dma;
+	int ret;
+
+	if (!svm->dma_dev) {
+		*addr = svm_page_phys(svm, page);
+		return 0;
+	}
+	dir = write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+	dma = dma_map_page_attrs(svm->dma_dev, page, 0, size, dir,
+				 DMA_ATTR_SKIP_CPU_SYNC);
+	if (dma_mapping_error(svm->dma_dev, dma))
+		return -ENOMEM;
+	/* Page aligned: bit 0 says whether the mapping lets the GPU write. */
+	ret = xa_err(xa_store(&svm->dma, idx, xa_mk_value(dma | write),
+			      GFP_NOWAIT | __GFP_NOWARN));
+	if (ret) {
+		dma_unmap_page_attrs(svm->dma_dev, dma, size, dir,
+				     DMA_ATTR_SKIP_CPU_SYNC);
+		room->xa = &svm->dma;
+		room->idx = idx;
+		return ret;
+	}
+	*addr = dma;
+	return 0;
+}
+
 /* Maps one entry of @n pages at @va: the old entries there go first. */
 static int svm_map(struct accmap_svm *svm, u64 va,
 		   const struct accmap_svm_pfn *pfns, unsigned long n,
-		   u32 perm, unsigned long *failed)
+		   u32 perm, struct svm_room *room)
 {
-	u64 size = (u64)n << PAGE_SHIFT;
+	u64 size = (u64)n << PAGE_SHIFT, addr;
+	unsigned long j;
+	void *entry;
 	int ret;
 
 	svm_drop(svm, va, va + size);
-	ret = svm_index(svm, va, pfns, n, failed);
+	ret = svm_index(svm, va, pfns, n, room);
 	if (ret)
 		return ret;
-	ret = accmap_pgt_map(svm->s->pgt, va, svm_page_phys(svm, pfns[0].page),
-			     size, perm, 0);
+	ret = svm_dma_map(svm, va, pfns[0].page, size, perm, &addr, room);
+	if (ret)
+		goto err_index;
+	ret = accmap_pgt_map(svm->s->pgt, va, addr, size, perm, 0);
 	if (ret) {
-		unsigned long j;
-
-		for (j = 0; j < n; j++)
-			xa_erase(&svm->pages, (va >> PAGE_SHIFT) + j);
-		*failed = ULONG_MAX;
-		return ret;
+		/* Nothing is mapped: the GPU never had the address. */
+		entry = xa_erase(&svm->dma, va >> PAGE_SHIFT);
+		if (entry)
+			svm_dma_unmap(svm, entry, n > 1);
+		room->xa = NULL;
+		goto err_index;
 	}
 	svm->mapped += size;
 	if (n > 1)
@@ -364,6 +466,11 @@ static int svm_map(struct accmap_svm *svm, u64 va,
 	}
 	atomic64_add(n, &svm->pages_mapped);
 	return 0;
+
+err_index:
+	for (j = 0; j < n; j++)
+		xa_erase(&svm->pages, (va >> PAGE_SHIFT) + j);
+	return ret;
 }
 
 /**
@@ -386,7 +493,8 @@ int accmap_svm_install(struct accmap_svm *svm, u64 start,
 		       bool (*stale)(void *arg), void *arg)
 {
 	struct accmap_pgt *pgt = svm->s->pgt;
-	unsigned long i = 0, n, failed = ULONG_MAX, tables;
+	struct svm_room room = { };
+	unsigned long i = 0, n, tables;
 	int ret, tries = 0;
 
 	tables = min_t(unsigned long, ACCMAP_PGT_SPARE_MAX,
@@ -412,7 +520,7 @@ again:
 			continue;
 		n = svm_run(r, va, pfns, i, npages);
 		ret = svm_map(svm, va, pfns + i, n,
-			      svm_perm(r, pfns[i].write), &failed);
+			      svm_perm(r, pfns[i].write), &room);
 		if (ret)
 			break;
 	}
@@ -421,9 +529,9 @@ out:
 	if (ret != -ENOMEM || tries++ >= 2)
 		return ret;
 	/* Make the room outside the lock, then go on where it stopped. */
-	if (failed != ULONG_MAX &&
-	    xa_reserve(&svm->pages, failed, GFP_KERNEL_ACCOUNT))
+	if (room.xa && xa_reserve(room.xa, room.idx, GFP_KERNEL_ACCOUNT))
 		return -ENOMEM;
+	room.xa = NULL;
 	goto again;
 }
 
@@ -475,8 +583,10 @@ int accmap_svm_service(struct accmap_svm *svm, u64 addr, bool write)
  * or permission fault inside the mirror that the process's mappings allow
  * is serviced, the interrupt cleared and the address space unlocked, so
  * the job resumes.  Any other fault is left pending for the run to report.
+ *
+ * Return: true if the fault was serviced and the address space resumed.
  */
-void accmap_svm_mmu_irq(struct accmap_replay_session *s)
+bool accmap_svm_mmu_irq(struct accmap_replay_session *s)
 {
 	const struct accmap_replay_target_ops *ops = s->target->ops;
 	u32 bit = MALI_MMU_IRQ_FAULT(s->as), status, type, access;
@@ -486,7 +596,7 @@ void accmap_svm_mmu_irq(struct accmap_replay_session *s)
 	int ret;
 
 	if (!svm || !(ops->read32(s, MALI_MMU_IRQ_RAWSTAT) & bit))
-		return;
+		return false;
 	status = ops->read32(s, base + MALI_AS_FAULTSTATUS);
 	addr = ops->read32(s, base + MALI_AS_FAULTADDRESS_LO) |
 	       (u64)ops->read32(s, base + MALI_AS_FAULTADDRESS_HI) << 32;
@@ -496,16 +606,17 @@ void accmap_svm_mmu_irq(struct accmap_replay_session *s)
 	if ((type & ~7U) != MALI_FAULT_TRANSLATION(0) &&
 	    (type & ~7U) != MALI_FAULT_PERMISSION(0)) {
 		atomic64_inc(&svm->fatal);
-		return;
+		return false;
 	}
 	ret = accmap_svm_service(svm, addr, access == MALI_FAULT_ACCESS_WRITE);
 	if (ret) {
 		atomic64_inc(&svm->fatal);
-		return;
+		return false;
 	}
 	atomic64_inc(&svm->faults);
 	ops->write32(s, MALI_MMU_IRQ_CLEAR, bit);
 	ops->write32(s, base + MALI_AS_COMMAND, MALI_AS_CMD_UNLOCK);
+	return true;
 }
 
 /**

@@ -43,6 +43,7 @@ struct accmap_devmem;
 struct accmap_devmem_owner;
 struct accmap_replay_session;
 struct accmap_svm;
+struct device;
 struct page;
 struct seq_file;
 
@@ -126,6 +127,12 @@ struct accmap_svm_range {
  * @fatal:      GPU faults the process's mappings did not allow
  * @invalidations: invalidations that dropped GPU entries
  * @pages_mapped: CPU pages given GPU entries, ever
+ * @kept:       CPU pages kept because the GPU did not confirm a flush
+ * @dma_dev:    the device entries are DMA-mapped for (a register window's),
+ *              or NULL: the GPU reaches pages at their physical addresses
+ * @dma:        with @dma_dev: the first CPU page index of each entry -> its
+ *              DMA address, with bit 0 set if the GPU may write
+ *              (xa_mk_value()); under @lock
  * @backend:    where pages come from
  * @bpriv:      the backend's state
  * @dm:         the target's device memory, or NULL
@@ -146,6 +153,9 @@ struct accmap_svm {
 	atomic64_t fatal;
 	atomic64_t invalidations;
 	atomic64_t pages_mapped;
+	atomic64_t kept;
+	struct device *dma_dev;
+	struct xarray dma;
 	const struct accmap_svm_backend *backend;
 	void *bpriv;
 	struct accmap_devmem *dm;
@@ -168,7 +178,7 @@ int accmap_svm_install(struct accmap_svm *svm, u64 start,
 		       const struct accmap_svm_pfn *pfns, unsigned long npages,
 		       bool (*stale)(void *arg), void *arg);
 void accmap_svm_invalidate_locked(struct accmap_svm *svm, u64 start, u64 end);
-void accmap_svm_mmu_irq(struct accmap_replay_session *s);
+bool accmap_svm_mmu_irq(struct accmap_replay_session *s);
 int accmap_svm_service(struct accmap_svm *svm, u64 addr, bool write);
 int accmap_svm_copy(struct accmap_svm *svm, u64 va, u64 pa, void *buf,
 		    size_t len, bool write);

@@ -210,7 +210,8 @@ int cmd_targets(int argc, char **argv)
 	static const char *const heads[] = {
 		"INDEX", "NAME", "KIND", "WINDOW", "FORMATS", "AS", "GPU_ID", "SESSIONS",
 	};
-	const uint32_t known = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ;
+	const uint32_t known = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ |
+			       ACCMAP_REPLAY_TARGET_SVM;
 	struct out o;
 	uint32_t i, k;
 	int fd, ret;
@@ -223,7 +224,7 @@ int cmd_targets(int argc, char **argv)
 	out_list_begin(&o, "targets", heads, ARRAY_SIZE(heads), 0xa9);
 	for (i = 0; i < ACCMAP_REPLAY_TARGETS_MAX; i++) {
 		struct accmap_replay_target_info ti;
-		bool sim, irq;
+		bool sim, irq, svm;
 		char b[64];
 
 		ret = accmap_replay_query(fd, i, &ti);
@@ -239,13 +240,16 @@ int cmd_targets(int argc, char **argv)
 		ti.name[sizeof(ti.name) - 1] = '\0';
 		sim = ti.flags & ACCMAP_REPLAY_TARGET_SIM;
 		irq = ti.flags & ACCMAP_REPLAY_TARGET_IRQ;
+		svm = ti.flags & ACCMAP_REPLAY_TARGET_SVM;
 		out_row_begin(&o);
 		out_u64(&o, "index", i);
 		out_str(&o, "name", ti.name);
-		out_strf(&o, "kind", sim ? "sim" : "mmio", "%s%s%s", sim ? "sim" : "mmio",
-			 irq ? ",irq" : "", ti.flags & ~known ? ",unknown" : "");
-		if (out_json(&o))
+		out_strf(&o, "kind", sim ? "sim" : "mmio", "%s%s%s%s", sim ? "sim" : "mmio",
+			 irq ? ",irq" : "", svm ? ",svm" : "", ti.flags & ~known ? ",unknown" : "");
+		if (out_json(&o)) {
 			json_bool(out_json(&o), "irq", irq);
+			json_bool(out_json(&o), "svm", svm);
+		}
 		out_u64f(&o, "window_size", ti.window_size, "%s",
 			 fmt_bytes(b, sizeof(b), ti.window_size, false));
 		out_textf(&o, NULL, "%s", fmt_formats(b, sizeof(b), ti.formats));

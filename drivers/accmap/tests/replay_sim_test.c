@@ -426,7 +426,8 @@ static void sim_target(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, accmap_sim_target_init(&t), 0);
 	KUNIT_EXPECT_STREQ(test, t.name, "sim");
 	KUNIT_EXPECT_EQ(test, t.flags,
-			ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ);
+			ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ |
+			ACCMAP_REPLAY_TARGET_SVM);
 	KUNIT_EXPECT_EQ(test, t.window_size, (u32)MALI_WINDOW_SIZE);
 	KUNIT_EXPECT_EQ(test, t.formats,
 			(u32)(BIT(ACCMAP_PGT_MALI_AARCH64_4K) |
@@ -2120,7 +2121,10 @@ static void svm_attr_ranges(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, accmap_svm_ioctl(fm->svm, &op), -EINVAL);
 }
 
-/* Under a lock the builder only uses tables made ahead. */
+/*
+ * Under a lock the builder only uses tables made ahead, and the tables
+ * an unmap empties wait for the owner's TLB flush.
+ */
 static void svm_pgt_reserve(struct kunit *test)
 {
 	struct sim_fixture *fx = new_fixture(test);
@@ -2139,8 +2143,17 @@ static void svm_pgt_reserve(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, accmap_pgt_map(fx->pgt, 0, 0x80000000ULL, SZ_4K,
 					     FX_RO, 0), 0);
 	KUNIT_EXPECT_EQ(test, accmap_pgt_table_pages(fx->pgt), 4UL);
-	/* Emptied tables become spares: mapping again needs no reserve. */
+	/*
+	 * Emptied tables are retired: kept, out of use, as a GPU may still
+	 * walk them, until reclaimed; then they are spares, and mapping
+	 * again needs no reserve.
+	 */
 	KUNIT_EXPECT_EQ(test, accmap_pgt_unmap(fx->pgt, 0, SZ_4K), (u64)SZ_4K);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_table_pages(fx->pgt), 4UL);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_map(fx->pgt, SZ_1G, 0x80000000ULL,
+					     SZ_4K, FX_RO, 0), -ENOMEM);
+	accmap_pgt_reclaim(fx->pgt);
+	KUNIT_EXPECT_EQ(test, accmap_pgt_table_pages(fx->pgt), 1UL);
 	KUNIT_EXPECT_EQ(test, accmap_pgt_map(fx->pgt, SZ_1G, 0x80000000ULL,
 					     SZ_4K, FX_RO, 0), 0);
 	KUNIT_EXPECT_EQ(test, accmap_pgt_reserve(fx->pgt,

@@ -466,6 +466,7 @@ struct accmap_from_va {
 /* Flags of struct accmap_replay_target_info. */
 #define ACCMAP_REPLAY_TARGET_SIM	(1U << 0)	/* a software model */
 #define ACCMAP_REPLAY_TARGET_IRQ	(1U << 1)	/* some WAIT_IRQ sources have interrupts */
+#define ACCMAP_REPLAY_TARGET_SVM	(1U << 2)	/* takes ACCMAP_REPLAY_SETUP_SVM sessions */
 
 /* Page-table formats, and their bits in accmap_replay_target_info.formats. */
 #define ACCMAP_PGT_MALI_AARCH64_4K	0

@@ -149,6 +149,7 @@ def agree_targets(doc, text):
         words = c.split(",")
         same(what, words[0], row["kind"])
         same(what + " irq", "irq" in words, row["irq"])
+        same(what + " svm", "svm" in words, row["svm"])
 
     conv = {
         "window": lambda w, c, row: same(w, c, human(row["window_size"])),

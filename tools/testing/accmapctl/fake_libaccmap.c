@@ -93,7 +93,8 @@ int accmap_replay_query(int fd, uint32_t index, struct accmap_replay_target_info
 		return -ENOENT;
 	memset(info, 0, sizeof(*info));
 	strcpy(info->name, "sim");
-	info->flags = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ;
+	info->flags = ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ |
+		      ACCMAP_REPLAY_TARGET_SVM;
 	info->window_size = 0x4000;
 	info->formats = (1U << ACCMAP_PGT_MALI_AARCH64_4K) | (1U << ACCMAP_PGT_MALI_LPAE);
 	info->as_count = 8;

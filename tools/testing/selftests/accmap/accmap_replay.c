@@ -1736,8 +1736,13 @@ static void test_setup_errors(void)
 	    am_buffer(dev, 2 * pg, 0, &id, false) < 0 || am_buffer(dev, pg, 0, &id2, false) < 0 ||
 	    !CHECK(am_create(dev, pg, &unalloc) == 0, "CREATE"))
 		goto out;
-	/* The model mirrors; a register window refuses SVM (EOPNOTSUPP). */
-	svm = info.flags & ACCMAP_REPLAY_TARGET_SIM;
+	/*
+	 * The model and a window with an MMU interrupt mirror; a window
+	 * without one refuses SVM (EOPNOTSUPP).
+	 */
+	svm = info.flags & ACCMAP_REPLAY_TARGET_SVM;
+	CHECK(!(info.flags & ACCMAP_REPLAY_TARGET_SIM) || svm, "the model without SVM: flags %#x",
+	      info.flags);
 	for (count = 0; accmap_replay_query(dev, count, &info) == 0; count++)
 		;
 	find_sim(dev, &target, &info);
@@ -1902,7 +1907,7 @@ static void test_setup_errors(void)
 	s.svm_start = maps[1].gpu_va + pg;
 	s.svm_size = pg;
 	if (!svm)
-		setup_expect(dev, &s, EOPNOTSUPP, UINT32_MAX, "an SVM range on a register window");
+		setup_expect(dev, &s, EOPNOTSUPP, UINT32_MAX, "an SVM range on a target without SVM");
 	else if (CHECK(setup_raw(dev, &s) == 0, "SETUP of an SVM range right after map 1"))
 		destroy_raw(dev, s.session);
 	/* Several maps of one buffer, apart: fine. */

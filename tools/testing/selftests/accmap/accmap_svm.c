@@ -2191,7 +2191,7 @@ static void test_uffd_close_gpu_fault(void)
 
 /* ==== errnos ==== */
 
-/* The index of a replay target that is not the sim, or false. */
+/* The index of a replay target without SVM (a RAM window), or false. */
 static bool find_other_target(int dev, uint32_t *index)
 {
 	struct accmap_replay_target_info info;
@@ -2201,7 +2201,7 @@ static bool find_other_target(int dev, uint32_t *index)
 		info.index = i;
 		if (raw_ioctl(dev, ACCMAP_IOC_REPLAY_QUERY, &info))
 			return false;
-		if (!(info.flags & ACCMAP_REPLAY_TARGET_SIM)) {
+		if (!(info.flags & ACCMAP_REPLAY_TARGET_SVM)) {
 			*index = i;
 			return true;
 		}
@@ -2237,8 +2237,10 @@ static void test_setup_errors(void)
 	int dev = am_open(), ret;
 
 	if (dev < 0 || !CHECK(accmap_replay_find_target(dev, simdrv_target(), &target, &info) == 0,
-			      "no sim target"))
+			      "no target %s", simdrv_target()))
 		goto out;
+	CHECK(info.flags & ACCMAP_REPLAY_TARGET_SVM, "target %s: flags %#x without SVM",
+	      simdrv_target(), info.flags);
 #define SVM_SETUP(start, size) simdrv_svm_setup(&s, target, SVM_PGT_FORMAT, 48, (start), (size))
 	SVM_SETUP(SVM_LOW + 1, ps);
 	setup_expect(dev, &s, EINVAL, "an unaligned start");
@@ -2298,15 +2300,19 @@ static void test_setup_errors(void)
 		CHECK_OK(ioctl(dev, ACCMAP_IOC_REPLAY_DESTROY, &d));
 	}
 
-	/* The mmio target has no SVM (nor does a kernel without HMM_MIRROR). */
-	if (CHECK(find_other_target(dev, &other), "no replay target other than the sim")) {
+	/*
+	 * A register window without an MMU interrupt has no SVM (nor does a
+	 * kernel without HMM_MIRROR).
+	 */
+	if (CHECK(find_other_target(dev, &other), "no replay target without SVM")) {
 		simdrv_svm_setup(&s, other, SVM_PGT_FORMAT, 48, SVM_LOW, 16 * ps);
 		setup_expect(dev, &s, EOPNOTSUPP, "a target without SVM");
 	}
 	SVM_SETUP(SVM_LOW, 16 * ps);
 	ret = raw_ioctl(dev, ACCMAP_IOC_REPLAY_SETUP, &s);
 	if (ret == -EOPNOTSUPP)
-		tap_diag("the sim refuses SVM sessions: a kernel without CONFIG_HMM_MIRROR?");
+		tap_diag("%s refuses SVM sessions: a kernel without CONFIG_HMM_MIRROR?",
+			 simdrv_target());
 	CHECK(ret == 0, "a good SVM SETUP: %s", err_name(ret));
 #undef SVM_SETUP
 out:
