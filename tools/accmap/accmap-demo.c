@@ -13,7 +13,9 @@
  * (replay target "sim") and replayed with new inputs.  Last, shared
  * virtual memory: a session that mirrors the demo's own address space
  * sums a linked list of malloc()'ed nodes and multiplies malloc()'ed
- * matrices, the GPU following plain CPU pointers, nothing copied.  Then
+ * matrices, the GPU following plain CPU pointers, nothing copied; on the
+ * model, then again on every other target that takes SVM (a board's GPU,
+ * faults serviced from its MMU interrupt).  Then
  * device memory: a list in one malloc()'ed block migrates to the
  * target's own memory, the GPU sums it there, the CPU walks it with the
  * same pointers, and the counters say what moved each way.  A kernel
@@ -390,12 +392,12 @@ static int list_sum(int dev, uint32_t session, const struct simdrv_gpu *gpu, uin
 }
 
 /*
- * An SVM session on the sim target mirroring this process, and the model
- * probed in it: *@ap is the aperture, *@session the session (0 if none).
- * Says what failed; the caller ends the step with svm_close().
+ * An SVM session on @target mirroring this process, and the GPU probed in
+ * it: *@ap is the aperture, *@session the session (0 if none).  Says what
+ * failed; the caller ends the step with svm_close().
  */
-static int svm_open(int dev, struct accmap_svm_aperture *ap, uint32_t *session,
-		    struct simdrv_gpu *gpu)
+static int svm_open(int dev, const char *target, struct accmap_svm_aperture *ap,
+		    uint32_t *session, struct simdrv_gpu *gpu)
 {
 	struct accmap_replay_setup setup = {
 		.format = ACCMAP_PGT_MALI_AARCH64_4K, .as = 1, .va_bits = SVM_VA_BITS,
@@ -412,17 +414,17 @@ static int svm_open(int dev, struct accmap_svm_aperture *ap, uint32_t *session,
 		return fail(ret, "the SVM aperture for a %u-bit GPU", SVM_VA_BITS);
 	setup.svm_start = ap->start;
 	setup.svm_size = ap->size;
-	ret = accmap_replay_find_target(dev, SIMDRV_TARGET, &setup.target, &info);
+	ret = accmap_replay_find_target(dev, target, &setup.target, &info);
 	if (!ret)
 		ret = accmap_svm_session_create(dev, &setup);
 	if (ret)
-		return fail(ret, "an SVM session on \"%s\" over [%#llx, %#llx)", SIMDRV_TARGET,
+		return fail(ret, "an SVM session on \"%s\" over [%#llx, %#llx)", target,
 			    (unsigned long long)ap->start,
 			    (unsigned long long)(ap->start + ap->size));
 	*session = setup.session;
 	ret = simdrv_probe(dev, *session, info.gpu_id, gpu);
 	if (ret)
-		return fail(ret, "probing the model");
+		return fail(ret, "probing the GPU of \"%s\"", target);
 	return 0;
 }
 
@@ -435,8 +437,8 @@ static void svm_close(int dev, uint32_t session)
 	accmap_close(dev);
 }
 
-/* The last step: shared virtual memory, the GPU on malloc()'ed memory. */
-static int shared_memory(void)
+/* Shared virtual memory on @target: the GPU on malloc()'ed memory. */
+static int shared_memory(const char *target)
 {
 	struct accmap_svm_aperture ap;
 	struct accmap_svm_op q;
@@ -455,7 +457,7 @@ static int shared_memory(void)
 	ret = accmap_open(&dev);
 	if (ret)
 		return fail(ret, "accmap_open(%s)", ACCMAP_DEVICE_PATH);
-	ret = svm_open(dev, &ap, &session, &gpu);
+	ret = svm_open(dev, target, &ap, &session, &gpu);
 	if (ret)
 		goto out;
 
@@ -479,8 +481,9 @@ static int shared_memory(void)
 	}
 	if (list_sum(dev, session, &gpu, desc, head, LIST_NODES, sum, result, &run))
 		goto out;
-	say("svm", "session %u mirrors this process over [%#llx, %#llx), all of its user range",
-	    session, (unsigned long long)ap.start, (unsigned long long)(ap.start + ap.size));
+	say("svm", "session %u on %s mirrors this process over [%#llx, %#llx), all of its user range",
+	    session, target, (unsigned long long)ap.start,
+	    (unsigned long long)(ap.start + ap.size));
 	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d",
 	    LIST_NODES, sum);
 
@@ -535,6 +538,27 @@ out:
 	free(want);
 	svm_close(dev, session);
 	return status;
+}
+
+/*
+ * The SVM step again on every other target that takes SVM sessions: a
+ * board's GPU, through the mmio target.
+ */
+static int svm_elsewhere(void)
+{
+	struct accmap_replay_target_info info;
+	uint32_t i;
+	int dev, ret = 0;
+
+	if (accmap_open(&dev))
+		return 0;
+	for (i = 0; !ret && !accmap_replay_query(dev, i, &info); i++) {
+		info.name[sizeof(info.name) - 1] = '\0';
+		if ((info.flags & ACCMAP_REPLAY_TARGET_SVM) && strcmp(info.name, SIMDRV_TARGET))
+			ret = shared_memory(info.name);
+	}
+	accmap_close(dev);
+	return ret;
 }
 
 /* The device memory's kind from debugfs ("private", "coherent"), or "". */
@@ -594,7 +618,7 @@ static int device_memory(void)
 	    *kind ? kind : "kind not in debugfs", human(b1, sizeof(b1), dm.total),
 	    human(b2, sizeof(b2), dm.used), human(b3, sizeof(b3), dm.free));
 
-	ret = svm_open(dev, &ap, &session, &gpu);
+	ret = svm_open(dev, SIMDRV_TARGET, &ap, &session, &gpu);
 	if (ret)
 		goto out;
 
@@ -1506,7 +1530,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 
 	/* ---- shared virtual memory: the GPU on the demo's own pointers ---- */
-	if (shared_memory())
+	if (shared_memory(SIMDRV_TARGET) || svm_elsewhere())
 		return EXIT_FAILURE;
 
 	/* ---- device memory: the same pointers, the pages on the device ---- */

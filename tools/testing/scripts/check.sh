@@ -11,8 +11,11 @@
 #   plugin and, in the demo, tools instead of the build tree's; the arm64
 #   6.1, 6.12 and debug guests and the 6.1 demo boot as boards, with the
 #   Mali GPU device of the qemu tools/testing/vm/build-qemu.sh builds on
-#   first use, and replay on it too), and each again
+#   first use, and replay and SVM on it too), and each again
 #   with 5 GiB of RAM for the below-4-GiB allocations (accmap_dma32 only),
+#   board-late, board-hang, board-wedged (the arm64 6.1 board again, its
+#   GPU misbehaving through the device's fault knobs: run.sh's
+#   ACCMAP_BOARD_FAULTS, accmap_board_faults),
 #   demo, demo-6.12 (what make demo runs: the tools build and work; the
 #   second boot has device memory),
 #   vm-test arm64-6.12 (Debian 12's 6.12), vm-test
@@ -63,6 +66,9 @@ tiers=(
 	"vm-arm64|$pkgs $short $t/vm/run.sh arm64"
 	"vm-amd64-5g|env ACCMAP_VM_MEM=5120 $t/vm/run.sh amd64 accmap_dma32"
 	"vm-arm64-5g|env ACCMAP_VM_MEM=5120 $t/vm/run.sh arm64 accmap_dma32"
+	"board-late|env ACCMAP_BOARD_FAULTS=late $t/vm/run.sh arm64 accmap_board_faults,accmap_gpureplay-board"
+	"board-hang|env ACCMAP_BOARD_FAULTS=hang $t/vm/run.sh arm64 accmap_board_faults"
+	"board-wedged|env ACCMAP_BOARD_FAULTS=wedged $t/vm/run.sh arm64 accmap_board_faults"
 	"demo|$pkgs $t/vm/run.sh arm64 demo"
 	"demo-6.12|$t/vm/run.sh arm64-6.12 demo"
 	"vm-arm64-6.12|$short $t/vm/run.sh arm64-6.12"

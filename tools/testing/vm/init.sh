@@ -241,6 +241,10 @@ if [ "$(cat /etc/accmap-board 2>/dev/null)" != none ]; then
 	done
 fi
 export ACCMAP_BOARD_GPU
+# The device's fault knobs run.sh set (ACCMAP_BOARD_FAULTS), for
+# accmap_board_faults.
+ACCMAP_BOARD_FAULTS=$(cat /etc/accmap-board-faults 2>/dev/null)
+export ACCMAP_BOARD_FAULTS
 mark "feature board $board ${ACCMAP_BOARD_GPU:+target $ACCMAP_BOARD_GPU${board_how:-}}"
 # The device memory accmap registered, as its debugfs file says.
 devmem_kind=$(awk '$1 == "kind" { print $2 }' /sys/kernel/debug/accmap/devmem 2>/dev/null)
@@ -290,6 +294,12 @@ else
 		*-board)
 			if [ -z "$ACCMAP_BOARD_GPU" ]; then
 				mark "notrun $t on $(uname -r): no board GPU (accmap-replay-mmio bound no *.gpu)"
+				continue
+			fi
+			;;
+		accmap_board_faults)
+			if [ -z "$ACCMAP_BOARD_GPU" ] || [ "${ACCMAP_BOARD_FAULTS:-none}" = none ]; then
+				mark "notrun $t on $(uname -r): no board GPU with a fault knob set (run.sh's ACCMAP_BOARD_FAULTS)"
 				continue
 			fi
 			;;

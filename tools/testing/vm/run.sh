@@ -231,13 +231,14 @@ esac
 # The board: these arm64 tiers boot on a Mali GPU as a board has one
 # (tools/testing/vm/qemu/accmap-mali.c, in the qemu build-qemu.sh
 # builds), found by accmap's mmio target in the device tree; the replay
-# programs run again on it (NAME-board, board_tests).  gpu-smmu puts the
+# and SVM programs run again on it (NAME-board, board_tests), and the
+# arm64 benchmarks measure it against the model.  gpu-smmu puts the
 # GPU behind the virt machine's SMMUv3 (Debian's kernels have its driver
 # built in): page tables and buffers then hold I/O virtual addresses.
 # ACCMAP_BOARD (none, gpu, gpu-smmu) chooses for any arm64 run.
 board=none
 case $target/$table_mode in
-arm64/tests | arm64-debug/tests | arm64/demo) board=gpu ;;
+arm64/tests | arm64-debug/tests | arm64/demo | arm64-perf/bench) board=gpu ;;
 arm64-6.12/tests) board=gpu-smmu ;;
 esac
 board=${ACCMAP_BOARD:-$board}
@@ -245,6 +246,23 @@ case $arch/$board in
 */none | arm64/gpu | arm64/gpu-smmu) ;;
 *) die "ACCMAP_BOARD=$board: none, or gpu or gpu-smmu on arm64" ;;
 esac
+# ACCMAP_BOARD_FAULTS: the board's GPU misbehaves, through the device's
+# fault knobs (qemu properties): hang (no chain ever ends), wedged (nor
+# does a soft reset: the guest's rmmod must fail, accmap kept the
+# session's memory back), late (a chain's end interrupts 5 ms late, on
+# one line the three blocks share, which every START also pulses with
+# nothing pending).  accmap_board_faults tests what accmap makes of each.
+faults=${ACCMAP_BOARD_FAULTS:-none}
+fault_globals=()
+case $faults in
+none) ;;
+hang) fault_globals=(job-hang=on) ;;
+wedged) fault_globals=(job-hang=on reset-hang=on) ;;
+late) fault_globals=(irq-delay-ns=5000000 shared-irq=on spurious-irq=on) ;;
+*) die "ACCMAP_BOARD_FAULTS=$faults: none, hang, wedged or late" ;;
+esac
+[ "$faults" = none ] || [ "$board" != none ] ||
+	die "ACCMAP_BOARD_FAULTS=$faults needs a board (ACCMAP_BOARD=gpu or gpu-smmu)"
 
 case $arch in
 amd64)
@@ -288,6 +306,9 @@ arm64)
 		virt=virt,accmap-mali=on
 		[ "$board" != gpu-smmu ] || virt=$virt,iommu=smmuv3
 		qemu=("$qemu_bin" -M "$virt" -cpu "$cpu" -m "$mem" -smp 2 -nic none)
+		for g in "${fault_globals[@]}"; do
+			qemu+=(-global "accmap-mali.$g")
+		done
 	fi
 	console=ttyAMA0
 	# Debian's arm64 kernels turn kernel page-table isolation on because
@@ -522,13 +543,14 @@ compat32_tests() {
 	done <"$work/bin32/compat32.list"
 }
 
-# board_tests: on a board tier, the replay programs again as NAME-board:
-# a wrapper that runs NAME on the board's GPU, the target init.sh finds
-# (ACCMAP_BOARD_GPU) named in ACCMAP_REPLAY_TARGET.
+# board_tests: on a board tier, the replay and SVM programs (and
+# libaccmap's, which has both) again as
+# NAME-board: a wrapper that runs NAME on the board's GPU, the target
+# init.sh finds (ACCMAP_BOARD_GPU) named in ACCMAP_REPLAY_TARGET.
 board_tests() {
 	local p
 	[ "$board" != none ] || return 0
-	for p in accmap_replay accmap_gpureplay; do
+	for p in accmap_lib accmap_replay accmap_gpureplay accmap_svm; do
 		printf '%s\n' '#!/bin/sh' "# $p on the board's GPU (run.sh's board_tests)." \
 			"ACCMAP_REPLAY_TARGET=\$ACCMAP_BOARD_GPU exec /tests/$p \"\$@\"" \
 			>"$work/bin/$p-board"
@@ -769,6 +791,7 @@ echo "$carveout_insmod" >"$root/etc/accmap-insmod-args"
 echo "$carveout_expect" >"$root/etc/accmap-carveouts"
 echo "$replay_mmio_expect" >"$root/etc/accmap-replay-mmio"
 echo "$board" >"$root/etc/accmap-board"
+echo "$faults" >"$root/etc/accmap-board-faults"
 echo "$devmem_expect" >"$root/etc/accmap-devmem"
 echo "${host_feature[vgem-maps]%% *}" >"$root/etc/accmap-vgem-maps"
 # How accmap.ko fills a fault's block (vma.c): in one walk of its page
@@ -877,7 +900,13 @@ if grep -q '^@@accmap-vm bad-insmod devnode' "$log"; then
 	fail "a failed load showed /dev/accmap: $(sed -n 's/^@@accmap-vm bad-insmod devnode //p' "$log" | tr '\n' ' ')"
 fi
 grep -q '^@@accmap-vm devnode ok' "$log" || fail "/dev/accmap did not appear"
-grep -q '^@@accmap-vm rmmod ok' "$log" || fail "rmmod accmap failed (reference leak?)"
+if [ "$faults" = wedged ]; then
+	# A GPU that never reset: the kept-back session holds the module.
+	grep -q '^@@accmap-vm rmmod failed' "$log" ||
+		fail "rmmod accmap did not fail on a GPU that never reset (kept-back memory not held)"
+else
+	grep -q '^@@accmap-vm rmmod ok' "$log" || fail "rmmod accmap failed (reference leak?)"
+fi
 
 if [ "$mode" = bench ]; then
 	rc=$(sed -n 's/^@@accmap-vm bench-end rc=//p' "$log")

@@ -10,13 +10,19 @@
 # tier_programs TARGET MODE FUZZ_PLAN prints what the tier must run, one
 # "PROGRAM COUNT" a line in the table's order (FUZZ_PLAN stands for the
 # count "fuzz-plan"); it fails on a malformed table.
+#
+# Besides the table's features and "arch", a prog line may be conditioned
+# on "faults": the board's fault knobs of this run (run.sh's
+# ACCMAP_BOARD_FAULTS, none if unset), a setting of the run, not of the
+# tier.
 
 TIERS_TABLE=${ACCMAP_TIERS_TABLE:-$ACCMAP_ROOT/tools/testing/vm/tiers.txt}
 
 # tiers_awk TARGET MODE FUZZ_PLAN WHAT: the table's parser; WHAT is
 # "features" or "programs".  Errors go to stderr, with exit status 1.
 tiers_awk() {
-	awk -v target="$1" -v mode="$2" -v fuzz="$3" -v what="$4" '
+	awk -v target="$1" -v mode="$2" -v fuzz="$3" -v what="$4" \
+		-v faults="${ACCMAP_BOARD_FAULTS:-none}" '
 		function bad(msg) { printf "%s:%d: %s\n", FILENAME, FNR, msg >"/dev/stderr"; err = 1; exit 1 }
 		{ sub(/#.*/, "") }
 		NF == 0 { next }
@@ -24,6 +30,7 @@ tiers_awk() {
 			nf = NF - 1
 			for (i = 2; i <= NF; i++) { fname[i - 1] = $i; known[$i] = 1 }
 			known["arch"] = 1
+			known["faults"] = 1
 			next
 		}
 		$1 == "tier" {
@@ -34,6 +41,7 @@ tiers_awk() {
 			found = 1
 			split(target, a, "-")
 			feat["arch"] = a[1]
+			feat["faults"] = faults
 			for (i = 1; i <= nf; i++) feat[fname[i]] = $(i + 3)
 			next
 		}

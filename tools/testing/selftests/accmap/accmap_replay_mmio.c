@@ -387,18 +387,7 @@ static void test_roots_cleared(void)
 /* A "name<TAB>value" total of the debugfs file "replay", or -1. */
 static long long replay_total(const char *name)
 {
-	char line[256];
-	size_t len = strlen(name);
-	long long v = -1;
-	FILE *f = fopen("/sys/kernel/debug/accmap/replay", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == '\t')
-			v = strtoll(line + len + 1, NULL, 10);
-	fclose(f);
-	return v;
+	return dbg_total("replay", name);
 }
 
 /* Bytes the heap of buffer @id holds. */

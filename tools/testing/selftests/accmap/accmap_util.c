@@ -650,6 +650,24 @@ unsigned long long dbg_value_num(const struct dbg_table *t, const char *key)
 	return v ? dbg_parse_num(v) : ~0ULL;
 }
 
+long long dbg_total(const char *name, const char *key)
+{
+	char line[256], path[128];
+	size_t len = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", ACCMAP_DEBUGFS_DIR, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == '\t')
+			v = strtoll(line + len + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
 static bool dbg_match(const struct dbg_table *t, size_t row, const char *col1, const char *val1,
 		      const char *col2, const char *val2)
 {

@@ -172,6 +172,12 @@ const char *dbg_key(const struct dbg_table *t, size_t i);
 const char *dbg_value(const struct dbg_table *t, const char *key);
 /* That value as an unsigned number; ~0ULL if missing or not a decimal number. */
 unsigned long long dbg_value_num(const struct dbg_table *t, const char *key);
+/*
+ * The number on the last line "key<TAB>number" of debugfs file @name (the
+ * totals under a table, such as replay's kept_sessions), or -1 if the
+ * file cannot be read or has no such line.
+ */
+long long dbg_total(const char *name, const char *key);
 /* Index of the column with that header, or -1. */
 int dbg_col(const struct dbg_table *t, const char *name);
 /* Field of data row (0-based) in the named column; "" if no such column. */

@@ -23,7 +23,9 @@
  * FAULTADDRESS latch, the MMU interrupt rises) and the access waits until
  * the driver clears the interrupt and sends UNLOCK (or a flush) to retry
  * it, or resets the GPU.  A soft reset takes reset-ns of virtual time and
- * raises RESET_COMPLETED; AS commands keep AS_STATUS active for as-cmd-ns.
+ * raises RESET_COMPLETED; AS commands keep AS_STATUS active for as-cmd-ns,
+ * and longer while an access that translated before the command is still
+ * copying: once AS_STATUS drops, no access uses an older translation.
  *
  * Fault knobs (properties), for the tests of the driver's error paths:
  *   job-hang      chains never finish (until a reset)
@@ -31,7 +33,8 @@
  *   irq-delay-ns  a chain's end reaches the interrupt line this late
  *   shared-irq    all three blocks drive the job line (the DT gives one
  *                 interrupt three times)
- *   spurious-irq  each START also pulses the gpu line with nothing pending
+ *   spurious-irq  each START also pulses the gpu line (the shared line with
+ *                 shared-irq) with nothing pending
  */
 
 #include "qemu/osdep.h"
@@ -75,6 +78,13 @@ struct AccmapMaliState {
      */
     QemuMutex lock;
     QemuCond wake;          /* a slot queued, a fault serviced, a reset */
+    /*
+     * Translations in use, under @lock: @epoch counts AS commands,
+     * @access_epoch is one more than @epoch was when the worker's access
+     * in flight translated (0: none), @cmd_epoch the count at the last
+     * command; an access with @access_epoch <= @cmd_epoch began before it.
+     */
+    uint64_t epoch, access_epoch, cmd_epoch;
     QemuThread worker;
     bool quit;
     uint32_t gen;           /* bumped by resets: older chains stop */
@@ -107,7 +117,10 @@ static void am_levels(AccmapMaliState *s, int level[AM_IRQ_COUNT])
         level[AM_IRQ_MMU] = level[AM_IRQ_GPU] = 0;
     }
     level[AM_IRQ_JOB] |= s->lines_held & (1u << AM_IRQ_JOB) ? 1 : 0;
-    level[AM_IRQ_GPU] |= s->lines_held & (1u << AM_IRQ_GPU) ? 1 : 0;
+    /* A spurious pulse is on the gpu line, or on the one shared line. */
+    if (s->lines_held & (1u << AM_IRQ_GPU)) {
+        level[s->shared_irq ? AM_IRQ_JOB : AM_IRQ_GPU] = 1;
+    }
 }
 
 /* Drives the lines from the registers; with the BQL, without s->lock. */
@@ -186,6 +199,7 @@ static bool am_rf_as_command(void *opaque, unsigned int as, uint32_t cmd)
 {
     AccmapMaliState *s = opaque;
 
+    s->cmd_epoch = ++s->epoch;
     qemu_cond_broadcast(&s->wake);
     timer_mod(s->as_timer,
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->as_cmd_ns);
@@ -209,13 +223,22 @@ static void am_reset_done(void *opaque)
     am_update_irqs(s);
 }
 
-/* An AS command's end, as-cmd-ns after it: AS_STATUS goes idle. */
+/*
+ * An AS command's end, as-cmd-ns after it: AS_STATUS goes idle, unless an
+ * access that translated before the command still copies (then a
+ * microsecond later).
+ */
 static void am_as_done(void *opaque)
 {
     AccmapMaliState *s = opaque;
 
     qemu_mutex_lock(&s->lock);
-    mali_regfile_as_idle(&s->rf);
+    if (s->access_epoch && s->access_epoch <= s->cmd_epoch) {
+        timer_mod(s->as_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + SCALE_US);
+    } else {
+        mali_regfile_as_idle(&s->rf);
+    }
     qemu_mutex_unlock(&s->lock);
 }
 
@@ -281,6 +304,31 @@ static bool am_aborted(AmChain *c)
     aborted = c->gen != c->s->gen || c->s->quit;
     qemu_mutex_unlock(&c->s->lock);
     return aborted;
+}
+
+/*
+ * An access begins (false if the chain was aborted): from its
+ * translation to the end of its copy, AS commands issued meanwhile stay
+ * active.
+ */
+static bool am_access_begin(AmChain *c)
+{
+    bool aborted;
+
+    qemu_mutex_lock(&c->s->lock);
+    aborted = c->gen != c->s->gen || c->s->quit;
+    if (!aborted) {
+        c->s->access_epoch = c->s->epoch + 1;
+    }
+    qemu_mutex_unlock(&c->s->lock);
+    return !aborted;
+}
+
+static void am_access_end(AmChain *c)
+{
+    qemu_mutex_lock(&c->s->lock);
+    c->s->access_epoch = 0;
+    qemu_mutex_unlock(&c->s->lock);
 }
 
 /* The configuration the last AS UPDATE latched, for the next job. */
@@ -411,10 +459,13 @@ static int am_access(void *priv, u64 va, void *buf, size_t len, bool write)
         uint64_t pa, span, n;
         uint32_t fault;
 
-        if (am_aborted(c)) {
+        int r;
+
+        if (!am_access_begin(c)) {
             return -EINTR;
         }
         if (am_translate(c, va, access, &pa, &span, &fault)) {
+            am_access_end(c);
             if (retries++ < AM_FAULT_RETRIES &&
                 am_fault(c, va, fault, access)) {
                 am_load_as(c);
@@ -425,7 +476,9 @@ static int am_access(void *priv, u64 va, void *buf, size_t len, bool write)
         retries = 0;
         n = MIN(MIN((uint64_t)len, span),
                 AM_FRAME_SIZE - (va & (AM_FRAME_SIZE - 1)));
-        if (am_dma(c->s, pa, p, n, write)) {
+        r = am_dma(c->s, pa, p, n, write);
+        am_access_end(c);
+        if (r) {
             return -EIO;
         }
         va += n;
