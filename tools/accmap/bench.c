@@ -25,7 +25,11 @@
  *   8. checkpoint and restore: criu dump and criu restore of a process
  *      holding 1 MiB and 256 MiB in an accmap buffer, and of one holding
  *      the same bytes of anonymous memory (CRIU's own cost), against
- *      memcpy() of the bytes; skipped where ACCMAP_CRIU is empty.
+ *      memcpy() of the bytes; skipped where ACCMAP_CRIU is empty;
+ *   9. the board's GPU (ACCMAP_BOARD_GPU, a register window with
+ *      interrupts: the test boards' qemu device) against the model: the
+ *      MNIST replay and section 6's SVM job, cold (every page a GPU fault)
+ *      and warm, on each target in turn; skipped without a board.
  *
  * Every figure is the median of repeated samples timed with
  * CLOCK_MONOTONIC; every case is run once untimed first, and the cases of
@@ -131,11 +135,12 @@ struct reps {
 	unsigned int svm;
 	unsigned int devmem;
 	unsigned int criu;
+	unsigned int board;
 };
 
 static struct reps reps = {
 	.alloc_small = 101, .alloc_large = 51, .rw = 51, .touch = 51,
-	.handles = 51, .mnist = 21, .svm = 21, .devmem = 21, .criu = 5,
+	.handles = 51, .mnist = 21, .svm = 21, .devmem = 21, .criu = 5, .board = 7,
 };
 
 /* The samples of one case; err is the first error, which voids them. */
@@ -1920,8 +1925,9 @@ static int svm_session_open(int dev, uint32_t target, uint32_t *session)
 	struct accmap_svm_aperture ap;
 	int ret;
 
+	/* EBUSY: another session of the bench set it up (section 9's two). */
 	ret = accmap_svm_aperture_init(SVM_VA_BITS);
-	if (!ret)
+	if (!ret || ret == -EBUSY)
 		ret = accmap_svm_aperture_info(&ap);
 	if (ret)
 		return ret;
@@ -2013,10 +2019,10 @@ static int32_t *svm_region(bool huge)
 }
 
 /*
- * The SVM session and a session with the buffer mapped, on the sim target.
- * A failure voids the section: -EOPNOTSUPP is a kernel without SVM.
+ * The SVM session and a session with the buffer mapped, on the target
+ * @name.  A failure voids the section: -EOPNOTSUPP is a kernel without SVM.
  */
-static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
+static int svm_bench_setup(struct svm_bench *sb, const char *name, struct svm_result *res)
 {
 	struct accmap_replay_target_info info;
 	struct accmap_replay_map map = {
@@ -2029,10 +2035,10 @@ static int svm_bench_setup(struct svm_bench *sb, struct svm_result *res)
 	uint32_t target;
 	int ret;
 
-	ret = accmap_replay_find_target(sb->dev, SIMDRV_TARGET, &target, &info);
+	ret = accmap_replay_find_target(sb->dev, name, &target, &info);
 	if (ret) {
-		set_absent(&res->ab, ret != -EOPNOTSUPP, "no replay target \"%s\": %s",
-			   SIMDRV_TARGET, strerror(-ret));
+		set_absent(&res->ab, ret != -EOPNOTSUPP, "no replay target \"%s\": %s", name,
+			   strerror(-ret));
 		return ret;
 	}
 	ret = svm_session_open(sb->dev, target, &sb->svm_session);
@@ -2223,7 +2229,7 @@ static void svm_section(int dev, struct svm_result *res)
 	res->thp = svm_has_thp(sb.bthp);
 	if (access(HMM_DMIRROR_PATH, R_OK | W_OK))
 		set_hmm_absent(&res->ab, "");
-	ret = svm_bench_setup(&sb, res);
+	ret = svm_bench_setup(&sb, SIMDRV_TARGET, res);
 	if (ret)
 		goto out;
 	ret = svm_bench_jobs(&sb, sb.b4k);
@@ -3248,11 +3254,207 @@ static void report_targets(struct bench *b, struct rw_result *rw, struct touch_r
 	md_blank();
 }
 
+/* ---- 9. the board's GPU against the model ------------------------------ */
+
+enum { BT_SIM, BT_BOARD, BT_TARGETS };
+enum { BD_MNIST, BD_COLD, BD_WARM, BD_KINDS };
+
+static const char *const board_case_names[BD_KINDS] = {
+	[BD_MNIST] = "MNIST replay, 23 chains (REPLAY_RUN wall)",
+	[BD_COLD] = "SVM job, 4 KiB pages fault in",
+	[BD_WARM] = "SVM job, 4 KiB GPU entries present",
+};
+
+struct board_result {
+	struct absence ab;
+	char gpu[ACCMAP_REPLAY_NAME_LEN];
+	bool mnist;
+	struct series ms[BT_TARGETS][BD_KINDS];
+	struct series faults[BT_TARGETS];
+};
+
+/* The target of each column: the model, the board's GPU. */
+struct board_side {
+	const char *name;
+	struct svm_bench sb;
+	struct svm_result sr;
+};
+
+/* One REPLAY_RUN of the imported recording @rec on @target, its wall time. */
+static int board_mnist(int dev, struct accmap_recording *rec, const char *target, double *ms)
+{
+	struct accmap_player *player = NULL;
+	struct accmap_replay_run run;
+	uint32_t failed_map;
+	uint64_t t0;
+	int ret, ret2;
+
+	snprintf(rec->target, sizeof(rec->target), "%s", target);
+	ret = accmap_player_open(dev, rec, NULL, &player, &failed_map);
+	if (ret) {
+		fprintf(stderr, "bench: MNIST on %s: accmap_player_open: %s (map %u)\n", target,
+			strerror(-ret), failed_map);
+		return ret;
+	}
+	t0 = now_ns();
+	ret = accmap_player_run(player, NULL, NULL, &run);
+	*ms = (double)(now_ns() - t0) / 1e6;
+	if (!ret && (run.reason != ACCMAP_REPLAY_OK || run.done != rec->nr_ops))
+		ret = -EIO;
+	if (ret)
+		fprintf(stderr, "bench: MNIST on %s: %s, reason %u, %u of %u ops\n", target,
+			strerror(-ret), run.reason, run.done, rec->nr_ops);
+	ret2 = accmap_player_close(player);
+	return ret ? ret : ret2;
+}
+
+/* One round on one target: MNIST (if loaded), a cold and a warm SVM job. */
+static int board_round(int dev, struct accmap_recording *rec, struct board_side *side,
+		       unsigned int t, struct board_result *res, bool timed)
+{
+	struct svm_bench *sb = &side->sb;
+	double ms[BD_KINDS] = { NAN, NAN, NAN };
+	struct series faults = { 0 };
+	int ret = 0;
+
+	if (rec)
+		ret = board_mnist(dev, rec, side->name, &ms[BD_MNIST]);
+	if (!ret)
+		ret = svm_cold(sb, sb->b4k, 12, true, &ms[BD_COLD], &faults);
+	if (!ret)
+		ret = svm_job(sb, sb->svm_session, (uintptr_t)sb->desc_svm, &ms[BD_WARM]);
+	if (ret || !timed)
+		return ret;
+	series_add_taken(res->ms[t], ms, BD_KINDS);
+	if (faults.n)
+		series_add(&res->faults[t], 0, faults.v[0]);
+	return 0;
+}
+
+/* Section 6's SVM set-up for the side's target: A, C, B of 4 KiB pages. */
+static int board_side_open(int dev, struct board_side *side)
+{
+	struct svm_bench *sb = &side->sb;
+
+	sb->dev = dev;
+	sb->desc_svm = aligned_alloc(4096, 4096);
+	sb->a = aligned_alloc(4096, SVM_K * 4);
+	sb->c = aligned_alloc(4096, SVM_N * 4);
+	sb->b4k = svm_region(false);
+	if (!sb->desc_svm || !sb->a || !sb->c || !sb->b4k)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < SVM_K; i++)
+		sb->a[i] = (int32_t)(i % 5) - 2;
+	return svm_bench_setup(sb, side->name, &side->sr);
+}
+
+static void board_side_close(int dev, struct board_side *side)
+{
+	struct svm_bench *sb = &side->sb;
+
+	if (sb->map_session)
+		accmap_replay_destroy(dev, sb->map_session);
+	if (sb->buf)
+		accmap_free(dev, sb->buf);
+	if (sb->svm_session)
+		accmap_replay_destroy(dev, sb->svm_session);
+	free(sb->desc_svm);
+	free(sb->a);
+	free(sb->c);
+	if (sb->b4k)
+		munmap(sb->b4k, SVM_B_BYTES);
+}
+
+static void board_section(int dev, const char *mnist_dir, struct board_result *res)
+{
+	const char *gpu = getenv("ACCMAP_BOARD_GPU");
+	struct board_side side[BT_TARGETS] = {
+		[BT_SIM] = { .name = SIMDRV_TARGET }, [BT_BOARD] = { .name = gpu },
+	};
+	struct accmap_recording *rec = NULL;
+	struct accmap_rec_error err;
+	struct gpureplay_input in;
+	int ret = 0;
+
+	if (!gpu || !*gpu) {
+		set_absent(&res->ab, false, "no board GPU (ACCMAP_BOARD_GPU is empty)");
+		return;
+	}
+	snprintf(res->gpu, sizeof(res->gpu), "%s", gpu);
+	progress("board: %s against %s, %u rounds", gpu, SIMDRV_TARGET, reps.board);
+	if (!gpureplay_load(mnist_dir, &in, &err)) {
+		ret = gpureplay_import(&in, &rec, NULL, &err);
+		gpureplay_unload(&in);
+		if (ret) {
+			set_absent(&res->ab, true, "MNIST import: %s", err.msg);
+			return;
+		}
+		res->mnist = true;
+	}
+	/* Both SVM sessions live at once: one mirror each, the same aperture. */
+	for (unsigned int t = 0; !ret && t < BT_TARGETS; t++) {
+		ret = board_side_open(dev, &side[t]);
+		if (ret && !side[t].sr.ab.absent)
+			set_absent(&res->ab, true, "%s: %s", side[t].name, strerror(-ret));
+		else if (ret)
+			set_absent(&res->ab, true, "%s: %s", side[t].name, side[t].sr.ab.why);
+	}
+	for (unsigned int r = 0; !ret && r <= reps.board; r++) {
+		progress("board: round %u of %u", r, reps.board);
+		/* Round 0 warms up; the targets take turns going first. */
+		for (unsigned int k = 0; !ret && k < BT_TARGETS; k++) {
+			unsigned int t = (k + r) % BT_TARGETS;
+
+			ret = board_round(dev, rec, &side[t], t, res, r > 0);
+		}
+		if (ret)
+			set_absent(&res->ab, true, "a round failed: %s", strerror(-ret));
+	}
+	for (unsigned int t = 0; t < BT_TARGETS; t++)
+		board_side_close(dev, &side[t]);
+	accmap_svm_aperture_fini();
+	accmap_rec_free(rec);
+}
+
+static void report_board(struct board_result *res)
+{
+	static const char *const cols[] = { "case", "sim ms", "board ms", "board / sim" };
+	double pages = (double)SVM_B_BYTES / (double)page_size;
+
+	md("## 9. The board's GPU against the model");
+	md_blank();
+	if (report_absent(&res->ab))
+		return;
+	md("The same work on the software model (sim) and on the board's GPU (%s, a register",
+	   res->gpu);
+	md("window with interrupts), taking turns in one boot: MNIST's REPLAY_RUN%s, and",
+	   res->mnist ? "" : " (absent: no recording)");
+	md("section 6's job over B's 4 MiB in an SVM session, with B's GPU entries dropped");
+	md("first (every page a GPU fault, serviced from the MMU interrupt on the board) and");
+	md("present.  Median milliseconds.");
+	md_blank();
+	md_table(cols, ARRAY_SIZE(cols));
+	for (unsigned int i = 0; i < BD_KINDS; i++) {
+		if (i == BD_MNIST && !res->mnist)
+			continue;
+		md("| %s | %s | %s | %s |", board_case_names[i], cell(&res->ms[BT_SIM][i], 1),
+		   cell(&res->ms[BT_BOARD][i], 1),
+		   ratio(div_or_nan(median(&res->ms[BT_BOARD][i]), median(&res->ms[BT_SIM][i]))));
+	}
+	md_blank();
+	for (unsigned int t = 0; t < BT_TARGETS; t++)
+		md("%s: %s GPU faults per cold job, **%s pages/s** of fault service%s",
+		   t == BT_SIM ? "sim" : res->gpu, num(median(&res->faults[t])),
+		   num(pages / ((median(&res->ms[t][BD_COLD]) - median(&res->ms[t][BD_WARM])) /
+				1e3)), t == BT_SIM ? ";" : ".");
+	md_blank();
+}
+
 /* ---- main -------------------------------------------------------------------- */
 
 enum {
 	S_ALLOC = 1, S_RW = 2, S_TOUCH = 4, S_HANDLES = 8, S_MNIST = 16, S_SVM = 32,
-	S_DEVMEM = 64, S_CRIU = 128, S_ALL = 255
+	S_DEVMEM = 64, S_CRIU = 128, S_BOARD = 256, S_ALL = 511
 };
 
 static void print_usage(FILE *f)
@@ -3262,20 +3464,21 @@ static void print_usage(FILE *f)
 		"  --mnist DIR  GPUReplay MNIST recording (default %s; skipped if absent)\n"
 		"  --reps N     N repetitions in every section instead of the defaults\n"
 		"               (alloc-to-usable %u/%u, WRITE/READ %u, first touch %u,\n"
-		"               handles %u, MNIST %u, SVM %u, device memory %u, criu %u);\n"
-		"               1 to %u\n"
+		"               handles %u, MNIST %u, SVM %u, device memory %u, criu %u,\n"
+		"               board %u); 1 to %u\n"
 		"  --only LIST  sections to run, comma separated: alloc,rw,touch,handles,mnist,\n"
-		"               svm,devmem,criu\n"
+		"               svm,devmem,criu,board\n"
 		"Prints progress, the report as Markdown on \"@md \" lines and plot data on\n"
 		"\"@dat \" lines; tools/accmap/bench-report.sh makes bench.md and bench.png.\n",
 		MNIST_DIR_DEFAULT, reps.alloc_small, reps.alloc_large, reps.rw, reps.touch,
-		reps.handles, reps.mnist, reps.svm, reps.devmem, reps.criu, REPS_MAX);
+		reps.handles, reps.mnist, reps.svm, reps.devmem, reps.criu, reps.board,
+		REPS_MAX);
 }
 
 static int parse_only(char *list)
 {
 	static const char *const names[] = {
-		"alloc", "rw", "touch", "handles", "mnist", "svm", "devmem", "criu",
+		"alloc", "rw", "touch", "handles", "mnist", "svm", "devmem", "criu", "board",
 	};
 	int mask = 0;
 	char *tok, *save = NULL;
@@ -3309,6 +3512,7 @@ int main(int argc, char **argv)
 	static struct svm_result sr;
 	static struct dm_result dr;
 	static struct criu_result cr;
+	static struct board_result br;
 	const char *mnist_dir = MNIST_DIR_DEFAULT;
 	int sections = S_ALL, c, ret;
 	uint64_t granularity;
@@ -3332,7 +3536,7 @@ int main(int argc, char **argv)
 				print_usage(stderr);
 				return 2;
 			}
-			reps = (struct reps){ n, n, n, n, n, n, n, n, n };
+			reps = (struct reps){ n, n, n, n, n, n, n, n, n, n };
 			break;
 		case 'o':
 			sections = parse_only(optarg);
@@ -3396,6 +3600,8 @@ int main(int argc, char **argv)
 		dm_section(b.accmap, &dr);
 	if (sections & S_CRIU)
 		criu_section(&cr);
+	if (sections & S_BOARD)
+		board_section(b.accmap, mnist_dir, &br);
 	progress("done");
 
 	report_header(&b, granularity);
@@ -3415,6 +3621,8 @@ int main(int argc, char **argv)
 		report_devmem(&dr);
 	if (sections & S_CRIU)
 		report_criu(&cr);
+	if (sections & S_BOARD)
+		report_board(&br);
 	report_targets(&b, &rw, &ft, &hr);
 
 	accmap_close(b.accmap);
