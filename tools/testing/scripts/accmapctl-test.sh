@@ -42,7 +42,9 @@ passed=0
 failed=0
 
 say "building accmapctl (LINK=shared) and the stand-in library in $work"
-make -s -C "$ACCMAP_ROOT/tools/accmap" OUTPUT="$work" LINK=shared "$work/accmapctl" \
+# Always from these sources (-B): a build in the cache from another tree
+# can be newer than this checkout's files and would be taken as current.
+make -s -B -C "$ACCMAP_ROOT/tools/accmap" OUTPUT="$work" LINK=shared "$work/accmapctl" \
 	>"$work/build.log" 2>&1 || { indent <"$work/build.log" >&2; die "accmapctl did not build"; }
 # The stand-in exports its functions under libaccmap's version node, so
 # that accmapctl's versioned references bind to it first.
