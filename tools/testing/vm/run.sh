@@ -238,7 +238,7 @@ esac
 # ACCMAP_BOARD (none, gpu, gpu-smmu) chooses for any arm64 run.
 board=none
 case $target/$table_mode in
-arm64/tests | arm64-debug/tests | arm64/demo | arm64-perf/bench) board=gpu ;;
+arm64/tests | arm64-debug/tests | arm64/demo | arm64/bench | arm64-perf/bench) board=gpu ;;
 arm64-6.12/tests) board=gpu-smmu ;;
 esac
 board=${ACCMAP_BOARD:-$board}
