@@ -126,7 +126,6 @@ struct accmap_svm *accmap_svm_create_with(struct accmap_replay_session *s,
 	atomic64_set(&svm->fatal, 0);
 	atomic64_set(&svm->invalidations, 0);
 	atomic64_set(&svm->pages_mapped, 0);
-	atomic64_set(&svm->kept, 0);
 	ret = accmap_svm_attr_init(svm);
 	if (ret)
 		goto err_free;
@@ -299,12 +298,10 @@ static bool svm_drop(struct accmap_svm *svm, u64 start, u64 end)
 		}
 		xa_erase(&svm->pages, idx);
 	}
-	if (kept) {
-		atomic64_add(kept, &svm->kept);
+	if (kept)
 		pr_warn_ratelimited("%s: the GPU did not confirm a TLB flush: keeping %lu pages of %s[%d] it may still reach\n",
 				    svm->s->target->name, kept, svm->s->comm,
 				    svm->s->pid);
-	}
 	return true;
 }
 

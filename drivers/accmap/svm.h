@@ -127,7 +127,6 @@ struct accmap_svm_range {
  * @fatal:      GPU faults the process's mappings did not allow
  * @invalidations: invalidations that dropped GPU entries
  * @pages_mapped: CPU pages given GPU entries, ever
- * @kept:       CPU pages kept because the GPU did not confirm a flush
  * @dma_dev:    the device entries are DMA-mapped for (a register window's),
  *              or NULL: the GPU reaches pages at their physical addresses
  * @dma:        with @dma_dev: the first CPU page index of each entry -> its
@@ -153,7 +152,6 @@ struct accmap_svm {
 	atomic64_t fatal;
 	atomic64_t invalidations;
 	atomic64_t pages_mapped;
-	atomic64_t kept;
 	struct device *dma_dev;
 	struct xarray dma;
 	const struct accmap_svm_backend *backend;
