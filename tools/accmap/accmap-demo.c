@@ -481,7 +481,7 @@ static int shared_memory(const char *target)
 	}
 	if (list_sum(dev, session, &gpu, desc, head, LIST_NODES, sum, result, &run))
 		goto out;
-	say("svm", "session %u on %s mirrors this process over [%#llx, %#llx), all of its user range",
+	say("svm", "session %u on %s mirrors all this process's user range, [%#llx, %#llx)",
 	    session, target, (unsigned long long)ap.start,
 	    (unsigned long long)(ap.start + ap.size));
 	say("svm", "GPU summed a list of %u malloc()'ed nodes through their own pointers: %d",

@@ -291,7 +291,8 @@ int main(void)
 	const char *faults = getenv("ACCMAP_BOARD_FAULTS");
 
 	if (!faults || !gpu || !*gpu) {
-		fprintf(stderr, "accmap_board_faults: run on a board (ACCMAP_BOARD_GPU) with ACCMAP_BOARD_FAULTS set\n");
+		fprintf(stderr,
+			"accmap_board_faults: needs ACCMAP_BOARD_GPU and ACCMAP_BOARD_FAULTS\n");
 		return 2;
 	}
 	setenv("ACCMAP_REPLAY_TARGET", gpu, 1);

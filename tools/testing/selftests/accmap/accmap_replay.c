@@ -1907,7 +1907,7 @@ static void test_setup_errors(void)
 	s.svm_start = maps[1].gpu_va + pg;
 	s.svm_size = pg;
 	if (!svm)
-		setup_expect(dev, &s, EOPNOTSUPP, UINT32_MAX, "an SVM range on a target without SVM");
+		setup_expect(dev, &s, EOPNOTSUPP, UINT32_MAX, "SVM on a target without it");
 	else if (CHECK(setup_raw(dev, &s) == 0, "SETUP of an SVM range right after map 1"))
 		destroy_raw(dev, s.session);
 	/* Several maps of one buffer, apart: fine. */

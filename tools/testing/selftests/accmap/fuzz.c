@@ -3521,10 +3521,12 @@ static bool op_rquery(struct fz_thread *t)
 			bad |= strcmp(a.name, SIM_NAME) || a.window_size != SIM_WINDOW ||
 			       a.formats != 3 || a.as_count != SIM_AS_COUNT ||
 			       a.gpu_id != SIM_GPU_ID ||
-			       a.flags != (ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ);
+			       a.flags != (ACCMAP_REPLAY_TARGET_SIM | ACCMAP_REPLAY_TARGET_IRQ |
+					   ACCMAP_REPLAY_TARGET_SVM);
 		else
-			bad |= (a.flags & ACCMAP_REPLAY_TARGET_SIM) ||
-			       a.as_count != MALI_AS_BLOCKS || strncmp(a.name, "mmio", 4);
+			/* A window: what AS_PRESENT says, 16 blocks at most. */
+			bad |= (a.flags & ~(ACCMAP_REPLAY_TARGET_IRQ | ACCMAP_REPLAY_TARGET_SVM)) ||
+			       a.as_count > MALI_AS_BLOCKS || strncmp(a.name, "mmio", 4);
 		if (bad)
 			FZ_FAIL(t, "REPLAY_QUERY %u: %u \"%.32s\" %#x window %#llx %#x %u %#x",
 				index, a.index, a.name, a.flags, (unsigned long long)a.window_size,
