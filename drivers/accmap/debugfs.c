@@ -28,6 +28,7 @@
 
 #include "accmap.h"
 #include "devmem.h"
+#include "replay.h"
 
 static void accmap_show_heap_header(struct seq_file *m,
 				    struct accmap_device *adev)
@@ -334,6 +335,29 @@ static int devmem_show(struct seq_file *m, void *unused)
 	return accmap_devmem_debugfs_show(m, unused);
 }
 DEFINE_SHOW_ATTRIBUTE(devmem);
+
+/*
+ * One file per target with device memory: "devmem" for the model's,
+ * "devmem-NAME" for a window's (those bound at load).
+ */
+static void accmap_debugfs_devmem(struct accmap_device *adev)
+{
+	struct accmap_replay_target *t;
+	char name[32];
+	u32 i;
+
+	for (i = 0; i < adev->nr_targets; i++) {
+		t = adev->targets[i];
+		if (!t->devmem)
+			continue;
+		if (t == &adev->sim_target)
+			strscpy(name, "devmem", sizeof(name));
+		else
+			snprintf(name, sizeof(name), "devmem-%s", t->name);
+		debugfs_create_file(name, 0444, adev->debugfs, t->devmem,
+				    &devmem_fops);
+	}
+}
 #endif
 
 /**
@@ -358,9 +382,7 @@ void accmap_debugfs_init(struct accmap_device *adev)
 	debugfs_create_file("replay_leaves", 0400, adev->debugfs, adev,
 			    &replay_leaves_fops);
 #ifdef ACCMAP_HAVE_DEVMEM
-	if (adev->sim_target.devmem)
-		debugfs_create_file("devmem", 0444, adev->debugfs, adev,
-				    &devmem_fops);
+	accmap_debugfs_devmem(adev);
 #endif
 }
 

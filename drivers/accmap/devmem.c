@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accmap: device memory of the sim target, and migration to and from it.
+ * accmap: device memory of a replay target, and migration to and from it.
  *
  *   devmem=<size>@<base>
  *
- * or a /reserved-memory child compatible with "accmap,device-memory"
- * gives the software model a carveout of its own: memory the kernel does
- * not use (e820-reserved with memmap=, or above mem=), 2 MiB aligned.  It
- * is handed to the memory manager as ZONE_DEVICE pages:
+ * or a /reserved-memory child compatible with "accmap,device-memory" that
+ * no GPU node names gives the software model a carveout of its own:
+ * memory the kernel does not use (e820-reserved with memmap=, or above
+ * mem=), 2 MiB aligned.  A GPU node of a register window that names such
+ * a child in its memory-region gives it to that window instead
+ * (accmap_devmem_create_gpu()); it is DMA-mapped for the GPU once, whole
+ * (devmem_dma_map() says how), and the GPU's entries hold those DMA
+ * addresses.
+ * It is handed to the memory manager as ZONE_DEVICE pages:
  *
  *  - MEMORY_DEVICE_PRIVATE where the kernel has CONFIG_DEVICE_PRIVATE.
  *    The pages are struct pages over a free physical range the CPU cannot
@@ -22,10 +27,11 @@
  * Pages move with migrate_vma_setup()/pages()/finalize() (both ways, under
  * the caller's mmap_lock) and, to evict, migrate_device_range() (no mm
  * needed).  Pages the mm never backed, and zero pages, are cleared on the
- * device rather than copied.  The copies are the sim target's: the CPU
- * copies through the kernel mappings, which the model reads too, so both
- * views stay the same; a target with a DMA engine would copy with it, and
- * on a non-coherent arm64 board clean and invalidate around it.
+ * device rather than copied.  The CPU copies, through the kernel
+ * mappings, which the model reads too; a window gets device memory only
+ * where its GPU is dma-coherent (SVM needs that already), so the GPU sees
+ * what the CPU wrote without cache maintenance.  A target with a DMA
+ * engine would copy with it.
  *
  * Every device page placed by a session holds a reference on the
  * session's counters (struct accmap_devmem_owner, in zone_device_data), so
@@ -36,6 +42,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/errno.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
@@ -63,6 +70,24 @@ static char *devmem;
 module_param(devmem, charp, 0444);
 MODULE_PARM_DESC(devmem,
 		 "Device memory of the sim target: <size>@<base>, 2 MiB aligned, memory the kernel does not use");
+
+/*
+ * The accmap,device-memory node a GPU's memory-region names (the first),
+ * with a reference, or NULL.
+ */
+static struct device_node *devmem_gpu_node(struct device *dev)
+{
+	struct device_node *np;
+	int i;
+
+	for (i = 0; dev->of_node; i++) {
+		np = of_parse_phandle(dev->of_node, "memory-region", i);
+		if (!np || of_device_is_compatible(np, "accmap,device-memory"))
+			return np;
+		of_node_put(np);
+	}
+	return NULL;
+}
 
 #ifndef ACCMAP_HAVE_DEVMEM
 /**
@@ -94,6 +119,28 @@ int accmap_devmem_create(struct accmap_device *adev,
 }
 
 /**
+ * accmap_devmem_create_gpu() - a window's device memory: none here
+ * @adev: the device
+ * @dev:  the window's GPU
+ * @name: the target's name
+ * @out:  set to NULL: this kernel cannot have any
+ *
+ * Return: 0; a memory-region naming device memory is only logged.
+ */
+int accmap_devmem_create_gpu(struct accmap_device *adev, struct device *dev,
+			     const char *name, struct accmap_devmem **out)
+{
+	struct device_node *np = devmem_gpu_node(dev);
+
+	*out = NULL;
+	if (np)
+		pr_info("%s: %pOF: not used, this kernel has no ZONE_DEVICE device migration\n",
+			name, np);
+	of_node_put(np);
+	return 0;
+}
+
+/**
  * accmap_devmem_destroy() - nothing to undo without device memory
  * @dm: NULL
  */
@@ -113,6 +160,11 @@ void accmap_devmem_destroy(struct accmap_devmem *dm)
  * @pgmap:     the ZONE_DEVICE pages
  * @pool:      which pages are free, and the eviction order
  * @base:      the carveout's physical address
+ * @addr:      where the target's GPU finds it: @base for the model, the
+ *             DMA address of the whole carveout for a window
+ * @dma_dev:   the window's device it is DMA-mapped for, or NULL
+ * @resource:  mapped with dma_map_resource() (no struct pages)
+ * @name:      the target's name, for the log
  * @size:      its bytes
  * @nr:        its pages
  * @pfn_first: pfn of the first ZONE_DEVICE page
@@ -130,6 +182,10 @@ struct accmap_devmem {
 	struct dev_pagemap pgmap;
 	struct accmap_devmem_pool pool;
 	phys_addr_t base;
+	dma_addr_t addr;
+	struct device *dma_dev;
+	bool resource;
+	const char *name;
 	u64 size;
 	unsigned long nr;
 	unsigned long pfn_first;
@@ -141,9 +197,6 @@ struct accmap_devmem {
 	struct list_head owners;
 	atomic64_t evictions;
 };
-
-/* The device memory debugfs shows (one sim target, one device memory). */
-static struct accmap_devmem *devmem_shown;
 
 static unsigned long devmem_idx(struct accmap_devmem *dm, struct page *page)
 {
@@ -168,16 +221,17 @@ bool accmap_devmem_owns(struct accmap_devmem *dm, struct page *page)
 }
 
 /**
- * accmap_devmem_phys() - where the target finds a device page's data
+ * accmap_devmem_addr() - where the target's GPU finds a device page's data
  * @dm:   the device memory
  * @page: one of its pages
  *
- * Return: the physical address in the carveout (the GPU's entries point
- * there).
+ * Return: the address the GPU's entries hold: the physical address in the
+ * carveout for the model, its DMA address for a window.  Pages are laid
+ * out in order, so a 2 MiB aligned run of pages is a 2 MiB aligned block.
  */
-phys_addr_t accmap_devmem_phys(struct accmap_devmem *dm, struct page *page)
+u64 accmap_devmem_addr(struct accmap_devmem *dm, struct page *page)
 {
-	return dm->base + ((phys_addr_t)devmem_idx(dm, page) << PAGE_SHIFT);
+	return dm->addr + ((u64)devmem_idx(dm, page) << PAGE_SHIFT);
 }
 
 /**
@@ -747,8 +801,8 @@ int accmap_devmem_query_heap(struct accmap_devmem *dm,
 }
 
 /**
- * accmap_devmem_debugfs_show() - the debugfs file "devmem"
- * @m:      the file
+ * accmap_devmem_debugfs_show() - a target's debugfs file "devmem"
+ * @m:      the file; its private data is the device memory
  * @unused: unused
  *
  * Its kind, size, use and evictions, then one row per session that has
@@ -760,7 +814,7 @@ int accmap_devmem_query_heap(struct accmap_devmem *dm,
  */
 int accmap_devmem_debugfs_show(struct seq_file *m, void *unused)
 {
-	struct accmap_devmem *dm = devmem_shown;
+	struct accmap_devmem *dm = m->private;
 	struct accmap_devmem_owner *o;
 	unsigned long flags;
 	u64 free;
@@ -807,19 +861,79 @@ static int devmem_parse(const char *s, phys_addr_t *base, u64 *size)
 }
 
 /*
- * The device tree's device memory: one available /reserved-memory child
- * compatible with "accmap,device-memory".  0 with *@size 0 if there is
- * none; -EINVAL (logged) for a bad node or more than one.
+ * Whether a GPU node names @np in its memory-region: then it is that
+ * window's device memory, not the model's.
+ */
+static bool devmem_node_is_gpus(struct device_node *np)
+{
+	struct device_node *gpu, *mem;
+	bool found = false;
+	int i;
+
+	for_each_compatible_node(gpu, NULL, "accmap,replay-mmio") {
+		for (i = 0; !found; i++) {
+			mem = of_parse_phandle(gpu, "memory-region", i);
+			if (!mem)
+				break;
+			found = mem == np;
+			of_node_put(mem);
+		}
+		if (found) {
+			of_node_put(gpu);
+			break;
+		}
+	}
+	return found;
+}
+
+/*
+ * The range of an accmap,device-memory node: a /reserved-memory child,
+ * not reusable, that the kernel reserved at boot, 2 MiB aligned.  0, or
+ * -EINVAL (logged).
+ */
+static int devmem_of_range(struct device_node *np, phys_addr_t *base,
+			   u64 *size)
+{
+	struct reserved_mem *rmem;
+
+	if (!np->parent || !of_node_name_eq(np->parent, "reserved-memory")) {
+		pr_err("%pOF: not a child of /reserved-memory\n", np);
+		return -EINVAL;
+	}
+	if (of_property_read_bool(np, "reusable")) {
+		pr_err("%pOF: reusable memory is lent to the page allocator; it cannot be device memory\n",
+		       np);
+		return -EINVAL;
+	}
+	rmem = of_reserved_mem_lookup(np);
+	if (!rmem) {
+		pr_err("%pOF: the kernel reserved no memory for this node at boot\n",
+		       np);
+		return -EINVAL;
+	}
+	if (!rmem->size || !IS_ALIGNED(rmem->base | rmem->size, SZ_2M)) {
+		pr_err("%pOF: base and size must be 2 MiB multiples\n", np);
+		return -EINVAL;
+	}
+	*base = rmem->base;
+	*size = rmem->size;
+	return 0;
+}
+
+/*
+ * The model's device memory in the device tree: one available
+ * /reserved-memory child compatible with "accmap,device-memory" that no
+ * GPU node names.  0 with *@size 0 if there is none; -EINVAL (logged) for
+ * a bad node or more than one.
  */
 static int devmem_find_of(phys_addr_t *base, u64 *size)
 {
 	struct device_node *np, *found = NULL;
-	struct reserved_mem *rmem;
 	int ret = -EINVAL;
 
 	*size = 0;
 	for_each_compatible_node(np, NULL, "accmap,device-memory") {
-		if (!of_device_is_available(np))
+		if (!of_device_is_available(np) || devmem_node_is_gpus(np))
 			continue;
 		if (found) {
 			pr_err("%pOF: a second accmap,device-memory node (%pOF is the first)\n",
@@ -831,36 +945,16 @@ static int devmem_find_of(phys_addr_t *base, u64 *size)
 	}
 	if (!found)
 		return 0;
-	if (!found->parent || !of_node_name_eq(found->parent, "reserved-memory")) {
-		pr_err("%pOF: not a child of /reserved-memory\n", found);
-		goto out;
-	}
-	if (of_property_read_bool(found, "reusable")) {
-		pr_err("%pOF: reusable memory is lent to the page allocator; it cannot be device memory\n",
-		       found);
-		goto out;
-	}
-	rmem = of_reserved_mem_lookup(found);
-	if (!rmem) {
-		pr_err("%pOF: the kernel reserved no memory for this node at boot\n",
-		       found);
-		goto out;
-	}
-	if (!rmem->size || !IS_ALIGNED(rmem->base | rmem->size, SZ_2M)) {
-		pr_err("%pOF: base and size must be 2 MiB multiples\n", found);
-		goto out;
-	}
-	*base = rmem->base;
-	*size = rmem->size;
-	ret = 0;
+	ret = devmem_of_range(found, base, size);
 out:
 	of_node_put(found);
 	return ret;
 }
 
 /*
- * Where the device memory is: devmem=, else the device tree.  0 with
- * *@size 0 if neither says; -EINVAL (logged) if both do or either is bad.
+ * Where the model's device memory is: devmem=, else the device tree.  0
+ * with *@size 0 if neither says; -EINVAL (logged) if both do or either is
+ * bad.
  */
 static int devmem_find(phys_addr_t *base, u64 *size)
 {
@@ -957,6 +1051,135 @@ static void devmem_unmap_pages(struct accmap_devmem *dm)
 	}
 }
 
+static void devmem_dma_unmap(struct accmap_devmem *dm)
+{
+	if (!dm->dma_dev)
+		return;
+	if (dm->resource)
+		dma_unmap_resource(dm->dma_dev, dm->addr, dm->size,
+				   DMA_BIDIRECTIONAL, 0);
+	else
+		dma_unmap_page_attrs(dm->dma_dev, dm->addr, dm->size,
+				     DMA_BIDIRECTIONAL, DMA_ATTR_SKIP_CPU_SYNC);
+	dm->addr = dm->base;
+}
+
+/*
+ * A window's whole carveout, DMA-mapped for its GPU once its pages exist.
+ * Where it has struct pages (coherent pages are the carveout's; a no-map
+ * carveout inside a RAM bank has its own), through them, as normal
+ * memory.  Without (private pages over memory outside the kernel's map),
+ * as a physical resource, and only where no IOMMU translates: an IOMMU
+ * would map a resource as MMIO, which a GPU must not cache while the CPU
+ * does.  Read-only GPU entries of device pages are read-only in the GPU's
+ * tables only.
+ */
+static int devmem_dma_map(struct accmap_devmem *dm)
+{
+	unsigned long first = PHYS_PFN(dm->base), last = first + dm->nr - 1;
+	struct device *dev = dm->dma_dev;
+	dma_addr_t dma;
+
+	if (pfn_valid(first) != pfn_valid(last))
+		return -EINVAL;
+	dm->resource = !pfn_valid(first);
+	if (dm->resource) {
+		if (device_iommu_mapped(dev))
+			return -EOPNOTSUPP;
+		dma = dma_map_resource(dev, dm->base, dm->size,
+				       DMA_BIDIRECTIONAL, 0);
+	} else {
+		dma = dma_map_page_attrs(dev, pfn_to_page(first), 0, dm->size,
+					 DMA_BIDIRECTIONAL,
+					 DMA_ATTR_SKIP_CPU_SYNC);
+	}
+	if (dma_mapping_error(dev, dma))
+		return -ENOMEM;
+	dm->addr = dma;
+	/* A 2 MiB run of pages must be a 2 MiB block for the GPU too. */
+	if (!IS_ALIGNED(dma, SZ_2M)) {
+		devmem_dma_unmap(dm);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Makes the device memory of target @name over [@base, + @size): for the
+ * model (@dma_dev NULL) or for a window's GPU.  Errors are logged.
+ */
+static int devmem_new(struct accmap_device *adev, const char *name,
+		      struct device *dma_dev, phys_addr_t base, u64 size,
+		      struct accmap_devmem **out)
+{
+	struct accmap_devmem *dm;
+	int ret;
+
+	if (devmem_check_unused(base, size)) {
+		pr_err("%s: device memory %pa+%#llx: memory the kernel uses; reserve it first (memmap=, no-map, or above mem=)\n",
+		       name, &base, size);
+		return -EINVAL;
+	}
+	if (accmap_carveout_overlaps(adev, base, size)) {
+		pr_err("%s: device memory %pa+%#llx: overlaps carveout '%s'\n",
+		       name, &base, size,
+		       accmap_carveout_overlaps(adev, base, size));
+		return -EINVAL;
+	}
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	if (!dm)
+		return -ENOMEM;
+	dm->base = base;
+	dm->addr = base;
+	dm->dma_dev = dma_dev;
+	dm->name = name;
+	dm->size = size;
+	dm->nr = size >> PAGE_SHIFT;
+	spin_lock_init(&dm->lock);
+	INIT_LIST_HEAD(&dm->owners);
+	atomic64_set(&dm->evictions, 0);
+	ret = accmap_devmem_pool_init(&dm->pool, dm->nr);
+	if (ret)
+		goto err_free;
+	dm->res = request_mem_region(base, size, "accmap-devmem");
+	if (!dm->res) {
+		pr_err("%s: device memory %pa+%#llx: the range is taken\n",
+		       name, &base, size);
+		ret = -EBUSY;
+		goto err_pool;
+	}
+	ret = devmem_map_pages(dm);
+	if (ret) {
+		pr_err("%s: device memory %pa+%#llx: the kernel refused the pages (%d)\n",
+		       name, &base, size, ret);
+		goto err_res;
+	}
+	if (dma_dev) {
+		ret = devmem_dma_map(dm);
+		if (ret) {
+			pr_err("%s: device memory %pa+%#llx: no 2 MiB aligned DMA mapping for the GPU%s (%d)\n",
+			       name, &base, size,
+			       ret == -EOPNOTSUPP ? " behind its IOMMU without struct pages" : "",
+			       ret);
+			goto err_pages;
+		}
+	}
+	pr_info("%s: device memory: %llu MiB, %s\n", name, size >> 20,
+		dm->private ? "private" : "coherent");
+	*out = dm;
+	return 0;
+
+err_pages:
+	devmem_unmap_pages(dm);
+err_res:
+	release_mem_region(base, size);
+err_pool:
+	accmap_devmem_pool_fini(&dm->pool);
+err_free:
+	kfree(dm);
+	return ret;
+}
+
 /**
  * accmap_devmem_create() - the sim target's device memory, if configured
  * @adev: the device
@@ -970,7 +1193,6 @@ static void devmem_unmap_pages(struct accmap_devmem *dm)
 int accmap_devmem_create(struct accmap_device *adev,
 			 struct accmap_devmem **out)
 {
-	struct accmap_devmem *dm;
 	phys_addr_t base;
 	u64 size;
 	int ret;
@@ -979,54 +1201,35 @@ int accmap_devmem_create(struct accmap_device *adev,
 	ret = devmem_find(&base, &size);
 	if (ret || !size)
 		return ret;
-	if (devmem_check_unused(base, size)) {
-		pr_err("device memory %pa+%#llx: memory the kernel uses; reserve it first (memmap=, or above mem=)\n",
-		       &base, size);
-		return -EINVAL;
-	}
-	if (accmap_carveout_overlaps(adev, base, size)) {
-		pr_err("device memory %pa+%#llx: overlaps carveout '%s'\n", &base,
-		       size, accmap_carveout_overlaps(adev, base, size));
-		return -EINVAL;
-	}
-	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
-	if (!dm)
-		return -ENOMEM;
-	dm->base = base;
-	dm->size = size;
-	dm->nr = size >> PAGE_SHIFT;
-	spin_lock_init(&dm->lock);
-	INIT_LIST_HEAD(&dm->owners);
-	atomic64_set(&dm->evictions, 0);
-	ret = accmap_devmem_pool_init(&dm->pool, dm->nr);
-	if (ret)
-		goto err_free;
-	dm->res = request_mem_region(base, size, "accmap-devmem");
-	if (!dm->res) {
-		pr_err("device memory %pa+%#llx: the range is taken\n", &base,
-		       size);
-		ret = -EBUSY;
-		goto err_pool;
-	}
-	ret = devmem_map_pages(dm);
-	if (ret) {
-		pr_err("device memory %pa+%#llx: the kernel refused the pages (%d)\n",
-		       &base, size, ret);
-		goto err_res;
-	}
-	devmem_shown = dm;
-	pr_info("device memory: %llu MiB, %s\n", size >> 20,
-		dm->private ? "private" : "coherent");
-	*out = dm;
-	return 0;
+	return devmem_new(adev, "sim", NULL, base, size, out);
+}
 
-err_res:
-	release_mem_region(base, size);
-err_pool:
-	accmap_devmem_pool_fini(&dm->pool);
-err_free:
-	kfree(dm);
-	return ret;
+/**
+ * accmap_devmem_create_gpu() - a window's device memory, if its node has any
+ * @adev: the device
+ * @dev:  the window's GPU; dma-coherent
+ * @name: the target's name, kept for the log
+ * @out:  the device memory, or NULL when the node's memory-region names
+ *        no accmap,device-memory node
+ *
+ * Return: 0, or as accmap_devmem_create() (logged).
+ */
+int accmap_devmem_create_gpu(struct accmap_device *adev, struct device *dev,
+			     const char *name, struct accmap_devmem **out)
+{
+	struct device_node *np = devmem_gpu_node(dev);
+	phys_addr_t base;
+	u64 size;
+	int ret;
+
+	*out = NULL;
+	if (!np)
+		return 0;
+	ret = devmem_of_range(np, &base, &size);
+	of_node_put(np);
+	if (ret)
+		return ret;
+	return devmem_new(adev, name, dev, base, size, out);
 }
 
 /**
@@ -1060,11 +1263,12 @@ void accmap_devmem_destroy(struct accmap_devmem *dm)
 		}
 	}
 	if (accmap_devmem_pool_free(&dm->pool) != dm->nr)
-		pr_warn("unload: %lu device pages still in use, waiting for their processes to let them go\n",
-			dm->nr - accmap_devmem_pool_free(&dm->pool));
+		pr_warn("%s: unload: %lu device pages still in use, waiting for their processes to let them go\n",
+			dm->name, dm->nr - accmap_devmem_pool_free(&dm->pool));
+	/* No session is left: the GPU reaches none of it. */
+	devmem_dma_unmap(dm);
 	/* Waits for every page to be freed. */
 	devmem_unmap_pages(dm);
-	devmem_shown = NULL;
 	release_mem_region(dm->base, dm->size);
 	accmap_devmem_pool_fini(&dm->pool);
 	WARN_ON(!list_empty(&dm->owners));

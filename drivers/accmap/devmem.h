@@ -3,8 +3,9 @@
  * accmap: device memory of a replay target, internal interfaces.
  *
  * A target may own memory of its own (the devmem= parameter gives the sim
- * target a carveout).  SVM migrates the pages of a process there and back
- * without the process's addresses changing.  The parts:
+ * target a carveout; a GPU node's memory-region gives its window one).
+ * SVM migrates the pages of a process there and back without the
+ * process's addresses changing.  The parts:
  *
  *   devmem_pool.c  which device pages are free, and the order in which
  *                  used ones are evicted (least recently placed first).
@@ -17,8 +18,10 @@
  *                  where the kernel has ZONE_DEVICE and device migration
  *                  (ACCMAP_HAVE_DEVMEM); elsewhere the stubs below say
  *                  there is none, and devmem= fails the load.  It calls
- *                  the pool and the mm; the SVM backend (svm_hmm.c) and
- *                  FROM_VA call it.
+ *                  the pool, the mm and the DMA API (a window's memory is
+ *                  mapped for its GPU); the SVM backend (svm_hmm.c),
+ *                  FROM_VA and the targets (replay.c, replay_mmio.c)
+ *                  call it.
  *
  * Locking: the pool's spinlock protects the free list and the eviction
  * order; it and the device memory's lock (its owner list) are taken with
@@ -44,6 +47,7 @@
 struct accmap_device;
 struct accmap_devmem;
 struct accmap_heap_info;
+struct device;
 struct mm_struct;
 struct page;
 struct seq_file;
@@ -134,6 +138,8 @@ static inline bool accmap_devmem_fault_migrates(u32 location, bool have_devmem)
 
 int accmap_devmem_create(struct accmap_device *adev,
 			 struct accmap_devmem **out);
+int accmap_devmem_create_gpu(struct accmap_device *adev, struct device *dev,
+			     const char *name, struct accmap_devmem **out);
 void accmap_devmem_destroy(struct accmap_devmem *dm);
 
 #ifdef ACCMAP_HAVE_DEVMEM
@@ -142,7 +148,7 @@ struct accmap_devmem_owner *accmap_devmem_owner_new(struct accmap_devmem *dm,
 void accmap_devmem_owner_put(struct accmap_devmem_owner *owner);
 void *accmap_devmem_pgmap_owner(struct accmap_devmem *dm);
 bool accmap_devmem_owns(struct accmap_devmem *dm, struct page *page);
-phys_addr_t accmap_devmem_phys(struct accmap_devmem *dm, struct page *page);
+u64 accmap_devmem_addr(struct accmap_devmem *dm, struct page *page);
 void *accmap_devmem_kmap(struct accmap_devmem *dm, struct page *page);
 void accmap_devmem_kunmap(struct accmap_devmem *dm, void *kva);
 void accmap_devmem_touch(struct accmap_devmem *dm, struct page *page);
@@ -181,8 +187,8 @@ static inline bool accmap_devmem_owns(struct accmap_devmem *dm,
 	return false;
 }
 
-static inline phys_addr_t accmap_devmem_phys(struct accmap_devmem *dm,
-					     struct page *page)
+static inline u64 accmap_devmem_addr(struct accmap_devmem *dm,
+				     struct page *page)
 {
 	return 0;
 }

@@ -36,6 +36,7 @@
 
 #include "accmap.h"
 #include "devmem.h"
+#include "replay.h"
 
 /* Pages pinned per call into GUP: bounds the time between signal checks. */
 #define ACCMAP_FROM_VA_BATCH	512
@@ -198,9 +199,30 @@ static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
 #endif
 
 /*
+ * Brings back pages of [@start, @end) that are on any target's device
+ * memory; @mm's mmap_lock held.  0 or -ENOMEM.
+ */
+static int accmap_from_va_to_system(struct accmap_device *adev,
+				    struct mm_struct *mm, unsigned long start,
+				    unsigned long end)
+{
+	/* Pairs with accmap_replay_add_target(): entries below nr are set. */
+	u32 i, nr = smp_load_acquire(&adev->nr_targets);
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		ret = accmap_devmem_range_to_system(adev->targets[i]->devmem,
+						    mm, start, end);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
  * Pins @npages pages from @addr into @pages, a batch at a time, after
- * bringing back any of them on the device memory @dm (NULL: none); all of
- * them, or none on error.  Each batch is checked and pinned under one
+ * bringing back any of them on a target's device memory; all of them, or
+ * none on error.  Each batch is checked and pinned under one
  * hold of the mmap_lock, so a concurrent munmap() and mmap() of another
  * kind of memory at the same address cannot slip in between: a pinned
  * page is always one of a mapping accmap_from_va_check() accepted.  6.1's
@@ -209,7 +231,7 @@ static unsigned long accmap_from_va_unshare(struct mm_struct *mm,
  * pages with -EFAULT or, in a mixed map, -EEXIST, which we report as
  * -EFAULT as well.
  */
-static int accmap_from_va_pin(struct accmap_devmem *dm, struct mm_struct *mm,
+static int accmap_from_va_pin(struct accmap_device *adev, struct mm_struct *mm,
 			      unsigned long addr, unsigned long npages,
 			      bool writable, struct page **pages)
 {
@@ -234,8 +256,8 @@ static int accmap_from_va_pin(struct accmap_devmem *dm, struct mm_struct *mm,
 					   start + (batch << PAGE_SHIFT));
 		/* A pin holds system memory: device pages come back first. */
 		if (!ret)
-			ret = accmap_devmem_range_to_system(dm, mm, start,
-							    start + (batch << PAGE_SHIFT));
+			ret = accmap_from_va_to_system(adev, mm, start,
+						       start + (batch << PAGE_SHIFT));
 		got = ret ? 0 : accmap_pin_locked(mm, start, batch, flags,
 						  pages + pinned);
 		mmap_read_unlock(mm);
@@ -315,8 +337,7 @@ int accmap_handle_pin_va(struct accmap_handle *handle, struct mm_struct *mm,
 		goto err_free_pages;
 	mmgrab(buf->mm);
 
-	ret = accmap_from_va_pin(adev->sim_target.devmem, mm, addr, npages,
-				 writable, pages);
+	ret = accmap_from_va_pin(adev, mm, addr, npages, writable, pages);
 	if (ret)
 		goto err_refund;
 	buf->pinned = npages;

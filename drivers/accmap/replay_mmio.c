@@ -32,6 +32,10 @@
  * the GPU flush the address space (LOCKADDR over all of it, AS_COMMAND
  * FLUSH_MEM) and waits for AS_STATUS, bounded; @as_lock keeps it from
  * interleaving with a run's writes to the address-space registers.
+ *
+ * Device memory.  A node whose memory-region names an accmap,device-memory
+ * node gives its SVM sessions somewhere to migrate to: devmem.c makes it
+ * and DMA-maps it for the GPU; it goes at unbind, after every session.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -53,6 +57,7 @@
 #include <linux/wait.h>
 
 #include "accmap.h"
+#include "devmem.h"
 #include "mali_regs.h"
 #include "replay.h"
 
@@ -752,6 +757,15 @@ static void accmap_mmio_init_target(struct accmap_mmio *mmio, int index)
 	t->priv = mmio;
 }
 
+/* At unbind (unload): pages processes still map go back to RAM first. */
+static void accmap_mmio_devmem_destroy(void *data)
+{
+	struct accmap_mmio *mmio = data;
+
+	accmap_devmem_destroy(mmio->target.devmem);
+	mmio->target.devmem = NULL;
+}
+
 static int accmap_mmio_check_window(u64 base, u64 size)
 {
 	/* The executor and the interrupt handler use the whole Mali map. */
@@ -839,15 +853,30 @@ static int accmap_mmio_probe(struct platform_device *pdev)
 			return ret;
 	}
 
+	/*
+	 * Device memory, where the node names some: SVM migrates there.  A
+	 * GPU without it (or whose memory is refused, logged) still runs.
+	 */
+	if (mmio->target.flags & ACCMAP_REPLAY_TARGET_SVM &&
+	    !accmap_devmem_create_gpu(accmap_mmio_adev, dev, mmio->name,
+				      &mmio->target.devmem) &&
+	    mmio->target.devmem) {
+		ret = devm_add_action_or_reset(dev, accmap_mmio_devmem_destroy,
+					       mmio);
+		if (ret)
+			return ret;
+	}
+
 	ret = accmap_replay_add_target(accmap_mmio_adev, &mmio->target);
 	if (ret)
 		return ret;
 	accmap_mmio_count++;
-	dev_info(dev, "replay target %s: %pR, GPU_ID %#x, %u address spaces%s%s\n",
+	dev_info(dev, "replay target %s: %pR, GPU_ID %#x, %u address spaces%s%s%s\n",
 		 mmio->name, res, mmio->target.gpu_id, mmio->target.as_count,
 		 mmio->target.flags & ACCMAP_REPLAY_TARGET_IRQ ?
 		 ", interrupts" : "",
-		 mmio->target.flags & ACCMAP_REPLAY_TARGET_SVM ? ", SVM" : "");
+		 mmio->target.flags & ACCMAP_REPLAY_TARGET_SVM ? ", SVM" : "",
+		 mmio->target.devmem ? ", device memory" : "");
 	return 0;
 }
 

@@ -220,14 +220,6 @@ void accmap_svm_set_session(struct accmap_svm *svm, u32 id)
 		WRITE_ONCE(svm->owner->session, id);
 }
 
-/* Where the GPU finds a page's data: device memory keeps its own. */
-static phys_addr_t svm_page_phys(struct accmap_svm *svm, struct page *page)
-{
-	if (accmap_devmem_owns(svm->dm, page))
-		return accmap_devmem_phys(svm->dm, page);
-	return page_to_phys(page);
-}
-
 /* The GPU permissions of a page the CPU maps with @write. */
 static u32 svm_perm(const struct accmap_svm_range *r, bool write)
 {
@@ -328,6 +320,18 @@ void accmap_svm_invalidate_locked(struct accmap_svm *svm, u64 start, u64 end)
 }
 
 /*
+ * Where the GPU finds a page's data without a mapping of its own: device
+ * memory says where it is for the GPU; a model reads system pages at their
+ * physical address.
+ */
+static u64 svm_page_addr(struct accmap_svm *svm, struct page *page)
+{
+	if (accmap_devmem_owns(svm->dm, page))
+		return accmap_devmem_addr(svm->dm, page);
+	return page_to_phys(page);
+}
+
+/*
  * How many of the pages from @i on one GPU entry can map: a whole 2 MiB
  * block where the CPU maps them as one physically contiguous huge page
  * with the same rights and attributes, else one page.
@@ -392,9 +396,10 @@ static int svm_index(struct accmap_svm *svm, u64 va,
 }
 
 /*
- * The device address of an entry of @size bytes from @page at @va: the
- * physical address for a model, else a DMA mapping for the target's
- * device, recorded in @dma at the entry's first page.
+ * The device address of an entry of @size bytes from @page at @va: for a
+ * device page, where its device memory is for the GPU (mapped whole,
+ * once); else the physical address for a model, or a DMA mapping for the
+ * target's device, recorded in @dma at the entry's first page.
  */
 static int svm_dma_map(struct accmap_svm *svm, u64 va, struct page *page,
 		       u64 size, u32 perm, u64 *addr, struct svm_room *room)
@@ -405,8 +410,8 @@ static int svm_dma_map(struct accmap_svm *svm, u64 va, struct page *page,
 	dma_addr_t dma;
 	int ret;
 
-	if (!svm->dma_dev) {
-		*addr = svm_page_phys(svm, page);
+	if (!svm->dma_dev || accmap_devmem_owns(svm->dm, page)) {
+		*addr = svm_page_addr(svm, page);
 		return 0;
 	}
 	dir = write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
@@ -646,7 +651,7 @@ int accmap_svm_copy(struct accmap_svm *svm, u64 va, u64 pa, void *buf,
 	    !IS_ALIGNED(off | len, sizeof(u32)))
 		return -EFAULT;
 	page = xa_load(&svm->pages, va >> PAGE_SHIFT);
-	if (!page || svm_page_phys(svm, page) + off != pa)
+	if (!page || svm_page_addr(svm, page) + off != pa)
 		return -EFAULT;
 	dev = accmap_devmem_owns(svm->dm, page);
 	kva = dev ? accmap_devmem_kmap(svm->dm, page) : kmap_local_page(page);

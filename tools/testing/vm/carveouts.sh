@@ -52,6 +52,9 @@
 #   0x78000000 32 MiB  accmap,device-memory, no-map, beyond mem=: the
 #                      sim target's device memory (devmem_setup); a
 #                      kernel without ZONE_DEVICE leaves it unused
+#   0x7a000000 16 MiB  on a board only: accmap,device-memory, no-map,
+#                      beyond mem=, named by the GPU node's
+#                      memory-region: the board GPU's device memory
 # A guest given more than 1 GiB (the benchmarks' 2 GiB: run.sh's $mem)
 # keeps that first GiB as it is, with its memory node saying so instead
 # of mem= (RAM to 0x78000000, no RAM in 0x78000000's 128 MiB memory
@@ -95,7 +98,7 @@ carveout_setup() {
 			die "dtc missing: run tools/testing/scripts/install-deps.sh"
 		# The machine's device tree, dumped with the very options it
 		# boots with (-M gets dumpdtb= added).
-		local dump=() i high
+		local dump=() i high gpu_node
 		for ((i = 0; i < ${#qemu[@]}; i++)); do
 			dump+=("${qemu[i]}")
 			if [ "${qemu[i]}" = -M ]; then
@@ -155,6 +158,28 @@ carveout_setup() {
 				};
 			};
 			EOF
+			if [ "$board" != none ]; then
+				# The board's GPU has device memory of its own.
+				gpu_node=$(dtc -q -I dtb -O dts "$work/virt.dtb" |
+					sed -n 's/^\t\(gpu@[0-9a-f]*\) {$/\1/p')
+				[ -n "$gpu_node" ] || die "the board's device tree has no gpu@ node"
+				cat <<-EOF
+
+				/ {
+					reserved-memory {
+						board_devmem: device-memory@7a000000 {
+							compatible = "accmap,device-memory";
+							reg = <0x0 0x7a000000 0x0 0x1000000>;
+							no-map;
+						};
+					};
+				};
+
+				&{/$gpu_node} {
+					memory-region = <&board_devmem>;
+				};
+				EOF
+			fi
 			if [ "$mem" -gt 1024 ]; then
 				printf '\n/ {\n\tmemory@40000000 {\n'
 				# Two cells a size: above 4 GiB of RAM the high one counts.

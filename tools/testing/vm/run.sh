@@ -543,14 +543,14 @@ compat32_tests() {
 	done <"$work/bin32/compat32.list"
 }
 
-# board_tests: on a board tier, the replay and SVM programs (and
-# libaccmap's, which has both) again as
+# board_tests: on a board tier, the replay, SVM and device-memory
+# programs (and libaccmap's, which has all three) again as
 # NAME-board: a wrapper that runs NAME on the board's GPU, the target
 # init.sh finds (ACCMAP_BOARD_GPU) named in ACCMAP_REPLAY_TARGET.
 board_tests() {
 	local p
 	[ "$board" != none ] || return 0
-	for p in accmap_lib accmap_replay accmap_gpureplay accmap_svm; do
+	for p in accmap_lib accmap_replay accmap_gpureplay accmap_svm accmap_devmem; do
 		printf '%s\n' '#!/bin/sh' "# $p on the board's GPU (run.sh's board_tests)." \
 			"ACCMAP_REPLAY_TARGET=\$ACCMAP_BOARD_GPU exec /tests/$p \"\$@\"" \
 			>"$work/bin/$p-board"

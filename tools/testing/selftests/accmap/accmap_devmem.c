@@ -14,6 +14,11 @@
  * in hard interrupt context, the last reference of device pages dropped
  * there (io_free_in_irq).
  *
+ * The session is on the target ACCMAP_REPLAY_TARGET names (simdrv; the
+ * model if unset).  A register window's device memory is the one its GPU
+ * node names; its figures come from its debugfs file, devmem-NAME (the
+ * model's is devmem, and QUERY_HEAP's device heap).
+ *
  * What the guest has is in the environment: ACCMAP_DEVMEM=private,
  * coherent or none (unset: none).  With none, only the checks that there
  * is no device memory run (EOPNOTSUPP, ENODEV, no debugfs file); the plan
@@ -48,7 +53,6 @@
 
 #define SZ_1M			(1024UL * 1024)
 #define SZ_2M			(2UL << 20)
-#define DEVMEM_DEBUGFS		ACCMAP_DEBUGFS_DIR "/devmem"
 /* How long accounting may take to settle after a free or an exit. */
 #define SETTLE_MS		5000
 
@@ -56,6 +60,10 @@ enum devmem_kind { DEVMEM_NONE, DEVMEM_PRIVATE, DEVMEM_COHERENT };
 
 static size_t ps;
 static enum devmem_kind kind;
+/* The target's debugfs file, its path, and whether it is a window's. */
+static char devmem_name[64] = "devmem";
+static char devmem_path[128] = ACCMAP_DEBUGFS_DIR "/devmem";
+static bool on_window;
 
 static const char *const kind_names[] = {
 	[DEVMEM_NONE] = "none", [DEVMEM_PRIVATE] = "private", [DEVMEM_COHERENT] = "coherent",
@@ -166,7 +174,7 @@ static bool devmem_read(struct devmem *d)
 	uint64_t *nums[] = { NULL, &d->total, &d->used, &d->evictions };
 
 	memset(d, 0, sizeof(*d));
-	if (!dbg_read_keyed("devmem", TAP_ARRAY_SIZE(devmem_keys), &d->tb))
+	if (!dbg_read_keyed(devmem_name, TAP_ARRAY_SIZE(devmem_keys), &d->tb))
 		return false;
 	for (size_t i = 0; i < TAP_ARRAY_SIZE(devmem_keys); i++) {
 		if (!CHECK(!strcmp(dbg_key(&d->tb, i), devmem_keys[i]),
@@ -292,11 +300,33 @@ static uint64_t svm_device_column(const struct svm *t)
 	return v;
 }
 
-/* QUERY_HEAP of the device heap; 0 or -errno. */
+/*
+ * The target's device memory as QUERY_HEAP tells it: the model's through
+ * QUERY_HEAP; a window's (which QUERY_HEAP does not name) from its debugfs
+ * file.  0, or -errno (-ENODEV: there is none).
+ */
 static int device_heap(struct accmap_heap_info *h)
 {
-	int dev = am_open(), ret;
+	struct devmem d;
+	int dev, ret;
 
+	if (on_window) {
+		if (access(devmem_path, F_OK))
+			return errno == ENOENT ? -ENODEV : -errno;
+		memset(h, 0, sizeof(*h));
+		if (!devmem_read(&d)) {
+			devmem_free(&d);
+			return -EIO;
+		}
+		strncpy(h->name, "device", sizeof(h->name));
+		h->total = d.total;
+		h->used = d.used;
+		h->free = d.total - d.used;
+		h->largest_free = h->free;
+		devmem_free(&d);
+		return 0;
+	}
+	dev = am_open();
 	if (dev < 0)
 		return -EBADF;
 	ret = am_query_heap(dev, ACCMAP_HEAP_DEVICE, h);
@@ -1113,8 +1143,8 @@ static void test_errnos(void)
 		CHECK(access(ACCMAP_DEBUGFS_DIR "/svm", F_OK) == 0, "no %s/svm: is debugfs there?",
 		      ACCMAP_DEBUGFS_DIR);
 		errno = 0;
-		CHECK(access(DEVMEM_DEBUGFS, F_OK) && errno == ENOENT,
-		      "%s without device memory: %s", DEVMEM_DEBUGFS,
+		CHECK(access(devmem_path, F_OK) && errno == ENOENT,
+		      "%s without device memory: %s", devmem_path,
 		      errno ? strerror(errno) : "it is there");
 		goto out;
 	}
@@ -1129,7 +1159,8 @@ static void test_errnos(void)
 		CHECK(h.largest_free <= h.free, "largest_free %llu > free %llu",
 		      ull(h.largest_free), ull(h.free));
 		if (devmem_read(&d)) {
-			CHECK(d.total == h.total, "devmem total %llu, QUERY_HEAP %llu",
+			/* A window's heap figures are the file's. */
+			CHECK(on_window || d.total == h.total, "devmem total %llu, QUERY_HEAP %llu",
 			      ull(d.total), ull(h.total));
 			CHECK(!strcmp(d.kind, kind_names[kind]),
 			      "devmem kind %s, the guest expects %s", d.kind, kind_names[kind]);
@@ -1253,7 +1284,15 @@ int main(int argc, char **argv)
 {
 	const char *env = getenv("ACCMAP_DEVMEM"), *nullb;
 
+	const char *target = getenv("ACCMAP_REPLAY_TARGET");
+
 	ps = page_size();
+	if (target && *target && strcmp(target, "sim")) {
+		on_window = true;
+		snprintf(devmem_name, sizeof(devmem_name), "devmem-%s", target);
+		snprintf(devmem_path, sizeof(devmem_path), "%s/%s", ACCMAP_DEBUGFS_DIR,
+			 devmem_name);
+	}
 	kind = DEVMEM_NONE;
 	if (env && !strcmp(env, "private"))
 		kind = DEVMEM_PRIVATE;
