@@ -56,9 +56,9 @@
 #                      beyond mem=, named by the GPU node's
 #                      memory-region: the board GPU's device memory
 # A guest given more than 1 GiB (the benchmarks' 2 GiB: run.sh's $mem)
-# keeps that first GiB as it is, with its memory node saying so instead
-# of mem= (RAM to 0x78000000, no RAM in 0x78000000's 128 MiB memory
-# section), and the rest of its RAM from 0x80000000 on.
+# keeps that first GiB as it is, with /chosen's linux,usable-memory-range
+# saying so instead of mem= (RAM to 0x78000000, no RAM in 0x78000000's
+# 128 MiB memory section), and the rest of its RAM from 0x80000000 on.
 #
 # A guest given more than 4 GiB (the below-4-GiB runs) has one more
 # carveout, wholly above 4 GiB, so that a heap without low memory is
@@ -181,9 +181,14 @@ carveout_setup() {
 				EOF
 			fi
 			if [ "$mem" -gt 1024 ]; then
-				printf '\n/ {\n\tmemory@40000000 {\n'
+				# qemu replaces every /memory node of a -dtb with one of
+				# all its RAM, so the hole goes through /chosen: the
+				# kernel drops all memory outside the first range, and
+				# the reservations made so far there (the device tree
+				# itself, which qemu puts low), then adds the second.
 				# Two cells a size: above 4 GiB of RAM the high one counts.
-				printf '\t\treg = <0x0 0x40000000 0x0 0x38000000>, <0x0 0x80000000 %#x %#x>;\n' \
+				printf '\n/ {\n\tchosen {\n'
+				printf '\t\tlinux,usable-memory-range = <0x0 0x40000000 0x0 0x38000000>, <0x0 0x80000000 %#x %#x>;\n' \
 					$((((mem - 1024) << 20) >> 32)) $((((mem - 1024) << 20) & 0xffffffff))
 				printf '\t};\n};\n'
 			fi
