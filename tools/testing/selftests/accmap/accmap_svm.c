@@ -1066,15 +1066,17 @@ static bool svm_row_of(pid_t pid, uint32_t session, char *row, size_t len);
 
 /*
  * A child runs a matmul whose C lies in memory it shares with this
- * process (MAP_SHARED, filled with garbage first), and exits halfway
- * through it (the child times one whole matmul first).  The exit must end
- * the job: C, which the job writes only at its end, must still be garbage
- * well after the job's whole time has passed; that is also what shows
- * the exit came mid-job.  A round whose C was written (the exit came
- * late) is counted and tried again, up to EXIT_ROUNDS; one mid-job exit
- * is required.
+ * process (MAP_SHARED, filled with garbage first), and exits partway
+ * through it: half the time of one whole matmul it timed first, which
+ * faulted its pages in, then a quarter, an eighth... in later rounds (a
+ * GPU whose jobs run faster once the pages are mapped, the board's, ends
+ * the second job sooner).  The exit must end the job: C, which the job
+ * writes only at its end, must still be garbage well after the job's
+ * whole time has passed; that is also what shows the exit came mid-job.
+ * A round whose C was written (the exit came late) is counted and tried
+ * again, up to EXIT_ROUNDS; one mid-job exit is required.
  */
-#define EXIT_ROUNDS		3
+#define EXIT_ROUNDS		6
 
 /* One child's run: 1 the exit came mid-job, 0 the job completed first, -1 failed. */
 static int exit_mid_job_round(unsigned int round, int32_t *shared, size_t elems,
@@ -1125,7 +1127,7 @@ static int exit_mid_job_round(unsigned int round, int32_t *shared, size_t elems,
 		/* Once the job's thread is in the run, halfway through, the process exits. */
 		if (!wait_in_ioctl(lj.tid))
 			tap_diag("child: could not see the job's thread in ioctl(2)");
-		usleep((useconds_t)(job_us / 2));
+		usleep((useconds_t)(job_us >> (round + 1)));
 		memcpy(msg + 1, &job_us, sizeof(job_us));
 		if (write(ready[1], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
 			_exit(1);
@@ -1156,7 +1158,8 @@ static int exit_mid_job_round(unsigned int round, int32_t *shared, size_t elems,
 	garbage = check_value((uint32_t *)shared, elems, GARBAGE_WORD);
 	kind = garbage == elems;
 	tap_diag("round %u: matmul %llu ms; child exited %llu ms into it, reaped at %llu ms; C %s",
-		 round, ull(job_us / 1000), ull(job_us / 2000), ull(reap_ns / 1000000),
+		 round, ull(job_us / 1000), ull((job_us >> (round + 1)) / 1000),
+		 ull(reap_ns / 1000000),
 		 kind ? "never written: the job ended with the process" :
 		 "written: the job completed before the exit");
 	if (!kind)
