@@ -202,7 +202,7 @@ static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
 				u32 value)
 {
 	struct accmap_mmio *mmio = accmap_mmio_of(s);
-	u32 reg;
+	u32 reg, back;
 	int src = accmap_mmio_irq_reg(mmio, offset, &reg);
 
 	if (offset >= MALI_AS_BASE(0) && offset < MALI_AS_BASE(MALI_AS_COUNT)) {
@@ -215,6 +215,12 @@ static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
 	if (src >= 0 && reg == ACCMAP_MMIO_IRQ_CLEAR) {
 		spin_lock_irq(&mmio->irq_lock);
 		mmio->latched[src] &= ~value;
+		/* An SVM fault left raised is gone: the next one interrupts. */
+		back = src == ACCMAP_REPLAY_IRQ_MMU ?
+		       value & mmio->svm_as & ~mmio->in_service : 0;
+		if (back)
+			writel(readl(mmio->regs + MALI_MMU_IRQ_MASK) | back,
+			       mmio->regs + MALI_MMU_IRQ_MASK);
 		spin_unlock_irq(&mmio->irq_lock);
 	}
 }
@@ -279,11 +285,15 @@ static irqreturn_t accmap_mmio_irq(int irq, void *data)
 /*
  * The threaded handler: each fault the hard handler queued goes to the
  * handler of the SVM session holding the address space, which may sleep
- * (it faults pages in).  A fault it does not service (or whose session
- * let go of the address space) is acknowledged and latched as the hard
- * handler latches any other, so the run reports it; then the address
- * space's bit is unmasked.  accmap_mmio_stop() waits for this with
- * synchronize_irq() before its session may go.
+ * (it faults pages in); a fault it serviced is over, and the address
+ * space's bit is unmasked again.  A fault it does not service (or whose
+ * session let go of the address space) is latched for the run to report
+ * and left raised and masked: the job stays stalled, as a flush does not
+ * resume an address space whose fault is raised, until a reset or the
+ * session's own write to MMU_IRQ_CLEAR.  A fault no longer raised when
+ * the handler gives up (a reset took it) is not latched: it is no run's
+ * to report.  accmap_mmio_stop() waits for this with synchronize_irq()
+ * before its session may go.
  */
 static irqreturn_t accmap_mmio_irq_thread(int irq, void *data)
 {
@@ -292,7 +302,7 @@ static irqreturn_t accmap_mmio_irq_thread(int irq, void *data)
 
 	for (;;) {
 		struct accmap_replay_session *s;
-		bool serviced;
+		bool serviced, stays;
 		u32 bit;
 
 		spin_lock_irq(&mmio->irq_lock);
@@ -308,14 +318,15 @@ static irqreturn_t accmap_mmio_irq_thread(int irq, void *data)
 		serviced = s && s->mmu_irq(s);
 
 		spin_lock_irq(&mmio->irq_lock);
-		if (!serviced) {
-			writel(bit, mmio->regs + MALI_MMU_IRQ_CLEAR);
-			mmio->latched[ACCMAP_REPLAY_IRQ_MMU] |= bit;
-		}
 		mmio->in_service &= ~bit;
-		writel(readl(mask) | bit, mask);
+		stays = !serviced &&
+			(readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT) & bit);
+		if (stays)
+			mmio->latched[ACCMAP_REPLAY_IRQ_MMU] |= bit;
+		else
+			writel(readl(mask) | bit, mask);
 		spin_unlock_irq(&mmio->irq_lock);
-		if (!serviced)
+		if (stays)
 			wake_up_all(&mmio->wq);
 	}
 }

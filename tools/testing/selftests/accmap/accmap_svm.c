@@ -285,6 +285,16 @@ static void test_read_only(void)
 
 	if (!CHECK_OK(mprotect(ro, len, PROT_READ | PROT_WRITE)))
 		goto out;
+	/*
+	 * The job whose write faulted stays stopped: the TLB flush that
+	 * mprotect's invalidation sends the GPU must not resume it behind the
+	 * run that reported its fault.  Given time, a resumed job would fault
+	 * again, be serviced (the VMA is writable now) and write the VMA.
+	 */
+	usleep(50000);
+	bad = check_words(ro, n, 5, 0);
+	CHECK(bad == n, "after mprotect RW, before a run: word %zu = %#x, the failed job wrote it",
+	      bad, bad < n ? ro[bad] : 0);
 	if (job_ok(&t, &job, "writing it after mprotect(PROT_READ | PROT_WRITE)")) {
 		for (bad = 0; bad < n && ro[bad] == 2 * word(6, bad); bad++)
 			;
