@@ -98,7 +98,8 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
  * @size:        its size in bytes
  * @irq:         Linux interrupt per source, or 0 for none
  * @irq_lock:    protects @latched, @svm_as, @svm_session, @in_service,
- *               @to_service, and MMU_IRQ_MASK's read-modify-writes
+ *               @to_service, @parked, and MMU_IRQ_MASK's
+ *               read-modify-writes
  * @latched:     per source, IRQ_STATUS bits the handler acknowledged and
  *               no WAIT_IRQ or fault report consumed yet
  * @svm_as:      MMU_IRQ fault bits of the address spaces an SVM session
@@ -106,6 +107,8 @@ static const char *const accmap_mmio_irq_names[ACCMAP_REPLAY_IRQ_COUNT] = {
  * @svm_session: per address space, that session, or NULL
  * @in_service:  fault bits masked while the threaded handler services them
  * @to_service:  of those, the ones it has not taken up yet
+ * @parked:      fault bits an SVM session's handler left raised (their
+ *               jobs stay stalled): no other run's to see in RAWSTAT
  * @wq:          woken by the handler
  * @window_lock: one run at a time on the window, whichever session
  * @as_lock:     serialises writes to the address-space registers (a run's
@@ -134,6 +137,7 @@ struct accmap_mmio {
 	struct accmap_replay_session *svm_session[MALI_AS_COUNT];
 	u32 in_service;
 	u32 to_service;
+	u32 parked;
 	wait_queue_head_t wq;
 
 	struct mutex window_lock;	/* one run at a time; as_root */
@@ -216,8 +220,11 @@ static void accmap_mmio_write32(struct accmap_replay_session *s, u32 offset,
 		spin_lock_irq(&mmio->irq_lock);
 		mmio->latched[src] &= ~value;
 		/* An SVM fault left raised is gone: the next one interrupts. */
-		back = src == ACCMAP_REPLAY_IRQ_MMU ?
-		       value & mmio->svm_as & ~mmio->in_service : 0;
+		back = 0;
+		if (src == ACCMAP_REPLAY_IRQ_MMU) {
+			mmio->parked &= ~value;
+			back = value & mmio->svm_as & ~mmio->in_service;
+		}
 		if (back)
 			writel(readl(mmio->regs + MALI_MMU_IRQ_MASK) | back,
 			       mmio->regs + MALI_MMU_IRQ_MASK);
@@ -321,10 +328,12 @@ static irqreturn_t accmap_mmio_irq_thread(int irq, void *data)
 		mmio->in_service &= ~bit;
 		stays = !serviced &&
 			(readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT) & bit);
-		if (stays)
+		if (stays) {
 			mmio->latched[ACCMAP_REPLAY_IRQ_MMU] |= bit;
-		else
+			mmio->parked |= bit;
+		} else {
 			writel(readl(mask) | bit, mask);
+		}
 		spin_unlock_irq(&mmio->irq_lock);
 		if (stays)
 			wake_up_all(&mmio->wq);
@@ -361,12 +370,14 @@ static u32 accmap_mmio_take(struct accmap_mmio *mmio, u32 src, u32 mask,
 
 /*
  * MMU faults pending for a run: latched by the handlers, or raised and
- * not yet seen by them, but for those an SVM session's handler takes (a
- * fault it leaves is latched).  Under irq_lock.
+ * not yet seen by them, but for those an SVM session's handler takes or
+ * left raised (a fault it leaves is latched once, for its own run).
+ * Under irq_lock.
  */
 static u32 accmap_mmio_faults_locked(struct accmap_mmio *mmio)
 {
-	u32 raw = readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT) & ~mmio->svm_as;
+	u32 raw = readl(mmio->regs + MALI_MMU_IRQ_RAWSTAT) &
+		  ~(mmio->svm_as | mmio->parked);
 
 	lockdep_assert_held(&mmio->irq_lock);
 	return (mmio->latched[ACCMAP_REPLAY_IRQ_MMU] | raw) &
@@ -627,6 +638,7 @@ static int accmap_mmio_stop(struct accmap_replay_session *s)
 		memset(mmio->latched, 0, sizeof(mmio->latched));
 		memset(mmio->svm_session, 0, sizeof(mmio->svm_session));
 		mmio->svm_as = 0;
+		mmio->parked = 0;
 		spin_unlock_irq(&mmio->irq_lock);
 	}
 	mutex_unlock(&mmio->window_lock);
