@@ -249,7 +249,7 @@ esac
 # ACCMAP_BOARD_FAULTS: the board's GPU misbehaves, through the device's
 # fault knobs (qemu properties): hang (no chain ever ends), wedged (nor
 # does a soft reset: the guest's rmmod must fail, accmap kept the
-# session's memory back), late (a chain's end interrupts 5 ms late, on
+# session's memory back), late (a chain's end interrupts 50 ms late, on
 # one line the three blocks share, which every START also pulses with
 # nothing pending).  accmap_board_faults tests what accmap makes of each.
 faults=${ACCMAP_BOARD_FAULTS:-none}
@@ -258,7 +258,7 @@ case $faults in
 none) ;;
 hang) fault_globals=(job-hang=on) ;;
 wedged) fault_globals=(job-hang=on reset-hang=on) ;;
-late) fault_globals=(irq-delay-ns=5000000 shared-irq=on spurious-irq=on) ;;
+late) fault_globals=(irq-delay-ns=50000000 shared-irq=on spurious-irq=on) ;;
 *) die "ACCMAP_BOARD_FAULTS=$faults: none, hang, wedged or late" ;;
 esac
 [ "$faults" = none ] || [ "$board" != none ] ||
